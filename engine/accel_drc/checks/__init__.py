@@ -1,0 +1,73 @@
+"""Check kinds.  A check is a plain function ``(ctx, rule) -> CheckOutcome`` registered under
+its kind name; the numbers it compares against come from ``rule.params`` (YAML), never from code.
+
+Adding a kind of check = one module here with one ``@register("kind")`` function, plus the
+schema of its params in ``packs.py``.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping
+
+from ..results import Finding, Rule
+
+if TYPE_CHECKING:
+    from ..analysis import Analysis
+    from ..model import Board
+
+
+@dataclass
+class CheckContext:
+    """What a check may look at: the board, the shared analysis, the project config, the class."""
+
+    board: Board
+    analysis: Analysis
+    board_class: str
+    config: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class CheckOutcome:
+    """Findings plus how many items the rule examined (a clean rule that examined nothing is
+    reported differently from one that examined 400 nets and found them all fine)."""
+
+    findings: List[Finding] = field(default_factory=list)
+    checked: int = 0
+
+
+CheckFn = Callable[[CheckContext, Rule], CheckOutcome]
+
+REGISTRY: Dict[str, CheckFn] = {}
+
+#: modules that register check kinds (imported lazily by :func:`get`)
+_MODULES = (
+    "layer_count",
+    "tg",
+    "copper_weight",
+    "laminate_df",
+    "foil",
+    "impedance",
+    "via_stub",
+    "pdn_impedance",
+)
+
+
+def register(kind: str) -> Callable[[CheckFn], CheckFn]:
+    def deco(fn: CheckFn) -> CheckFn:
+        REGISTRY[kind] = fn
+        return fn
+
+    return deco
+
+
+def load_all() -> Dict[str, CheckFn]:
+    """Import every check module that exists (so the registry is complete)."""
+    for name in _MODULES:
+        try:
+            importlib.import_module(f"{__name__}.{name}")
+        except ModuleNotFoundError as exc:  # a kind not built yet
+            if exc.name != f"{__name__}.{name}":
+                raise
+    return REGISTRY

@@ -1,0 +1,560 @@
+"""The board model every reader produces and every check consumes.
+
+Units, fixed once for the whole engine (readers convert, nobody else does):
+
+* length: millimetres (mm), board coordinates as KiCad writes them (x right, **y down**);
+* temperature: °C; resistance/impedance: Ω; frequency: Hz; capacitance: F; inductance: H;
+* angles: degrees, counter-clockwise as KiCad shows them.
+
+Copper layers are referred to by their *canonical* KiCad name (``F.Cu``, ``In1.Cu`` … ``B.Cu``)
+and by their *stack index* (0 = top, n-1 = bottom).  The numeric layer ids of the file format
+changed between KiCad 8 and 9, so the model never stores them.
+
+Bulk geometry (tracks, vias, zone fills, outline) is columnar numpy, not one Python object per
+item: a 300 MB training baseboard has over a million track segments, and one frozen dataclass per
+segment would cost seconds and gigabytes before any check runs.  Items with rich structure and
+modest counts (footprints, pads, zones, stack-up layers) are frozen dataclasses.
+
+Everything is immutable: readers build a board once, analysis derives facts from it, checks read.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass, field
+from typing import Iterator, Mapping, Optional, Sequence, Tuple
+
+import numpy as np
+
+#: KiCad's copper layer types (``(layers (0 "F.Cu" signal) …)``).
+COPPER_LAYER_TYPES = ("signal", "power", "mixed", "jumper")
+
+#: Via types, derived from the span (see :func:`via_type_for_span`).
+VIA_TYPES = ("through", "blind", "buried", "micro")
+
+#: Stack-up layer kinds as the model names them.
+STACKUP_KINDS = (
+    "copper",
+    "core",
+    "prepreg",
+    "dielectric",  # a dielectric whose core/prepreg nature the source does not say
+    "soldermask",
+    "silkscreen",
+    "solderpaste",
+)
+
+
+def copper_layer_name(index: int, count: int) -> str:
+    """Canonical KiCad name of copper layer ``index`` (0 = top) on a board with ``count`` layers."""
+    if index == 0:
+        return "F.Cu"
+    if index == count - 1:
+        return "B.Cu"
+    return f"In{index}.Cu"
+
+
+# ---------------------------------------------------------------------------------------------
+# Layers and stack-up
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CopperLayer:
+    """One copper layer in stack order."""
+
+    index: int  # 0 = top (F.Cu) … n-1 = bottom (B.Cu)
+    name: str  # canonical: F.Cu, In1.Cu, …, B.Cu
+    user_name: str  # what the designer called it ("GND", "SIG3", …); == name if not renamed
+    kind: str = "signal"  # one of COPPER_LAYER_TYPES
+
+
+@dataclass(frozen=True)
+class DielectricSublayer:
+    """One ``addsublayer`` slice of a dielectric (or the only slice)."""
+
+    thickness_mm: Optional[float]
+    material: Optional[str]
+    epsilon_r: Optional[float]
+    loss_tangent: Optional[float]
+
+
+@dataclass(frozen=True)
+class StackupLayer:
+    """One physical layer of the stack-up, top to bottom.
+
+    For dielectrics ``thickness_mm`` is the sum of the sublayers; ``material``, ``epsilon_r`` and
+    ``loss_tangent`` are those of the first sublayer (KiCad's own convention), the other slices
+    are in ``sublayers``.  ``None`` means the source does not declare the value: checks report it
+    as *cannot verify*, never as a pass.
+    """
+
+    name: str  # "F.Cu", "dielectric 1", "F.Mask", …
+    kind: str  # one of STACKUP_KINDS
+    thickness_mm: Optional[float] = None
+    material: Optional[str] = None
+    epsilon_r: Optional[float] = None
+    loss_tangent: Optional[float] = None
+    sublayers: Tuple[DielectricSublayer, ...] = ()
+    copper_index: Optional[int] = None  # stack index for copper layers
+    foil: Optional[str] = None  # foil grade (STD, RTF, VLP, HVLP…) where the source declares it
+    color: Optional[str] = None
+    raw_type: Optional[str] = None  # the type string as the source wrote it
+
+    @property
+    def is_copper(self) -> bool:
+        return self.kind == "copper"
+
+    @property
+    def is_dielectric(self) -> bool:
+        return self.kind in ("core", "prepreg", "dielectric")
+
+
+@dataclass(frozen=True)
+class Stackup:
+    """The physical stack-up, top (F.SilkS / F.Mask) to bottom."""
+
+    layers: Tuple[StackupLayer, ...]
+    finish: Optional[str] = None  # copper finish (ENIG, HASL, …)
+    impedance_controlled: Optional[bool] = None
+    edge_plating: Optional[bool] = None
+
+    def copper(self) -> Tuple[StackupLayer, ...]:
+        return tuple(layer for layer in self.layers if layer.is_copper)
+
+    def dielectrics(self) -> Tuple[StackupLayer, ...]:
+        return tuple(layer for layer in self.layers if layer.is_dielectric)
+
+    @property
+    def thickness_mm(self) -> Optional[float]:
+        """Copper + dielectric (+ mask) thickness; ``None`` if any of those is undeclared."""
+        total = 0.0
+        for layer in self.layers:
+            if layer.kind in ("silkscreen", "solderpaste"):
+                continue
+            if layer.thickness_mm is None:
+                return None
+            total += layer.thickness_mm
+        return total
+
+    def dielectrics_between(self, upper: int, lower: int) -> Tuple[StackupLayer, ...]:
+        """Dielectric layers between copper stack indexes ``upper`` < ``lower``."""
+        inside = False
+        out = []
+        for layer in self.layers:
+            if layer.is_copper and layer.copper_index == upper:
+                inside = True
+                continue
+            if layer.is_copper and layer.copper_index == lower:
+                break
+            if inside and layer.is_dielectric:
+                out.append(layer)
+        return tuple(out)
+
+
+# ---------------------------------------------------------------------------------------------
+# Nets, net classes, diff pairs
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class NetClass:
+    """A KiCad net class (from the ``.kicad_pro``; KiCad 6 boards carry them in the board)."""
+
+    name: str
+    clearance_mm: Optional[float] = None
+    track_width_mm: Optional[float] = None
+    diff_pair_width_mm: Optional[float] = None
+    diff_pair_gap_mm: Optional[float] = None
+    via_diameter_mm: Optional[float] = None
+    via_drill_mm: Optional[float] = None
+    priority: Optional[int] = None
+
+
+def _glob_to_regex(pattern: str) -> re.Pattern[str]:
+    """KiCad net-class patterns are wildcards (``*``, ``?``); match case-sensitively, whole name."""
+    out = []
+    for ch in pattern:
+        if ch == "*":
+            out.append(".*")
+        elif ch == "?":
+            out.append(".")
+        else:
+            out.append(re.escape(ch))
+    return re.compile("".join(out) + r"\Z")
+
+
+@dataclass(frozen=True)
+class NetClassRules:
+    """Net classes and how nets are assigned to them."""
+
+    classes: Tuple[NetClass, ...] = ()
+    patterns: Tuple[Tuple[str, str], ...] = ()  # (wildcard pattern, class name), in file order
+    assignments: Mapping[str, str] = field(default_factory=dict)  # net name -> class name
+
+    def class_of(self, net: str) -> str:
+        """The net class KiCad would give ``net``: explicit assignment, else first pattern, else Default."""
+        if net in self.assignments:
+            return self.assignments[net]
+        for pattern, cls in self._compiled():
+            if pattern.match(net):
+                return cls
+        return "Default"
+
+    def by_name(self, name: str) -> Optional[NetClass]:
+        for cls in self.classes:
+            if cls.name == name:
+                return cls
+        return None
+
+    @functools.lru_cache(maxsize=None)  # noqa: B019 - frozen, hashable by identity
+    def _compiled(self) -> Tuple[Tuple[re.Pattern[str], str], ...]:
+        return tuple((_glob_to_regex(p), c) for p, c in self.patterns)
+
+    __hash__ = object.__hash__
+
+
+@dataclass(frozen=True)
+class DiffPair:
+    """Two nets KiCad would route as a differential pair (``MatchDpSuffix``)."""
+
+    name: str  # base name, e.g. "/PCIe_TX0"
+    positive: int  # net index
+    negative: int  # net index
+
+
+# ---------------------------------------------------------------------------------------------
+# Columnar geometry
+# ---------------------------------------------------------------------------------------------
+
+
+def _empty(shape: Tuple[int, ...], dtype: object = np.float64) -> np.ndarray:
+    return np.zeros(shape, dtype=dtype)
+
+
+@dataclass(frozen=True, eq=False)
+class Tracks:
+    """All track segments and arcs, one row each.
+
+    ``mid`` is the arc's mid point (KiCad stores arcs as start/mid/end); NaN for straight segments.
+    ``layer`` is the copper stack index, ``net`` the index into :attr:`Board.nets` (0 = no net).
+    """
+
+    start: np.ndarray = field(default_factory=lambda: _empty((0, 2)))  # (n, 2) mm
+    end: np.ndarray = field(default_factory=lambda: _empty((0, 2)))  # (n, 2) mm
+    mid: np.ndarray = field(default_factory=lambda: _empty((0, 2)))  # (n, 2) mm, NaN = segment
+    width: np.ndarray = field(default_factory=lambda: _empty((0,)))  # (n,) mm
+    layer: np.ndarray = field(default_factory=lambda: _empty((0,), np.int16))  # (n,)
+    net: np.ndarray = field(default_factory=lambda: _empty((0,), np.int32))  # (n,)
+    uuid: Tuple[str, ...] = ()
+
+    def __len__(self) -> int:
+        return int(self.width.shape[0])
+
+    @property
+    def is_arc(self) -> np.ndarray:
+        return ~np.isnan(self.mid[:, 0])
+
+    @property
+    def segment_count(self) -> int:
+        return int(len(self) - int(self.is_arc.sum()))
+
+    @property
+    def arc_count(self) -> int:
+        return int(self.is_arc.sum())
+
+
+@dataclass(frozen=True)
+class Via:
+    """One via, as a row view of :class:`Vias` (convenient in checks and reports)."""
+
+    index: int
+    x: float
+    y: float
+    drill_mm: float
+    diameter_mm: float
+    start: int  # copper stack index, start <= end
+    end: int
+    net: int
+    uuid: str
+    type: str  # one of VIA_TYPES
+    backdrill: Optional[Backdrill] = None
+
+
+@dataclass(frozen=True)
+class Backdrill:
+    """A backdrill (KiCad 10 secondary drill, IPC-2581 ``Backdrill``, or project config).
+
+    ``side`` is the face drilled from (``top`` or ``bottom``); the drill removes the barrel from
+    that face down to (but not into) ``must_not_cut`` (a copper stack index).  ``residual_stub_mm``
+    is what the fabricator leaves behind (their depth tolerance); ``None`` = not declared.
+    """
+
+    side: str
+    must_not_cut: Optional[int] = None
+    drill_mm: Optional[float] = None
+    residual_stub_mm: Optional[float] = None
+    max_stub_mm: Optional[float] = None  # IPC-2581 maxStubLength
+    source: str = "board"  # board | ipc2581 | config
+
+
+def via_type_for_span(start: int, end: int, layer_count: int, micro: bool = False) -> str:
+    """KiCad's classification: micro if flagged, through if it spans F.Cu..B.Cu, blind if it
+    touches one outer layer, buried otherwise."""
+    if micro:
+        return "micro"
+    top = start == 0
+    bottom = end == layer_count - 1
+    if top and bottom:
+        return "through"
+    if top or bottom:
+        return "blind"
+    return "buried"
+
+
+@dataclass(frozen=True, eq=False)
+class Vias:
+    """All vias, one row each.  ``start`` <= ``end`` are copper stack indexes."""
+
+    pos: np.ndarray = field(default_factory=lambda: _empty((0, 2)))  # (n, 2) mm
+    drill: np.ndarray = field(default_factory=lambda: _empty((0,)))  # (n,) mm
+    diameter: np.ndarray = field(default_factory=lambda: _empty((0,)))  # (n,) mm
+    start: np.ndarray = field(default_factory=lambda: _empty((0,), np.int16))
+    end: np.ndarray = field(default_factory=lambda: _empty((0,), np.int16))
+    net: np.ndarray = field(default_factory=lambda: _empty((0,), np.int32))
+    micro: np.ndarray = field(default_factory=lambda: _empty((0,), bool))  # flagged micro
+    uuid: Tuple[str, ...] = ()
+    layer_count: int = 2
+    backdrills: Mapping[int, Backdrill] = field(default_factory=dict)  # row -> backdrill
+
+    def __len__(self) -> int:
+        return int(self.drill.shape[0])
+
+    def type_of(self, i: int) -> str:
+        return via_type_for_span(
+            int(self.start[i]), int(self.end[i]), self.layer_count, bool(self.micro[i])
+        )
+
+    @property
+    def types(self) -> Tuple[str, ...]:
+        return tuple(self.type_of(i) for i in range(len(self)))
+
+    def __getitem__(self, i: int) -> Via:
+        return Via(
+            index=i,
+            x=float(self.pos[i, 0]),
+            y=float(self.pos[i, 1]),
+            drill_mm=float(self.drill[i]),
+            diameter_mm=float(self.diameter[i]),
+            start=int(self.start[i]),
+            end=int(self.end[i]),
+            net=int(self.net[i]),
+            uuid=self.uuid[i] if i < len(self.uuid) else "",
+            type=self.type_of(i),
+            backdrill=self.backdrills.get(i),
+        )
+
+    def __iter__(self) -> Iterator[Via]:
+        for i in range(len(self)):
+            yield self[i]
+
+
+# ---------------------------------------------------------------------------------------------
+# Zones, footprints, pads, outline
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, eq=False)
+class Zone:
+    """A copper zone.  ``filled`` maps copper stack index -> filled polygons, each an (n, 2)
+    array (KiCad writes holes into the outline with bridging edges; ``shapely.make_valid`` or
+    ``buffer(0)`` turns them into proper polygons)."""
+
+    net: int
+    net_name: str
+    layers: Tuple[int, ...]  # copper stack indexes the zone is on
+    priority: int = 0
+    outline: np.ndarray = field(default_factory=lambda: _empty((0, 2)))
+    filled: Mapping[int, Tuple[np.ndarray, ...]] = field(default_factory=dict)
+    name: str = ""
+    uuid: str = ""
+    keepout: bool = False
+    min_thickness_mm: Optional[float] = None
+
+    def filled_area_mm2(self, layer: int) -> float:
+        """Shoelace area of the filled polygons on ``layer`` (bridged holes cancel out)."""
+        total = 0.0
+        for poly in self.filled.get(layer, ()):
+            x, y = poly[:, 0], poly[:, 1]
+            total += abs(float(np.dot(x, np.roll(y, -1)) - np.dot(y, np.roll(x, -1)))) / 2.0
+        return total
+
+
+@dataclass(frozen=True)
+class Pad:
+    """A footprint pad in board coordinates."""
+
+    number: str
+    net: int  # index into Board.nets
+    type: str  # smd | thru_hole | np_thru_hole | connect
+    shape: str  # circle | rect | oval | roundrect | trapezoid | custom
+    x: float
+    y: float
+    width: float
+    height: float
+    rotation: float = 0.0
+    drill_mm: Optional[float] = None  # round drill diameter, or the smaller slot dimension
+    copper_layers: Tuple[int, ...] = ()  # copper stack indexes the pad has copper on
+    layers: Tuple[str, ...] = ()  # layer names as written ("*.Cu", "F.Mask", …)
+    uuid: str = ""
+
+
+@dataclass(frozen=True)
+class Footprint:
+    reference: str
+    value: str
+    name: str  # library id, e.g. "Capacitor_SMD:C_0402_1005Metric"
+    layer: str  # "F.Cu" or "B.Cu"
+    x: float
+    y: float
+    rotation: float = 0.0
+    attributes: Tuple[str, ...] = ()  # smd, through_hole, board_only, exclude_from_bom, dnp, …
+    pads: Tuple[Pad, ...] = ()
+    uuid: str = ""
+    properties: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, eq=False)
+class Outline:
+    """Board outline from Edge.Cuts (board graphics and footprint edge cuts), arcs and circles
+    flattened to polylines.  ``rings`` are closed where the drawing closes; ``bbox`` is
+    (xmin, ymin, xmax, ymax) over all Edge.Cuts geometry (KiCad's board-size convention)."""
+
+    rings: Tuple[np.ndarray, ...] = ()
+    bbox: Optional[Tuple[float, float, float, float]] = None
+
+    @property
+    def size_mm(self) -> Optional[Tuple[float, float]]:
+        if self.bbox is None:
+            return None
+        return (self.bbox[2] - self.bbox[0], self.bbox[3] - self.bbox[1])
+
+
+@dataclass(frozen=True)
+class DesignSettings:
+    """Board design settings that change what a check may assume."""
+
+    allow_blind_buried_vias: Optional[bool] = None
+    allow_microvias: Optional[bool] = None
+    min_via_drill_mm: Optional[float] = None
+    min_track_width_mm: Optional[float] = None
+
+
+# ---------------------------------------------------------------------------------------------
+# The board
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, eq=False)
+class Board:
+    """One board, whatever it was read from."""
+
+    source: str  # path or description ("live KiCad: board.kicad_pcb")
+    format: str  # kicad_pcb | ipc2581 | kipy
+    copper_layers: Tuple[CopperLayer, ...]
+    stackup: Optional[Stackup] = None
+    board_thickness_mm: Optional[float] = None  # (general (thickness)) or the stack-up sum
+    outline: Outline = field(default_factory=Outline)
+    nets: Tuple[str, ...] = ("",)  # index 0 = no net
+    net_classes: NetClassRules = field(default_factory=NetClassRules)
+    tracks: Tracks = field(default_factory=Tracks)
+    vias: Vias = field(default_factory=Vias)
+    zones: Tuple[Zone, ...] = ()
+    footprints: Tuple[Footprint, ...] = ()
+    text_variables: Mapping[str, str] = field(default_factory=dict)
+    design: DesignSettings = field(default_factory=DesignSettings)
+    file_version: Optional[int] = None
+    generator: Optional[str] = None
+    project_file: Optional[str] = None  # the .kicad_pro read beside the board, if any
+    warnings: Tuple[str, ...] = ()  # reader warnings (unknown nodes, missing .kicad_pro, …)
+
+    # -- derived, cached (frozen dataclasses still have a __dict__ for cached_property) --------
+
+    @property
+    def layer_count(self) -> int:
+        return len(self.copper_layers)
+
+    @functools.cached_property
+    def net_index(self) -> Mapping[str, int]:
+        return {name: i for i, name in enumerate(self.nets)}
+
+    def layer_index(self, name: str) -> Optional[int]:
+        """Stack index of a copper layer by canonical or user name."""
+        for layer in self.copper_layers:
+            if layer.name == name or layer.user_name == name:
+                return layer.index
+        return None
+
+    def layer_name(self, index: int) -> str:
+        return self.copper_layers[index].name
+
+    @functools.cached_property
+    def diff_pairs(self) -> Tuple[DiffPair, ...]:
+        return find_diff_pairs(self.nets)
+
+    @property
+    def pads(self) -> Iterator[Tuple[Footprint, Pad]]:
+        for fp in self.footprints:
+            for pad in fp.pads:
+                yield fp, pad
+
+    @property
+    def pad_count(self) -> int:
+        return sum(len(fp.pads) for fp in self.footprints)
+
+    @property
+    def named_net_count(self) -> int:
+        return sum(1 for n in self.nets if n)
+
+
+# ---------------------------------------------------------------------------------------------
+# Differential pairs (KiCad's MatchDpSuffix)
+# ---------------------------------------------------------------------------------------------
+
+
+def dp_base(net: str) -> Optional[Tuple[str, str, int]]:
+    """Split ``net`` like KiCad's ``MatchDpSuffix``: (base, suffix, +1 | -1) or None.
+
+    KiCad walks back over trailing digits and underscores, then wants ``+``/``P`` (positive) or
+    ``-``/``N`` (negative); so ``USB_D+``, ``PCIE_TX0_P``, ``CLK_P1`` and ``DP_N_2`` all pair, each
+    with the net that has the other polarity character and the same base and suffix.
+    """
+    i = len(net) - 1
+    while i >= 0 and (net[i].isdigit() or net[i] == "_"):
+        i -= 1
+    if i < 0:
+        return None
+    polarity = {"+": 1, "P": 1, "-": -1, "N": -1}.get(net[i])
+    if polarity is None:
+        return None
+    return net[:i], net[i + 1 :], polarity
+
+
+def find_diff_pairs(nets: Sequence[str]) -> Tuple[DiffPair, ...]:
+    """All (positive, negative) net pairs, sorted by name."""
+    positives: dict[Tuple[str, str], int] = {}
+    negatives: dict[Tuple[str, str], int] = {}
+    for i, name in enumerate(nets):
+        got = dp_base(name) if name else None
+        if got is None:
+            continue
+        base, suffix, polarity = got
+        (positives if polarity > 0 else negatives)[(base, suffix)] = i
+    pairs = [
+        DiffPair(name=(base + suffix).rstrip("_") or nets[p], positive=p, negative=negatives[key])
+        for key, p in positives.items()
+        if key in negatives
+        for base, suffix in (key,)
+    ]
+    pairs.sort(key=lambda d: d.name)
+    return tuple(pairs)

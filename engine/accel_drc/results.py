@@ -1,0 +1,127 @@
+"""Rules, findings and the result of a run: the contract between checks, waivers and reports.
+
+Every report (text, JSON, JUnit, SARIF, HTML, editor markers) is a pure function of a
+:class:`CheckResult`; nothing downstream re-derives a verdict.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import asdict, dataclass, field
+from typing import Any, Dict, List, Mapping, Optional, Tuple
+
+
+class Severity(str, enum.Enum):
+    ERROR = "error"
+    WARNING = "warning"
+    INFO = "info"
+
+
+class Status(str, enum.Enum):
+    VIOLATION = "violation"
+    CANNOT_VERIFY = "cannot_verify"  # the board does not declare what the rule needs: never a pass
+    WAIVED = "waived"
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One rule from a pack: a check kind plus its limits.
+
+    ``params`` holds the check-specific limits exactly as the YAML gives them (after defaults and
+    project overrides); the check documents the keys it reads.  ``signal`` names the signal type a
+    per-signal rule applies to.
+    """
+
+    id: str  # stable, e.g. "training.laminate_df.nvlink4"
+    check: str  # check kind: layer_count, tg, copper_weight, laminate_df, foil, impedance, via_stub, pdn_impedance
+    severity: Severity
+    params: Mapping[str, Any]
+    why: str
+    source: str
+    pack: str = ""
+    signal: Optional[str] = None
+    title: str = ""
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One thing a reviewer must look at.  ``measured``/``limit`` are in ``unit``; ``pos`` is in
+    board mm.  ``evidence`` carries the check's details (dielectric name, stub lengths, …)."""
+
+    rule: str
+    check: str
+    severity: Severity
+    status: Status
+    message: str
+    measured: Any = None
+    limit: Any = None
+    unit: str = ""
+    net: Optional[str] = None
+    layer: Optional[str] = None
+    pos: Optional[Tuple[float, float]] = None
+    items: Tuple[str, ...] = ()
+    why: str = ""
+    source: str = ""
+    evidence: Mapping[str, Any] = field(default_factory=dict)
+    waiver: Optional[Mapping[str, Any]] = None
+
+    def to_dict(self) -> Dict[str, Any]:
+        d = asdict(self)
+        d["severity"] = self.severity.value
+        d["status"] = self.status.value
+        d["pos"] = None if self.pos is None else {"x": self.pos[0], "y": self.pos[1]}
+        d["items"] = list(self.items)
+        d["evidence"] = dict(self.evidence)
+        return d
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """One piece of classification evidence and how it weighed."""
+
+    what: str  # "copper layers", "NVLink nets", …
+    value: Any  # what the board has
+    votes: Mapping[str, float]  # class -> weight this evidence adds
+    note: str = ""
+    source: str = ""
+
+
+@dataclass(frozen=True)
+class Classification:
+    board_class: str  # training | inference | edge
+    confidence: float  # 0..1
+    evidence: Tuple[Evidence, ...] = ()
+    source: str = "auto"  # auto | config | cli
+    scores: Mapping[str, float] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class RuleRun:
+    """A rule that ran, and how many items it examined (so a clean rule is visibly a pass)."""
+
+    rule: Rule
+    checked: int = 0
+
+
+@dataclass
+class CheckResult:
+    """Everything one ``accel-drc check`` produced."""
+
+    board_file: str
+    board_sha256: str
+    classification: Classification
+    findings: List[Finding]
+    rules: List[RuleRun]
+    rule_packs: List[Dict[str, str]]  # [{name, version, file}]
+    waivers: List[Dict[str, Any]] = field(default_factory=list)  # applied / expired / stale
+    extras: Dict[str, Any] = field(default_factory=dict)  # rails curves, stub histograms, …
+    board_summary: Dict[str, Any] = field(default_factory=dict)
+    date: str = ""
+    tool_version: str = ""
+
+    def unwaived_errors(self) -> List[Finding]:
+        return [
+            f
+            for f in self.findings
+            if f.severity == Severity.ERROR and f.status == Status.VIOLATION
+        ]
