@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
-from typing import List, Optional
 
 from . import __version__
 from .errors import EXIT_USAGE, AccelDrcError
@@ -39,7 +38,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     c = sub.add_parser("check", help="classify a board and check it against the rule packs")
     c.add_argument("board", help=".kicad_pcb or IPC-2581 .xml")
-    c.add_argument("--config", metavar="FILE", help="project config (default: accel-drc.yaml beside the board)")
+    c.add_argument(
+        "--config", metavar="FILE", help="project config (default: accel-drc.yaml beside the board)"
+    )
     c.add_argument("--class", dest="board_class", choices=CLASSES, help="override the classifier")
     c.add_argument("--json", metavar="FILE", help="write the findings as JSON ('-' for stdout)")
     c.add_argument("--junit", metavar="FILE", help="write JUnit XML (one testcase per rule)")
@@ -57,8 +58,12 @@ def build_parser() -> argparse.ArgumentParser:
         default=[],
         help="add per-item detail (repeatable)",
     )
-    i.add_argument("--config", metavar="FILE", help="project config (default: accel-drc.yaml beside the board)")
-    i.add_argument("--class", dest="board_class", choices=CLASSES, help="board class for class defaults")
+    i.add_argument(
+        "--config", metavar="FILE", help="project config (default: accel-drc.yaml beside the board)"
+    )
+    i.add_argument(
+        "--class", dest="board_class", choices=CLASSES, help="board class for class defaults"
+    )
 
     r = sub.add_parser("rules", help="list every rule with its limit, why and source")
     r.add_argument("--class", dest="board_class", choices=CLASSES, help="only this class's pack")
@@ -76,7 +81,7 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def main(argv: Optional[List[str]] = None) -> int:
+def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     logging.basicConfig(

@@ -3,8 +3,6 @@ follows kicad-cli (1 usage, 3 bad input), never a traceback."""
 
 from __future__ import annotations
 
-from typing import Optional
-
 EXIT_OK = 0
 EXIT_USAGE = 1
 EXIT_BAD_INPUT = 3
@@ -25,8 +23,8 @@ class InputError(AccelDrcError):
         self,
         path: str,
         message: str,
-        line: Optional[int] = None,
-        offset: Optional[int] = None,
+        line: int | None = None,
+        offset: int | None = None,
     ) -> None:
         self.path = path
         self.message = message

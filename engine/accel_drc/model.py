@@ -22,8 +22,8 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Iterator, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -73,10 +73,10 @@ class CopperLayer:
 class DielectricSublayer:
     """One ``addsublayer`` slice of a dielectric (or the only slice)."""
 
-    thickness_mm: Optional[float]
-    material: Optional[str]
-    epsilon_r: Optional[float]
-    loss_tangent: Optional[float]
+    thickness_mm: float | None
+    material: str | None
+    epsilon_r: float | None
+    loss_tangent: float | None
 
 
 @dataclass(frozen=True)
@@ -91,15 +91,15 @@ class StackupLayer:
 
     name: str  # "F.Cu", "dielectric 1", "F.Mask", …
     kind: str  # one of STACKUP_KINDS
-    thickness_mm: Optional[float] = None
-    material: Optional[str] = None
-    epsilon_r: Optional[float] = None
-    loss_tangent: Optional[float] = None
-    sublayers: Tuple[DielectricSublayer, ...] = ()
-    copper_index: Optional[int] = None  # stack index for copper layers
-    foil: Optional[str] = None  # foil grade (STD, RTF, VLP, HVLP…) where the source declares it
-    color: Optional[str] = None
-    raw_type: Optional[str] = None  # the type string as the source wrote it
+    thickness_mm: float | None = None
+    material: str | None = None
+    epsilon_r: float | None = None
+    loss_tangent: float | None = None
+    sublayers: tuple[DielectricSublayer, ...] = ()
+    copper_index: int | None = None  # stack index for copper layers
+    foil: str | None = None  # foil grade (STD, RTF, VLP, HVLP…) where the source declares it
+    color: str | None = None
+    raw_type: str | None = None  # the type string as the source wrote it
 
     @property
     def is_copper(self) -> bool:
@@ -114,19 +114,19 @@ class StackupLayer:
 class Stackup:
     """The physical stack-up, top (F.SilkS / F.Mask) to bottom."""
 
-    layers: Tuple[StackupLayer, ...]
-    finish: Optional[str] = None  # copper finish (ENIG, HASL, …)
-    impedance_controlled: Optional[bool] = None
-    edge_plating: Optional[bool] = None
+    layers: tuple[StackupLayer, ...]
+    finish: str | None = None  # copper finish (ENIG, HASL, …)
+    impedance_controlled: bool | None = None
+    edge_plating: bool | None = None
 
-    def copper(self) -> Tuple[StackupLayer, ...]:
+    def copper(self) -> tuple[StackupLayer, ...]:
         return tuple(layer for layer in self.layers if layer.is_copper)
 
-    def dielectrics(self) -> Tuple[StackupLayer, ...]:
+    def dielectrics(self) -> tuple[StackupLayer, ...]:
         return tuple(layer for layer in self.layers if layer.is_dielectric)
 
     @property
-    def thickness_mm(self) -> Optional[float]:
+    def thickness_mm(self) -> float | None:
         """Copper + dielectric (+ mask) thickness; ``None`` if any of those is undeclared."""
         total = 0.0
         for layer in self.layers:
@@ -137,7 +137,7 @@ class Stackup:
             total += layer.thickness_mm
         return total
 
-    def dielectrics_between(self, upper: int, lower: int) -> Tuple[StackupLayer, ...]:
+    def dielectrics_between(self, upper: int, lower: int) -> tuple[StackupLayer, ...]:
         """Dielectric layers between copper stack indexes ``upper`` < ``lower``."""
         inside = False
         out = []
@@ -162,13 +162,13 @@ class NetClass:
     """A KiCad net class (from the ``.kicad_pro``; KiCad 6 boards carry them in the board)."""
 
     name: str
-    clearance_mm: Optional[float] = None
-    track_width_mm: Optional[float] = None
-    diff_pair_width_mm: Optional[float] = None
-    diff_pair_gap_mm: Optional[float] = None
-    via_diameter_mm: Optional[float] = None
-    via_drill_mm: Optional[float] = None
-    priority: Optional[int] = None
+    clearance_mm: float | None = None
+    track_width_mm: float | None = None
+    diff_pair_width_mm: float | None = None
+    diff_pair_gap_mm: float | None = None
+    via_diameter_mm: float | None = None
+    via_drill_mm: float | None = None
+    priority: int | None = None
 
 
 def _glob_to_regex(pattern: str) -> re.Pattern[str]:
@@ -188,8 +188,8 @@ def _glob_to_regex(pattern: str) -> re.Pattern[str]:
 class NetClassRules:
     """Net classes and how nets are assigned to them."""
 
-    classes: Tuple[NetClass, ...] = ()
-    patterns: Tuple[Tuple[str, str], ...] = ()  # (wildcard pattern, class name), in file order
+    classes: tuple[NetClass, ...] = ()
+    patterns: tuple[tuple[str, str], ...] = ()  # (wildcard pattern, class name), in file order
     assignments: Mapping[str, str] = field(default_factory=dict)  # net name -> class name
 
     def class_of(self, net: str) -> str:
@@ -201,14 +201,14 @@ class NetClassRules:
                 return cls
         return "Default"
 
-    def by_name(self, name: str) -> Optional[NetClass]:
+    def by_name(self, name: str) -> NetClass | None:
         for cls in self.classes:
             if cls.name == name:
                 return cls
         return None
 
-    @functools.lru_cache(maxsize=None)  # noqa: B019 - frozen, hashable by identity
-    def _compiled(self) -> Tuple[Tuple[re.Pattern[str], str], ...]:
+    @functools.cache  # noqa: B019 - frozen, hashable by identity
+    def _compiled(self) -> tuple[tuple[re.Pattern[str], str], ...]:
         return tuple((_glob_to_regex(p), c) for p, c in self.patterns)
 
     __hash__ = object.__hash__
@@ -228,7 +228,7 @@ class DiffPair:
 # ---------------------------------------------------------------------------------------------
 
 
-def _empty(shape: Tuple[int, ...], dtype: object = np.float64) -> np.ndarray:
+def _empty(shape: tuple[int, ...], dtype: object = np.float64) -> np.ndarray:
     return np.zeros(shape, dtype=dtype)
 
 
@@ -246,7 +246,7 @@ class Tracks:
     width: np.ndarray = field(default_factory=lambda: _empty((0,)))  # (n,) mm
     layer: np.ndarray = field(default_factory=lambda: _empty((0,), np.int16))  # (n,)
     net: np.ndarray = field(default_factory=lambda: _empty((0,), np.int32))  # (n,)
-    uuid: Tuple[str, ...] = ()
+    uuid: tuple[str, ...] = ()
 
     def __len__(self) -> int:
         return int(self.width.shape[0])
@@ -278,7 +278,7 @@ class Via:
     net: int
     uuid: str
     type: str  # one of VIA_TYPES
-    backdrill: Optional[Backdrill] = None
+    backdrill: Backdrill | None = None
 
 
 @dataclass(frozen=True)
@@ -291,10 +291,10 @@ class Backdrill:
     """
 
     side: str
-    must_not_cut: Optional[int] = None
-    drill_mm: Optional[float] = None
-    residual_stub_mm: Optional[float] = None
-    max_stub_mm: Optional[float] = None  # IPC-2581 maxStubLength
+    must_not_cut: int | None = None
+    drill_mm: float | None = None
+    residual_stub_mm: float | None = None
+    max_stub_mm: float | None = None  # IPC-2581 maxStubLength
     source: str = "board"  # board | ipc2581 | config
 
 
@@ -323,7 +323,7 @@ class Vias:
     end: np.ndarray = field(default_factory=lambda: _empty((0,), np.int16))
     net: np.ndarray = field(default_factory=lambda: _empty((0,), np.int32))
     micro: np.ndarray = field(default_factory=lambda: _empty((0,), bool))  # flagged micro
-    uuid: Tuple[str, ...] = ()
+    uuid: tuple[str, ...] = ()
     layer_count: int = 2
     backdrills: Mapping[int, Backdrill] = field(default_factory=dict)  # row -> backdrill
 
@@ -336,7 +336,7 @@ class Vias:
         )
 
     @property
-    def types(self) -> Tuple[str, ...]:
+    def types(self) -> tuple[str, ...]:
         return tuple(self.type_of(i) for i in range(len(self)))
 
     def __getitem__(self, i: int) -> Via:
@@ -372,14 +372,14 @@ class Zone:
 
     net: int
     net_name: str
-    layers: Tuple[int, ...]  # copper stack indexes the zone is on
+    layers: tuple[int, ...]  # copper stack indexes the zone is on
     priority: int = 0
     outline: np.ndarray = field(default_factory=lambda: _empty((0, 2)))
-    filled: Mapping[int, Tuple[np.ndarray, ...]] = field(default_factory=dict)
+    filled: Mapping[int, tuple[np.ndarray, ...]] = field(default_factory=dict)
     name: str = ""
     uuid: str = ""
     keepout: bool = False
-    min_thickness_mm: Optional[float] = None
+    min_thickness_mm: float | None = None
 
     def filled_area_mm2(self, layer: int) -> float:
         """Shoelace area of the filled polygons on ``layer`` (bridged holes cancel out)."""
@@ -403,9 +403,9 @@ class Pad:
     width: float
     height: float
     rotation: float = 0.0
-    drill_mm: Optional[float] = None  # round drill diameter, or the smaller slot dimension
-    copper_layers: Tuple[int, ...] = ()  # copper stack indexes the pad has copper on
-    layers: Tuple[str, ...] = ()  # layer names as written ("*.Cu", "F.Mask", …)
+    drill_mm: float | None = None  # round drill diameter, or the smaller slot dimension
+    copper_layers: tuple[int, ...] = ()  # copper stack indexes the pad has copper on
+    layers: tuple[str, ...] = ()  # layer names as written ("*.Cu", "F.Mask", …)
     uuid: str = ""
 
 
@@ -418,8 +418,8 @@ class Footprint:
     x: float
     y: float
     rotation: float = 0.0
-    attributes: Tuple[str, ...] = ()  # smd, through_hole, board_only, exclude_from_bom, dnp, …
-    pads: Tuple[Pad, ...] = ()
+    attributes: tuple[str, ...] = ()  # smd, through_hole, board_only, exclude_from_bom, dnp, …
+    pads: tuple[Pad, ...] = ()
     uuid: str = ""
     properties: Mapping[str, str] = field(default_factory=dict)
 
@@ -430,11 +430,11 @@ class Outline:
     flattened to polylines.  ``rings`` are closed where the drawing closes; ``bbox`` is
     (xmin, ymin, xmax, ymax) over all Edge.Cuts geometry (KiCad's board-size convention)."""
 
-    rings: Tuple[np.ndarray, ...] = ()
-    bbox: Optional[Tuple[float, float, float, float]] = None
+    rings: tuple[np.ndarray, ...] = ()
+    bbox: tuple[float, float, float, float] | None = None
 
     @property
-    def size_mm(self) -> Optional[Tuple[float, float]]:
+    def size_mm(self) -> tuple[float, float] | None:
         if self.bbox is None:
             return None
         return (self.bbox[2] - self.bbox[0], self.bbox[3] - self.bbox[1])
@@ -444,10 +444,10 @@ class Outline:
 class DesignSettings:
     """Board design settings that change what a check may assume."""
 
-    allow_blind_buried_vias: Optional[bool] = None
-    allow_microvias: Optional[bool] = None
-    min_via_drill_mm: Optional[float] = None
-    min_track_width_mm: Optional[float] = None
+    allow_blind_buried_vias: bool | None = None
+    allow_microvias: bool | None = None
+    min_via_drill_mm: float | None = None
+    min_track_width_mm: float | None = None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -461,22 +461,22 @@ class Board:
 
     source: str  # path or description ("live KiCad: board.kicad_pcb")
     format: str  # kicad_pcb | ipc2581 | kipy
-    copper_layers: Tuple[CopperLayer, ...]
-    stackup: Optional[Stackup] = None
-    board_thickness_mm: Optional[float] = None  # (general (thickness)) or the stack-up sum
+    copper_layers: tuple[CopperLayer, ...]
+    stackup: Stackup | None = None
+    board_thickness_mm: float | None = None  # (general (thickness)) or the stack-up sum
     outline: Outline = field(default_factory=Outline)
-    nets: Tuple[str, ...] = ("",)  # index 0 = no net
+    nets: tuple[str, ...] = ("",)  # index 0 = no net
     net_classes: NetClassRules = field(default_factory=NetClassRules)
     tracks: Tracks = field(default_factory=Tracks)
     vias: Vias = field(default_factory=Vias)
-    zones: Tuple[Zone, ...] = ()
-    footprints: Tuple[Footprint, ...] = ()
+    zones: tuple[Zone, ...] = ()
+    footprints: tuple[Footprint, ...] = ()
     text_variables: Mapping[str, str] = field(default_factory=dict)
     design: DesignSettings = field(default_factory=DesignSettings)
-    file_version: Optional[int] = None
-    generator: Optional[str] = None
-    project_file: Optional[str] = None  # the .kicad_pro read beside the board, if any
-    warnings: Tuple[str, ...] = ()  # reader warnings (unknown nodes, missing .kicad_pro, …)
+    file_version: int | None = None
+    generator: str | None = None
+    project_file: str | None = None  # the .kicad_pro read beside the board, if any
+    warnings: tuple[str, ...] = ()  # reader warnings (unknown nodes, missing .kicad_pro, …)
 
     # -- derived, cached (frozen dataclasses still have a __dict__ for cached_property) --------
 
@@ -488,7 +488,7 @@ class Board:
     def net_index(self) -> Mapping[str, int]:
         return {name: i for i, name in enumerate(self.nets)}
 
-    def layer_index(self, name: str) -> Optional[int]:
+    def layer_index(self, name: str) -> int | None:
         """Stack index of a copper layer by canonical or user name."""
         for layer in self.copper_layers:
             if layer.name == name or layer.user_name == name:
@@ -499,11 +499,11 @@ class Board:
         return self.copper_layers[index].name
 
     @functools.cached_property
-    def diff_pairs(self) -> Tuple[DiffPair, ...]:
+    def diff_pairs(self) -> tuple[DiffPair, ...]:
         return find_diff_pairs(self.nets)
 
     @property
-    def pads(self) -> Iterator[Tuple[Footprint, Pad]]:
+    def pads(self) -> Iterator[tuple[Footprint, Pad]]:
         for fp in self.footprints:
             for pad in fp.pads:
                 yield fp, pad
@@ -522,7 +522,7 @@ class Board:
 # ---------------------------------------------------------------------------------------------
 
 
-def dp_base(net: str) -> Optional[Tuple[str, str, int]]:
+def dp_base(net: str) -> tuple[str, str, int] | None:
     """Split ``net`` like KiCad's ``MatchDpSuffix``: (base, suffix, +1 | -1) or None.
 
     KiCad walks back over trailing digits and underscores, then wants ``+``/``P`` (positive) or
@@ -540,10 +540,10 @@ def dp_base(net: str) -> Optional[Tuple[str, str, int]]:
     return net[:i], net[i + 1 :], polarity
 
 
-def find_diff_pairs(nets: Sequence[str]) -> Tuple[DiffPair, ...]:
+def find_diff_pairs(nets: Sequence[str]) -> tuple[DiffPair, ...]:
     """All (positive, negative) net pairs, sorted by name."""
-    positives: dict[Tuple[str, str], int] = {}
-    negatives: dict[Tuple[str, str], int] = {}
+    positives: dict[tuple[str, str], int] = {}
+    negatives: dict[tuple[str, str], int] = {}
     for i, name in enumerate(nets):
         got = dp_base(name) if name else None
         if got is None:

@@ -7,8 +7,9 @@ Every report (text, JSON, JUnit, SARIF, HTML, editor markers) is a pure function
 from __future__ import annotations
 
 import enum
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
-from typing import Any, Dict, List, Mapping, Optional, Tuple
+from typing import Any
 
 
 class Severity(str, enum.Enum):
@@ -39,7 +40,7 @@ class Rule:
     why: str
     source: str
     pack: str = ""
-    signal: Optional[str] = None
+    signal: str | None = None
     title: str = ""
 
 
@@ -56,16 +57,16 @@ class Finding:
     measured: Any = None
     limit: Any = None
     unit: str = ""
-    net: Optional[str] = None
-    layer: Optional[str] = None
-    pos: Optional[Tuple[float, float]] = None
-    items: Tuple[str, ...] = ()
+    net: str | None = None
+    layer: str | None = None
+    pos: tuple[float, float] | None = None
+    items: tuple[str, ...] = ()
     why: str = ""
     source: str = ""
     evidence: Mapping[str, Any] = field(default_factory=dict)
-    waiver: Optional[Mapping[str, Any]] = None
+    waiver: Mapping[str, Any] | None = None
 
-    def to_dict(self) -> Dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
         d["severity"] = self.severity.value
         d["status"] = self.status.value
@@ -90,7 +91,7 @@ class Evidence:
 class Classification:
     board_class: str  # training | inference | edge
     confidence: float  # 0..1
-    evidence: Tuple[Evidence, ...] = ()
+    evidence: tuple[Evidence, ...] = ()
     source: str = "auto"  # auto | config | cli
     scores: Mapping[str, float] = field(default_factory=dict)
 
@@ -110,16 +111,16 @@ class CheckResult:
     board_file: str
     board_sha256: str
     classification: Classification
-    findings: List[Finding]
-    rules: List[RuleRun]
-    rule_packs: List[Dict[str, str]]  # [{name, version, file}]
-    waivers: List[Dict[str, Any]] = field(default_factory=list)  # applied / expired / stale
-    extras: Dict[str, Any] = field(default_factory=dict)  # rails curves, stub histograms, …
-    board_summary: Dict[str, Any] = field(default_factory=dict)
+    findings: list[Finding]
+    rules: list[RuleRun]
+    rule_packs: list[dict[str, str]]  # [{name, version, file}]
+    waivers: list[dict[str, Any]] = field(default_factory=list)  # applied / expired / stale
+    extras: dict[str, Any] = field(default_factory=dict)  # rails curves, stub histograms, …
+    board_summary: dict[str, Any] = field(default_factory=dict)
     date: str = ""
     tool_version: str = ""
 
-    def unwaived_errors(self) -> List[Finding]:
+    def unwaived_errors(self) -> list[Finding]:
         return [
             f
             for f in self.findings

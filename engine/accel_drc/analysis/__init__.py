@@ -7,7 +7,8 @@ the modules beside this file, the first time a check asks for it.
 from __future__ import annotations
 
 import functools
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from ..model import Board
 

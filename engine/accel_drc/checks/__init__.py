@@ -8,8 +8,9 @@ schema of its params in ``packs.py``.
 from __future__ import annotations
 
 import importlib
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping
+from typing import TYPE_CHECKING, Any, Callable
 
 from ..results import Finding, Rule
 
@@ -33,13 +34,13 @@ class CheckOutcome:
     """Findings plus how many items the rule examined (a clean rule that examined nothing is
     reported differently from one that examined 400 nets and found them all fine)."""
 
-    findings: List[Finding] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
     checked: int = 0
 
 
 CheckFn = Callable[[CheckContext, Rule], CheckOutcome]
 
-REGISTRY: Dict[str, CheckFn] = {}
+REGISTRY: dict[str, CheckFn] = {}
 
 #: modules that register check kinds (imported lazily by :func:`get`)
 _MODULES = (
@@ -62,7 +63,7 @@ def register(kind: str) -> Callable[[CheckFn], CheckFn]:
     return deco
 
 
-def load_all() -> Dict[str, CheckFn]:
+def load_all() -> dict[str, CheckFn]:
     """Import every check module that exists (so the registry is complete)."""
     for name in _MODULES:
         try:

@@ -40,6 +40,5 @@ def read_board(path: str) -> Board:
         raise InputError(path, "file is empty")
     raise InputError(
         path,
-        "not a KiCad board (.kicad_pcb) or IPC-2581 XML file "
-        f"(it starts with {head[:16]!r})",
+        f"not a KiCad board (.kicad_pcb) or IPC-2581 XML file (it starts with {head[:16]!r})",
     )
