@@ -21,3 +21,106 @@ class Analysis:
     @functools.cached_property
     def diff_pairs(self):  # noqa: ANN201 - tuple[DiffPair, ...]
         return self.board.diff_pairs
+
+    # -- H2: signal types, routed layers, materials, foil, planes ----------------------------
+    # ``library`` is the validated rules/ data; the pipeline assigns the one it loaded
+    # (``analysis.library = lib``), otherwise the default rules/ are loaded on first use.
+
+    @functools.cached_property
+    def library(self):  # noqa: ANN201 - packs.Library
+        from ..packs import load_library
+
+        return load_library()
+
+    @functools.cached_property
+    def signal_types(self):  # noqa: ANN201 - Mapping[str, packs.SignalType]
+        return self.library.signals
+
+    @functools.cached_property
+    def net_signal(self):  # noqa: ANN201 - Mapping[int, signals.SignalAssignment]
+        from .signals import assign_signals
+
+        return assign_signals(self.board, self.library, self.config)
+
+    def nets_by_signal(self, sig_id: str) -> tuple[int, ...]:
+        """Net indexes carrying signal type ``sig_id``, in net order."""
+        return tuple(sorted(n for n, a in self.net_signal.items() if a.signal == sig_id))
+
+    def signal_groups(self, sig_id: str):  # noqa: ANN201 - list[signals.SignalGroup]
+        """Pairs (both halves of the type) and single nets of signal type ``sig_id``."""
+        from .signals import signal_groups
+
+        return signal_groups(self.board, self.nets_by_signal(sig_id))
+
+    @functools.cached_property
+    def net_layers(self):  # noqa: ANN201 - Mapping[int, frozenset[int]]
+        from .nets import net_layers
+
+        return net_layers(self.board)
+
+    @functools.cached_property
+    def track_index(self):  # noqa: ANN201 - nets.TrackIndex
+        from .nets import TrackIndex
+
+        return TrackIndex(self.board)
+
+    @functools.cached_property
+    def materials(self):  # noqa: ANN201 - materials.MaterialLibrary
+        return self.library.materials
+
+    @functools.cached_property
+    def zone_fractions(self):  # noqa: ANN201 - Mapping[int, Mapping[int, float]]
+        from .nets import zone_fractions
+
+        return zone_fractions(self.board)
+
+    @functools.cached_property
+    def plane_layers(self):  # noqa: ANN201 - Mapping[int, list[tuple[str, float]]]
+        from .nets import plane_layers
+
+        return plane_layers(self.board, self.zone_fractions)
+
+    def foil_of_layer(self, index: int) -> str | None:
+        """Declared foil grade id of copper layer ``index``: config ``stackup: foil:`` by
+        canonical or user name, then its ``default``, then the board's own (IPC-2581); None if
+        nobody declared it."""
+        foils = self.library.foils
+        declared = ((self.config.get("stackup") or {}).get("foil")) or {}
+        layer = self.board.copper_layers[index]
+        for key in (layer.name, layer.user_name, "default"):
+            if key in declared:
+                g = foils.grade(declared[key])
+                return g.id if g else None
+        if self.board.stackup is not None:
+            for sl in self.board.stackup.layers:
+                if sl.is_copper and sl.copper_index == index and sl.foil:
+                    g = foils.grade(sl.foil)
+                    return g.id if g else sl.foil
+        return None
+
+    def foil_source(self, index: int) -> str | None:
+        """Where :meth:`foil_of_layer` found the grade: ``config``, ``config default``, ``board``."""
+        declared = ((self.config.get("stackup") or {}).get("foil")) or {}
+        layer = self.board.copper_layers[index]
+        if layer.name in declared or layer.user_name in declared:
+            return "config"
+        if "default" in declared:
+            return "config default"
+        if self.foil_of_layer(index) is not None:
+            return "board"
+        return None
+
+    # -- H3: via stubs and PDN rails -----------------------------------------------------------
+
+    @functools.cached_property
+    def via_stubs(self):  # noqa: ANN201 - via_stubs.ViaStubs
+        from .via_stubs import compute
+
+        net_signal = self.net_signal if self.config.get("backdrill") else None
+        return compute(self.board, self.config, net_signal)
+
+    @functools.cached_property
+    def rails(self):  # noqa: ANN201 - list[pdn.Rail]
+        from .pdn import find_rails
+
+        return find_rails(self.board, self.config)

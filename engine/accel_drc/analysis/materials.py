@@ -1,0 +1,330 @@
+"""The laminate library: what a dielectric named in a stack-up really is.
+
+People type the same laminate many ways ("Megtron 6", "MEGTRON6", "R-5775(N)", "Panasonic
+Megtron-6 1035"), so lookups go through :func:`normalise` and, failing an exact alias, strip a
+maker prefix and a trailing glass style.  A bare glass style ("7628", "2116") names no resin: it
+is what people type for an FR-4-class prepreg, so it resolves to generic FR-4.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+_NON_ALNUM = re.compile(r"[^0-9a-z+]+")
+
+
+def normalise(name: str) -> str:
+    """Lower case, with spaces, dashes, dots, underscores, slashes and parentheses removed.
+
+    ``+`` is kept because it is part of some names (TU-933+)."""
+    return _NON_ALNUM.sub("", name.lower())
+
+
+@dataclass(frozen=True)
+class Material:
+    """One laminate family as its datasheet gives it (Dk/Df at ``freq_ghz``)."""
+
+    id: str
+    name: str
+    aliases: tuple[str, ...]
+    dk: float | None
+    df: float | None
+    freq_ghz: float | None
+    tg_c: float | None
+    tg_method: str | None
+    td_c: float | None
+    loss_class: str
+    source: str
+    ipc4101: tuple[str, ...] = ()
+    df_range: tuple[float, float] | None = None
+    dk_range: tuple[float, float] | None = None
+    unconfirmed: bool = False
+    unconfirmed_fields: tuple[str, ...] = ()
+    tg_assumed: bool = False
+    tg_not_applicable: bool = False
+    note: str = ""
+    maker: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "name": self.name,
+            "dk": self.dk,
+            "df": self.df,
+            "freq_ghz": self.freq_ghz,
+            "tg_c": self.tg_c,
+            "tg_method": self.tg_method,
+            "td_c": self.td_c,
+            "loss_class": self.loss_class,
+            "source": self.source,
+            "unconfirmed": self.unconfirmed,
+            "unconfirmed_fields": list(self.unconfirmed_fields),
+        }
+
+
+@dataclass(frozen=True)
+class MaterialMatch:
+    """How a stack-up material string resolved."""
+
+    material: Material
+    typed: str
+    how: str  # alias | alias+glass | glass-style | maker+alias
+
+
+@dataclass(frozen=True)
+class MaterialLibrary:
+    materials: Mapping[str, Material]
+    glass_styles: tuple[str, ...] = ()
+    maker_prefixes: tuple[str, ...] = ()
+    df_tolerance_rel: float = 0.5
+    dk_tolerance_rel: float = 0.15
+    kicad_default: Mapping[str, Any] = field(default_factory=dict)
+    version: str = ""
+
+    def __post_init__(self) -> None:
+        index: dict[str, str] = {}
+        for mid, mat in self.materials.items():
+            for alias in (mid, mat.name, *mat.aliases):
+                index.setdefault(normalise(alias), mid)
+        object.__setattr__(self, "_index", index)
+
+    def get(self, material_id: str) -> Material | None:
+        return self.materials.get(material_id)
+
+    def match(self, typed: str | None) -> MaterialMatch | None:
+        """Resolve a material string as typed in a stack-up; None if nothing matches."""
+        if not typed or not typed.strip():
+            return None
+        index: dict[str, str] = self._index  # type: ignore[attr-defined]
+        words = [w for w in re.split(r"[\s,/]+", typed.strip()) if w]
+        candidates: list[tuple[list[str], str]] = [(words, "alias")]
+        if words and normalise(words[0]) in self.maker_prefixes and len(words) > 1:
+            candidates.append((words[1:], "maker+alias"))
+        for ws, how in list(candidates):
+            key = normalise(" ".join(ws))
+            if key in index:
+                return MaterialMatch(self.materials[index[key]], typed, how)
+        # strip trailing glass styles ("Megtron 6 1035", "IS400 2116", "FR4 7628")
+        for ws, how in candidates:
+            trimmed = list(ws)
+            stripped = False
+            while len(trimmed) > 1 and normalise(trimmed[-1]) in self.glass_styles:
+                trimmed.pop()
+                stripped = True
+            if stripped:
+                key = normalise(" ".join(trimmed))
+                if key in index:
+                    return MaterialMatch(self.materials[index[key]], typed, how + "+glass")
+        # a glass style alone (or only glass styles): an FR-4-class prepreg
+        if all(normalise(w) in self.glass_styles for w in words) and "fr4" in self.materials:
+            return MaterialMatch(self.materials["fr4"], typed, "glass-style")
+        return None
+
+    def lookup(self, typed: str | None) -> Material | None:
+        m = self.match(typed)
+        return m.material if m else None
+
+    def contradiction(
+        self,
+        material: Material,
+        epsilon_r: float | None,
+        loss_tangent: float | None,
+        df_tol: float | None = None,
+        dk_tol: float | None = None,
+    ) -> list[str]:
+        """Reasons the declared Dk/Df contradict ``material`` (empty when consistent).
+
+        The material's range (or its nominal value) is widened by the relative tolerance: Df and
+        Dk move with glass style, resin content and test frequency, so only a clear miss counts.
+        """
+        df_tol = self.df_tolerance_rel if df_tol is None else df_tol
+        dk_tol = self.dk_tolerance_rel if dk_tol is None else dk_tol
+        out = []
+        if loss_tangent is not None and loss_tangent > 0:
+            lo_hi = material.df_range or (
+                (material.df, material.df) if material.df is not None else None
+            )
+            if lo_hi is not None:
+                lo, hi = lo_hi[0] * (1 - df_tol), lo_hi[1] * (1 + df_tol)
+                if not lo <= loss_tangent <= hi:
+                    out.append(
+                        f"loss tangent {loss_tangent:g} is outside {material.name}'s "
+                        f"{_range_text(lo_hi)} (±{df_tol:.0%})"
+                    )
+        if epsilon_r is not None and epsilon_r > 0:
+            lo_hi = material.dk_range or (
+                (material.dk, material.dk) if material.dk is not None else None
+            )
+            if lo_hi is not None:
+                lo, hi = lo_hi[0] * (1 - dk_tol), lo_hi[1] * (1 + dk_tol)
+                if not lo <= epsilon_r <= hi:
+                    out.append(
+                        f"εr {epsilon_r:g} is outside {material.name}'s "
+                        f"{_range_text(lo_hi)} (±{dk_tol:.0%})"
+                    )
+        return out
+
+    def is_kicad_default(
+        self, material: str | None, epsilon_r: float | None, loss_tangent: float | None
+    ) -> bool:
+        """KiCad's untouched default dielectric: "FR4", εr 4.5, tan δ 0.02."""
+        d = self.kicad_default
+        if not d or material is None:
+            return False
+        return (
+            normalise(material) == normalise(str(d.get("material", "")))
+            and epsilon_r is not None
+            and loss_tangent is not None
+            and abs(epsilon_r - float(d["epsilon_r"])) < 1e-9
+            and abs(loss_tangent - float(d["loss_tangent"])) < 1e-12
+        )
+
+
+def _range_text(lo_hi: Sequence[float]) -> str:
+    lo, hi = lo_hi
+    return f"{lo:g}" if lo == hi else f"{lo:g}–{hi:g}"
+
+
+def library_from_data(data: Mapping[str, Any]) -> MaterialLibrary:
+    """Build the library from validated ``materials.yaml`` data."""
+    mats = {}
+    for mid, m in data["materials"].items():
+        mats[mid] = Material(
+            id=mid,
+            name=m["name"],
+            aliases=tuple(m.get("aliases", ())),
+            dk=m.get("dk"),
+            df=m.get("df"),
+            freq_ghz=m.get("freq_ghz"),
+            tg_c=m.get("tg_c"),
+            tg_method=m.get("tg_method"),
+            td_c=m.get("td_c"),
+            loss_class=m["loss_class"],
+            source=m["source"],
+            ipc4101=tuple(m.get("ipc4101", ())),
+            df_range=tuple(m["df_range"]) if m.get("df_range") else None,  # type: ignore[arg-type]
+            dk_range=tuple(m["dk_range"]) if m.get("dk_range") else None,  # type: ignore[arg-type]
+            unconfirmed=bool(m.get("unconfirmed", False)),
+            unconfirmed_fields=tuple(m.get("unconfirmed_fields", ())),
+            tg_assumed=bool(m.get("tg_assumed", False)),
+            tg_not_applicable=bool(m.get("tg_not_applicable", False)),
+            note=m.get("note", ""),
+            maker=m.get("maker", ""),
+        )
+    tol = data.get("tolerance", {})
+    return MaterialLibrary(
+        materials=mats,
+        glass_styles=tuple(normalise(g) for g in data.get("glass_styles", ())),
+        maker_prefixes=tuple(normalise(p) for p in data.get("maker_prefixes", ())),
+        df_tolerance_rel=float(tol.get("df_rel", 0.5)),
+        dk_tolerance_rel=float(tol.get("dk_rel", 0.15)),
+        kicad_default=data.get("kicad_default", {}),
+        version=str(data.get("version", "")),
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# One dielectric of a board, resolved against the library and the project config
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class DielectricInfo:
+    """What we know of one stack-up dielectric, and where each number came from.
+
+    Df: the config (``stackup: materials:``), else the stack-up's loss tangent (0 means KiCad
+    was never told, so it is not a value), else the library value of the named material.  Tg:
+    the config, else the library (a KiCad stack-up has no Tg field).  Sublayers count: the worst
+    (highest Df, lowest Tg) slice decides.
+    """
+
+    name: str
+    kind: str
+    material: str | None
+    matched: str | None  # library material id
+    matched_name: str | None
+    df: float | None
+    df_from: str | None  # config | stack-up | library
+    dk: float | None
+    tg_c: float | None
+    tg_from: str | None  # config | library | library (assumed)
+    tg_note: str = ""
+    thickness_mm: float | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "material": self.material,
+            "library_material": self.matched,
+            "loss_tangent": self.df,
+            "df_from": self.df_from,
+            "epsilon_r": self.dk,
+            "tg_c": self.tg_c,
+            "tg_from": self.tg_from,
+        }
+
+
+def resolve_dielectric(
+    layer: Any, library: MaterialLibrary, overrides: Mapping[str, Mapping[str, Any]] | None
+) -> DielectricInfo:
+    """Resolve a :class:`~accel_drc.model.StackupLayer` dielectric."""
+    over = dict((overrides or {}).get(layer.name, {}))
+    slices = list(layer.sublayers) or [layer]
+    best_df: tuple[float, str] | None = None
+    worst_tg: tuple[float, str, str] | None = None
+    unknown_df = unknown_tg = False
+    materials = []
+    matched = matched_name = None
+    dk = None
+    for sl in slices:
+        typed = over.get("material", sl.material)
+        materials.append(typed)
+        mat = library.lookup(typed)
+        if mat is not None and matched is None:
+            matched, matched_name = mat.id, mat.name
+        # Df
+        if "loss_tangent" in over:
+            df, src = float(over["loss_tangent"]), "config"
+        elif sl.loss_tangent is not None and sl.loss_tangent > 0 and "material" not in over:
+            df, src = float(sl.loss_tangent), "stack-up"
+        elif mat is not None and mat.df is not None:
+            df, src = float(mat.df), "library"
+        else:
+            df, src = None, None  # type: ignore[assignment]
+        if df is None:
+            unknown_df = True
+        elif best_df is None or df > best_df[0]:
+            best_df = (df, src)
+        if dk is None:
+            dk = over.get("epsilon_r", sl.epsilon_r if sl.epsilon_r else (mat.dk if mat else None))
+        # Tg
+        if "tg_c" in over:
+            tg, tsrc, note = float(over["tg_c"]), "config", ""
+        elif mat is not None and mat.tg_c is not None:
+            tg = float(mat.tg_c)
+            tsrc = "library (assumed)" if mat.tg_assumed else "library"
+            note = mat.note if mat.tg_assumed else ""
+        else:
+            tg, tsrc, note = None, None, ""  # type: ignore[assignment]
+        if tg is None:
+            unknown_tg = True
+        elif worst_tg is None or tg < worst_tg[0]:
+            worst_tg = (tg, tsrc, note)
+    mat_text = " + ".join(dict.fromkeys(str(m) for m in materials if m)) or None
+    return DielectricInfo(
+        name=layer.name,
+        kind=layer.kind,
+        material=mat_text,
+        matched=matched,
+        matched_name=matched_name,
+        df=None if unknown_df or best_df is None else best_df[0],
+        df_from=None if unknown_df or best_df is None else best_df[1],
+        dk=dk,
+        tg_c=None if unknown_tg or worst_tg is None else worst_tg[0],
+        tg_from=None if unknown_tg or worst_tg is None else worst_tg[1],
+        tg_note="" if worst_tg is None else worst_tg[2],
+        thickness_mm=layer.thickness_mm,
+    )

@@ -1,0 +1,128 @@
+"""Where each net runs: copper layers, track rows, plane coverage.
+
+A net is *routed* on a layer when it has a track or arc there; its zones on a layer count too
+(a plane or a pour is copper of that net on that layer).  Vias alone do not: a via passing
+through a layer carries no signal along it.  Everything is computed with numpy on the columnar
+track arrays, so a million segments cost milliseconds, not a Python loop.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from ..model import Board
+
+_LAYER_SPAN = 1024  # > any copper stack index
+
+GROUND_RE = re.compile(r"(^|[/_.\-])(a|d|p|s|c)?(gnd|vss|ground|0v)(\w*)$", re.IGNORECASE)
+POWER_RE = re.compile(
+    r"(^|[/_.\-])([+-]?\d+v\d*|[+-]?\d+v\d+\w*|\+\w+|v(cc|dd|core|in|bus|bat|sys|pp|mem|ddq|io|aux|sw)\w*"
+    r"|(a|d)?v(cc|dd)\w*|pwr\w*|p\d+v\d*\w*|vdd\w*|vcc\w*|\d+v\d+)$",
+    re.IGNORECASE,
+)
+
+
+def _leaf(name: str) -> str:
+    return name.rsplit("/", 1)[-1]
+
+
+def is_ground_net(name: str) -> bool:
+    return bool(name) and bool(GROUND_RE.search(_leaf(name)))
+
+
+def is_power_net(name: str) -> bool:
+    """A supply net by name (``+3V3``, ``VDD_CORE``, ``12V``, ``VCCINT``); ground excluded."""
+    if not name or is_ground_net(name):
+        return False
+    return bool(POWER_RE.search(_leaf(name)))
+
+
+def net_layers(board: Board) -> dict[int, frozenset[int]]:
+    """Net index -> copper stack indexes it is routed on (tracks, arcs and zones)."""
+    out: dict[int, set[int]] = {}
+    t = board.tracks
+    if len(t):
+        key = t.net.astype(np.int64) * _LAYER_SPAN + t.layer.astype(np.int64)
+        for k in np.unique(key):
+            net, layer = divmod(int(k), _LAYER_SPAN)
+            if net:
+                out.setdefault(net, set()).add(layer)
+    for z in board.zones:
+        if z.net and not z.keepout:
+            layers = [ly for ly in z.layers if z.filled.get(ly)] or list(z.layers)
+            out.setdefault(z.net, set()).update(layers)
+    return {k: frozenset(v) for k, v in out.items()}
+
+
+class TrackIndex:
+    """Rows of the track table by (net, layer), via one sort and binary search."""
+
+    def __init__(self, board: Board) -> None:
+        t = board.tracks
+        key = t.net.astype(np.int64) * _LAYER_SPAN + t.layer.astype(np.int64)
+        self._order = np.argsort(key, kind="stable")
+        self._keys = key[self._order]
+
+    def rows(self, net: int, layer: int) -> np.ndarray:
+        k = net * _LAYER_SPAN + layer
+        lo = int(np.searchsorted(self._keys, k, side="left"))
+        hi = int(np.searchsorted(self._keys, k, side="right"))
+        return self._order[lo:hi]
+
+
+def board_area_mm2(board: Board) -> float | None:
+    """Area inside the outline: the largest closed ring, else the bounding box."""
+    best = 0.0
+    for ring in board.outline.rings:
+        if len(ring) >= 3:
+            x, y = ring[:, 0], ring[:, 1]
+            best = max(best, abs(float(np.dot(x, np.roll(y, -1)) - np.dot(y, np.roll(x, -1)))) / 2)
+    if best > 0:
+        return best
+    size = board.outline.size_mm
+    if size and size[0] > 0 and size[1] > 0:
+        return size[0] * size[1]
+    return None
+
+
+def zone_fractions(board: Board) -> dict[int, dict[int, float]]:
+    """Copper layer -> {net index: fraction of the board area its zones fill on that layer}."""
+    area = board_area_mm2(board)
+    out: dict[int, dict[int, float]] = {}
+    if not area:
+        return out
+    for z in board.zones:
+        if not z.net or z.keepout:
+            continue
+        for layer in z.layers:
+            a = z.filled_area_mm2(layer)
+            if a == 0.0 and not z.filled.get(layer) and len(z.outline) >= 3:
+                x, y = z.outline[:, 0], z.outline[:, 1]
+                a = abs(float(np.dot(x, np.roll(y, -1)) - np.dot(y, np.roll(x, -1)))) / 2
+            d = out.setdefault(layer, {})
+            d[z.net] = d.get(z.net, 0.0) + a / area
+    return out
+
+
+def plane_layers(
+    board: Board, fractions: Mapping[int, Mapping[int, float]], min_fraction: float = 0.25
+) -> dict[int, list[tuple[str, float]]]:
+    """Copper layers that carry a power or ground plane: typed ``power`` in the board, or filled
+    over at least ``min_fraction`` of the board by zones of supply/ground nets.
+
+    Layer -> [(net name, fraction)] (empty list for a layer typed power without zones)."""
+    out: dict[int, list[tuple[str, float]]] = {}
+    for layer in board.copper_layers:
+        if layer.kind == "power":
+            out[layer.index] = []
+    for layer, nets in fractions.items():
+        for net, frac in sorted(nets.items(), key=lambda kv: -kv[1]):
+            name = board.nets[net]
+            if frac >= min_fraction and (is_power_net(name) or is_ground_net(name)):
+                out.setdefault(layer, []).append((name, frac))
+    return dict(sorted(out.items()))

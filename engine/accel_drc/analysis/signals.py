@@ -1,0 +1,126 @@
+"""Which signal type each net carries.
+
+Order of evidence, strongest first: the project config's ``signals:`` (the designer said so;
+its regexes match the whole net name, like every regex in the config),
+then the net class patterns of each signal type, then its net-name patterns, then the *families*
+whose generation a name does not tell (``PCIe_TX0``): those get the family's assumed type and a
+note that says so, and the report shows it.  The two nets of a differential pair always share a
+type: a pair half-declared is still one link.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..model import Board
+    from ..packs import Library
+
+
+@dataclass(frozen=True)
+class SignalAssignment:
+    """Net -> signal type, with how it was recognised and any assumption made."""
+
+    signal: str
+    how: str  # config | net_class | net_name | family_net_class | family_net_name | pair
+    pattern: str = ""  # the pattern (or partner net) that matched
+    assumption: str | None = None  # set when the type was assumed (generation unknown)
+    family: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "signal": self.signal,
+            "how": self.how,
+            "pattern": self.pattern,
+            "assumption": self.assumption,
+        }
+
+
+def _compile_config(config: Mapping[str, Any]) -> list[tuple[str, re.Pattern[str]]]:
+    out = []
+    for sid, pats in (config.get("signals") or {}).items():
+        for p in pats:
+            out.append((sid, re.compile(p)))
+    return out
+
+
+def assign_signals(board: Board, lib: Library, config: Mapping[str, Any]) -> dict[int, SignalAssignment]:
+    """Net index -> assignment for every net that carries a known signal type."""
+    declared = _compile_config(config)
+    out: dict[int, SignalAssignment] = {}
+    rules = board.net_classes
+    for idx, name in enumerate(board.nets):
+        if idx == 0 or not name:
+            continue
+        got = None
+        for sid, pat in declared:
+            if pat.fullmatch(name):
+                got = SignalAssignment(sid, "config", pat.pattern)
+                break
+        if got is None and not any(p.search(name) for p in lib.exclude):
+            cls = rules.class_of(name)
+            got = _recognise(name, cls, lib)
+        if got is not None:
+            out[idx] = got
+    for pair in board.diff_pairs:
+        a, b = out.get(pair.positive), out.get(pair.negative)
+        if a is not None and b is None:
+            out[pair.negative] = SignalAssignment(
+                a.signal, "pair", board.nets[pair.positive], a.assumption, a.family
+            )
+        elif b is not None and a is None:
+            out[pair.positive] = SignalAssignment(
+                b.signal, "pair", board.nets[pair.negative], b.assumption, b.family
+            )
+    return out
+
+
+def _recognise(name: str, net_class: str, lib: Library) -> SignalAssignment | None:
+    if net_class and net_class != "Default":
+        for sig in lib.signals.values():
+            for p in sig.class_patterns:
+                if p.search(net_class):
+                    return SignalAssignment(sig.id, "net_class", f"{net_class} ~ {p.pattern}")
+    for sig in lib.signals.values():
+        for p in sig.name_patterns:
+            if p.search(name):
+                return SignalAssignment(sig.id, "net_name", p.pattern)
+    for fam in lib.families.values():
+        if net_class and net_class != "Default":
+            for p in fam.class_patterns:
+                if p.search(net_class):
+                    return SignalAssignment(
+                        fam.assume, "family_net_class", f"{net_class} ~ {p.pattern}", fam.note, fam.id
+                    )
+        for p in fam.name_patterns:
+            if p.search(name):
+                return SignalAssignment(fam.assume, "family_net_name", p.pattern, fam.note, fam.id)
+    return None
+
+
+@dataclass(frozen=True)
+class SignalGroup:
+    """One item a per-signal check reports on: a differential pair, or a single net."""
+
+    name: str
+    nets: tuple[int, ...]
+    is_pair: bool
+
+
+def signal_groups(board: Board, net_ids: tuple[int, ...]) -> list[SignalGroup]:
+    """Group the nets of one signal type into pairs (both halves present) and single nets."""
+    members = set(net_ids)
+    out = []
+    used: set[int] = set()
+    for pair in board.diff_pairs:
+        if pair.positive in members and pair.negative in members:
+            out.append(SignalGroup(pair.name, (pair.positive, pair.negative), True))
+            used.update((pair.positive, pair.negative))
+    for n in net_ids:
+        if n not in used:
+            out.append(SignalGroup(board.nets[n], (n,), False))
+    out.sort(key=lambda g: g.name)
+    return out

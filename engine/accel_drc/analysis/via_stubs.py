@@ -1,0 +1,825 @@
+"""Where each via really connects, and how long its unused barrel (the stub) is.
+
+A via's barrel runs from its start layer to its end layer whatever the routing does; the part
+beyond the last layer the signal uses is an open-ended transmission line that resonates at a
+quarter wave (domain.md §4).  To know the stub we must know which layers the net *really*
+connects on, which KiCad itself decides geometrically (connectivity anchors):
+
+* a track or arc **end** inside the via's pad (KiCad hit-tests track anchors, not their width);
+* a pad of the same net whose copper contains the via centre (via-in-pad), on the pad's layers;
+* a filled zone of the same net on that layer that touches the via's pad disc (KiCad collides
+  the via's whole shape with the fill, so a thermal spoke counts as a connection);
+* another via of the same net whose pad overlaps this one on a layer both span (stacked vias).
+
+Plated through-hole pads are treated the same way (their lead is soldered on the footprint's
+own side, so that layer counts as connected too).
+
+Boards have 100k+ vias and 1M+ segments, so nothing here is O(vias × tracks): track ends are
+joined to vias by sorting on a (net, grid cell) key and reading the 3×3 neighbouring cells with
+``searchsorted``; zones go through one shapely STRtree with prepared polygons.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..model import Backdrill, Board
+
+log = logging.getLogger(__name__)
+
+#: speed of light in vacuum (m/s)
+C0 = 299_792_458.0
+MM_PER_MIL = 0.0254
+#: tolerance (mm) on "touches": KiCad works in nm, fills approximate arcs
+_EPS_MM = 1e-3
+
+
+# ---------------------------------------------------------------------------------------------
+# small accessors: the config may be a plain mapping (tests, YAML) or H2's ProjectConfig object
+# ---------------------------------------------------------------------------------------------
+
+
+def cfg_get(obj: Any, key: str, default: Any = None) -> Any:
+    """``obj[key]`` for mappings, ``obj.key`` for objects; ``default`` when absent or None."""
+    if obj is None:
+        return default
+    val = obj.get(key, default) if isinstance(obj, Mapping) else getattr(obj, key, default)
+    return default if val is None else val
+
+
+def signal_of(assignment: Any) -> str | None:
+    """The signal id of a ``net_signal`` value (a SignalAssignment, a mapping or a plain str)."""
+    if assignment is None:
+        return None
+    if isinstance(assignment, str):
+        return assignment
+    for key in ("signal", "signal_id", "id"):
+        val = cfg_get(assignment, key)
+        if isinstance(val, str):
+            return val
+    return None
+
+
+# ---------------------------------------------------------------------------------------------
+# stack-up geometry
+# ---------------------------------------------------------------------------------------------
+
+
+def functools_cached(fn):  # noqa: ANN001, ANN201 - tiny memo for a frozen dataclass method
+    """Cache a no-argument method on the instance (frozen dataclasses forbid setattr)."""
+    name = "_memo_" + fn.__name__
+
+    def wrapper(self):  # noqa: ANN001, ANN202
+        try:
+            return self.__dict__[name]
+        except KeyError:
+            val = fn(self)
+            object.__setattr__(self, name, val)
+            return val
+
+    wrapper.__doc__ = fn.__doc__
+    return wrapper
+
+
+@dataclass(frozen=True, eq=False)
+class StackGeometry:
+    """The copper/dielectric column along a barrel, as prefix sums over segments.
+
+    Segments in z order: ``Cu0, D0, Cu1, D1, …, Cu(n-1)`` (segment ``2i`` is copper layer ``i``,
+    ``2i+1`` the dielectric(s) between copper ``i`` and ``i+1``, sublayers summed).  Any length
+    over a segment range is a difference of prefix sums; a range crossing an undeclared
+    thickness is unknown (NaN), not zero.
+    """
+
+    n_layers: int
+    thickness: np.ndarray  # (2n-1,) mm, NaN = undeclared
+    eps_t: np.ndarray  # (2n-1,) Σ εr·t over dielectric sublayers (0 for copper), NaN = unknown εr
+    diel_t: np.ndarray  # (2n-1,) dielectric thickness (0 for copper)
+
+    @classmethod
+    def from_board(cls, board: Board) -> StackGeometry:
+        n = board.layer_count
+        seg = 2 * n - 1
+        thickness = np.full(seg, np.nan)
+        eps_t = np.zeros(seg)
+        diel_t = np.zeros(seg)
+        st = board.stackup
+        if st is None or len(st.copper()) != n:
+            eps_t[:] = np.nan
+            return cls(n, thickness, eps_t, diel_t)
+        for layer in st.copper():
+            idx = layer.copper_index
+            if idx is None or not 0 <= idx < n:
+                continue
+            if layer.thickness_mm is not None:
+                thickness[2 * idx] = layer.thickness_mm
+        for i in range(n - 1):
+            diels = st.dielectrics_between(i, i + 1)
+            if not diels:
+                eps_t[2 * i + 1] = np.nan
+                continue
+            t_sum = 0.0
+            et_sum = 0.0
+            for d in diels:
+                subs = d.sublayers or ()
+                slices = [(s.thickness_mm, s.epsilon_r) for s in subs] or [
+                    (d.thickness_mm, d.epsilon_r)
+                ]
+                if len(subs) > 0 and any(s.thickness_mm is None for s in subs):
+                    # sublayer thicknesses missing: fall back to the layer's total
+                    slices = [(d.thickness_mm, d.epsilon_r)]
+                for t, er in slices:
+                    if t is None:
+                        t_sum = math.nan
+                    else:
+                        t_sum += t
+                        et_sum += math.nan if er is None else er * t
+            thickness[2 * i + 1] = t_sum
+            diel_t[2 * i + 1] = 0.0 if math.isnan(t_sum) else t_sum
+            eps_t[2 * i + 1] = et_sum
+        return cls(n, thickness, eps_t, diel_t)
+
+    @functools_cached
+    def _prefix(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        def pre(a: np.ndarray) -> np.ndarray:
+            return np.concatenate(([0.0], np.cumsum(a)))
+
+        return (
+            pre(np.nan_to_num(self.thickness, nan=0.0)),
+            pre(np.isnan(self.thickness).astype(float)),
+            pre(np.nan_to_num(self.eps_t, nan=0.0)),
+            pre(np.isnan(self.eps_t).astype(float)),
+            pre(self.diel_t),
+        )
+
+    def length(self, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+        """Σ thickness of segments ``lo .. hi-1`` (vectorised; NaN if any is undeclared)."""
+        p_t, p_nan, _, _, _ = self._prefix()
+        lo = np.asarray(lo, dtype=np.int64)
+        hi = np.maximum(np.asarray(hi, dtype=np.int64), lo)
+        out = p_t[hi] - p_t[lo]
+        out[(p_nan[hi] - p_nan[lo]) > 0] = np.nan
+        return out
+
+    def eps_eff(self, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+        """Thickness-weighted εr of the dielectrics in segments ``lo .. hi-1`` (NaN if none or
+        unknown)."""
+        _, _, p_et, p_enan, p_d = self._prefix()
+        lo = np.asarray(lo, dtype=np.int64)
+        hi = np.maximum(np.asarray(hi, dtype=np.int64), lo)
+        d = p_d[hi] - p_d[lo]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out = (p_et[hi] - p_et[lo]) / d
+        out[(d <= 0) | ((p_enan[hi] - p_enan[lo]) > 0)] = np.nan
+        return out
+
+    # positions of faces, for tests and docs
+    def top_face(self, i: int) -> float:
+        return float(self.length(np.array([0]), np.array([2 * i]))[0])
+
+    def bottom_face(self, i: int) -> float:
+        return float(self.length(np.array([0]), np.array([2 * i + 1]))[0])
+
+
+def resonance_hz(stub_mm: np.ndarray | float, eps_eff: np.ndarray | float) -> np.ndarray:
+    """Quarter-wave resonance of an open stub: f = c / (4 · L · √εeff).  0 length → inf."""
+    stub = np.asarray(stub_mm, dtype=float)
+    eps = np.asarray(eps_eff, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return C0 / (4.0 * stub * 1e-3 * np.sqrt(eps))
+
+
+# ---------------------------------------------------------------------------------------------
+# spatial join: points of the same net near query discs, by sorting (net, cell) keys
+# ---------------------------------------------------------------------------------------------
+
+
+def near_pairs(
+    q_xy: np.ndarray,
+    q_net: np.ndarray,
+    q_rad: np.ndarray,
+    t_xy: np.ndarray,
+    t_net: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray]:
+    """All (query, target) index pairs with the same net and ``|t - q| <= q_rad``.
+
+    Targets are bucketed on a square grid keyed by (net, cx, cy) and sorted once; each query
+    reads its 3×3 neighbourhood with ``searchsorted``.  Queries are grouped by radius (powers of
+    two) so one large pad does not blow up the cell size for 100k small vias.
+    """
+    q_xy = np.asarray(q_xy, dtype=float).reshape(-1, 2)
+    t_xy = np.asarray(t_xy, dtype=float).reshape(-1, 2)
+    q_net = np.asarray(q_net, dtype=np.int64)
+    t_net = np.asarray(t_net, dtype=np.int64)
+    q_rad = np.asarray(q_rad, dtype=float)
+    empty = (np.zeros(0, np.int64), np.zeros(0, np.int64))
+    if len(q_xy) == 0 or len(t_xy) == 0:
+        return empty
+    # only nets present on both sides matter
+    common = np.intersect1d(np.unique(q_net), np.unique(t_net))
+    if len(common) == 0:
+        return empty
+    t_keep = np.flatnonzero(np.isin(t_net, common))
+    q_keep = np.flatnonzero(np.isin(q_net, common) & (q_rad >= 0))
+    if len(t_keep) == 0 or len(q_keep) == 0:
+        return empty
+    txy = t_xy[t_keep]
+    tnet = t_net[t_keep]
+    origin = np.minimum(txy.min(axis=0), q_xy[q_keep].min(axis=0)) - 1.0
+    span = np.maximum(txy.max(axis=0), q_xy[q_keep].max(axis=0)) - origin + 1.0
+
+    rad = np.maximum(q_rad[q_keep], 1e-3)
+    group = np.ceil(np.log2(rad / 1e-3)).astype(np.int64)
+    out_q: list[np.ndarray] = []
+    out_t: list[np.ndarray] = []
+    for g in np.unique(group):
+        qi = q_keep[group == g]
+        cell = float(np.maximum(q_rad[qi].max(), 1e-3))
+        gx = int(span[0] / cell) + 3
+        gy = int(span[1] / cell) + 3
+        tc = np.floor((txy - origin) / cell).astype(np.int64)
+        tkey = (tnet * gx + tc[:, 0]) * gy + tc[:, 1]
+        order = np.argsort(tkey, kind="stable")
+        skey = tkey[order]
+        qc = np.floor((q_xy[qi] - origin) / cell).astype(np.int64)
+        qn = q_net[qi]
+        for dx in (-1, 0, 1):
+            for dy in (-1, 0, 1):
+                key = (qn * gx + qc[:, 0] + dx) * gy + qc[:, 1] + dy
+                lo = np.searchsorted(skey, key, side="left")
+                hi = np.searchsorted(skey, key, side="right")
+                cnt = hi - lo
+                total = int(cnt.sum())
+                if total == 0:
+                    continue
+                rep_q = np.repeat(qi, cnt)
+                offs = np.arange(total) - np.repeat(np.cumsum(cnt) - cnt, cnt)
+                rep_t = t_keep[order[np.repeat(lo, cnt) + offs]]
+                d = np.hypot(*(t_xy[rep_t] - q_xy[rep_q]).T)
+                ok = d <= q_rad[rep_q]
+                out_q.append(rep_q[ok])
+                out_t.append(rep_t[ok])
+    if not out_q:
+        return empty
+    return np.concatenate(out_q), np.concatenate(out_t)
+
+
+# ---------------------------------------------------------------------------------------------
+# pads
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, eq=False)
+class PadTable:
+    """All copper pads as columns (for the via-in-pad and PTH tests)."""
+
+    xy: np.ndarray  # (n, 2)
+    w: np.ndarray
+    h: np.ndarray
+    rot: np.ndarray  # degrees, CCW as shown (board y down)
+    shape: np.ndarray  # 0 rect-like, 1 circle, 2 oval
+    net: np.ndarray
+    layers: np.ndarray  # (n, L) bool
+    pth: np.ndarray  # plated through hole with a drill
+    drill: np.ndarray  # mm, NaN if none
+    fp_side: np.ndarray  # copper index of the footprint's side (0 or L-1)
+    ref: tuple[str, ...]
+    uuid: tuple[str, ...]
+
+    @classmethod
+    def from_board(cls, board: Board) -> PadTable:
+        n_layers = board.layer_count
+        rows = [(fp, pad) for fp, pad in board.pads if pad.copper_layers]
+        n = len(rows)
+        xy = np.zeros((n, 2))
+        w = np.zeros(n)
+        h = np.zeros(n)
+        rot = np.zeros(n)
+        shape = np.zeros(n, np.int8)
+        net = np.zeros(n, np.int64)
+        layers = np.zeros((n, n_layers), bool)
+        pth = np.zeros(n, bool)
+        drill = np.full(n, np.nan)
+        side = np.zeros(n, np.int64)
+        refs = []
+        uuids = []
+        for i, (fp, pad) in enumerate(rows):
+            xy[i] = (pad.x, pad.y)
+            w[i] = pad.width
+            h[i] = pad.height
+            rot[i] = pad.rotation
+            shape[i] = 1 if pad.shape == "circle" else 2 if pad.shape == "oval" else 0
+            net[i] = pad.net
+            for li in pad.copper_layers:
+                if 0 <= li < n_layers:
+                    layers[i, li] = True
+            pth[i] = pad.type == "thru_hole" and bool(pad.drill_mm)
+            if pad.drill_mm:
+                drill[i] = pad.drill_mm
+            side[i] = n_layers - 1 if fp.layer == "B.Cu" else 0
+            refs.append(f"{fp.reference}.{pad.number}")
+            uuids.append(pad.uuid)
+        return cls(xy, w, h, rot, shape, net, layers, pth, drill, side, tuple(refs), tuple(uuids))
+
+    def __len__(self) -> int:
+        return int(self.w.shape[0])
+
+    @property
+    def bound_radius(self) -> np.ndarray:
+        return np.hypot(self.w, self.h) / 2.0
+
+    def contains(self, pad_idx: np.ndarray, pts: np.ndarray, tol: float = _EPS_MM) -> np.ndarray:
+        """Whether point ``pts[k]`` lies in pad ``pad_idx[k]`` (rect, circle, oval exactly;
+        round-rect, trapezoid and custom pads by their rectangle)."""
+        d = pts - self.xy[pad_idx]
+        a = np.radians(self.rot[pad_idx])
+        c, s = np.cos(a), np.sin(a)
+        lx = c * d[:, 0] - s * d[:, 1]
+        ly = s * d[:, 0] + c * d[:, 1]
+        hw = self.w[pad_idx] / 2.0
+        hh = self.h[pad_idx] / 2.0
+        shp = self.shape[pad_idx]
+        rect = (np.abs(lx) <= hw + tol) & (np.abs(ly) <= hh + tol)
+        circ = np.hypot(lx, ly) <= hw + tol
+        # oval (stadium): distance to the centre segment <= half the short side
+        r = np.minimum(hw, hh)
+        ex = np.maximum(hw - r, 0.0)
+        ey = np.maximum(hh - r, 0.0)
+        qx = np.maximum(np.abs(lx) - ex, 0.0)
+        qy = np.maximum(np.abs(ly) - ey, 0.0)
+        oval = np.hypot(qx, qy) <= r + tol
+        return np.where(shp == 1, circ, np.where(shp == 2, oval, rect))
+
+
+# ---------------------------------------------------------------------------------------------
+# the result
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, eq=False)
+class ViaStubs:
+    """Per barrel (vias first, then plated through-hole pads), columnar."""
+
+    layer_names: tuple[str, ...]
+    xy: np.ndarray  # (n, 2)
+    net: np.ndarray
+    start: np.ndarray
+    end: np.ndarray
+    types: tuple[str, ...]  # through | blind | buried | micro | pth
+    ref: tuple[str, ...]  # "" for vias, "J1.3" for pads
+    uuid: tuple[str, ...]
+    via_row: np.ndarray  # index into board.vias, -1 for pads
+    connected: np.ndarray  # (n, L) bool
+    top_stub_mm: np.ndarray  # NaN = unknown (no stack-up data, or unconnected barrel)
+    bottom_stub_mm: np.ndarray
+    stub_mm: np.ndarray
+    eps_eff: np.ndarray  # εr of the dielectrics along the longer stub
+    f_res_hz: np.ndarray  # inf for a zero stub
+    backdrill: tuple[Backdrill | None, ...]
+    backdrill_cuts: np.ndarray  # a backdrill that would cut a connected layer
+    geometric_stub_mm: np.ndarray  # the stub before any backdrill
+    stackup_known: bool
+    notes: tuple[str, ...] = ()
+    index_by_net: Mapping[int, np.ndarray] = field(default_factory=dict)
+
+    def __len__(self) -> int:
+        return int(self.net.shape[0])
+
+    @property
+    def via_count(self) -> int:
+        return int((self.via_row >= 0).sum())
+
+    def rows_for_nets(self, nets: Iterable[int]) -> np.ndarray:
+        """Indexes of the barrels on any of ``nets`` (sorted)."""
+        parts = [self.index_by_net[n] for n in nets if n in self.index_by_net]
+        if not parts:
+            return np.zeros(0, np.int64)
+        return np.sort(np.concatenate(parts))
+
+    def connected_names(self, i: int) -> list[str]:
+        return [self.layer_names[j] for j in np.flatnonzero(self.connected[i])]
+
+
+def _connect_zones(
+    board: Board,
+    xy: np.ndarray,
+    net: np.ndarray,
+    rad: np.ndarray,
+    start: np.ndarray,
+    end: np.ndarray,
+    connected: np.ndarray,
+) -> None:
+    """Mark layers where a filled zone of the item's net touches its pad disc."""
+    import shapely
+
+    rings: list[np.ndarray] = []
+    z_net: list[int] = []
+    z_layer: list[int] = []
+    for zone in board.zones:
+        if zone.keepout or zone.net <= 0:
+            continue
+        for layer, polys in zone.filled.items():
+            for poly in polys:
+                if len(poly) >= 3:
+                    rings.append(np.asarray(poly, dtype=float))
+                    z_net.append(zone.net)
+                    z_layer.append(layer)
+    if not rings or len(xy) == 0:
+        return
+    counts = np.array([len(r) for r in rings])
+    coords = np.concatenate(rings)
+    # close every ring: linearrings() closes automatically when the first != last point
+    lr = shapely.linearrings(coords, indices=np.repeat(np.arange(len(rings)), counts))
+    polys = shapely.polygons(lr)
+    zn = np.array(z_net, dtype=np.int64)
+    zl = np.array(z_layer, dtype=np.int64)
+    tree = shapely.STRtree(polys)
+    boxes = shapely.box(xy[:, 0] - rad, xy[:, 1] - rad, xy[:, 0] + rad, xy[:, 1] + rad)
+    qi, pj = tree.query(boxes)
+    ok = (zn[pj] == net[qi]) & (zl[pj] >= start[qi]) & (zl[pj] <= end[qi])
+    qi, pj = qi[ok], pj[ok]
+    if len(qi) == 0:
+        return
+    # skip layers already known connected (cheap) before any polygon test
+    todo = ~connected[qi, zl[pj]]
+    qi, pj = qi[todo], pj[todo]
+    if len(qi) == 0:
+        return
+    used = np.unique(pj)
+    shapely.prepare(polys[used])
+    inside = shapely.contains_xy(polys[pj], xy[qi, 0], xy[qi, 1])
+    rest = ~inside
+    if rest.any():
+        pts = shapely.points(xy[qi[rest]])
+        touch = shapely.dwithin(polys[pj[rest]], pts, rad[qi[rest]] + _EPS_MM)
+        inside[np.flatnonzero(rest)[touch]] = True
+    connected[qi[inside], zl[pj[inside]]] = True
+
+
+def find_connections(board: Board) -> dict[str, Any]:
+    """The barrels of ``board`` (vias, then PTH pads) and the copper layers each connects on."""
+    n_layers = board.layer_count
+    vias = board.vias
+    nv = len(vias)
+    pads = PadTable.from_board(board)
+    pth_idx = np.flatnonzero(pads.pth)
+    npth = len(pth_idx)
+
+    xy = np.concatenate([vias.pos.reshape(-1, 2), pads.xy[pth_idx]])
+    net = np.concatenate([vias.net.astype(np.int64), pads.net[pth_idx]])
+    start = np.concatenate([vias.start.astype(np.int64), np.zeros(npth, np.int64)])
+    end = np.concatenate([vias.end.astype(np.int64), np.full(npth, n_layers - 1, np.int64)])
+    # reach of a barrel's copper on each layer: the via pad, or the PTH pad's bounding circle
+    via_r = vias.diameter.astype(float) / 2.0
+    n = nv + npth
+    connected = np.zeros((n, n_layers), bool)
+
+    # 1. track and arc ends inside the via pad / PTH pad
+    tr = board.tracks
+    if len(tr):
+        ep_xy = np.concatenate([tr.start, tr.end])
+        ep_net = np.concatenate([tr.net, tr.net]).astype(np.int64)
+        ep_layer = np.concatenate([tr.layer, tr.layer]).astype(np.int64)
+        vi, ti = near_pairs(vias.pos, vias.net, via_r + _EPS_MM, ep_xy, ep_net)
+        lay = ep_layer[ti]
+        ok = (lay >= start[vi]) & (lay <= end[vi])
+        connected[vi[ok], lay[ok]] = True
+        if npth:
+            pi, ti = near_pairs(
+                pads.xy[pth_idx], pads.net[pth_idx], pads.bound_radius[pth_idx] + _EPS_MM,
+                ep_xy, ep_net,
+            )  # fmt: skip
+            lay = ep_layer[ti]
+            ok = pads.layers[pth_idx[pi], lay] & pads.contains(pth_idx[pi], ep_xy[ti])
+            connected[nv + pi[ok], lay[ok]] = True
+
+    # 2. pads of the same net containing the via centre (via-in-pad), on the pad's layers
+    if len(pads) and nv:
+        pi, vi = near_pairs(pads.xy, pads.net, pads.bound_radius + _EPS_MM, vias.pos, vias.net)
+        ok = pads.contains(pi, vias.pos[vi])
+        pi, vi = pi[ok], vi[ok]
+        span = (np.arange(n_layers)[None, :] >= start[vi, None]) & (
+            np.arange(n_layers)[None, :] <= end[vi, None]
+        )
+        both = pads.layers[pi] & span
+        rows, cols = np.nonzero(both)
+        connected[vi[rows], cols] = True
+        # the PTH pad is connected there too (through the via)
+        if npth:
+            pos_of = np.full(len(pads), -1, np.int64)
+            pos_of[pth_idx] = np.arange(npth)
+            k = pos_of[pi[rows]]
+            good = k >= 0
+            connected[nv + k[good], cols[good]] = True
+
+    # 3. stacked / overlapping vias of the same net, on layers both span
+    if nv > 1:
+        rmax = float(via_r.max())
+        ai, bi = near_pairs(vias.pos, vias.net, via_r + rmax + _EPS_MM, vias.pos, vias.net)
+        d = np.hypot(*(vias.pos[ai] - vias.pos[bi]).T)
+        ok = (ai != bi) & (d <= via_r[ai] + via_r[bi] + _EPS_MM)
+        ai, bi = ai[ok], bi[ok]
+        lo = np.maximum(start[ai], start[bi])
+        hi = np.minimum(end[ai], end[bi])
+        # a shared layer range on a stacked pair: mark its ends (where one via hands over)
+        # stacked vias meet on the layer where one ends and the other starts
+        has = (lo <= hi) & ((start[ai] != start[bi]) | (end[ai] != end[bi]))
+        ai, bi, lo, hi = ai[has], bi[has], lo[has], hi[has]
+        for layer in (lo, hi):
+            hand = (layer == start[bi]) | (layer == end[bi])
+            connected[ai[hand], layer[hand]] = True
+
+    # 4. zones of the same net touching the pad disc
+    pad_r = np.minimum(pads.w, pads.h)[pth_idx] / 2.0
+    _connect_zones(board, xy, net, np.concatenate([via_r, pad_r]), start, end, connected)
+
+    # 5. a PTH lead is soldered on its footprint's side
+    if npth:
+        connected[nv + np.arange(npth), pads.fp_side[pth_idx]] = True
+
+    # no net, no connection
+    connected[net <= 0] = False
+    types = tuple(vias.types) + ("pth",) * npth
+    refs = ("",) * nv + tuple(pads.ref[i] for i in pth_idx)
+    uuids = tuple(vias.uuid[i] if i < len(vias.uuid) else "" for i in range(nv)) + tuple(
+        pads.uuid[i] for i in pth_idx
+    )
+    via_row = np.concatenate([np.arange(nv), np.full(npth, -1)])
+    return {
+        "xy": xy,
+        "net": net,
+        "start": start,
+        "end": end,
+        "connected": connected,
+        "types": types,
+        "ref": refs,
+        "uuid": uuids,
+        "via_row": via_row,
+    }
+
+
+# ---------------------------------------------------------------------------------------------
+# backdrill from the config
+# ---------------------------------------------------------------------------------------------
+
+
+def _fullmatch(pattern: str, text: str) -> bool:
+    try:
+        return re.fullmatch(pattern, text) is not None
+    except re.error:
+        return pattern == text
+
+
+def config_backdrills(
+    board: Board,
+    specs: Sequence[Any],
+    net_signal: Mapping[int, Any] | None = None,
+) -> tuple[dict[int, Backdrill], list[str]]:
+    """Net index -> Backdrill from the config ``backdrill:`` list (first matching entry wins).
+
+    ``match`` may name a ``net_class`` (KiCad net class, regex), a ``signal`` type (regex on the
+    signal id) or a ``net`` (regex on the net name); several keys must all match.
+    """
+    out: dict[int, Backdrill] = {}
+    notes: list[str] = []
+    for k, spec in enumerate(specs or ()):
+        match = cfg_get(spec, "match", {}) or {}
+        side = str(cfg_get(spec, "side", "bottom")).lower()
+        if side not in ("top", "bottom"):
+            notes.append(f"backdrill[{k}]: side {side!r} is not top or bottom; ignored")
+            continue
+        mnc_name = cfg_get(spec, "must_not_cut")
+        mnc = None
+        if mnc_name is not None:
+            mnc = board.layer_index(str(mnc_name))
+            if mnc is None:
+                notes.append(
+                    f"backdrill[{k}]: must_not_cut layer {mnc_name!r} is not a copper layer "
+                    "of this board; the deepest connected layer is used instead"
+                )
+        residual = cfg_get(spec, "residual_stub_mm")
+        drill = Backdrill(
+            side=side,
+            must_not_cut=mnc,
+            residual_stub_mm=None if residual is None else float(residual),
+            drill_mm=cfg_get(spec, "drill_mm"),
+            source="config",
+        )
+        want_class = cfg_get(match, "net_class")
+        want_signal = cfg_get(match, "signal")
+        want_net = cfg_get(match, "net")
+        if want_class is None and want_signal is None and want_net is None:
+            notes.append(f"backdrill[{k}]: empty match; ignored")
+            continue
+        for idx, name in enumerate(board.nets):
+            if idx == 0 or not name or idx in out:
+                continue
+            if want_net is not None and not _fullmatch(str(want_net), name):
+                continue
+            if want_class is not None and not _fullmatch(
+                str(want_class), board.net_classes.class_of(name)
+            ):
+                continue
+            if want_signal is not None:
+                sig = signal_of((net_signal or {}).get(idx))
+                if sig is None or not _fullmatch(str(want_signal), sig):
+                    continue
+            out[idx] = drill
+    return out, notes
+
+
+# ---------------------------------------------------------------------------------------------
+# putting it together
+# ---------------------------------------------------------------------------------------------
+
+
+def compute_stubs(
+    geom: StackGeometry,
+    start: np.ndarray,
+    end: np.ndarray,
+    connected: np.ndarray,
+    backdrills: Sequence[Backdrill | None] | None = None,
+) -> dict[str, np.ndarray]:
+    """Top, bottom and overall stub (mm), εeff and f_res for each barrel.
+
+    Top stub: top face of the start layer -> top face of the topmost connected layer.
+    Bottom stub: bottom face of the bottommost connected layer -> bottom face of the end layer.
+    A backdrill replaces the stub on its side with the residual stub (the fabricator's
+    allowance; unknown if undeclared); one that would cut a connected layer is flagged.
+    """
+    n = len(start)
+    n_layers = connected.shape[1] if connected.ndim == 2 else geom.n_layers
+    any_conn = connected.any(axis=1)
+    idx = np.arange(n_layers)
+    top_c = np.where(connected, idx[None, :], n_layers).min(axis=1) if n else np.zeros(0, int)
+    bot_c = np.where(connected, idx[None, :], -1).max(axis=1) if n else np.zeros(0, int)
+    top_c = np.where(any_conn, top_c, start)
+    bot_c = np.where(any_conn, bot_c, end)
+    t_lo, t_hi = 2 * start, 2 * top_c
+    b_lo, b_hi = 2 * bot_c + 1, 2 * end + 1
+    top = geom.length(t_lo, t_hi)
+    bottom = geom.length(b_lo, b_hi)
+    eps_top = geom.eps_eff(t_lo, t_hi)
+    eps_bot = geom.eps_eff(b_lo, b_hi)
+    # an unconnected barrel has no signal path: no stub to speak of
+    top[~any_conn] = np.nan
+    bottom[~any_conn] = np.nan
+    geometric = np.fmax(top, bottom)
+    geometric[np.isnan(top) | np.isnan(bottom)] = np.nan
+
+    cuts = np.zeros(n, bool)
+    # the dielectric next to the connected layer, for a residual stub's εeff
+    eps_board = geom.eps_eff(np.array([0]), np.array([2 * geom.n_layers - 1]))[0]
+    if backdrills is not None:
+        for i, bd in enumerate(backdrills):
+            if bd is None or not any_conn[i]:
+                continue
+            residual = bd.residual_stub_mm if bd.residual_stub_mm is not None else bd.max_stub_mm
+            if bd.side == "top":
+                if start[i] != 0:
+                    continue
+                limit = bd.must_not_cut if bd.must_not_cut is not None else int(top_c[i])
+                cuts[i] = bool(connected[i, :limit].any())
+                if residual is None:
+                    top[i] = np.nan
+                else:
+                    top[i] = min(top[i], residual) if not np.isnan(top[i]) else residual
+                if np.isnan(eps_top[i]):
+                    eps_top[i] = eps_board
+            else:
+                if end[i] != geom.n_layers - 1:
+                    continue
+                limit = bd.must_not_cut if bd.must_not_cut is not None else int(bot_c[i])
+                cuts[i] = bool(connected[i, limit + 1 :].any())
+                if residual is None:
+                    bottom[i] = np.nan
+                else:
+                    bottom[i] = min(bottom[i], residual) if not np.isnan(bottom[i]) else residual
+                if np.isnan(eps_bot[i]):
+                    eps_bot[i] = eps_board
+    stub = np.fmax(top, bottom)
+    stub[np.isnan(top) | np.isnan(bottom)] = np.nan
+    eps = np.where(np.nan_to_num(top, nan=-1) >= np.nan_to_num(bottom, nan=-1), eps_top, eps_bot)
+    eps = np.where(np.isnan(eps), eps_board, eps)
+    fres = resonance_hz(stub, eps)
+    return {
+        "top": top,
+        "bottom": bottom,
+        "stub": stub,
+        "eps": eps,
+        "f_res": fres,
+        "cuts": cuts,
+        "geometric": geometric,
+    }
+
+
+def compute(
+    board: Board,
+    config: Any = None,
+    net_signal: Mapping[int, Any] | None = None,
+) -> ViaStubs:
+    """Connections, stubs and backdrills for every via and PTH pad of ``board``."""
+    conn = find_connections(board)
+    geom = StackGeometry.from_board(board)
+    n = len(conn["net"])
+    specs = cfg_get(config, "backdrill", ()) or ()
+    by_net, notes = config_backdrills(board, specs, net_signal) if specs else ({}, [])
+    bds: list[Backdrill | None] = []
+    for i in range(n):
+        row = int(conn["via_row"][i])
+        bd = board.vias.backdrills.get(row) if row >= 0 else None
+        if bd is None:
+            bd = by_net.get(int(conn["net"][i]))
+        bds.append(bd)
+    res = compute_stubs(geom, conn["start"], conn["end"], conn["connected"], bds)
+    stack_known = bool(not np.isnan(geom.thickness).any())
+    if board.stackup is None:
+        notes.append("the board has no stack-up: stub lengths cannot be computed")
+    elif not stack_known:
+        notes.append("the stack-up leaves some copper or dielectric thickness undeclared")
+    order = np.argsort(conn["net"], kind="stable")
+    nets_sorted = conn["net"][order]
+    uniq, first = np.unique(nets_sorted, return_index=True)
+    bounds = list(first) + [len(order)]
+    index_by_net = {int(u): order[bounds[k] : bounds[k + 1]] for k, u in enumerate(uniq)}
+    for msg in notes:
+        log.info("via stubs: %s", msg)
+    return ViaStubs(
+        layer_names=tuple(layer.name for layer in board.copper_layers),
+        xy=conn["xy"],
+        net=conn["net"],
+        start=conn["start"],
+        end=conn["end"],
+        types=conn["types"],
+        ref=conn["ref"],
+        uuid=conn["uuid"],
+        via_row=conn["via_row"],
+        connected=conn["connected"],
+        top_stub_mm=res["top"],
+        bottom_stub_mm=res["bottom"],
+        stub_mm=res["stub"],
+        eps_eff=res["eps"],
+        f_res_hz=res["f_res"],
+        backdrill=tuple(bds),
+        backdrill_cuts=res["cuts"],
+        geometric_stub_mm=res["geometric"],
+        stackup_known=stack_known,
+        notes=tuple(notes),
+        index_by_net=index_by_net,
+    )
+
+
+def _num(x: float) -> float | None:
+    """JSON-friendly: NaN -> None, rounded to 1 nm."""
+    if x is None or not math.isfinite(x):
+        return None
+    return round(float(x), 6)
+
+
+def backdrill_dict(bd: Backdrill | None, layer_names: Sequence[str]) -> dict[str, Any] | None:
+    if bd is None:
+        return None
+    return {
+        "side": bd.side,
+        "must_not_cut": None
+        if bd.must_not_cut is None or not 0 <= bd.must_not_cut < len(layer_names)
+        else layer_names[bd.must_not_cut],
+        "residual_stub_mm": bd.residual_stub_mm,
+        "source": bd.source,
+    }
+
+
+def via_rows(analysis: Any) -> list[dict[str, Any]]:
+    """``accel-drc inspect --json --detail vias``: one row per via, then per PTH pad."""
+    vs: ViaStubs = analysis.via_stubs
+    board: Board = analysis.board
+    names = vs.layer_names
+    rows = []
+    for i in range(len(vs)):
+        net_i = int(vs.net[i])
+        row: dict[str, Any] = {
+            "x": round(float(vs.xy[i, 0]), 6),
+            "y": round(float(vs.xy[i, 1]), 6),
+            "net": board.nets[net_i] if 0 <= net_i < len(board.nets) else "",
+            "start": names[int(vs.start[i])],
+            "end": names[int(vs.end[i])],
+            "type": vs.types[i],
+            "connected": vs.connected_names(i),
+            "top_stub_mm": _num(vs.top_stub_mm[i]),
+            "bottom_stub_mm": _num(vs.bottom_stub_mm[i]),
+            "stub_mm": _num(vs.stub_mm[i]),
+            "backdrill": backdrill_dict(vs.backdrill[i], names),
+        }
+        if vs.ref[i]:
+            row["ref"] = vs.ref[i]
+        if vs.backdrill_cuts[i]:
+            row["backdrill_cuts_connected_layer"] = True
+        rows.append(row)
+    return rows

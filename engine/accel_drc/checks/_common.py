@@ -1,0 +1,76 @@
+"""Small helpers shared by the stack-up checks (not a check kind: ``load_all`` skips it)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from ..results import Finding, Rule, Severity, Status
+
+#: most item uuids one finding lists (a plane net can have 100k segments)
+MAX_ITEMS = 200
+
+
+def finding(
+    rule: Rule,
+    status: Status,
+    message: str,
+    *,
+    measured: Any = None,
+    limit: Any = None,
+    unit: str = "",
+    net: str | None = None,
+    layer: str | None = None,
+    pos: tuple[float, float] | None = None,
+    items: Sequence[str] = (),
+    evidence: Mapping[str, Any] | None = None,
+    severity: Severity | None = None,
+    rule_id: str | None = None,
+) -> Finding:
+    return Finding(
+        rule=rule_id or rule.id,
+        check=rule.check,
+        severity=severity or rule.severity,
+        status=status,
+        message=message,
+        measured=measured,
+        limit=limit,
+        unit=unit,
+        net=net,
+        layer=layer,
+        pos=pos,
+        items=tuple(items)[:MAX_ITEMS],
+        why=rule.why,
+        source=rule.source,
+        evidence=dict(evidence or {}),
+    )
+
+
+def track_rows(analysis: Any, nets: Iterable[int], layer: int) -> np.ndarray:
+    idx = analysis.track_index
+    parts = [idx.rows(n, layer) for n in nets]
+    parts = [p for p in parts if len(p)]
+    if not parts:
+        return np.zeros(0, dtype=np.int64)
+    return np.sort(np.concatenate(parts))
+
+
+def where(analysis: Any, rows: np.ndarray) -> tuple[tuple[float, float] | None, tuple[str, ...]]:
+    """Position (first segment's start) and uuids of track ``rows``."""
+    t = analysis.board.tracks
+    if len(rows) == 0:
+        return None, ()
+    first = int(rows[0])
+    pos = (round(float(t.start[first, 0]), 4), round(float(t.start[first, 1]), 4))
+    uuids = tuple(t.uuid[int(r)] for r in rows[:MAX_ITEMS] if int(r) < len(t.uuid) and t.uuid[int(r)])
+    return pos, uuids
+
+
+def assumption_of(analysis: Any, nets: Iterable[int]) -> str | None:
+    for n in nets:
+        a = analysis.net_signal.get(n)
+        if a is not None and a.assumption:
+            return a.assumption
+    return None

@@ -1,0 +1,91 @@
+"""``copper_weight``: copper thickness of the layers that carry power or ground planes.
+
+A plane layer is one KiCad types ``power``, or one where zones of a supply or ground net fill at
+least ``min_plane_fraction`` (default 0.25) of the board.  Ground planes count: they carry the
+return current of the same rails.  1 oz = 35 µm (the seed's and KiCad's convention); a layer
+passes within 0.5 µm of the limit (1 oz foil is 34.8 µm nominal).  Params: ``min_oz``,
+``min_plane_fraction``.
+"""
+
+from __future__ import annotations
+
+from ..analysis.nets import plane_layers
+from ..results import Rule, Status
+from . import CheckContext, CheckOutcome, register
+from ._common import finding
+
+UM_PER_OZ = 35.0
+_TOL_MM = 0.0005
+
+
+@register("copper_weight")
+def check_copper_weight(ctx: CheckContext, rule: Rule) -> CheckOutcome:
+    board = ctx.board
+    min_oz = float(rule.params["min_oz"])
+    frac = float(rule.params.get("min_plane_fraction", 0.25))
+    planes = plane_layers(board, ctx.analysis.zone_fractions, frac)
+    if not planes:
+        return CheckOutcome(
+            [
+                finding(
+                    rule,
+                    Status.CANNOT_VERIFY,
+                    f"no power or ground plane found (no layer typed power, no supply/ground zone "
+                    f"filling ≥ {frac:.0%} of a layer): power-plane copper cannot be checked",
+                    limit=min_oz,
+                    unit="oz",
+                    evidence={
+                        "declare": "type the plane layers 'power' in KiCad (Board Setup > Layers) or pour the rail and ground planes"
+                    },
+                )
+            ],
+            checked=0,
+        )
+    thickness = {}
+    if board.stackup is not None:
+        for sl in board.stackup.copper():
+            if sl.copper_index is not None:
+                thickness[sl.copper_index] = sl.thickness_mm
+    out = []
+    for idx, nets in planes.items():
+        name = board.copper_layers[idx].name
+        t = thickness.get(idx)
+        ev = {
+            "plane_nets": [{"net": n, "fraction": round(f, 3)} for n, f in nets],
+            "layer_type": board.copper_layers[idx].kind,
+            "thickness_mm": t,
+        }
+        net = nets[0][0] if nets else None
+        if t is None:
+            ev["declare"] = f"set the copper thickness of {name} in the board's stack-up (Board Setup > Physical Stackup)"
+            out.append(
+                finding(
+                    rule,
+                    Status.CANNOT_VERIFY,
+                    f"{name}: plane copper thickness not declared",
+                    limit=min_oz,
+                    unit="oz",
+                    layer=name,
+                    net=net,
+                    evidence=ev,
+                )
+            )
+            continue
+        oz = t * 1000.0 / UM_PER_OZ
+        if t < min_oz * UM_PER_OZ / 1000.0 - _TOL_MM:
+            planes_txt = ", ".join(n for n, _ in nets) or "typed power"
+            out.append(
+                finding(
+                    rule,
+                    Status.VIOLATION,
+                    f"{name} ({planes_txt}): {t * 1000:g} µm = {oz:.2f} oz plane copper < "
+                    f"{min_oz:g} oz ({min_oz * UM_PER_OZ:g} µm) for a {ctx.board_class} board",
+                    measured=round(oz, 3),
+                    limit=min_oz,
+                    unit="oz",
+                    layer=name,
+                    net=net,
+                    evidence=ev,
+                )
+            )
+    return CheckOutcome(out, checked=len(planes))

@@ -1,0 +1,90 @@
+"""``foil``: the copper foil grade of every layer a fast signal type is routed on.
+
+A KiCad stack-up has no foil field, so the grade comes from the config (``stackup: foil:`` by
+layer name, or ``default``) or from the board where the format carries it (IPC-2581).  An
+undeclared grade on a layer that needs better than standard foil is cannot_verify, with the
+line to add to ``accel-drc.yaml``.  Params: ``min_grade`` (a ``foils.yaml`` id).
+"""
+
+from __future__ import annotations
+
+from ..results import Rule, Status
+from . import CheckContext, CheckOutcome, register
+from ._common import assumption_of, finding, track_rows, where
+
+
+@register("foil")
+def check_foil(ctx: CheckContext, rule: Rule) -> CheckOutcome:
+    a = ctx.analysis
+    board = ctx.board
+    sig = rule.signal
+    nets = a.nets_by_signal(sig) if sig else ()
+    if not nets:
+        return CheckOutcome([], checked=0)
+    foils = a.library.foils
+    need = foils.grade(str(rule.params["min_grade"]))
+    assert need is not None  # validated when the pack was loaded
+    st = a.signal_types.get(sig)
+    sname = st.name if st else sig
+    by_layer: dict[int, list[int]] = {}
+    for n in nets:
+        for layer in a.net_layers.get(n, ()):
+            by_layer.setdefault(layer, []).append(n)
+    out = []
+    for layer, lnets in sorted(by_layer.items()):
+        if need.rank == 0:
+            continue  # every grade meets standard foil
+        lname = board.copper_layers[layer].name
+        grade_id = a.foil_of_layer(layer)
+        rows = track_rows(a, lnets, layer)
+        pos, items = where(a, rows)
+        names = [board.nets[n] for n in lnets]
+        ev = {
+            "signal": sig,
+            "net_count": len(lnets),
+            "nets": names[:20],
+            "declared": grade_id,
+            "declared_in": a.foil_source(layer),
+        }
+        assumption = assumption_of(a, lnets)
+        if assumption:
+            ev["assumption"] = assumption
+        if grade_id is None:
+            ev["declare"] = (
+                f"declare the foil grade of {lname} in accel-drc.yaml "
+                f"(stackup: foil: {lname}: {need.id})"
+            )
+            out.append(
+                finding(
+                    rule,
+                    Status.CANNOT_VERIFY,
+                    f"{lname} carries {len(lnets)} {sname} nets but its foil grade is not declared "
+                    f"(needs {need.id} or smoother)",
+                    limit=need.id,
+                    unit="grade",
+                    layer=lname,
+                    net=names[0],
+                    pos=pos,
+                    items=items,
+                    evidence=ev,
+                )
+            )
+            continue
+        have = foils.grade(grade_id)
+        if have is None or have.rank < need.rank:
+            out.append(
+                finding(
+                    rule,
+                    Status.VIOLATION,
+                    f"{lname} carries {len(lnets)} {sname} nets on {grade_id} foil; needs {need.id} or smoother",
+                    measured=grade_id,
+                    limit=need.id,
+                    unit="grade",
+                    layer=lname,
+                    net=names[0],
+                    pos=pos,
+                    items=items,
+                    evidence=ev,
+                )
+            )
+    return CheckOutcome(out, checked=len(by_layer))

@@ -1,0 +1,158 @@
+"""``laminate_df``: the loss tangent of the dielectric each fast net really runs in.
+
+For every net (or differential pair) of the rule's signal type and every copper layer it is
+routed on, the dielectrics that carry its field: on an inner layer between reference planes
+(stripline), everything between the layer and the plane above and the plane below; where no
+plane is known on a side, the dielectric directly next to the layer; on an outer layer
+(microstrip), the dielectric under it.  Each dielectric's Df comes from the config, else the
+stack-up, else the library value of the material it names.  One finding per (net or pair,
+layer), naming the dielectric(s) over the limit.  Params: ``max_df``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ..analysis.materials import DielectricInfo, resolve_dielectric
+from ..model import Stackup, StackupLayer
+from ..results import Rule, Status
+from . import CheckContext, CheckOutcome, register
+from ._common import assumption_of, finding, track_rows, where
+
+
+def reference_dielectrics(
+    stack: Stackup, copper_index: int, planes: Sequence[int] | Mapping[int, Any]
+) -> tuple[list[tuple[str, StackupLayer]], str]:
+    """Dielectrics that carry the field of a trace on ``copper_index``: [(side, layer)] and the
+    geometry (``stripline`` | ``microstrip``)."""
+    layers = stack.layers
+    pos = next(
+        (i for i, sl in enumerate(layers) if sl.is_copper and sl.copper_index == copper_index), None
+    )
+    if pos is None:
+        return [], "unknown"
+    plane_set = set(planes)
+    out: list[tuple[str, StackupLayer]] = []
+    sides = 0
+    for side, step in (("above", -1), ("below", 1)):
+        got: list[StackupLayer] = []
+        found_plane = False
+        i = pos + step
+        while 0 <= i < len(layers):
+            sl = layers[i]
+            if sl.is_copper:
+                if sl.copper_index in plane_set:
+                    found_plane = True
+                    break
+                if not plane_set:
+                    break
+            elif sl.is_dielectric:
+                got.append(sl)
+            i += step
+        if not found_plane:
+            got = got[:1]
+        if got:
+            sides += 1
+        out.extend((side, sl) for sl in got)
+    return out, "stripline" if sides == 2 else "microstrip"
+
+
+@register("laminate_df")
+def check_laminate_df(ctx: CheckContext, rule: Rule) -> CheckOutcome:
+    a = ctx.analysis
+    board = ctx.board
+    sig = rule.signal
+    max_df = float(rule.params["max_df"])
+    groups = a.signal_groups(sig) if sig else []
+    if not groups:
+        return CheckOutcome([], checked=0)
+    st = a.signal_types.get(sig)
+    sname = st.name if st else sig
+    stack = board.stackup
+    if stack is None or not stack.dielectrics():
+        return CheckOutcome(
+            [
+                finding(
+                    rule,
+                    Status.CANNOT_VERIFY,
+                    f"{len(groups)} {sname} nets/pairs but the board has no stack-up: Df cannot be checked",
+                    limit=max_df,
+                    unit="tan δ",
+                    evidence={"declare": "define the stack-up with the laminate names in KiCad (Board Setup > Physical Stackup)"},
+                )
+            ],
+            checked=0,
+        )
+    overrides = (ctx.config.get("stackup") or {}).get("materials") or {}
+    cache: dict[str, DielectricInfo] = {}
+    out = []
+    checked = 0
+    planes = a.plane_layers
+    for g in groups:
+        layers = set()
+        for n in g.nets:
+            layers |= a.net_layers.get(n, frozenset())
+        assumption = assumption_of(a, g.nets)
+        for layer in sorted(layers):
+            checked += 1
+            lname = board.copper_layers[layer].name
+            refs, geometry = reference_dielectrics(stack, layer, planes)
+            infos = []
+            for side, d in refs:
+                if d.name not in cache:
+                    cache[d.name] = resolve_dielectric(d, a.materials, overrides)
+                infos.append((side, cache[d.name]))
+            rows = track_rows(a, g.nets, layer)
+            pos, items = where(a, rows)
+            ev: dict[str, Any] = {
+                "geometry": geometry,
+                "dielectrics": [{"side": s, **i.to_dict()} for s, i in infos],
+                "signal": sig,
+                "nets": [board.nets[n] for n in g.nets],
+            }
+            if assumption:
+                ev["assumption"] = assumption
+            note = " (signal type assumed: see evidence)" if assumption else ""
+            over = [(s, i) for s, i in infos if i.df is not None and i.df > max_df]
+            unknown = [(s, i) for s, i in infos if i.df is None]
+            if over:
+                worst = max(i.df for _, i in over)  # type: ignore[type-var]
+                named = ", ".join(f"{i.name} ({i.material or 'unnamed'}, Df {i.df:g} from {i.df_from})" for _, i in over)
+                out.append(
+                    finding(
+                        rule,
+                        Status.VIOLATION,
+                        f"{sname} {g.name} on {lname} ({geometry}): {named} > Df {max_df:g}{note}",
+                        measured=worst,
+                        limit=max_df,
+                        unit="tan δ",
+                        net=g.name,
+                        layer=lname,
+                        pos=pos,
+                        items=items,
+                        evidence={**ev, "dielectric": over[0][1].name},
+                    )
+                )
+            elif unknown or not infos:
+                names = ", ".join(f"{i.name} ({i.material or 'no material'})" for _, i in unknown) or "none found"
+                target = unknown[0][1].name if unknown else "the dielectric next to " + lname
+                ev["declare"] = (
+                    f"declare the laminate of {target} in accel-drc.yaml "
+                    f"(stackup: materials: {target}: {{material: 'Megtron 6', loss_tangent: 0.004}})"
+                )
+                out.append(
+                    finding(
+                        rule,
+                        Status.CANNOT_VERIFY,
+                        f"{sname} {g.name} on {lname}: loss tangent unknown for {names}{note}",
+                        limit=max_df,
+                        unit="tan δ",
+                        net=g.name,
+                        layer=lname,
+                        pos=pos,
+                        items=items,
+                        evidence=ev,
+                    )
+                )
+    return CheckOutcome(out, checked=checked)

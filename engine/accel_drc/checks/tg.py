@@ -1,0 +1,81 @@
+"""``tg``: every dielectric's glass-transition temperature against the class minimum.
+
+A KiCad stack-up has no Tg field: Tg comes from the material library (or ``stackup: materials:``
+in the config).  An unknown material, or a known one whose Tg is unconfirmed, is cannot_verify
+with what to declare.  Generic "FR4" (no grade named) is taken at the lowest common grade,
+130 °C, and the finding says it was assumed.  Params: ``min_tg_c``.
+"""
+
+from __future__ import annotations
+
+from ..analysis.materials import resolve_dielectric
+from ..results import Rule, Status
+from . import CheckContext, CheckOutcome, register
+from ._common import finding
+
+
+@register("tg")
+def check_tg(ctx: CheckContext, rule: Rule) -> CheckOutcome:
+    stack = ctx.board.stackup
+    limit = float(rule.params["min_tg_c"])
+    if stack is None or not stack.dielectrics():
+        return CheckOutcome(
+            [
+                finding(
+                    rule,
+                    Status.CANNOT_VERIFY,
+                    "the board has no stack-up: the laminate's Tg cannot be checked",
+                    limit=limit,
+                    unit="°C",
+                    evidence={
+                        "declare": "define the stack-up in KiCad (Board Setup > Physical Stackup) with the laminate names"
+                    },
+                )
+            ],
+            checked=0,
+        )
+    overrides = (ctx.config.get("stackup") or {}).get("materials") or {}
+    out = []
+    dielectrics = stack.dielectrics()
+    for d in dielectrics:
+        info = resolve_dielectric(d, ctx.analysis.materials, overrides)
+        ev = {"dielectric": info.to_dict(), "tg_note": info.tg_note}
+        if info.tg_c is None:
+            what = (
+                f"material {info.material!r} is not in the library"
+                if info.matched is None
+                else f"{info.matched_name} has no confirmed Tg"
+            )
+            if not info.material:
+                what = "no material is named"
+            ev["declare"] = (
+                f"declare the laminate of {d.name} in accel-drc.yaml "
+                f"(stackup: materials: {d.name}: {{material: 'Megtron 6', tg_c: 185}})"
+            )
+            out.append(
+                finding(
+                    rule,
+                    Status.CANNOT_VERIFY,
+                    f"{d.name}: Tg unknown ({what})",
+                    limit=limit,
+                    unit="°C",
+                    layer=d.name,
+                    evidence=ev,
+                )
+            )
+        elif info.tg_c < limit:
+            assumed = f"; {info.tg_note}" if info.tg_from == "library (assumed)" else ""
+            out.append(
+                finding(
+                    rule,
+                    Status.VIOLATION,
+                    f"{d.name} ({info.material}): Tg {info.tg_c:g} °C < {limit:g} °C for a "
+                    f"{ctx.board_class} board{assumed}",
+                    measured=info.tg_c,
+                    limit=limit,
+                    unit="°C",
+                    layer=d.name,
+                    evidence=ev,
+                )
+            )
+    return CheckOutcome(out, checked=len(dielectrics))

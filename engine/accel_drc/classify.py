@@ -1,0 +1,269 @@
+"""Training, inference or edge: which rule pack a board is held to.
+
+The seeds (000_9033d485f7eb5cd5.txt, 001_65e0877e154a6fff.txt) describe the classes by ranges
+that overlap (a 12-layer board can be a workstation inference card or a big edge carrier) and
+name one difference as decisive: NVLink/NVSwitch routing.  So the classifier adds weighted
+votes, one piece of evidence each, never a hard cut:
+
+* copper layers and board size, scored against each pack's ``profile`` ranges with a soft
+  fall-off outside them (``packs.range_score``);
+* NVLink nets and NVSwitch parts (the seeds' decisive difference: weighted highest);
+* PCIe generation and lane count; plane copper weight; the lowest-loss laminate named;
+* accelerator and connector footprints: M.2 keys and SoM connectors (edge), PCIe edge fingers
+  (add-in card: inference), SXM/OAM sockets (training/inference), BGA ball counts.
+
+The confidence is the winner's share of all votes.  A ``class:`` in the config or ``--class``
+overrides the result; the evidence is kept, and the report says who decided.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from .analysis.nets import plane_layers
+from .packs import CLASSES, range_score
+from .results import Classification, Evidence
+
+#: weight of each kind of evidence (the seeds call NVLink/NVSwitch the decisive difference)
+WEIGHTS = {
+    "copper layers": 2.5,
+    "board size": 1.5,
+    "NVLink nets": 3.0,
+    "NVSwitch parts": 4.0,
+    "PCIe": 1.0,
+    "plane copper": 1.0,
+    "laminate": 1.0,
+    "footprints": 1.5,
+}
+
+SEED0 = "000_9033d485f7eb5cd5.txt"
+SEED1 = "001_65e0877e154a6fff.txt"
+
+_M2 = re.compile(r"m\.?2[^a-z0-9]?.*key|ngff|\bm\.2\b|m2_(key|socket|connector)", re.I)
+_EDGE_FINGERS = re.compile(r"pci_?express|pcie.*(edge|finger|card)|bus_pci", re.I)
+_SXM_OAM = re.compile(r"\bsxm\d?\b|\boam\b|open.?accelerator", re.I)
+_SOM = re.compile(r"so-?dimm|jetson|\bsom\b|b2b.*module|nvidia.*(orin|xavier|nano)", re.I)
+_NVSWITCH = re.compile(r"nvswitch|nv_?switch", re.I)
+_BGA = re.compile(r"bga", re.I)
+
+
+def _vote(scores: Mapping[str, float], weight: float) -> dict[str, float]:
+    return {c: round(weight * float(scores.get(c, 0.0)), 4) for c in CLASSES}
+
+
+def classify(board: Any, analysis: Any, library: Any | None = None) -> Classification:
+    """Classify ``board``; ``analysis`` supplies signal types and planes."""
+    lib = library if library is not None else analysis.library
+    profiles = {c: lib.packs[c].profile for c in CLASSES}
+    ev: list[Evidence] = []
+
+    n = board.layer_count
+    w = WEIGHTS["copper layers"]
+    ev.append(
+        Evidence(
+            "copper layers",
+            n,
+            _vote({c: range_score(n, profiles[c].get("layer_count", []), 4.0) for c in CLASSES}, w),
+            note="edge 4-8, inference 8-24, training 20-40+ (overlapping)",
+            source=f"{SEED0}; {SEED1}",
+        )
+    )
+
+    size = board.outline.size_mm
+    if size:
+        side = max(size)
+        w = WEIGHTS["board size"]
+        ev.append(
+            Evidence(
+                "board size",
+                f"{size[0]:.1f} × {size[1]:.1f} mm",
+                _vote({c: range_score(side, profiles[c].get("board_side_mm", []), 60.0) for c in CLASSES}, w),
+                note=f"longest side {side:.1f} mm; edge 50-150, PCIe card ≈312, UBB 400-600, training 400-700+",
+                source=SEED0,
+            )
+        )
+
+    nv = [x for x in ("nvlink4", "nvlink5") if analysis.nets_by_signal(x)]
+    nv_count = sum(len(analysis.nets_by_signal(x)) for x in ("nvlink4", "nvlink5"))
+    w = WEIGHTS["NVLink nets"]
+    if nv_count:
+        ev.append(
+            Evidence(
+                "NVLink nets",
+                nv_count,
+                _vote({"training": 1.0, "inference": 0.35, "edge": 0.0}, w * min(1.0, 0.5 + nv_count / 200)),
+                note=f"{', '.join(nv)}: NVLink routing is the seeds' decisive training feature (SXM/OAM inference boards carry it too)",
+                source=SEED0,
+            )
+        )
+    else:
+        ev.append(
+            Evidence(
+                "NVLink nets",
+                0,
+                _vote({"training": 0.0, "inference": 0.3, "edge": 0.3}, w * 0.5),
+                note="no NVLink routing: PCIe add-in and edge boards have none",
+                source=SEED0,
+            )
+        )
+
+    fps = list(board.footprints)
+    nvswitch = [fp.reference for fp in fps if _NVSWITCH.search(f"{fp.value} {fp.name}")]
+    if nvswitch:
+        ev.append(
+            Evidence(
+                "NVSwitch parts",
+                len(nvswitch),
+                _vote({"training": 1.0}, WEIGHTS["NVSwitch parts"]),
+                note=f"NVSwitch on board ({', '.join(nvswitch[:5])}): training only",
+                source=SEED0,
+            )
+        )
+
+    # PCIe generation and lanes
+    gens = {}
+    assumed = False
+    for g in ("pcie3", "pcie4", "pcie5", "pcie6"):
+        nets = analysis.nets_by_signal(g)
+        if nets:
+            gens[g] = len(nets)
+            assumed = assumed or any(analysis.net_signal[x].assumption for x in nets)
+    if gens:
+        top = max(gens, key=lambda g: int(g[-1]))
+        lanes = max(1, sum(gens.values()) // 4)  # a lane = TX pair + RX pair = 4 nets
+        gen = int(top[-1])
+        if gen >= 5:
+            scores = {"training": 0.6, "inference": 1.0, "edge": 0.1}
+        elif lanes >= 8:
+            scores = {"training": 0.3, "inference": 0.8, "edge": 0.3}
+        else:
+            scores = {"training": 0.0, "inference": 0.4, "edge": 1.0}
+        ev.append(
+            Evidence(
+                "PCIe",
+                f"Gen{gen} x{lanes}" + (" (generation assumed)" if assumed else ""),
+                _vote(scores, WEIGHTS["PCIe"] * (0.6 if assumed else 1.0)),
+                note="Gen5 x16 host links mark data-center inference cards; Gen3/4 x1-x4 edge boards",
+                source=SEED0,
+            )
+        )
+
+    # plane copper
+    planes = plane_layers(board, analysis.zone_fractions, 0.25)
+    thick = []
+    if board.stackup is not None:
+        th = {sl.copper_index: sl.thickness_mm for sl in board.stackup.copper()}
+        thick = [th[i] for i in planes if th.get(i)]
+    if thick:
+        oz = max(thick) * 1000 / 35.0
+        ev.append(
+            Evidence(
+                "plane copper",
+                f"{oz:.2f} oz",
+                _vote({c: range_score(oz, profiles[c].get("power_copper_oz", []), 0.5) for c in CLASSES}, WEIGHTS["plane copper"]),
+                note="training 2-3 oz, inference 1-2 oz, edge 1 oz",
+                source=f"{SEED0}; {SEED1}",
+            )
+        )
+
+    # laminate: the lowest-loss material named in the stack-up
+    if board.stackup is not None:
+        order = ["standard", "mid", "low", "very_low", "ultra_low", "extreme_low"]
+        best = None
+        for d in board.stackup.dielectrics():
+            for sl in list(d.sublayers) or [d]:
+                m = lib.materials.lookup(sl.material)
+                if m is not None and (best is None or order.index(m.loss_class) > order.index(best.loss_class)):
+                    best = m
+        if best is not None:
+            rank = order.index(best.loss_class)
+            if rank >= 4:
+                scores = {"training": 1.0, "inference": 0.5, "edge": 0.0}
+            elif rank >= 2:
+                scores = {"training": 0.3, "inference": 1.0, "edge": 0.3}
+            else:
+                scores = {"training": 0.0, "inference": 0.3, "edge": 1.0}
+            ev.append(
+                Evidence(
+                    "laminate",
+                    best.name,
+                    _vote(scores, WEIGHTS["laminate"]),
+                    note=f"lowest-loss laminate named: {best.loss_class.replace('_', ' ')} loss",
+                    source=SEED0,
+                )
+            )
+
+    # footprints
+    kinds: dict[str, list[str]] = {}
+    for fp in fps:
+        text = f"{fp.name} {fp.value}"
+        if _M2.search(text):
+            kinds.setdefault("M.2", []).append(fp.reference)
+        elif _EDGE_FINGERS.search(text):
+            kinds.setdefault("PCIe edge fingers", []).append(fp.reference)
+        elif _SXM_OAM.search(text):
+            kinds.setdefault("SXM/OAM", []).append(fp.reference)
+        elif _SOM.search(text):
+            kinds.setdefault("SoM connector", []).append(fp.reference)
+        if _BGA.search(fp.name):
+            balls = len(fp.pads)
+            kinds.setdefault("large BGA (>2000 balls)" if balls > 2000 else "BGA", []).append(
+                f"{fp.reference}:{balls}"
+            )
+    votes = {
+        "M.2": {"edge": 1.0, "inference": 0.2},
+        "SoM connector": {"edge": 1.0},
+        "PCIe edge fingers": {"inference": 1.0, "edge": 0.3},
+        "SXM/OAM": {"training": 1.0, "inference": 0.6},
+        "large BGA (>2000 balls)": {"training": 0.8, "inference": 0.8},
+        "BGA": {"edge": 0.4, "inference": 0.2},
+    }
+    for kind, refs in kinds.items():
+        ev.append(
+            Evidence(
+                "footprints",
+                f"{kind}: {', '.join(refs[:4])}" + (" …" if len(refs) > 4 else ""),
+                _vote(votes[kind], WEIGHTS["footprints"]),
+                note=kind,
+                source=f"{SEED0} (form factors: M.2/SoM edge, PCIe add-in inference, SXM/OAM training); {SEED1}",
+            )
+        )
+
+    scores = {c: round(sum(e.votes.get(c, 0.0) for e in ev), 4) for c in CLASSES}
+    total = sum(scores.values())
+    winner = max(CLASSES, key=lambda c: (scores[c], -CLASSES.index(c)))
+    conf = scores[winner] / total if total > 0 else 0.0
+    return Classification(
+        board_class=winner, confidence=round(conf, 3), evidence=tuple(ev), source="auto", scores=scores
+    )
+
+
+def override(auto: Classification, board_class: str, source: str) -> Classification:
+    """The class a user declared (``config`` or ``cli``), keeping the automatic evidence."""
+    note = Evidence(
+        "override",
+        board_class,
+        {board_class: 0.0},
+        note=f"class set by {'--class' if source == 'cli' else 'class: in accel-drc.yaml'}; "
+        f"the classifier said {auto.board_class} ({auto.confidence:.0%})",
+        source=source,
+    )
+    return Classification(
+        board_class=board_class,
+        confidence=1.0,
+        evidence=(note, *auto.evidence),
+        source=source,
+        scores=auto.scores,
+    )
+
+
+def explain(c: Classification) -> str:
+    """One line: the class and the strongest evidence for it."""
+    top = sorted(c.evidence, key=lambda e: -e.votes.get(c.board_class, 0.0))
+    bits = [f"{e.what} {e.value}" for e in top[:3] if e.votes.get(c.board_class, 0.0) > 0]
+    who = {"auto": "classified", "config": "set in accel-drc.yaml", "cli": "set by --class"}[c.source]
+    return f"{c.board_class} ({who}, confidence {c.confidence:.0%})" + (
+        f": {'; '.join(bits)}" if bits else ""
+    )

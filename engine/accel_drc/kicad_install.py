@@ -1,0 +1,218 @@
+"""``accel-drc kicad install | uninstall``: put the toolbar button where KiCad finds it.
+
+KiCad (9.0+) looks for IPC plugins in ``<documents>/<version>/plugins/<folder>/plugin.json``:
+``~/.local/share/kicad/<ver>/plugins`` on Linux (``$XDG_DATA_HOME`` honoured) and
+``Documents/KiCad/<ver>/plugins`` on macOS and Windows; ``KICAD_DOCUMENTS_HOME`` replaces the
+documents dir everywhere (``$KICAD_DOCUMENTS_HOME/kicad/<ver>/plugins`` on Linux).  On the first click KiCad creates a venv for the plugin and
+pip-installs its ``requirements.txt``; without that file there is no button at all.
+
+So that the venv gets *this* accel-drc (not whatever an index has), the installer pins it:
+from a source checkout it builds a wheel of the running package into the plugin folder
+(``pip wheel --no-deps``) and references it by absolute ``file://`` URL; from an installed
+distribution it pins ``accel-drc==<this version>`` from the package index.
+
+This module never imports kipy (the engine does not); the plugin code it copies does.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from . import __version__
+from .errors import AccelDrcError, UsageError
+
+log = logging.getLogger(__name__)
+
+#: the folder name under KiCad's plugins dir
+FOLDER = "accel-drc"
+KICAD_PYTHON_REQ = "kicad-python>=0.8.0"
+
+
+class InstallError(AccelDrcError):
+    """The plugin could not be installed (exit 3 with the reason)."""
+
+
+def documents_dir() -> Path:
+    """KiCad's per-user documents root (without the version), as ``PATHS::getUserDocumentPath``
+    builds it: ``$KICAD_DOCUMENTS_HOME`` (else the platform's documents dir, which on Linux is
+    ``$XDG_DATA_HOME`` or ``~/.local/share``) plus ``kicad`` (``KiCad`` on macOS/Windows)."""
+    system = platform.system()
+    sub = "KiCad" if system in ("Darwin", "Windows") else "kicad"
+    env = os.environ.get("KICAD_DOCUMENTS_HOME")
+    if env:
+        return Path(env).expanduser() / sub
+    if system in ("Darwin", "Windows"):
+        return Path.home() / "Documents" / sub
+    data = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(data) / sub
+
+
+def plugins_dir(kicad_version: str = "9.0", dest: str | None = None) -> Path:
+    """Where KiCad ``kicad_version`` looks for IPC plugins (``dest`` overrides)."""
+    if dest:
+        return Path(dest).expanduser()
+    return documents_dir() / kicad_version / "plugins"
+
+
+def plugin_source() -> Path | None:
+    """The repository's ``plugin/`` folder when running from a checkout, else None."""
+    here = Path(__file__).resolve().parent  # engine/accel_drc
+    root = here.parent.parent
+    candidate = root / "plugin"
+    if (candidate / "plugin.json").is_file() and (root / "pyproject.toml").is_file():
+        return candidate
+    return None
+
+
+def project_root() -> Path | None:
+    src = plugin_source()
+    return src.parent if src is not None else None
+
+
+def _import_bundle() -> Any:
+    """``accel_drc_kicad.bundle`` from the checkout's plugin/ or the installed distribution."""
+    src = plugin_source()
+    if src is not None and str(src) not in sys.path:
+        sys.path.insert(0, str(src))
+    try:
+        from accel_drc_kicad import bundle  # type: ignore[import-not-found]
+    except ImportError as exc:
+        raise InstallError(
+            f"the plugin code (accel_drc_kicad) is not part of this installation ({exc})"
+        ) from None
+    return bundle
+
+
+def build_wheel(root: Path, out_dir: Path) -> Path:
+    """``pip wheel --no-deps`` of the checkout into ``out_dir``; the wheel's path."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="accel-drc-wheel-") as tmp:
+        cmd = [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", tmp, str(root)]
+        log.info("building wheel: %s", " ".join(cmd))
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+        if proc.returncode != 0:
+            raise InstallError(
+                f"pip wheel failed ({proc.returncode}): {proc.stderr.strip()[-800:]}"
+            )
+        wheels = sorted(Path(tmp).glob("accel_drc-*.whl"))
+        if not wheels:
+            raise InstallError(f"pip wheel produced no accel_drc wheel in {tmp}")
+        target = out_dir / wheels[-1].name
+        shutil.copyfile(wheels[-1], target)
+    return target
+
+
+def requirements(wheel: Path | None) -> str:
+    """The plugin venv's requirements: kicad-python plus exactly this accel-drc."""
+    lines = [
+        "# Written by `accel-drc kicad install`; KiCad pip-installs this into the plugin's venv.",
+        KICAD_PYTHON_REQ,
+    ]
+    if wheel is not None:
+        lines.append(f"accel-drc @ {wheel.resolve().as_uri()}")
+    else:
+        lines.append(f"accel-drc=={__version__}")
+    return "\n".join(lines) + "\n"
+
+
+def install(kicad_version: str = "9.0", dest: str | None = None, build: bool = True) -> Path:
+    """Install (or reinstall) the plugin folder; returns it."""
+    bundle = _import_bundle()
+    base = plugins_dir(kicad_version, dest)
+    target = base / FOLDER
+    try:
+        base.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=".accel-drc-", dir=base))
+    except OSError as exc:
+        raise InstallError(f"cannot write to {base}: {exc.strerror or exc}") from None
+    try:
+        bundle.write_static(staging)
+        bundle.copy_package(staging)
+        root = project_root()
+        wheel = None
+        if build and root is not None:
+            wheel = build_wheel(root, staging / "wheels")
+        # the wheel's final home is the target folder: name it there before moving
+        final_wheel = target / "wheels" / wheel.name if wheel is not None else None
+        (staging / "requirements.txt").write_text(requirements(final_wheel), encoding="utf-8")
+        if target.exists():
+            shutil.rmtree(target)
+        staging.rename(target)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    return target
+
+
+def uninstall(kicad_version: str = "9.0", dest: str | None = None) -> Path | None:
+    """Remove the plugin folder; returns it, or None when it was not installed."""
+    target = plugins_dir(kicad_version, dest) / FOLDER
+    if not target.exists():
+        return None
+    if not (target / "plugin.json").is_file():
+        raise InstallError(f"{target} is not an accel-drc plugin folder; not removing it")
+    shutil.rmtree(target)
+    return target
+
+
+def config_dir(kicad_version: str) -> Path:
+    """KiCad's settings dir (where ``kicad_common.json`` lives)."""
+    env = os.environ.get("KICAD_CONFIG_HOME")
+    if env:
+        return Path(env) / kicad_version
+    system = platform.system()
+    if system == "Windows":
+        return Path(os.environ.get("APPDATA", str(Path.home()))) / "kicad" / kicad_version
+    if system == "Darwin":
+        return Path.home() / "Library" / "Preferences" / "kicad" / kicad_version
+    xdg = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(xdg) / "kicad" / kicad_version
+
+
+def api_server_enabled(kicad_version: str) -> bool | None:
+    """Whether the user's KiCad has its API server on (None: no settings file yet)."""
+    path = config_dir(kicad_version) / "kicad_common.json"
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return bool(data.get("api", {}).get("enable_server"))
+
+
+def run_kicad(args: Any) -> int:
+    """The CLI handler for ``accel-drc kicad install|uninstall``."""
+    version = getattr(args, "kicad_version", "9.0")
+    dest = getattr(args, "dest", None)
+    if args.kicad_command == "install":
+        target = install(version, dest)
+        print(f"accel-drc: installed the KiCad {version} plugin in {target}")
+        req = (target / "requirements.txt").read_text(encoding="utf-8").strip().splitlines()[1:]
+        print("accel-drc: KiCad will pip-install on first use: " + "; ".join(req))
+        enabled = api_server_enabled(version)
+        if not enabled:
+            print(
+                "accel-drc: KiCad's API server is "
+                + ("off" if enabled is False else "not configured yet")
+                + ": in KiCad, Preferences > Preferences > Plugins, tick 'Enable KiCad API', "
+                "then restart KiCad. The button appears in the PCB editor's toolbar."
+            )
+        else:
+            print("accel-drc: restart KiCad's PCB editor; the button is in its toolbar.")
+        return 0
+    if args.kicad_command == "uninstall":
+        target = uninstall(version, dest)
+        if target is None:
+            print(f"accel-drc: no plugin installed in {plugins_dir(version, dest)}")
+        else:
+            print(f"accel-drc: removed {target}")
+        return 0
+    raise UsageError(f"unknown kicad action {args.kicad_command!r}")

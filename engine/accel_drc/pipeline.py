@@ -1,0 +1,419 @@
+"""``accel-drc check`` and ``accel-drc rules``: board -> classification -> rules -> findings.
+
+:func:`check_board` is the library entry point (the CLI and the KiCad plugin both call it);
+:func:`write_outputs` writes the reports, each a pure function of the result.  A check that
+crashes does not take the run down with it, but it is never silent either: it becomes an
+error-severity *cannot verify* finding naming the exception, and is logged with its traceback.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import logging
+import os
+import sys
+from collections.abc import Mapping
+from typing import Any, Callable
+
+from . import __version__
+from . import checks as _checks
+from .analysis import Analysis
+from .classify import classify, explain, override
+from .config import ProjectConfig, check_dielectrics, check_layers, load_config
+from .errors import EXIT_OK, EXIT_VIOLATIONS
+from .model import Board
+from .packs import CLASSES, Library, load_library, rules_for_class
+from .results import CheckResult, Finding, Rule, RuleRun, Severity, Status
+from .waivers import apply_waivers
+
+log = logging.getLogger(__name__)
+
+#: the pseudo-rule under which assumed signal types are reported
+ASSUMPTION_RULE = Rule(
+    id="signals.assumed_type",
+    check="signal_type",
+    severity=Severity.INFO,
+    params={},
+    why="A net whose interface generation cannot be told from its name or net class is checked "
+    "against an assumed type; the limits that follow (Df, foil, stub, impedance) are only as "
+    "right as that assumption.",
+    source="signals.yaml (families); issue: a PCIe net of unknown generation is reported",
+    pack="signals",
+    title="signal type assumed",
+)
+
+
+def _sha256(path: str | None) -> str:
+    if not path or not os.path.isfile(path):
+        return ""
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def _as_config(config: ProjectConfig | Mapping[str, Any] | None) -> ProjectConfig:
+    if config is None:
+        return ProjectConfig()
+    if isinstance(config, ProjectConfig):
+        return config
+    return ProjectConfig(data=dict(config))
+
+
+def board_summary(board: Board, board_file: str | None, sha: str) -> dict[str, Any]:
+    size = board.outline.size_mm
+    return {
+        "file": board_file or board.source,
+        "sha256": sha,
+        "format": board.format,
+        "file_version": board.file_version,
+        "generator": board.generator,
+        "copper_layers": board.layer_count,
+        "layer_names": [c.name for c in board.copper_layers],
+        "size_mm": None if size is None else [round(size[0], 3), round(size[1], 3)],
+        "thickness_mm": board.board_thickness_mm,
+        "stackup": board.stackup is not None,
+        "nets": board.named_net_count,
+        "diff_pairs": len(board.diff_pairs),
+        "tracks": len(board.tracks),
+        "vias": len(board.vias),
+        "zones": len(board.zones),
+        "footprints": len(board.footprints),
+        "warnings": list(board.warnings),
+    }
+
+
+def stackup_rows(board: Board, analysis: Analysis, config: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """``extras["stackup"]``: one row per physical layer, top to bottom, for the HTML drawing."""
+    from .analysis.materials import resolve_dielectric
+
+    if board.stackup is None:
+        return []
+    sig_by_layer: dict[int, set[str]] = {}
+    for net, a in analysis.net_signal.items():
+        for layer in analysis.net_layers.get(net, ()):
+            sig_by_layer.setdefault(layer, set()).add(a.signal)
+    overrides = (config.get("stackup") or {}).get("materials") or {}
+    layers = board.stackup.layers
+    rows = []
+    for i, sl in enumerate(layers):
+        row: dict[str, Any] = {
+            "name": sl.name,
+            "kind": sl.kind,
+            "thickness_mm": sl.thickness_mm,
+            "material": sl.material,
+            "epsilon_r": sl.epsilon_r,
+            "loss_tangent": sl.loss_tangent,
+            "tg_c": None,
+            "foil": None,
+            "copper_oz": None,
+            "signals": [],
+        }
+        if sl.is_copper and sl.copper_index is not None:
+            row["foil"] = analysis.foil_of_layer(sl.copper_index)
+            if sl.thickness_mm:
+                row["copper_oz"] = round(sl.thickness_mm * 1000 / 35.0, 3)
+            row["signals"] = sorted(sig_by_layer.get(sl.copper_index, ()))
+            row["user_name"] = board.copper_layers[sl.copper_index].user_name
+            row["plane"] = sl.copper_index in analysis.plane_layers
+        elif sl.is_dielectric:
+            info = resolve_dielectric(sl, analysis.materials, overrides)
+            row.update(
+                material=info.material,
+                epsilon_r=info.dk,
+                loss_tangent=info.df,
+                loss_tangent_from=info.df_from,
+                tg_c=info.tg_c,
+                tg_from=info.tg_from,
+                library_material=info.matched,
+            )
+            near: set[str] = set()
+            for step in (-1, 1):
+                j = i + step
+                while 0 <= j < len(layers) and not layers[j].is_copper:
+                    j += step
+                if 0 <= j < len(layers) and layers[j].copper_index is not None:
+                    near |= sig_by_layer.get(layers[j].copper_index, set())  # type: ignore[arg-type]
+            row["signals"] = sorted(near)
+        rows.append(row)
+    return rows
+
+
+def _assumption_findings(analysis: Analysis, board: Board) -> tuple[list[Finding], int]:
+    groups: dict[tuple[str, str], list[int]] = {}
+    for net, a in analysis.net_signal.items():
+        if a.assumption:
+            groups.setdefault((a.family or "", a.signal), []).append(net)
+    out = []
+    for (family, sig), nets in sorted(groups.items()):
+        names = sorted(board.nets[n] for n in nets)
+        note = analysis.net_signal[nets[0]].assumption or ""
+        out.append(
+            Finding(
+                rule=f"{ASSUMPTION_RULE.id}.{sig}",
+                check=ASSUMPTION_RULE.check,
+                severity=Severity.INFO,
+                status=Status.CANNOT_VERIFY,
+                message=f"{len(nets)} {family.upper() or sig} nets of unknown generation checked as {sig}: {note}",
+                measured=sig,
+                unit="signal type",
+                net=names[0],
+                why=ASSUMPTION_RULE.why,
+                source=ASSUMPTION_RULE.source,
+                evidence={
+                    "assumed": sig,
+                    "family": family,
+                    "nets": names[:50],
+                    "net_count": len(nets),
+                    "declare": f"declare the real type in accel-drc.yaml (signals: {sig}: ['{names[0]}'])",
+                },
+            )
+        )
+    return out, len(groups)
+
+
+def _crash_finding(rule: Rule, exc: BaseException) -> Finding:
+    return Finding(
+        rule=rule.id,
+        check=rule.check,
+        severity=Severity.ERROR,
+        status=Status.CANNOT_VERIFY,
+        message=f"internal error in check {rule.check}: {type(exc).__name__}: {exc} (please report it)",
+        why=rule.why,
+        source=rule.source,
+        evidence={"exception": f"{type(exc).__name__}: {exc}"},
+    )
+
+
+def check_board(
+    board: Board,
+    config: ProjectConfig | Mapping[str, Any] | None = None,
+    board_class: str | None = None,
+    board_file: str | None = None,
+    library: Library | None = None,
+    progress: Callable[[int, int, str], None] | None = None,
+    today: _dt.date | None = None,
+) -> CheckResult:
+    """Classify ``board``, run every rule of its class pack, apply waivers.
+
+    ``board_class`` (the CLI's ``--class``) beats the config's ``class:``, which beats the
+    classifier.  ``board_file`` is the path reports point at (default ``board.source``).
+    """
+    lib = library if library is not None else load_library()
+    cfg = _as_config(config)
+    names = set()
+    for c in board.copper_layers:
+        names.update((c.name, c.user_name))
+    check_layers(cfg, names)
+    if board.stackup is not None:
+        check_dielectrics(cfg, {d.name for d in board.stackup.dielectrics()})
+    data = cfg.as_mapping()
+    analysis = Analysis(board, data)
+    analysis.library = lib  # type: ignore[misc]
+    auto = classify(board, analysis, lib)
+    if board_class is not None:
+        if board_class not in CLASSES:
+            from .errors import UsageError
+
+            raise UsageError(f"unknown class {board_class!r} (one of {', '.join(CLASSES)})")
+        classification = override(auto, board_class, "cli")
+    elif cfg.board_class:
+        classification = override(auto, cfg.board_class, "config")
+    else:
+        classification = auto
+    cls = classification.board_class
+    rules, used = rules_for_class(lib, cls, cfg.extra_packs, cfg.rule_overrides, cfg.doc)
+    registry = _checks.load_all()
+    ctx = _checks.CheckContext(board=board, analysis=analysis, board_class=cls, config=data)
+    findings: list[Finding] = []
+    runs: list[RuleRun] = []
+    skipped: list[str] = []
+    runnable = [r for r in rules if r.check in registry]
+    for k, rule in enumerate(runnable):
+        if progress is not None:
+            progress(k, len(runnable), rule.id)
+        try:
+            outcome = registry[rule.check](ctx, rule)
+        except Exception as exc:  # a bug in one check: reported as a finding, logged in full
+            log.error("check %s crashed on rule %s", rule.check, rule.id, exc_info=True)
+            findings.append(_crash_finding(rule, exc))
+            runs.append(RuleRun(rule, 0))
+            continue
+        findings.extend(outcome.findings)
+        runs.append(RuleRun(rule, outcome.checked))
+    for r in rules:
+        if r.check not in registry:
+            skipped.append(r.id)
+    if skipped:
+        log.info("%d rules skipped (check kind not available): %s", len(skipped), ", ".join(skipped[:5]))
+    assumed, _ = _assumption_findings(analysis, board)
+    runs.append(RuleRun(ASSUMPTION_RULE, len(analysis.net_signal)))
+    findings = assumed + findings
+    waiver_lines = [cfg.line_of("waivers", i) for i in range(len(cfg.waivers))]
+    findings, waiver_rows = apply_waivers(findings, cfg.waivers, today=today, lines=waiver_lines)
+    if progress is not None:
+        progress(len(runnable), len(runnable), "done")
+    sha = _sha256(board_file or board.source)
+    extras: dict[str, Any] = {"stackup": stackup_rows(board, analysis, data)}
+    extras["signals"] = {
+        sig: len(analysis.nets_by_signal(sig)) for sig in lib.signals if analysis.nets_by_signal(sig)
+    }
+    if skipped:
+        extras["skipped_rules"] = skipped
+    for name in ("via_stubs", "rails"):
+        # H3 fills these from its analysis when its checks ran (they read the same cache)
+        if name in analysis.__dict__:
+            extras.setdefault(name, _extra_rows(analysis, name))
+    return CheckResult(
+        board_file=board_file or board.source,
+        board_sha256=sha,
+        classification=classification,
+        findings=findings,
+        rules=runs,
+        rule_packs=lib.pack_info(used[:1])
+        + [{"name": p.name, "version": p.version, "file": p.file} for p in cfg.extra_packs if p.name in used],
+        waivers=waiver_rows,
+        extras=extras,
+        board_summary=board_summary(board, board_file, sha),
+        date=(_dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat()),
+        tool_version=__version__,
+    )
+
+
+def _extra_rows(analysis: Analysis, name: str) -> Any:
+    """Rows for ``extras[name]`` from H3's analysis helpers, when they exist."""
+    try:
+        if name == "rails":
+            from .analysis.pdn import rail_rows  # type: ignore[attr-defined]
+
+            return rail_rows(analysis)
+        if name == "via_stubs":
+            from .analysis import via_stubs as vs
+
+            fn = getattr(vs, "stub_histograms", None)
+            return fn(analysis) if fn else None
+    except (ImportError, AttributeError):
+        return None
+    return None
+
+
+# ---------------------------------------------------------------------------------------------
+# Outputs
+# ---------------------------------------------------------------------------------------------
+
+
+def _placeholder_html(result: CheckResult) -> str:
+    from html import escape
+
+    from .report.text import summary
+
+    return (
+        "<!doctype html><html><head><meta charset='utf-8'><title>accel-drc report</title></head>"
+        f"<body><h1>accel-drc</h1><pre>{escape(summary(result))}</pre></body></html>\n"
+    )
+
+
+def write_outputs(
+    result: CheckResult,
+    board: Board,
+    json: str | None = None,
+    junit: str | None = None,
+    sarif: str | None = None,
+    html: str | None = None,
+) -> None:
+    """Write each requested report (``json='-'`` writes JSON to stdout)."""
+    from .report import json_report, junit as junit_report, sarif as sarif_report
+
+    if json:
+        json_report.write(json, result)
+    if junit:
+        junit_report.write(junit, result)
+    if sarif:
+        sarif_report.write(sarif, result)
+    if html:
+        try:
+            from .report import html as html_report
+        except ImportError:
+            html_report = None  # type: ignore[assignment]
+        writer = getattr(html_report, "write", None) if html_report is not None else None
+        if writer is None:
+            with open(html, "w", encoding="utf-8") as fh:
+                fh.write(_placeholder_html(result))
+        else:
+            writer(html, result, board)
+
+
+def exit_code(result: CheckResult) -> int:
+    return EXIT_VIOLATIONS if result.unwaived_errors() else EXIT_OK
+
+
+def run_check(args: Any) -> int:
+    """The ``accel-drc check`` command."""
+    from .readers import read_board
+    from .report.text import summary
+
+    tty = sys.stderr.isatty()
+    if tty:
+        print(f"accel-drc: reading {args.board} …", file=sys.stderr, end="\r", flush=True)
+    board = read_board(args.board)
+    lib = load_library()
+    cfg = load_config(getattr(args, "config", None), args.board, lib)
+
+    def progress(k: int, n: int, what: str) -> None:
+        msg = f"accel-drc: checking [{k}/{n}] {what}"
+        print(f"\r{msg[:100]:<100}", file=sys.stderr, end="" if k < n else "\n", flush=True)
+
+    result = check_board(
+        board,
+        cfg,
+        board_class=getattr(args, "board_class", None),
+        board_file=args.board,
+        library=lib,
+        progress=progress if tty else None,
+    )
+    write_outputs(
+        result,
+        board,
+        json=getattr(args, "json", None),
+        junit=getattr(args, "junit", None),
+        sarif=getattr(args, "sarif", None),
+        html=getattr(args, "html", None),
+    )
+    if not getattr(args, "quiet", False) and getattr(args, "json", None) != "-":
+        print(summary(result))
+    return exit_code(result)
+
+
+def run_rules(args: Any) -> int:
+    """The ``accel-drc rules`` command: every rule with its limit, why and source."""
+    import json as _json
+
+    lib = load_library()
+    cfg = load_config(args.config, None, lib) if getattr(args, "config", None) else ProjectConfig()
+    classes = [args.board_class] if getattr(args, "board_class", None) else list(CLASSES)
+    out = []
+    for cls in classes:
+        rules, _ = rules_for_class(lib, cls, cfg.extra_packs, cfg.rule_overrides, cfg.doc)
+        for r in rules:
+            out.append(
+                {
+                    "id": r.id,
+                    "class": cls,
+                    "check": r.check,
+                    "signal": r.signal,
+                    "severity": r.severity.value,
+                    "params": dict(r.params),
+                    "why": r.why,
+                    "source": r.source,
+                    "pack": r.pack,
+                }
+            )
+    if getattr(args, "json", False):
+        print(_json.dumps({"rules": out, "packs": lib.pack_info(classes)}, indent=2, ensure_ascii=False))
+        return EXIT_OK
+    from .report.text import rules_table
+
+    print(rules_table(out))
+    return EXIT_OK

@@ -1,0 +1,1287 @@
+"""Fast reader for KiCad ``.kicad_pcb`` boards (KiCad 6, 7, 8, 9 and 10).
+
+Why it is built this way: big boards are mostly zone fills, footprint graphics and embedded 3D
+models.  :class:`~.sexpr.SexprIndex` finds the nesting of every parenthesis with numpy; this module
+then visits only the nodes a check needs (layers, stack-up, nets, tracks, vias, zones, footprint
+headers and pads, Edge.Cuts shapes) and skips everything else by span, without tokenising it.
+Zone fills are parsed straight into numpy arrays.  On the 69 MB ``vme-wren`` board this takes
+about a second where KiCad needs 53 s (see ``docs/reader.md``).
+
+Format facts used (KiCad source ``pcb_io_kicad_sexpr.h`` version history and the v10 writer):
+
+* ``(version 20211014)`` is KiCad 6.0; 2022-2023 dates KiCad 7; ``20240108`` KiCad 8;
+  ``20241229`` KiCad 9; 2025-2026 dates KiCad 10.  Older files (KiCad 5 ``20171130``) use a
+  different arc and layer syntax and are refused with a hint to re-save them.
+* KiCad 9 renumbered layer ids, so layers are matched by *name*, never by number.
+* KiCad 10 (``20250926``) writes via types ``blind`` / ``buried`` / ``micro``; since ``20251028`` it
+  stops writing net codes (items say ``(net "GND")`` and there is no net table); since
+  ``20251101`` vias and pads may carry ``(backdrill (size d) (layers "B.Cu" "In3.Cu"))`` and
+  ``(tertiary_drill …)``.
+* Footprint graphics and pads are stored relative to the footprint, un-rotated; pad angles are
+  absolute.  The board's size follows ``BOARD::GetBoardEdgesBoundingBox()``: the union of every
+  Edge.Cuts shape's bounding box, each inflated by half its line width.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+
+import numpy as np
+
+from ..errors import InputError
+from ..model import (
+    COPPER_LAYER_TYPES,
+    Backdrill,
+    Board,
+    CopperLayer,
+    DesignSettings,
+    DielectricSublayer,
+    Footprint,
+    NetClassRules,
+    Outline,
+    Pad,
+    Stackup,
+    StackupLayer,
+    Tracks,
+    Vias,
+    Zone,
+)
+from .kicad_project import ProjectInfo, project_path_for, read_project
+from .sexpr import Sexpr, SexprIndex, find_balanced, line_of, parse_decimals, parse_span, unquote
+
+#: oldest format version read (KiCad 6.0 release)
+MIN_VERSION = 20211014
+#: newest format version this reader knows (KiCad 10: "PCB variants")
+MAX_KNOWN_VERSION = 20260101
+
+#: top-level nodes of KiCad 6..10 boards; anything else is reported once as unknown
+KNOWN_TOP_LEVEL = frozenset(
+    """version generator generator_version general paper page title_block layers setup property
+    net net_class footprint gr_line gr_arc gr_circle gr_rect gr_poly gr_curve gr_bbox gr_text
+    gr_text_box gr_vector image table dimension target segment arc via zone group generated
+    embedded_fonts embedded_files point barcode variants component_classes""".split()
+)
+
+_EDGE_GR = frozenset({b"gr_line", b"gr_arc", b"gr_circle", b"gr_rect", b"gr_poly", b"gr_curve"})
+_EDGE_FP = frozenset({b"fp_line", b"fp_arc", b"fp_circle", b"fp_rect", b"fp_poly", b"fp_curve"})
+
+_STR = rb'"(?:[^"\\]|\\.)*"'
+_ATOM = rb'(?:"(?:[^"\\]|\\.)*"|[^\s()"]+)'
+_KW = re.compile(rb"\(\s*([^\s()\"]+)")
+_NUM = rb"([^\s()]+)"
+_TRACK_RE = re.compile(
+    rb"\((segment|arc)(?:\s+locked)?\s*\(start "
+    + _NUM
+    + rb" "
+    + _NUM
+    + rb"\)\s*(?:\(mid "
+    + _NUM
+    + rb" "
+    + _NUM
+    + rb"\)\s*)?\(end "
+    + _NUM
+    + rb" "
+    + _NUM
+    + rb"\)\s*\(width "
+    + _NUM
+    + rb"\)\s*(?:\(locked[^()]*\)\s*)?\(layers? \"([^\"]*)\"[^()]*\)\s*"
+    + rb"(?:\(solder_mask_margin[^()]*\)\s*)?\(net ([^()]*)\)\s*"
+    + rb"\((?:uuid|tstamp) \"?([^()\"]*)\"?\)\s*\)"
+)
+_TRACK_FIELD = re.compile(rb"\((start|end|mid|width|layer|net|uuid|tstamp)\s+([^()]*)\)")
+_VIA_HEAD = re.compile(rb"\(via\s+(blind|buried|micro|through)?")
+_VIA_FIELD = re.compile(rb"\((at|size|drill|layers|net|uuid|tstamp)\s+([^()]*)")
+_PAD_HEAD = re.compile(rb"\(pad\s+(" + _ATOM + rb")\s+([^\s()]+)\s+([^\s()]+)")
+_PAD_FIELD = re.compile(rb"\((at|size|drill|layers|net|uuid|tstamp)\s+([^()]*)")
+_NESTED_DRILL = re.compile(rb"\((backdrill|tertiary_drill|padstack|primitives)\b")
+_FP_HEAD = re.compile(rb"\((?:footprint|module)\s+(" + _ATOM + rb")")
+_PROPERTY = re.compile(rb"\(property\s+(" + _ATOM + rb")\s+(" + _ATOM + rb")")
+_FP_TEXT = re.compile(rb"\(fp_text\s+(reference|value)\s+(" + _ATOM + rb")")
+_SIMPLE = re.compile(rb"\(([a-z_]+)\s+([^()]*)\)")
+_NAMES = re.compile(rb'"((?:[^"\\]|\\.)*)"|([^\s"]+)')
+_COPPER_NAME = re.compile(r"^(F|B|In(\d+))\.Cu$")
+_PTS = re.compile(rb"\(pts[\s)]")
+
+
+# ---------------------------------------------------------------------------------------------
+# public API
+# ---------------------------------------------------------------------------------------------
+
+
+def read(path: str) -> Board:
+    """Read ``path`` (a ``.kicad_pcb``) and the ``.kicad_pro`` beside it, if there is one."""
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read()
+    except OSError as exc:
+        raise InputError(path, f"cannot open: {exc.strerror or exc}") from None
+    pro = project_path_for(path)
+    return _read_bytes(data, path, pro if os.path.exists(pro) else None, expected_project=pro)
+
+
+def read_text(text: str, source: str, project_path: str | None = None) -> Board:
+    """Read a board from its text (e.g. a live KiCad's ``board.get_as_string()``)."""
+    return _read_bytes(text.encode("utf-8"), source, project_path, expected_project=project_path)
+
+
+def parse_stackup(text: str) -> Stackup | None:
+    """The stack-up of a board text, or None if the board declares none.
+
+    The plugin uses this on ``board.get_as_string()`` because KiCad 9.0.8's API returns
+    dielectrics without material, εr or loss tangent.
+    """
+    data = text.encode("utf-8") if isinstance(text, str) else text
+    m = re.search(rb"\(stackup[\s)]", data)
+    if not m:
+        return None
+    try:
+        end = find_balanced(data, m.start())
+        node = parse_span(data, m.start(), end)
+    except ValueError:
+        return None
+    return stackup_from_sexpr(node)
+
+
+def kicad_major(version: int | None) -> int | None:
+    """The KiCad release that writes board format ``version``."""
+    if version is None:
+        return None
+    if version < 20211014:
+        return 5
+    if version <= 20211014:
+        return 6
+    if version <= 20221018:
+        return 7
+    if version <= 20240108:
+        return 8
+    if version <= 20241229:
+        return 9
+    return 10
+
+
+# ---------------------------------------------------------------------------------------------
+# stack-up
+# ---------------------------------------------------------------------------------------------
+
+
+def _kind_of(raw_type: str) -> str:
+    t = raw_type.lower()
+    if t == "copper":
+        return "copper"
+    if t in ("core", "prepreg"):
+        return t
+    if "silk" in t:
+        return "silkscreen"
+    if "paste" in t:
+        return "solderpaste"
+    if "mask" in t:
+        return "soldermask"
+    return "dielectric"
+
+
+def _float(value: str | None) -> float | None:
+    if value is None:
+        return None
+    try:
+        out = float(value)
+    except ValueError:
+        return None
+    return out if math.isfinite(out) else None
+
+
+def stackup_from_sexpr(node: Sexpr) -> Stackup | None:
+    """Build a :class:`Stackup` from a parsed ``(stackup …)`` node."""
+    if not isinstance(node, list):
+        return None
+    layers: list[StackupLayer] = []
+    finish: str | None = None
+    impedance: bool | None = None
+    edge_plating: bool | None = None
+    copper_index = 0
+    for item in node[1:]:
+        if not isinstance(item, list) or not item:
+            continue
+        head = item[0]
+        if head == "copper_finish" and len(item) > 1:
+            finish = None if item[1] in ("None", "") else str(item[1])
+        elif head == "dielectric_constraints" and len(item) > 1:
+            impedance = item[1] == "yes"
+        elif head == "edge_plating" and len(item) > 1:
+            edge_plating = item[1] == "yes"
+        elif head == "layer" and len(item) > 1:
+            name = str(item[1])
+            raw_type = ""
+            color: str | None = None
+            subs: list[dict[str, str]] = [{}]
+            for part in item[2:]:
+                if part == "addsublayer":
+                    subs.append({})
+                    continue
+                if not isinstance(part, list) or len(part) < 2:
+                    continue
+                key = part[0]
+                if key == "type":
+                    raw_type = str(part[1])
+                elif key == "color" and color is None:
+                    color = str(part[1])
+                elif key in ("thickness", "material", "epsilon_r", "loss_tangent"):
+                    subs[-1][key] = str(part[1])
+            kind = _kind_of(raw_type)
+            sublayers = tuple(
+                DielectricSublayer(
+                    thickness_mm=_float(s.get("thickness")),
+                    material=s.get("material"),
+                    epsilon_r=_float(s.get("epsilon_r")),
+                    loss_tangent=_float(s.get("loss_tangent")),
+                )
+                for s in subs
+            )
+            thicknesses = [s.thickness_mm for s in sublayers]
+            thickness = (
+                None if any(t is None for t in thicknesses) else float(sum(thicknesses))  # type: ignore[misc]
+            )
+            first = sublayers[0]
+            layer = StackupLayer(
+                name=name,
+                kind=kind,
+                thickness_mm=thickness,
+                material=first.material,
+                epsilon_r=first.epsilon_r,
+                loss_tangent=first.loss_tangent,
+                sublayers=sublayers if kind in ("core", "prepreg", "dielectric") else (),
+                copper_index=copper_index if kind == "copper" else None,
+                color=color,
+                raw_type=raw_type or None,
+            )
+            if kind == "copper":
+                copper_index += 1
+            layers.append(layer)
+    if not layers:
+        return None
+    return Stackup(
+        layers=tuple(layers), finish=finish, impedance_controlled=impedance, edge_plating=edge_plating
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# geometry helpers (nm integers where KiCad uses integers, so sizes match pcbnew exactly)
+# ---------------------------------------------------------------------------------------------
+
+
+def _nm(mm: float) -> int:
+    return int(round(mm * 1e6))
+
+
+class _Transform:
+    """Footprint placement: rotate by ``deg`` (KiCad's sense, y down) then move to (x, y)."""
+
+    __slots__ = ("x", "y", "c", "s")
+
+    def __init__(self, x: float = 0.0, y: float = 0.0, deg: float = 0.0) -> None:
+        self.x, self.y = x, y
+        d = deg % 360.0
+        exact = {0.0: (1.0, 0.0), 90.0: (0.0, 1.0), 180.0: (-1.0, 0.0), 270.0: (0.0, -1.0)}
+        self.c, self.s = exact.get(d) or (math.cos(math.radians(d)), math.sin(math.radians(d)))
+
+    def apply(self, px: float, py: float) -> tuple[float, float]:
+        # KiCad RotatePoint: x' = x cos + y sin ; y' = -x sin + y cos
+        return (self.x + px * self.c + py * self.s, self.y - px * self.s + py * self.c)
+
+
+_IDENTITY = _Transform()
+
+
+def _arc_center(
+    s: tuple[float, float], m: tuple[float, float], e: tuple[float, float]
+) -> tuple[float, float] | None:
+    ax, ay = s
+    bx, by = m
+    cx, cy = e
+    d = 2.0 * (ax * (by - cy) + bx * (cy - ay) + cx * (ay - by))
+    if abs(d) < 1e-18:
+        return None
+    a2, b2, c2 = ax * ax + ay * ay, bx * bx + by * by, cx * cx + cy * cy
+    ux = (a2 * (by - cy) + b2 * (cy - ay) + c2 * (ay - by)) / d
+    uy = (a2 * (cx - bx) + b2 * (ax - cx) + c2 * (bx - ax)) / d
+    return ux, uy
+
+
+def _arc_sweep(
+    s: tuple[float, float], m: tuple[float, float], e: tuple[float, float], c: tuple[float, float]
+) -> tuple[float, float]:
+    """(start angle, signed sweep) in radians of the arc s -> m -> e around c."""
+    a0 = math.atan2(s[1] - c[1], s[0] - c[0])
+    am = math.atan2(m[1] - c[1], m[0] - c[0])
+    a1 = math.atan2(e[1] - c[1], e[0] - c[0])
+    two = 2.0 * math.pi
+    de = (a1 - a0) % two
+    dm = (am - a0) % two
+    if de == 0.0:  # full circle drawn as an arc
+        return a0, two
+    return (a0, de) if dm <= de else (a0, de - two)
+
+
+def _arc_points(
+    s: tuple[float, float], m: tuple[float, float], e: tuple[float, float], max_err: float = 0.005
+) -> list[tuple[float, float]]:
+    """Flatten an arc into a polyline whose chord error is below ``max_err`` mm."""
+    c = _arc_center(s, m, e)
+    if c is None:
+        return [s, e]
+    r = math.hypot(s[0] - c[0], s[1] - c[1])
+    a0, sweep = _arc_sweep(s, m, e, c)
+    step = 2.0 * math.acos(max(-1.0, min(1.0, 1.0 - max_err / r))) if r > max_err else math.pi / 2
+    n = max(2, int(math.ceil(abs(sweep) / max(step, 1e-3))))
+    pts = [s]
+    for i in range(1, n):
+        a = a0 + sweep * i / n
+        pts.append((c[0] + r * math.cos(a), c[1] + r * math.sin(a)))
+    pts.append(e)
+    return pts
+
+
+def _arc_bbox_nm(s: tuple[int, int], m: tuple[int, int], e: tuple[int, int]) -> list[tuple[int, int]]:
+    """Points whose bbox is KiCad's arc bbox: the ends plus each axis extreme the arc crosses."""
+    c = _arc_center(s, m, e)  # type: ignore[arg-type]
+    if c is None:
+        return [s, e]
+    cx, cy = round(c[0]), round(c[1])
+    r = round(math.hypot(s[0] - cx, s[1] - cy))
+    a0, sweep = _arc_sweep(s, m, e, (cx, cy))  # type: ignore[arg-type]
+    pts = [s, e]
+    for k, (dx, dy) in enumerate(((1, 0), (0, 1), (-1, 0), (0, -1))):
+        theta = k * math.pi / 2.0
+        d = (theta - a0) % (2.0 * math.pi)
+        inside = (0.0 < d < sweep) if sweep > 0 else (d > 2.0 * math.pi + sweep and d > 0.0)
+        if inside:
+            pts.append((cx + dx * r, cy + dy * r))
+    return pts
+
+
+def _bezier_points(p: Sequence[tuple[float, float]], n: int = 32) -> list[tuple[float, float]]:
+    (x0, y0), (x1, y1), (x2, y2), (x3, y3) = p[:4]
+    out = []
+    for i in range(n + 1):
+        t = i / n
+        u = 1.0 - t
+        out.append(
+            (
+                u**3 * x0 + 3 * u * u * t * x1 + 3 * u * t * t * x2 + t**3 * x3,
+                u**3 * y0 + 3 * u * u * t * y1 + 3 * u * t * t * y2 + t**3 * y3,
+            )
+        )
+    return out
+
+
+def _chain(pieces: list[list[tuple[float, float]]]) -> list[np.ndarray]:
+    """Join open polylines end to end (within 1 µm) into as few chains as possible."""
+
+    def key(p: tuple[float, float]) -> tuple[int, int]:
+        return (round(p[0] * 1000.0), round(p[1] * 1000.0))
+
+    ends: dict[tuple[int, int], list[int]] = {}
+    for i, pc in enumerate(pieces):
+        ends.setdefault(key(pc[0]), []).append(i)
+        ends.setdefault(key(pc[-1]), []).append(i)
+    used = [False] * len(pieces)
+    out: list[np.ndarray] = []
+    for i, pc in enumerate(pieces):
+        if used[i]:
+            continue
+        used[i] = True
+        chain = list(pc)
+        while True:
+            tail = key(chain[-1])
+            if tail == key(chain[0]) and len(chain) > 2:
+                break
+            nxt = next((j for j in ends.get(tail, ()) if not used[j]), None)
+            if nxt is None:
+                break
+            used[nxt] = True
+            seg = pieces[nxt]
+            chain.extend(seg[1:] if key(seg[0]) == tail else list(reversed(seg))[1:])
+        out.append(np.asarray(chain, dtype=np.float64))
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# the reader
+# ---------------------------------------------------------------------------------------------
+
+
+def _find_property(data: bytes, s: int, e: int, name: bytes) -> str:
+    at = data.find(b'(property "' + name + b'"', s, e)
+    if at < 0:
+        return ""
+    m = _PROPERTY.match(data, at, e)
+    return unquote(m.group(2)) if m else ""
+
+
+class _LazyProps(Mapping):
+    """A footprint's ``(property name value)`` fields, parsed on first access.
+
+    Boards imported from other tools carry dozens of properties per footprint (86 k on
+    vme-wren); decoding them all up front would cost a fifth of the whole read.
+    """
+
+    def __init__(self, data: bytes, start: int, end: int) -> None:
+        self._data = data
+        self._span = (start, end)
+        self._props: dict[str, str] | None = None
+
+    def _get(self) -> dict[str, str]:
+        if self._props is None:
+            s, e = self._span
+            self._props = {unquote(k): unquote(v) for k, v in _PROPERTY.findall(self._data, s, e)}
+        return self._props
+
+    def __getitem__(self, key: str) -> str:
+        return self._get()[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._get())
+
+    def __len__(self) -> int:
+        return len(self._get())
+
+    def __repr__(self) -> str:
+        return repr(self._get())
+
+
+class _LazyFills(Mapping):
+    """A zone's filled polygons per copper layer, parsed on first access.
+
+    Why lazy: fills are most of a big board's geometry (930 k points on vme-wren) and most
+    commands never look at them (``inspect``, stack-up and via checks).  The spans are known
+    from the structural index, so the layers present are known without parsing; the points of
+    a layer become (n, 2) arrays in one vectorised pass the first time a check asks for them.
+    """
+
+    def __init__(self, reader: _Reader, spans: dict[int, list[tuple[int, int]]]) -> None:
+        self._reader = reader
+        self._spans = spans
+        self._cache: dict[int, tuple[np.ndarray, ...]] = {}
+
+    def __getitem__(self, layer: int) -> tuple[np.ndarray, ...]:
+        got = self._cache.get(layer)
+        if got is None:
+            spans = self._spans[layer]  # KeyError for a layer without fill, as a dict would
+            got = self._cache[layer] = self._reader.parse_fills(spans)
+        return got
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self._spans)
+
+    def __len__(self) -> int:
+        return len(self._spans)
+
+    def __repr__(self) -> str:
+        return f"<zone fills on layers {sorted(self._spans)}>"
+
+
+def _read_bytes(
+    data: bytes, source: str, project_path: str | None, expected_project: str | None
+) -> Board:
+    head = data[:4096].lstrip(b"\xef\xbb\xbf \t\r\n")
+    if not head:
+        raise InputError(source, "file is empty")
+    if head.startswith(b"PCBNEW-BOARD"):
+        raise InputError(
+            source,
+            "legacy KiCad 4 board format: open and save it in KiCad 6 or newer",
+        )
+    if not head.startswith(b"("):
+        raise InputError(
+            source, f"not a KiCad board (.kicad_pcb): it starts with {head[:16]!r}", line=1
+        )
+    try:
+        reader = _Reader(data, source)
+        return reader.run(project_path, expected_project)
+    except InputError:
+        raise
+    except (ValueError, IndexError, KeyError, TypeError, OverflowError) as exc:
+        # malformed content inside a well-bracketed file (a number that is not a number, a node
+        # with missing fields): bad input, not a crash
+        raise InputError(source, f"malformed board file: {exc}") from None
+
+
+class _Reader:
+    def __init__(self, data: bytes, source: str) -> None:
+        self.data = data
+        self.source = source
+        self.warnings: list[str] = []
+        self.index = SexprIndex(data, source)
+        root_kw = _KW.match(data, self.index.root_start)
+        kw = root_kw.group(1) if root_kw else b""
+        if kw in (b"footprint", b"module"):
+            raise InputError(source, "this is a KiCad footprint, not a board", line=1)
+        if kw != b"kicad_pcb":
+            raise InputError(
+                source, f"not a KiCad board: the file is a ({kw.decode(errors='replace')} …) node"
+            )
+        self.copper: dict[str, int] = {}
+        self.net_names: list[str] = [""]
+        self.net_by_code: dict[int, int] = {0: 0}
+        self.net_by_name: dict[str, int] = {"": 0}
+
+    # -- small helpers ----------------------------------------------------------------------
+
+    def warn(self, message: str) -> None:
+        if message not in self.warnings:
+            self.warnings.append(message)
+
+    def fail(self, message: str, offset: int) -> InputError:
+        return InputError(self.source, message, line=line_of(self.data, offset))
+
+    def node(self, start: int, end: int) -> Sexpr:
+        try:
+            return parse_span(self.data, start, end)
+        except ValueError as exc:
+            raise self.fail(f"malformed node: {exc}", start) from None
+
+    def net_ref(self, raw: bytes) -> int:
+        """Net index of an item's ``(net …)`` value: a code (KiCad ≤ 9) or a name (KiCad 10)."""
+        raw = raw.strip()
+        if not raw:
+            return 0
+        if raw[:1] == b'"':
+            end = raw.find(b'"', 1)
+            while end > 0 and raw[end - 1 : end] == b"\\":
+                end = raw.find(b'"', end + 1)
+            return self.net_of_name(unquote(raw[: end + 1] if end > 0 else raw))
+        token = raw.split(None, 1)[0]
+        try:
+            code = int(token)
+        except ValueError:
+            return self.net_of_name(unquote(token))
+        idx = self.net_by_code.get(code)
+        if idx is None:
+            self.warn(f"items refer to net code {code}, which the net table does not list")
+            parts = raw.split(None, 1)
+            name = unquote(parts[1].strip()) if len(parts) > 1 else f"<net {code}>"
+            idx = self.net_of_name(name)
+            self.net_by_code[code] = idx
+        return idx
+
+    def net_of_name(self, name: str) -> int:
+        idx = self.net_by_name.get(name)
+        if idx is None:
+            idx = len(self.net_names)
+            self.net_names.append(name)
+            self.net_by_name[name] = idx
+        return idx
+
+    def layer_indexes(self, raw: bytes) -> tuple[tuple[int, ...], tuple[str, ...]]:
+        """Copper stack indexes and all names of a ``(layers …)`` value."""
+        names = tuple(
+            unquote(b'"' + q + b'"') if q or not bare else bare.decode("utf-8", "replace")
+            for q, bare in _NAMES.findall(raw)
+        )
+        n = len(self.copper)
+        out: set[int] = set()
+        for name in names:
+            if name == "*.Cu":
+                out.update(range(n))
+            elif name == "F&B.Cu":
+                out.update((0, n - 1))
+            else:
+                idx = self.copper.get(name)
+                if idx is not None:
+                    out.add(idx)
+        return tuple(sorted(out)), names
+
+    # -- main -----------------------------------------------------------------------------
+
+    def run(self, project_path: str | None, expected_project: str | None) -> Board:
+        data = self.data
+        idx = self.index
+        top = idx.children(2).tolist()
+        by_kw: dict[bytes, list[tuple[int, int]]] = {}
+        unknown: set[str] = set()
+        for s, e in top:
+            m = _KW.match(data, s)
+            if not m:
+                raise self.fail("malformed node: no keyword after '('", s)
+            kw = m.group(1)
+            by_kw.setdefault(kw, []).append((s, e))
+        for kw in by_kw:
+            name = kw.decode("utf-8", "replace")
+            if name not in KNOWN_TOP_LEVEL:
+                unknown.add(name)
+
+        version = self._version(by_kw)
+        if unknown:
+            self.warn(
+                "ignored unknown top-level node(s): "
+                + ", ".join(sorted(unknown))
+                + " (written by a newer KiCad?)"
+            )
+        generator = None
+        for s, e in by_kw.get(b"generator", [])[:1]:
+            node = self.node(s, e)
+            generator = str(node[1]) if isinstance(node, list) and len(node) > 1 else None
+
+        copper_layers = self._layers(by_kw)
+        thickness = None
+        for s, e in by_kw.get(b"general", [])[:1]:
+            for key, val in _SIMPLE.findall(data, s, e):
+                if key == b"thickness":
+                    thickness = _float(val.split()[0].decode()) if val.split() else None
+        stackup = None
+        for s, e in by_kw.get(b"setup", [])[:1]:
+            for cs, ce in idx.children(3, s, e).tolist():
+                if data.startswith(b"(stackup", cs):
+                    stackup = stackup_from_sexpr(self.node(cs, ce))
+        self._nets(by_kw)
+        tracks = self._tracks(by_kw.get(b"segment", []), by_kw.get(b"arc", []))
+        vias = self._vias(by_kw.get(b"via", []))
+        zones = tuple(self._zone(s, e) for s, e in by_kw.get(b"zone", []))
+        edge_pieces: list[tuple[list[tuple[float, float]], bool]] = []
+        bbox_pts: list[tuple[int, int]] = []
+        fp_spans = by_kw.get(b"footprint", [])
+        footprints = tuple(
+            self._footprint(s, e, kids, edge_pieces, bbox_pts)
+            for (s, e), kids in zip(fp_spans, self._footprint_children(fp_spans))
+        )
+        for kw in _EDGE_GR:
+            for s, e in by_kw.get(kw, []):
+                if data.find(b"Edge.Cuts", s, e) >= 0:
+                    self._edge_shape(s, e, _IDENTITY, edge_pieces, bbox_pts)
+        outline = self._outline(edge_pieces, bbox_pts)
+
+        project: ProjectInfo | None = None
+        if project_path:
+            project = read_project(project_path)
+        else:
+            where = f" ({os.path.basename(expected_project)})" if expected_project else ""
+            self.warn(
+                f"no .kicad_pro beside the board{where}: net classes, text variables and "
+                "design-rule settings are unknown"
+            )
+        return Board(
+            source=self.source,
+            format="kicad_pcb",
+            copper_layers=copper_layers,
+            stackup=stackup,
+            board_thickness_mm=thickness
+            if thickness is not None
+            else (stackup.thickness_mm if stackup else None),
+            outline=outline,
+            nets=tuple(self.net_names),
+            net_classes=project.net_classes if project else NetClassRules(),
+            tracks=tracks,
+            vias=vias,
+            zones=zones,
+            footprints=footprints,
+            text_variables=dict(project.text_variables) if project else {},
+            design=project.design if project else DesignSettings(),
+            file_version=version,
+            generator=generator,
+            project_file=project.path if project else None,
+            warnings=tuple(self.warnings),
+        )
+
+    # -- header ------------------------------------------------------------------------------
+
+    def _version(self, by_kw: dict[bytes, list[tuple[int, int]]]) -> int:
+        spans = by_kw.get(b"version")
+        if not spans:
+            raise InputError(self.source, "no (version …) in the board header: not a KiCad 6+ board")
+        s, e = spans[0]
+        m = re.match(rb"\(version\s+(\d+)\s*\)", self.data[s:e])
+        if not m:
+            raise self.fail("malformed (version …)", s)
+        version = int(m.group(1))
+        if version < MIN_VERSION:
+            era = "KiCad 5" if version <= 20171130 else "a KiCad 6 pre-release"
+            raise InputError(
+                self.source,
+                f"board format version {version} ({era}) is not supported: "
+                "open and save it in KiCad 6 or newer",
+                line=line_of(self.data, s),
+            )
+        if version > MAX_KNOWN_VERSION:
+            self.warn(
+                f"board format version {version} is newer than the newest this reader knows "
+                f"({MAX_KNOWN_VERSION}, KiCad 10): reading what it recognises"
+            )
+        return version
+
+    def _layers(self, by_kw: dict[bytes, list[tuple[int, int]]]) -> tuple[CopperLayer, ...]:
+        spans = by_kw.get(b"layers")
+        if not spans:
+            raise InputError(self.source, "no (layers …) table in the board header")
+        node = self.node(*spans[0])
+        found: list[tuple[int, str, str, str]] = []
+        for entry in node[1:] if isinstance(node, list) else []:
+            if not isinstance(entry, list) or len(entry) < 3:
+                continue
+            name = str(entry[1])
+            m = _COPPER_NAME.match(name)
+            if not m:
+                continue
+            order = 0 if m.group(1) == "F" else (10_000 if m.group(1) == "B" else int(m.group(2)))
+            kind = str(entry[2])
+            if kind not in COPPER_LAYER_TYPES:
+                kind = "signal"
+            user = str(entry[3]) if len(entry) > 3 and isinstance(entry[3], str) else name
+            found.append((order, name, user, kind))
+        if not found:
+            raise InputError(self.source, "the layer table has no copper layers")
+        found.sort()
+        n = len(found)
+        layers = []
+        for i, (_order, name, user, kind) in enumerate(found):
+            canonical = "F.Cu" if i == 0 else ("B.Cu" if i == n - 1 else f"In{i}.Cu")
+            if name != canonical:
+                self.warn(f"copper layer {name} is stack position {i} ({canonical})")
+            layers.append(CopperLayer(index=i, name=name, user_name=user, kind=kind))
+            self.copper[name] = i
+        return tuple(layers)
+
+    def _nets(self, by_kw: dict[bytes, list[tuple[int, int]]]) -> None:
+        data = self.data
+        pat = re.compile(rb"\(net\s+(-?\d+)\s*(" + _STR + rb"|[^\s()\"]*)\s*\)")
+        for s, e in by_kw.get(b"net", []):
+            m = pat.match(data, s, e)
+            if not m:
+                raise self.fail("malformed (net …) entry", s)
+            code = int(m.group(1))
+            name = unquote(m.group(2)) if m.group(2) else ""
+            if code == 0:
+                self.net_by_code[0] = 0
+                continue
+            idx = len(self.net_names)
+            self.net_names.append(name)
+            self.net_by_code[code] = idx
+            self.net_by_name.setdefault(name, idx)
+
+    # -- tracks and vias -----------------------------------------------------------------------
+
+    def _tracks(self, segments: list[tuple[int, int]], arcs: list[tuple[int, int]]) -> Tracks:
+        """All segments and arcs.  One regex pass over the track region (the layout every
+        KiCad 6-10 writer uses) with a per-item fallback for anything laid out differently."""
+        data = self.data
+        spans = sorted(segments + arcs)
+        n = len(spans)
+        rows: list[tuple[bytes, ...]] = []
+        if n:
+            rows = _TRACK_RE.findall(data, spans[0][0], spans[-1][1])
+            starts = [m.start() for m in _TRACK_RE.finditer(data, spans[0][0], spans[-1][1])]
+            if len(rows) != n or starts != [sp[0] for sp in spans]:
+                rows = [self._track_slow(s, e) for s, e in spans]
+        if rows:
+            cols = list(zip(*rows))
+            num = np.array(cols[1:8], dtype="S24")
+            num[num == b""] = b"nan"
+            vals = num.astype(np.float64)
+        else:
+            cols = [()] * 11
+            vals = np.zeros((7, 0))
+        # columns: kind, sx, sy, mx, my, ex, ey, width, layer, net, uuid
+        copper_b = {k.encode(): v for k, v in self.copper.items()}
+        layer = np.zeros(n, dtype=np.int16)
+        for i, lname in enumerate(cols[8]):
+            li = copper_b.get(lname)
+            if li is None:
+                self.warn(f"tracks on an unknown layer {lname.decode(errors='replace')!r} put on F.Cu")
+                li = 0
+            layer[i] = li
+        cache: dict[bytes, int] = {}
+        net = np.zeros(n, dtype=np.int32)
+        for i, raw in enumerate(cols[9]):
+            got = cache.get(raw)
+            if got is None:
+                got = cache[raw] = self.net_ref(raw)
+            net[i] = got
+        is_arc = np.array([k == b"arc" for k in cols[0]], dtype=bool)
+        if np.isnan(vals[2][is_arc]).any():
+            raise InputError(self.source, "an (arc …) track has no (mid …) point")
+        return Tracks(
+            start=np.stack([vals[0], vals[1]], axis=1) if n else np.zeros((0, 2)),
+            end=np.stack([vals[4], vals[5]], axis=1) if n else np.zeros((0, 2)),
+            mid=np.stack([vals[2], vals[3]], axis=1) if n else np.zeros((0, 2)),
+            width=vals[6].copy() if n else np.zeros(0),
+            layer=layer,
+            net=net,
+            uuid=tuple(u.decode("utf-8", "replace") for u in cols[10]),
+        )
+
+    def _track_slow(self, s: int, e: int) -> tuple[bytes, ...]:
+        """One track item, fields in any order (hand-edited or unusual files)."""
+        data = self.data
+        kind = b"arc" if data.startswith(b"(arc", s) else b"segment"
+        f = dict(_TRACK_FIELD.findall(data, s, e))
+        if b"start" not in f or b"end" not in f:
+            raise self.fail(f"a ({kind.decode()} …) without start or end", s)
+        st, en = f[b"start"].split(), f[b"end"].split()
+        mid = f.get(b"mid", b"").split() or [b"", b""]
+        layer = f.get(b"layer", b"").strip().strip(b'"')
+        uuid = f.get(b"uuid", f.get(b"tstamp", b"")).strip().strip(b'"')
+        width = (f.get(b"width", b"0").split() or [b"0"])[0]
+        return (kind, st[0], st[1], mid[0], mid[1], en[0], en[1], width, layer, f.get(b"net", b""), uuid)
+
+    def _skip_ranges(self, s: int, e: int) -> list[tuple[int, int]]:
+        """Spans of nested drill / padstack nodes inside an item, whose fields must not be
+        mistaken for the item's own (a backdrill has its own ``size`` and ``layers``)."""
+        out = []
+        for m in _NESTED_DRILL.finditer(self.data, s, e):
+            try:
+                out.append((m.start(), find_balanced(self.data, m.start())))
+            except ValueError:
+                raise self.fail("unbalanced nested node", m.start()) from None
+        return out
+
+    def _fields(
+        self, pattern: re.Pattern[bytes], s: int, e: int
+    ) -> tuple[dict[bytes, bytes], list[tuple[int, int]]]:
+        data = self.data
+        skips = self._skip_ranges(s, e) if _NESTED_DRILL.search(data, s, e) else []
+        f: dict[bytes, bytes] = {}
+        for m in pattern.finditer(data, s + 1, e):
+            key = m.group(1)
+            if key in f:
+                continue
+            if skips and any(a <= m.start() < b for a, b in skips):
+                continue
+            f[key] = m.group(2)
+        return f, skips
+
+    def _backdrill(self, s: int, e: int) -> tuple[str, Backdrill] | None:
+        node = self.node(s, e)
+        if not isinstance(node, list):
+            return None
+        size = None
+        names: list[str] = []
+        for part in node[1:]:
+            if isinstance(part, list) and part and part[0] == "size" and len(part) > 1:
+                size = _float(part[1])
+            elif isinstance(part, list) and part and part[0] == "layers":
+                names = [str(p) for p in part[1:]]
+        if len(names) < 2:
+            return None
+        a, b = self.copper.get(names[0]), self.copper.get(names[1])
+        if a is None or b is None:
+            return None
+        n = len(self.copper)
+        side = "top" if a == 0 else ("bottom" if a == n - 1 else ("top" if a < b else "bottom"))
+        return str(node[0]), Backdrill(side=side, must_not_cut=b, drill_mm=size, source="board")
+
+    def _vias(self, spans: list[tuple[int, int]]) -> Vias:
+        data = self.data
+        n = len(spans)
+        pos = np.zeros((n, 2))
+        drill = np.zeros(n)
+        dia = np.zeros(n)
+        start = np.zeros(n, dtype=np.int16)
+        end = np.zeros(n, dtype=np.int16)
+        net = np.zeros(n, dtype=np.int32)
+        micro = np.zeros(n, dtype=bool)
+        uuids: list[str] = []
+        backdrills: dict[int, Backdrill] = {}
+        last = len(self.copper) - 1
+        for row, (s, e) in enumerate(spans):
+            head = _VIA_HEAD.match(data, s, e)
+            vtype = head.group(1) if head and head.group(1) else b"through"
+            f, skips = self._fields(_VIA_FIELD, s, e)
+            at = f[b"at"].split()
+            pos[row, 0], pos[row, 1] = float(at[0]), float(at[1])
+            dia[row] = float(f[b"size"].split()[0])
+            dr = f.get(b"drill", b"").split()
+            drill[row] = float(dr[0]) if dr else 0.0
+            if vtype == b"through":
+                # KiCad ignores the layer pair of a through via (PCB_VIA::SanitizeLayers)
+                a, b = 0, last
+            else:
+                got, names = self.layer_indexes(f.get(b"layers", b""))
+                if len(names) >= 2 and names[0] in self.copper and names[1] in self.copper:
+                    a, b = sorted((self.copper[names[0]], self.copper[names[1]]))
+                elif got:
+                    a, b = got[0], got[-1]
+                else:
+                    raise self.fail("a blind/buried/micro via without valid (layers …)", s)
+            start[row], end[row] = a, b
+            micro[row] = vtype == b"micro"
+            net[row] = self.net_ref(f.get(b"net", b""))
+            uuids.append(unquote(f.get(b"uuid", f.get(b"tstamp", b"")).strip()))
+            for ks, ke in skips:
+                if data.startswith(b"(backdrill", ks):
+                    got_bd = self._backdrill(ks, ke)
+                    if got_bd:
+                        backdrills[row] = got_bd[1]
+        return Vias(
+            pos=pos,
+            drill=drill,
+            diameter=dia,
+            start=start,
+            end=end,
+            net=net,
+            micro=micro,
+            uuid=tuple(uuids),
+            layer_count=len(self.copper),
+            backdrills=backdrills,
+        )
+
+    # -- zones -------------------------------------------------------------------------------
+
+    def _points(self, s: int, e: int, transform: _Transform | None = None) -> np.ndarray:
+        """The ``(pts (xy x y) …)`` node at [s, e) as an (n, 2) array (arcs flattened)."""
+        data = self.data
+        if data.find(b"(arc", s, e) < 0:
+            count = data.count(b"(xy", s, e)
+            flat = parse_decimals(data[s:e])
+            if flat is not None and flat.size == 2 * count:
+                pts = flat.reshape(-1, 2)
+                if transform is not None and transform is not _IDENTITY:
+                    pts = self._transform_array(pts, transform)
+                return pts
+        node = self.node(s, e)
+        out: list[tuple[float, float]] = []
+        for part in node[1:] if isinstance(node, list) else []:
+            if not isinstance(part, list) or not part:
+                continue
+            if part[0] == "xy" and len(part) >= 3:
+                out.append((float(part[1]), float(part[2])))
+            elif part[0] == "arc":
+                got = {p[0]: (float(p[1]), float(p[2])) for p in part[1:] if isinstance(p, list) and len(p) >= 3}
+                if {"start", "mid", "end"} <= got.keys():
+                    arc = _arc_points(got["start"], got["mid"], got["end"])
+                    out.extend(arc if not out or out[-1] != arc[0] else arc[1:])
+        pts = np.asarray(out, dtype=np.float64).reshape(-1, 2)
+        if transform is not None and transform is not _IDENTITY:
+            pts = self._transform_array(pts, transform)
+        return pts
+
+    def parse_fills(self, spans: list[tuple[int, int]]) -> tuple[np.ndarray, ...]:
+        """Several ``(pts …)`` nodes at once: one vectorised number parse for all of them."""
+        data = self.data
+        if len(spans) > 1 and not any(data.find(b"(arc", s, e) >= 0 for s, e in spans):
+            counts = [data.count(b"(xy", s, e) for s, e in spans]
+            flat = parse_decimals(b" ".join(data[s:e] for s, e in spans))
+            if flat is not None and flat.size == 2 * sum(counts):
+                pts = flat.reshape(-1, 2)
+                cuts = np.cumsum(counts)[:-1]
+                return tuple(np.split(pts, cuts))
+        return tuple(self._points(s, e) for s, e in spans)
+
+    @staticmethod
+    def _transform_array(pts: np.ndarray, t: _Transform) -> np.ndarray:
+        x, y = pts[:, 0], pts[:, 1]
+        return np.stack([t.x + x * t.c + y * t.s, t.y - x * t.s + y * t.c], axis=1)
+
+    def _zone(self, s: int, e: int) -> Zone:
+        data = self.data
+        idx = self.index
+        net = 0
+        net_name = ""
+        layers: tuple[int, ...] = ()
+        priority = 0
+        name = ""
+        uuid = ""
+        keepout = False
+        min_thickness = None
+        outline = np.zeros((0, 2))
+        filled: dict[int, list[tuple[int, int]]] = {}
+        for cs, ce in idx.children(3, s, e).tolist():
+            m = _KW.match(data, cs)
+            kw = m.group(1) if m else b""
+            if kw == b"net":
+                net = self.net_ref(data[m.end() : ce - 1])  # type: ignore[union-attr]
+            elif kw == b"net_name":
+                net_name = unquote(data[m.end() : ce - 1].strip())  # type: ignore[union-attr]
+            elif kw in (b"layer", b"layers"):
+                layers = self.layer_indexes(data[m.end() : ce - 1])[0]  # type: ignore[union-attr]
+            elif kw == b"priority":
+                priority = int(data[m.end() : ce - 1].split()[0])  # type: ignore[union-attr]
+            elif kw == b"name":
+                name = unquote(data[m.end() : ce - 1].strip())  # type: ignore[union-attr]
+            elif kw in (b"uuid", b"tstamp"):
+                uuid = unquote(data[m.end() : ce - 1].strip())  # type: ignore[union-attr]
+            elif kw == b"keepout":
+                keepout = True
+            elif kw == b"min_thickness":
+                min_thickness = _float(data[m.end() : ce - 1].strip().decode())  # type: ignore[union-attr]
+            elif kw == b"polygon" and outline.size == 0:
+                for ps, pe in idx.children(4, cs, ce).tolist():
+                    if data.startswith(b"(pts", ps):
+                        outline = self._points(ps, pe)
+            elif kw == b"filled_polygon":
+                layer = None
+                pts_span = None
+                for ps, pe in idx.children(4, cs, ce).tolist():
+                    if data.startswith(b"(pts", ps):
+                        pts_span = (ps, pe)
+                    elif data.startswith(b"(layer", ps):
+                        layer = self.copper.get(unquote(data[ps + 6 : pe - 1].strip()))
+                if layer is not None and pts_span is not None:
+                    filled.setdefault(layer, []).append(pts_span)
+        if not net_name and net:
+            net_name = self.net_names[net]
+        return Zone(
+            net=net,
+            net_name=net_name,
+            layers=layers,
+            priority=priority,
+            outline=outline,
+            filled=_LazyFills(self, filled),
+            name=name,
+            uuid=uuid,
+            keepout=keepout,
+            min_thickness_mm=min_thickness,
+        )
+
+    # -- footprints and pads ---------------------------------------------------------------------
+
+    def _footprint_children(
+        self, fp_spans: list[tuple[int, int]]
+    ) -> list[dict[bytes, list[tuple[int, int]]]]:
+        """The interesting direct children of every footprint, classified in numpy.
+
+        A footprint's children are mostly graphics (``fp_line`` …, 26 k on vme-wren) that the
+        checks never need; looking at each one in Python would cost more than the rest of the
+        board.  Instead every level-3 node inside a footprint is classified by its first bytes
+        with vectorised comparisons, and only pads, placement fields and Edge.Cuts shapes are
+        handed to Python.
+        """
+        data = self.data
+        out: list[dict[bytes, list[tuple[int, int]]]] = [{} for _ in fp_spans]
+        if not fp_spans:
+            return out
+        fps = np.asarray(fp_spans, dtype=np.int64)
+        kids = self.index.children(3)
+        parent = np.searchsorted(fps[:, 0], kids[:, 0], side="right") - 1
+        ok = parent >= 0
+        ok[ok] &= kids[ok, 0] < fps[parent[ok], 1]
+        kids, parent = kids[ok], parent[ok]
+        arr = np.frombuffer(data, dtype=np.uint8)
+        pos = kids[:, 0] + 1
+        last = arr.size - 1
+
+        def begins(word: bytes) -> np.ndarray:
+            m = np.ones(pos.size, dtype=bool)
+            for i, ch in enumerate(word):
+                m &= arr[np.minimum(pos + i, last)] == ch
+            nxt = arr[np.minimum(pos + len(word), last)]
+            return m & ((nxt == 32) | (nxt == 9) | (nxt == 10) | (nxt == 13) | (nxt == 41))
+
+        wanted = [b"pad", b"at", b"layer", b"attr", b"uuid", b"tstamp", b"fp_text"]
+        for word in wanted:
+            for k in np.flatnonzero(begins(word)).tolist():
+                out[parent[k]].setdefault(word, []).append((int(kids[k, 0]), int(kids[k, 1])))
+        # Edge.Cuts footprint shapes: find the layer name's occurrences, keep those inside an
+        # fp_* child (there are few), instead of opening every graphic item
+        edge_hits: set[int] = set()
+        at = data.find(b"Edge.Cuts", fps[0, 0], fps[-1, 1])
+        while at >= 0:
+            k = int(np.searchsorted(kids[:, 0], at, side="right")) - 1
+            if k >= 0 and at < kids[k, 1]:
+                edge_hits.add(k)
+            at = data.find(b"Edge.Cuts", at + 9, fps[-1, 1])
+        for k in sorted(edge_hits):
+            m = _KW.match(data, int(kids[k, 0]))
+            if m and m.group(1) in _EDGE_FP:
+                out[parent[k]].setdefault(b"edge", []).append((int(kids[k, 0]), int(kids[k, 1])))
+        return out
+
+    def _footprint(
+        self,
+        s: int,
+        e: int,
+        kids: dict[bytes, list[tuple[int, int]]],
+        edge_pieces: list[tuple[list[tuple[float, float]], bool]],
+        bbox_pts: list[tuple[int, int]],
+    ) -> Footprint:
+        data = self.data
+        head = _FP_HEAD.match(data, s, e)
+        lib_id = unquote(head.group(1)) if head else ""
+        x = y = rot = 0.0
+        layer = "F.Cu"
+        attrs: tuple[str, ...] = ()
+        ref = value = None
+        uuid = ""
+        props = _LazyProps(data, s, e)
+        for cs, ce in kids.get(b"fp_text", ()):
+            tm = _FP_TEXT.match(data, cs, ce)
+            if tm:
+                if tm.group(1) == b"reference":
+                    ref = unquote(tm.group(2))
+                else:
+                    value = unquote(tm.group(2))
+        for cs, ce in kids.get(b"at", ())[:1]:
+            parts = data[cs + 3 : ce - 1].split()
+            x, y = float(parts[0]), float(parts[1])
+            rot = float(parts[2]) if len(parts) > 2 and parts[2] != b"locked" else 0.0
+        for cs, ce in kids.get(b"layer", ())[:1]:
+            layer = unquote(data[cs + 6 : ce - 1].strip())
+        for cs, ce in kids.get(b"attr", ())[:1]:
+            attrs = tuple(t.decode("utf-8", "replace") for t in data[cs + 5 : ce - 1].split())
+        for cs, ce in (kids.get(b"uuid") or kids.get(b"tstamp") or [])[:1]:
+            uuid = unquote(data[cs : ce - 1].split(None, 1)[1].strip())
+        t = _Transform(x, y, rot)
+        pads = tuple(self._pad(ps, pe, t) for ps, pe in kids.get(b"pad", ()))
+        for es, ee in kids.get(b"edge", ()):
+            self._edge_shape(es, ee, t, edge_pieces, bbox_pts)
+        if ref is None:
+            ref = _find_property(data, s, e, b"Reference")
+        if value is None:
+            value = _find_property(data, s, e, b"Value")
+        return Footprint(
+            reference=ref,
+            value=value,
+            name=lib_id,
+            layer=layer,
+            x=x,
+            y=y,
+            rotation=rot,
+            attributes=attrs,
+            pads=pads,
+            uuid=uuid,
+            properties=props,
+        )
+
+    def _pad(self, s: int, e: int, t: _Transform) -> Pad:
+        data = self.data
+        head = _PAD_HEAD.match(data, s, e)
+        if not head:
+            raise self.fail("malformed (pad …): expected number, type and shape", s)
+        f, _skips = self._fields(_PAD_FIELD, s, e)
+        at = f.get(b"at", b"0 0").split()
+        lx, ly = float(at[0]), float(at[1])
+        rot = float(at[2]) if len(at) > 2 else 0.0
+        px, py = t.apply(lx, ly)
+        size = f.get(b"size", b"0 0").split()
+        w = float(size[0])
+        h = float(size[1]) if len(size) > 1 else w
+        drill_mm = None
+        dr = [p for p in f.get(b"drill", b"").split() if p != b"oval"]
+        if dr:
+            d0 = float(dr[0])
+            drill_mm = min(d0, float(dr[1])) if len(dr) > 1 else d0
+            if drill_mm <= 0:
+                drill_mm = None
+        copper, names = self.layer_indexes(f.get(b"layers", b""))
+        return Pad(
+            number=unquote(head.group(1)),
+            net=self.net_ref(f.get(b"net", b"")),
+            type=head.group(2).decode("utf-8", "replace"),
+            shape=head.group(3).decode("utf-8", "replace"),
+            x=px,
+            y=py,
+            width=w,
+            height=h,
+            rotation=rot,
+            drill_mm=drill_mm,
+            copper_layers=copper,
+            layers=names,
+            uuid=unquote(f.get(b"uuid", f.get(b"tstamp", b"")).strip()),
+        )
+
+    # -- outline -------------------------------------------------------------------------------
+
+    def _edge_shape(
+        self,
+        s: int,
+        e: int,
+        t: _Transform,
+        pieces: list[tuple[list[tuple[float, float]], bool]],
+        bbox_pts: list[tuple[int, int]],
+    ) -> None:
+        node = self.node(s, e)
+        if not isinstance(node, list) or not node:
+            return
+        kind = str(node[0])[3:]  # line, arc, circle, rect, poly, curve
+        pts: dict[str, tuple[float, float]] = {}
+        width = 0.0
+        layer = ""
+        poly_span: tuple[int, int] | None = None
+        for part in node[1:]:
+            if not isinstance(part, list) or not part:
+                continue
+            key = part[0]
+            if key in ("start", "end", "mid", "center") and len(part) >= 3:
+                pts[key] = t.apply(float(part[1]), float(part[2]))
+            elif key == "width" and len(part) > 1:
+                width = float(part[1])
+            elif key == "stroke":
+                for sub in part[1:]:
+                    if isinstance(sub, list) and sub and sub[0] == "width" and len(sub) > 1:
+                        width = float(sub[1])
+            elif key == "layer" and len(part) > 1:
+                layer = str(part[1])
+            elif key == "pts":
+                poly_span = (0, 0)
+        if layer != "Edge.Cuts":
+            return
+        half = max(0, _nm(width)) // 2
+        shape_pts: list[tuple[int, int]] = []
+        if kind == "line" and {"start", "end"} <= pts.keys():
+            pieces.append(([pts["start"], pts["end"]], False))
+            shape_pts = [(_nm(p[0]), _nm(p[1])) for p in (pts["start"], pts["end"])]
+        elif kind == "arc" and {"start", "mid", "end"} <= pts.keys():
+            pieces.append((_arc_points(pts["start"], pts["mid"], pts["end"]), False))
+            nm = [(_nm(p[0]), _nm(p[1])) for p in (pts["start"], pts["mid"], pts["end"])]
+            shape_pts = _arc_bbox_nm(nm[0], nm[1], nm[2])
+        elif kind == "circle" and {"center", "end"} <= pts.keys():
+            c, p = pts["center"], pts["end"]
+            cx, cy = _nm(c[0]), _nm(c[1])
+            r = round(math.hypot(_nm(p[0]) - cx, _nm(p[1]) - cy))
+            ring = [
+                (c[0] + r / 1e6 * math.cos(a), c[1] + r / 1e6 * math.sin(a))
+                for a in np.linspace(0.0, 2.0 * math.pi, 73)
+            ]
+            pieces.append((ring, True))
+            shape_pts = [(cx - r, cy - r), (cx + r, cy + r)]
+        elif kind == "rect" and {"start", "end"} <= pts.keys():
+            # corners in footprint space, then placed (a rotated footprint rotates the rect)
+            a, b = self._rect_local(node)
+            corners = [t.apply(*p) for p in ((a[0], a[1]), (b[0], a[1]), (b[0], b[1]), (a[0], b[1]))]
+            pieces.append((corners + [corners[0]], True))
+            shape_pts = [(_nm(p[0]), _nm(p[1])) for p in corners]
+        elif kind == "poly" and poly_span is not None:
+            m = _PTS.search(self.data, s, e)
+            if m:
+                pe = find_balanced(self.data, m.start())
+                arr = self._points(m.start(), pe, t)
+                if len(arr):
+                    ring = [tuple(p) for p in arr.tolist()]
+                    pieces.append((ring + [ring[0]], True))
+                    shape_pts = [(_nm(p[0]), _nm(p[1])) for p in ring]
+        elif kind == "curve":
+            m = _PTS.search(self.data, s, e)
+            if m:
+                arr = self._points(m.start(), find_balanced(self.data, m.start()), t)
+                if len(arr) >= 4:
+                    curve = _bezier_points([tuple(p) for p in arr.tolist()])
+                    pieces.append((curve, False))
+                    shape_pts = [(_nm(p[0]), _nm(p[1])) for p in curve]
+        if shape_pts:
+            xs = [p[0] for p in shape_pts]
+            ys = [p[1] for p in shape_pts]
+            bbox_pts.append((min(xs) - half, min(ys) - half))
+            bbox_pts.append((max(xs) + half, max(ys) + half))
+
+    @staticmethod
+    def _rect_local(node: list) -> tuple[tuple[float, float], tuple[float, float]]:
+        got = {}
+        for part in node[1:]:
+            if isinstance(part, list) and part and part[0] in ("start", "end") and len(part) >= 3:
+                got[part[0]] = (float(part[1]), float(part[2]))
+        return got["start"], got["end"]
+
+    @staticmethod
+    def _outline(
+        pieces: list[tuple[list[tuple[float, float]], bool]], bbox_pts: Iterable[tuple[int, int]]
+    ) -> Outline:
+        pts = list(bbox_pts)
+        if not pts:
+            return Outline()
+        xs = [p[0] for p in pts]
+        ys = [p[1] for p in pts]
+        bbox = (min(xs) / 1e6, min(ys) / 1e6, max(xs) / 1e6, max(ys) / 1e6)
+        closed = [np.asarray(p, dtype=np.float64) for p, c in pieces if c]
+        open_ = [p for p, c in pieces if not c]
+        rings = tuple(closed + _chain(open_))
+        return Outline(rings=rings, bbox=bbox)

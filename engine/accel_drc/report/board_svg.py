@@ -1,0 +1,428 @@
+"""A decimated SVG of the board for the HTML report: outline, copper per layer, pads, vias.
+
+Why decimated: the report must stay small and fast to open.  A 69 MB KiCad board is mostly zone
+fills and footprint graphics; drawn naively it would be tens of MB of SVG that a browser takes
+seconds to lay out.  A reviewer needs to *find* a problem on the board, not to see every 10 µm
+of copper, so:
+
+* all coordinates are snapped to a grid ``q`` (0.01 mm on small boards, coarser on big ones so
+  the whole board stays within ~40,000 grid steps) and written as integers in grid units (the
+  ``<g transform="scale(q)">`` puts them back in mm);
+* zone fills are simplified with shapely (Douglas-Peucker, tolerance a few grid steps) and
+  islands smaller than a grid cell are dropped;
+* tracks are grouped into one ``<path>`` per (layer, width class) and chained where consecutive
+  segments share an end, so the path is mostly short relative ``l`` steps; segments shorter than
+  the grid collapse away;
+* pads and vias become one path per layer and size class (round ones as zero-length strokes with
+  round caps, which the browser draws as discs).
+
+The output is a fragment of SVG text (no scripts, no external references) built only from
+numbers and from layer names that are escaped here: user text never reaches it unescaped.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+from markupsafe import escape
+
+from ..model import Board
+
+log = logging.getLogger(__name__)
+
+#: KiCad-like colours for copper layers: top red, bottom blue, inner layers from a palette that
+#: stays distinguishable on the dark board background.
+_TOP = "#d23c3c"
+_BOTTOM = "#4f83d6"
+_INNER = (
+    "#c2a23a",
+    "#3cae8c",
+    "#b05ad0",
+    "#d07d3a",
+    "#5ab4d0",
+    "#9ac23a",
+    "#d05a8c",
+    "#7a8cd0",
+)
+
+#: the board view aims at this many grid steps across the board's longer side (bounds ``q``)
+_MAX_STEPS = 40_000
+
+
+def layer_colour(index: int, count: int) -> str:
+    """Display colour of copper layer ``index`` on a board with ``count`` layers."""
+    if index == 0:
+        return _TOP
+    if index == count - 1:
+        return _BOTTOM
+    return _INNER[(index - 1) % len(_INNER)]
+
+
+@dataclass
+class BoardSvg:
+    """The board view: SVG body text plus what the page needs to drive it."""
+
+    svg: str  # the <svg> element (markup-safe: numbers and escaped layer names only)
+    view_box: tuple[float, float, float, float]  # x, y, w, h in mm
+    layers: list[dict[str, object]] = field(
+        default_factory=list
+    )  # {index, name, user, colour, visible}
+    grid_mm: float = 0.01
+    stats: dict[str, int] = field(default_factory=dict)
+
+
+# ---------------------------------------------------------------------------------------------
+# Helpers
+# ---------------------------------------------------------------------------------------------
+
+
+def _bbox(board: Board) -> tuple[float, float, float, float] | None:
+    """Board extent: the Edge.Cuts bbox, else everything drawn."""
+    if board.outline.bbox is not None:
+        return board.outline.bbox
+    pts: list[np.ndarray] = []
+    if len(board.tracks):
+        pts += [board.tracks.start, board.tracks.end]
+    if len(board.vias):
+        pts.append(board.vias.pos)
+    for fp in board.footprints:
+        pts.append(np.array([[fp.x, fp.y]]))
+    for zone in board.zones:
+        if len(zone.outline):
+            pts.append(np.asarray(zone.outline, dtype=float))
+    if not pts:
+        return None
+    allp = np.concatenate([p.reshape(-1, 2) for p in pts])
+    allp = allp[np.isfinite(allp).all(axis=1)]
+    if not len(allp):
+        return None
+    return (
+        float(allp[:, 0].min()),
+        float(allp[:, 1].min()),
+        float(allp[:, 0].max()),
+        float(allp[:, 1].max()),
+    )
+
+
+def grid_for(extent_mm: float) -> float:
+    """Grid step: 0.01 mm, or coarser so the longer side stays within ``_MAX_STEPS`` steps."""
+    q = 0.01
+    while extent_mm / q > _MAX_STEPS:
+        q *= 2
+    return q
+
+
+def _ring_path(pts: np.ndarray) -> str:
+    """Integer grid points of one closed ring as ``M x y l dx dy … z`` (duplicates removed)."""
+    if len(pts) < 2:
+        return ""
+    d = np.diff(pts, axis=0)
+    keep = np.any(d != 0, axis=1)
+    d = d[keep]
+    if len(d) < 2:
+        return ""
+    flat = d.ravel().tolist()
+    return f"M{int(pts[0, 0])} {int(pts[0, 1])}l" + " ".join(map(str, flat)) + "z"
+
+
+def _polyline_path(pts: np.ndarray) -> str:
+    """Integer grid points of one open polyline as ``M x y l …`` (a single point -> ``h0``)."""
+    d = np.diff(pts, axis=0)
+    d = d[np.any(d != 0, axis=1)] if len(d) else d
+    head = f"M{int(pts[0, 0])} {int(pts[0, 1])}"
+    if not len(d):
+        return head + "h0"
+    return head + "l" + " ".join(map(str, d.ravel().tolist()))
+
+
+def _chain_segments(a: np.ndarray, b: np.ndarray) -> str:
+    """Path text for segments a[i] -> b[i] (integer grid), chaining a segment onto the previous
+    one when it starts where that one ended (KiCad writes routed tracks mostly in order)."""
+    n = len(a)
+    if n == 0:
+        return ""
+    # break the chain where a segment does not start at the previous end
+    starts_new = np.ones(n, dtype=bool)
+    starts_new[1:] = np.any(a[1:] != b[:-1], axis=1)
+    d = b - a
+    parts: list[str] = []
+    idx = np.flatnonzero(starts_new).tolist() + [n]
+    for s, e in zip(idx[:-1], idx[1:]):
+        seg = d[s:e]
+        nz = np.any(seg != 0, axis=1)
+        head = f"M{int(a[s, 0])} {int(a[s, 1])}"
+        if not nz.any():
+            parts.append(head + "h0")
+            continue
+        parts.append(head + "l" + " ".join(map(str, seg[nz].ravel().tolist())))
+    return "".join(parts)
+
+
+def _width_class(width_mm: np.ndarray, q: float) -> np.ndarray:
+    """Track widths snapped to the grid (at least one step) so similar widths share a path."""
+    return np.maximum(np.round(width_mm / q), 1).astype(np.int64)
+
+
+# ---------------------------------------------------------------------------------------------
+# The layers of the drawing
+# ---------------------------------------------------------------------------------------------
+
+
+def _zone_paths(board: Board, q: float, tol_steps: float) -> dict[int, str]:
+    """One even-odd path per copper layer with that layer's simplified zone fills.
+
+    KiCad writes holes into a fill outline with zero-width bridges; with ``fill-rule: evenodd``
+    the bridged hole is crossed twice and stays empty, so no polygon repair is needed here.
+    """
+    import shapely
+
+    by_layer: dict[int, list[np.ndarray]] = {}
+    for zone in board.zones:
+        if zone.keepout:
+            continue
+        for layer, polys in zone.filled.items():
+            for poly in polys:
+                arr = np.asarray(poly, dtype=float)
+                if arr.ndim == 2 and len(arr) >= 3:
+                    by_layer.setdefault(int(layer), []).append(arr)
+    out: dict[int, str] = {}
+    min_area = (q * tol_steps) ** 2 * 4
+    for layer, polys in by_layer.items():
+        rings = []
+        for arr in polys:
+            x, y = arr[:, 0], arr[:, 1]
+            area = abs(float(np.dot(x, np.roll(y, -1)) - np.dot(y, np.roll(x, -1)))) / 2.0
+            if area < min_area:
+                continue
+            rings.append(arr)
+        if not rings:
+            continue
+        geoms = shapely.linestrings(
+            np.concatenate(rings), indices=np.repeat(np.arange(len(rings)), [len(r) for r in rings])
+        )
+        simple = shapely.simplify(geoms, q * tol_steps, preserve_topology=False)
+        parts = []
+        for g in simple:
+            coords = shapely.get_coordinates(g)
+            if len(coords) < 3:
+                continue
+            pts = np.round(coords / q).astype(np.int64)
+            parts.append(_ring_path(pts))
+        out[layer] = "".join(parts)
+    return out
+
+
+def _track_paths(board: Board, q: float) -> dict[int, list[tuple[int, str]]]:
+    """Per copper layer: [(width in grid steps, path)], one path per width class."""
+    tr = board.tracks
+    out: dict[int, list[tuple[int, str]]] = {}
+    if not len(tr):
+        return out
+    start = np.asarray(tr.start, dtype=float)
+    end = np.asarray(tr.end, dtype=float)
+    mid = np.asarray(tr.mid, dtype=float)
+    if mid.shape != start.shape:
+        mid = np.full_like(start, np.nan)
+    arc = ~np.isnan(mid[:, 0])
+    # arcs: draw start -> mid -> end (two chords), good enough at report zoom
+    a = np.concatenate([start[~arc], start[arc], mid[arc]])
+    b = np.concatenate([end[~arc], mid[arc], end[arc]])
+    width = np.concatenate([tr.width[~arc], tr.width[arc], tr.width[arc]])
+    layer = np.concatenate([tr.layer[~arc], tr.layer[arc], tr.layer[arc]]).astype(np.int64)
+    ai = np.round(a / q).astype(np.int64)
+    bi = np.round(b / q).astype(np.int64)
+    wc = _width_class(np.asarray(width, dtype=float), q)
+    # keep file order inside a group (chaining relies on it): stable sort by (layer, width)
+    order = np.lexsort((wc, layer))
+    ai, bi, wc, layer = ai[order], bi[order], wc[order], layer[order]
+    # a segment that collapsed to a point and is thinner than 2 steps is invisible: drop it
+    keep = np.any(ai != bi, axis=1) | (wc >= 2)
+    ai, bi, wc, layer = ai[keep], bi[keep], wc[keep], layer[keep]
+    if not len(ai):
+        return out
+    key = layer * 1_000_000 + wc
+    bounds = np.flatnonzero(np.diff(key)) + 1
+    for s, e in zip([0, *bounds.tolist()], [*bounds.tolist(), len(key)]):
+        lay, w = int(layer[s]), int(wc[s])
+        out.setdefault(lay, []).append((w, _chain_segments(ai[s:e], bi[s:e])))
+    return out
+
+
+def _pad_geometry(
+    board: Board, q: float
+) -> tuple[dict[int, list[str]], dict[int, dict[int, list[str]]], int]:
+    """Pads per copper layer: filled polygons (rect-like) and round strokes by width class.
+
+    Rotation follows KiCad: degrees counter-clockwise on screen, with y pointing down.
+    """
+    polys: dict[int, list[str]] = {}
+    strokes: dict[int, dict[int, list[str]]] = {}
+    count = 0
+    for _fp, pad in board.pads:
+        if not pad.copper_layers or pad.width <= 0 or pad.height <= 0:
+            continue
+        count += 1
+        th = math.radians(pad.rotation or 0.0)
+        c, s = math.cos(th), math.sin(th)
+        if pad.shape in ("circle", "oval"):
+            long_x = pad.width >= pad.height
+            half = (abs(pad.width - pad.height)) / 2.0
+            u, v = (half, 0.0) if long_x else (0.0, half)
+            dx, dy = u * c + v * s, -u * s + v * c
+            x0 = round((pad.x - dx) / q)
+            y0 = round((pad.y - dy) / q)
+            x1 = round((pad.x + dx) / q)
+            y1 = round((pad.y + dy) / q)
+            w = max(1, round(min(pad.width, pad.height) / q))
+            seg = f"M{x0} {y0}l{x1 - x0} {y1 - y0}" if (x0, y0) != (x1, y1) else f"M{x0} {y0}h0"
+            for layer in pad.copper_layers:
+                strokes.setdefault(layer, {}).setdefault(w, []).append(seg)
+            continue
+        hw, hh = pad.width / 2.0, pad.height / 2.0
+        corners = []
+        for u, v in ((-hw, -hh), (hw, -hh), (hw, hh), (-hw, hh)):
+            corners.append((round((pad.x + u * c + v * s) / q), round((pad.y - u * s + v * c) / q)))
+        (x0, y0), rest = corners[0], corners[1:]
+        steps = []
+        px, py = x0, y0
+        for x, y in rest:
+            steps.append(f"{x - px} {y - py}")
+            px, py = x, y
+        text = f"M{x0} {y0}l" + " ".join(steps) + "z"
+        for layer in pad.copper_layers:
+            polys.setdefault(layer, []).append(text)
+    return polys, strokes, count
+
+
+def _via_paths(board: Board, q: float) -> list[tuple[int, str]]:
+    """Vias as discs: [(diameter class in grid steps, path of zero-length round strokes)]."""
+    vias = board.vias
+    if not len(vias):
+        return []
+    pos = np.round(np.asarray(vias.pos, dtype=float) / q).astype(np.int64)
+    dia = _width_class(np.asarray(vias.diameter, dtype=float), q)
+    out = []
+    for d in np.unique(dia).tolist():
+        sel = pos[dia == d]
+        # dedupe stacked vias at the same grid point
+        sel = np.unique(sel, axis=0)
+        out.append((int(d), "".join(f"M{x} {y}h0" for x, y in sel.tolist())))
+    return out
+
+
+def _outline_path(board: Board, q: float) -> str:
+    parts = []
+    for ring in board.outline.rings:
+        arr = np.asarray(ring, dtype=float)
+        if arr.ndim != 2 or len(arr) < 2:
+            continue
+        pts = np.round(arr / q).astype(np.int64)
+        closed = len(arr) > 2 and np.allclose(arr[0], arr[-1])
+        parts.append(_ring_path(pts) if closed else _polyline_path(pts))
+    return "".join(parts)
+
+
+# ---------------------------------------------------------------------------------------------
+# Public entry
+# ---------------------------------------------------------------------------------------------
+
+
+def render_board(board: Board, visible_layers: Iterable[int] | None = None) -> BoardSvg:
+    """Build the board view.  ``visible_layers``: copper layers shown at first (default: the two
+    outer layers; the reader toggles the rest)."""
+    bbox = _bbox(board)
+    count = board.layer_count
+    layers_meta: list[dict[str, object]] = []
+    shown = set(visible_layers) if visible_layers is not None else {0, max(count - 1, 0)}
+    for cl in board.copper_layers:
+        layers_meta.append(
+            {
+                "index": cl.index,
+                "name": cl.name,
+                "user": cl.user_name if cl.user_name != cl.name else "",
+                "colour": layer_colour(cl.index, count),
+                "visible": cl.index in shown,
+            }
+        )
+    if bbox is None:
+        empty = (
+            '<svg id="board-svg" class="board-svg" viewBox="0 0 100 100" role="img" '
+            'aria-label="board view: the board has no outline or geometry"></svg>'
+        )
+        return BoardSvg(svg=empty, view_box=(0.0, 0.0, 100.0, 100.0), layers=layers_meta)
+    xmin, ymin, xmax, ymax = bbox
+    extent = max(xmax - xmin, ymax - ymin, 1.0)
+    q = grid_for(extent)
+    margin = extent * 0.03
+    vb = (xmin - margin, ymin - margin, (xmax - xmin) + 2 * margin, (ymax - ymin) + 2 * margin)
+
+    zones = _zone_paths(board, q, tol_steps=2.0)
+    tracks = _track_paths(board, q)
+    pad_polys, pad_strokes, pad_count = _pad_geometry(board, q)
+    vias = _via_paths(board, q)
+    outline = _outline_path(board, q)
+
+    out: list[str] = []
+    out.append(
+        f'<svg id="board-svg" class="board-svg" '
+        f'viewBox="{vb[0]:.3f} {vb[1]:.3f} {vb[2]:.3f} {vb[3]:.3f}" '
+        f'data-home="{vb[0]:.3f} {vb[1]:.3f} {vb[2]:.3f} {vb[3]:.3f}" '
+        f'preserveAspectRatio="xMidYMid meet" role="img" '
+        f'aria-label="board view with {count} copper layers and the findings marked">'
+    )
+    out.append(
+        f'<rect class="board-bg" x="{vb[0]:.3f}" y="{vb[1]:.3f}" width="{vb[2]:.3f}" '
+        f'height="{vb[3]:.3f}"/>'
+    )
+    out.append(f'<g class="geom" transform="scale({q:g})">')
+    if outline:
+        out.append(f'<path class="outline-fill" d="{outline}"/>')
+    # bottom layer first so the top is drawn over it
+    for cl in sorted(board.copper_layers, key=lambda c: -c.index):
+        i = cl.index
+        colour = layer_colour(i, count)
+        hidden = "" if i in shown else ' style="display:none"'
+        body: list[str] = []
+        if zones.get(i):
+            body.append(f'<path class="zone" fill="{colour}" d="{zones[i]}"/>')
+        for w, d in tracks.get(i, []):
+            body.append(f'<path class="trk" stroke="{colour}" stroke-width="{w}" d="{d}"/>')
+        if pad_polys.get(i):
+            body.append(f'<path class="pad" fill="{colour}" d="{"".join(pad_polys[i])}"/>')
+        for w, segs in sorted(pad_strokes.get(i, {}).items()):
+            body.append(
+                f'<path class="padr" stroke="{colour}" stroke-width="{w}" d="{"".join(segs)}"/>'
+            )
+        if not body:
+            body.append("")
+        out.append(
+            f'<g class="cu" data-layer="{i}" data-name="{escape(cl.name)}"{hidden}>'
+            + "".join(body)
+            + "</g>"
+        )
+    if vias:
+        out.append('<g class="vias" data-layer="vias">')
+        for d, path in vias:
+            out.append(f'<path class="via" stroke-width="{d}" d="{path}"/>')
+        out.append("</g>")
+    if outline:
+        out.append(f'<path class="outline" d="{outline}"/>')
+    out.append("</g>")
+    out.append('<g id="markers" class="markers"></g>')
+    out.append("</svg>")
+    stats = {
+        "zone_layers": len(zones),
+        "track_paths": sum(len(v) for v in tracks.values()),
+        "pads": pad_count,
+        "vias": len(board.vias),
+    }
+    return BoardSvg(svg="".join(out), view_box=vb, layers=layers_meta, grid_mm=q, stats=stats)
+
+
+def layer_names(board: Board) -> Sequence[str]:
+    """Canonical copper layer names in stack order (for the report's filters)."""
+    return [cl.name for cl in board.copper_layers]

@@ -1,0 +1,784 @@
+"""The self-contained HTML violation report.
+
+One file, opened from disk in any browser with no request leaving it: the CSS and JavaScript
+are inlined from ``templates/``, the board view and the plots are inline SVG, and the findings
+travel as JSON inside ``<script type="application/json">`` that the page's own script turns into
+the table and the board markers.  Why JSON plus script rather than 10,000 rendered rows: one
+copy of the data (the file stays well under 15 MB), and the table can be filtered, sorted and
+grouped without a server.
+
+User text (net names, footprint values, file names, layer names, waiver reasons) is escaped
+everywhere: jinja2 autoescape for the HTML, :func:`safe_json` for the embedded JSON (``<``, ``>``,
+``&``, U+2028 and U+2029 become ``\\uXXXX`` so ``</script>`` cannot close the element), and the
+page's script only ever inserts it as text.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import math
+import os
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import jinja2
+from markupsafe import Markup, escape
+
+from .. import __version__
+from ..model import Board
+from ..results import CheckResult, Finding, Severity, Status
+from .board_svg import render_board
+
+log = logging.getLogger(__name__)
+
+_TEMPLATES = Path(__file__).resolve().parent / "templates"
+
+#: per-finding evidence larger than this (JSON characters) is cut to its keys, so one check that
+#: attaches a long list to each finding cannot blow the file up
+_EVIDENCE_MAX = 1500
+
+_SEVERITIES = ("error", "warning", "info")
+_STATUSES = ("violation", "cannot_verify", "waived")
+
+
+# ---------------------------------------------------------------------------------------------
+# Escaping and number formatting
+# ---------------------------------------------------------------------------------------------
+
+
+def safe_json(data: Any) -> Markup:
+    """JSON text that is safe inside ``<script type="application/json">``.
+
+    ``<``, ``>`` and ``&`` are written as ``\\u003c``, ``\\u003e``, ``\\u0026`` (so neither
+    ``</script>`` nor ``<!--`` can appear), and U+2028/U+2029 as escapes (they end a line in
+    older JavaScript parsers).  JSON.parse gives the original text back.
+    """
+    text = json.dumps(_jsonable(data), ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    text = (
+        text.replace("<", "\\u003c")
+        .replace(">", "\\u003e")
+        .replace("&", "\\u0026")
+        .replace("\u2028", "\\u2028")
+        .replace("\u2029", "\\u2029")
+    )
+    return Markup(text)
+
+
+def _jsonable(value: Any) -> Any:
+    """Plain JSON values: enums by value, tuples as lists, NaN/inf as None, numpy scalars as
+    Python numbers, anything else as its string."""
+    if value is None or isinstance(value, (bool, str)):
+        return value
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, (Severity, Status)):
+        return value.value
+    if isinstance(value, Mapping):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return [_jsonable(v) for v in value]
+    item = getattr(value, "item", None)  # numpy scalar
+    if callable(item):
+        try:
+            return _jsonable(item())
+        except (TypeError, ValueError):
+            pass
+    tolist = getattr(value, "tolist", None)  # numpy array
+    if callable(tolist):
+        return _jsonable(tolist())
+    return str(value)
+
+
+_SI = (
+    (1e9, "G"),
+    (1e6, "M"),
+    (1e3, "k"),
+    (1.0, ""),
+    (1e-3, "m"),
+    (1e-6, "µ"),
+    (1e-9, "n"),
+    (1e-12, "p"),
+)
+
+
+def fmt_si(value: float | None, unit: str = "", digits: int = 3) -> str:
+    """``0.00015, "Ω"`` -> ``150 µΩ``: engineering prefixes for plots and rail tables."""
+    if value is None or not isinstance(value, (int, float)) or not math.isfinite(value):
+        return "—"
+    if value == 0:
+        return f"0 {unit}".strip()
+    mag = abs(value)
+    scale, prefix = _SI[-1]
+    for s, p in _SI:
+        if mag >= s * 0.9995:
+            scale, prefix = s, p
+            break
+    v = value / scale
+    text = f"{v:.0f}" if abs(v) >= 10**digits else f"{v:.{digits}g}"
+    return f"{text} {prefix}{unit}".strip()
+
+
+def fmt_num(value: Any, digits: int = 4) -> str:
+    """A measured value or limit as a reviewer reads it (``None`` -> em dash)."""
+    if value is None:
+        return "—"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            return "—"
+        return f"{value:.{digits}g}"
+    if isinstance(value, (list, tuple)):
+        return ", ".join(fmt_num(v, digits) for v in value)
+    return str(value)
+
+
+# ---------------------------------------------------------------------------------------------
+# Plots (inline SVG built from numbers; the only text in them goes through escape())
+# ---------------------------------------------------------------------------------------------
+
+
+def _log_ticks(lo: float, hi: float) -> list[float]:
+    a, b = math.floor(math.log10(lo)), math.ceil(math.log10(hi))
+    return [10.0**k for k in range(a, b + 1)]
+
+
+def pdn_plot(rail: Mapping[str, Any], band: tuple[float, float] | None = None) -> Markup:
+    """Log-log |Z(f)| of one rail against its target, the worst point in the band marked."""
+    pts = []
+    for p in rail.get("impedance") or ():
+        f, z = p.get("f_hz"), p.get("z_ohm")
+        if isinstance(f, (int, float)) and isinstance(z, (int, float)) and f > 0 and z > 0:
+            pts.append((float(f), float(z)))
+    name = str(rail.get("name") or "rail")
+    if len(pts) < 2:
+        return Markup('<p class="muted">No impedance curve for {}.</p>').format(name)
+    pts.sort()
+    target = rail.get("target_ohm")
+    target = float(target) if isinstance(target, (int, float)) and target > 0 else None
+    fmin, fmax = pts[0][0], pts[-1][0]
+    zs = [z for _, z in pts] + ([target] if target else [])
+    zlo, zhi = min(zs) / 2.0, max(zs) * 2.0
+    width, height, ml, mr, mt, mb = 640, 300, 64, 16, 14, 40
+    pw, ph = width - ml - mr, height - mt - mb
+    lx0, lx1 = math.log10(fmin), math.log10(fmax)
+    ly0, ly1 = math.log10(zlo), math.log10(zhi)
+
+    def X(f: float) -> float:
+        return ml + (math.log10(f) - lx0) / (lx1 - lx0 or 1) * pw
+
+    def Y(z: float) -> float:
+        return mt + (1 - (math.log10(z) - ly0) / (ly1 - ly0 or 1)) * ph
+
+    b_lo, b_hi = band if band else (fmin, fmax)
+    in_band = [(f, z) for f, z in pts if b_lo <= f <= b_hi] or pts
+    if target:
+        worst = max(in_band, key=lambda p: p[1] / target)
+    else:
+        worst = max(in_band, key=lambda p: p[1])
+    over = bool(target and worst[1] > target)
+    out: list[str] = []
+    label = f"|Z(f)| of {name}" + (f" against target {fmt_si(target, 'Ω')}" if target else "")
+    out.append(
+        f'<svg class="plot" viewBox="0 0 {width} {height}" role="img" aria-label="{escape(label)}">'
+    )
+    out.append(f'<rect class="plot-area" x="{ml}" y="{mt}" width="{pw}" height="{ph}"/>')
+    if band:
+        bx0, bx1 = X(max(b_lo, fmin)), X(min(b_hi, fmax))
+        if bx1 > bx0:
+            out.append(
+                f'<rect class="band" x="{bx0:.1f}" y="{mt}" width="{bx1 - bx0:.1f}" height="{ph}"/>'
+            )
+    for t in _log_ticks(fmin, fmax):
+        if fmin <= t <= fmax:
+            x = X(t)
+            out.append(f'<line class="grid" x1="{x:.1f}" y1="{mt}" x2="{x:.1f}" y2="{mt + ph}"/>')
+            out.append(
+                f'<text class="tick" x="{x:.1f}" y="{mt + ph + 14}" text-anchor="middle">'
+                f"{escape(fmt_si(t, 'Hz', 2))}</text>"
+            )
+    for t in _log_ticks(zlo, zhi):
+        if zlo <= t <= zhi:
+            y = Y(t)
+            out.append(f'<line class="grid" x1="{ml}" y1="{y:.1f}" x2="{ml + pw}" y2="{y:.1f}"/>')
+            out.append(
+                f'<text class="tick" x="{ml - 4}" y="{y + 4:.1f}" text-anchor="end">'
+                f"{escape(fmt_si(t, 'Ω', 2))}</text>"
+            )
+    out.append(
+        f'<text class="axis" x="{ml + pw / 2:.0f}" y="{height - 4}" text-anchor="middle">'
+        "frequency</text>"
+        f'<text class="axis" x="12" y="{mt + ph / 2:.0f}" text-anchor="middle" '
+        f'transform="rotate(-90 12 {mt + ph / 2:.0f})">|Z|</text>'
+    )
+    if target:
+        y = Y(target)
+        out.append(
+            f'<line class="target" x1="{ml}" y1="{y:.1f}" x2="{ml + pw}" y2="{y:.1f}"/>'
+            f'<text class="target-label" x="{ml + pw - 4}" y="{y - 5:.1f}" text-anchor="end">'
+            f"target {escape(fmt_si(target, 'Ω'))}</text>"
+        )
+    d = "M" + " L".join(f"{X(f):.1f} {Y(z):.1f}" for f, z in pts)
+    out.append(f'<path class="curve" d="{d}"/>')
+    wx, wy = X(worst[0]), Y(worst[1])
+    cls = "worst over" if over else "worst"
+    text = f"worst {fmt_si(worst[1], 'Ω')} at {fmt_si(worst[0], 'Hz')}"
+    anchor = "end" if wx > ml + pw * 0.6 else "start"
+    dx = -8 if anchor == "end" else 8
+    out.append(
+        f'<g class="{cls}"><circle cx="{wx:.1f}" cy="{wy:.1f}" r="5"/>'
+        f'<path d="M{wx - 8:.1f} {wy:.1f}h16M{wx:.1f} {wy - 8:.1f}v16"/>'
+        f'<text x="{wx + dx:.1f}" y="{max(wy - 8, mt + 12):.1f}" text-anchor="{anchor}">'
+        f"{'▲ ' if over else ''}{escape(text)}</text></g>"
+    )
+    out.append("</svg>")
+    return Markup("".join(out))
+
+
+def stub_histogram(signal: str, stubs: Sequence[float], limit: float | None) -> Markup:
+    """Histogram of via-stub lengths (mm) of one signal type, the limit drawn as a line and the
+    bins over it hatched (so the over-limit part does not rely on colour)."""
+    vals = [float(s) for s in stubs if isinstance(s, (int, float)) and math.isfinite(s)]
+    if not vals:
+        return Markup('<p class="muted">No vias measured for {}.</p>').format(signal)
+    top = max(max(vals), limit or 0.0) * 1.05 or 1.0
+    raw = top / 24
+    mag = 10.0 ** math.floor(math.log10(raw))
+    step = next(m * mag for m in (1, 2, 2.5, 5, 10) if m * mag >= raw * 0.999)
+    nbins = max(1, math.ceil(top / step))
+    hi = nbins * step
+    counts = [0] * nbins
+    for v in vals:
+        counts[min(int(v / step), nbins - 1)] += 1
+    cmax = max(counts) or 1
+    width, height, ml, mr, mt, mb = 640, 220, 48, 16, 14, 40
+    pw, ph = width - ml - mr, height - mt - mb
+    over_n = sum(1 for v in vals if limit is not None and v > limit)
+    label = f"stub lengths of {len(vals)} vias on {signal}" + (
+        f", limit {limit:.3g} mm, {over_n} over" if limit is not None else ""
+    )
+    out = [
+        f'<svg class="plot" viewBox="0 0 {width} {height}" role="img" aria-label="{escape(label)}">',
+        f'<rect class="plot-area" x="{ml}" y="{mt}" width="{pw}" height="{ph}"/>',
+    ]
+    for i, c in enumerate(counts):
+        if not c:
+            continue
+        x = ml + i * pw / nbins
+        h = c / cmax * ph
+        lo = i * step
+        over = limit is not None and lo + step / 2 > limit
+        cls = "bar over" if over else "bar"
+        out.append(
+            f'<rect class="{cls}" x="{x + 1:.1f}" y="{mt + ph - h:.1f}" '
+            f'width="{pw / nbins - 2:.1f}" height="{h:.1f}"><title>{lo:.3f}–{lo + step:.3f} mm: '
+            f"{c} vias</title></rect>"
+        )
+    for k in range(0, nbins + 1, max(1, math.ceil(nbins / 6))):
+        x = ml + k * pw / nbins
+        out.append(
+            f'<text class="tick" x="{x:.1f}" y="{mt + ph + 14}" text-anchor="middle">'
+            f"{k * step:.3g}</text>"
+        )
+    out.append(
+        f'<text class="tick" x="{ml - 4}" y="{mt + 10}" text-anchor="end">{cmax}</text>'
+        f'<text class="tick" x="{ml - 4}" y="{mt + ph}" text-anchor="end">0</text>'
+        f'<text class="axis" x="{ml + pw / 2:.0f}" y="{height - 4}" text-anchor="middle">'
+        "stub length (mm)</text>"
+        f'<text class="axis" x="12" y="{mt + ph / 2:.0f}" text-anchor="middle" '
+        f'transform="rotate(-90 12 {mt + ph / 2:.0f})">vias</text>'
+    )
+    if limit is not None:
+        x = ml + limit / hi * pw
+        out.append(
+            f'<line class="target" x1="{x:.1f}" y1="{mt}" x2="{x:.1f}" y2="{mt + ph}"/>'
+            f'<text class="target-label" x="{x + 4:.1f}" y="{mt + 12}">limit {limit:.3g} mm '
+            f"({limit / 0.0254:.1f} mil)</text>"
+        )
+    out.append("</svg>")
+    return Markup("".join(out))
+
+
+# ---------------------------------------------------------------------------------------------
+# Building the page context
+# ---------------------------------------------------------------------------------------------
+
+
+def _finding_rows(
+    findings: Sequence[Finding], texts: dict[str, int]
+) -> tuple[list[list[Any]], dict[str, int]]:
+    """Findings as compact rows for the page script (keys in ``FIELDS``); ``why`` and ``source``
+    go to a shared string table because every finding of a rule repeats them."""
+
+    def text_id(s: str) -> int:
+        if s not in texts:
+            texts[s] = len(texts)
+        return texts[s]
+
+    rows: list[list[Any]] = []
+    for i, f in enumerate(findings):
+        ev = _jsonable(dict(f.evidence)) if f.evidence else {}
+        declare = ev.get("declare") if isinstance(ev, dict) else None
+        if ev and len(json.dumps(ev, ensure_ascii=False)) > _EVIDENCE_MAX:
+            ev = {"(truncated)": ", ".join(sorted(ev))[:300]}
+        waiver = _jsonable(dict(f.waiver)) if f.waiver else None
+        rows.append(
+            [
+                i,
+                f.rule,
+                f.check,
+                f.severity.value if isinstance(f.severity, Severity) else str(f.severity),
+                f.status.value if isinstance(f.status, Status) else str(f.status),
+                f.message,
+                _jsonable(f.measured),
+                _jsonable(f.limit),
+                f.unit or "",
+                f.net,
+                f.layer,
+                None if f.pos is None else round(float(f.pos[0]), 4),
+                None if f.pos is None else round(float(f.pos[1]), 4),
+                list(f.items),
+                text_id(f.why or ""),
+                text_id(f.source or ""),
+                declare
+                if isinstance(declare, str)
+                else (None if declare is None else str(declare)),
+                ev or None,
+                waiver,
+            ]
+        )
+    return rows, texts
+
+
+#: the order of the values in a finding row of the embedded JSON (the page script reads it)
+FIELDS = (
+    "i",
+    "rule",
+    "check",
+    "severity",
+    "status",
+    "message",
+    "measured",
+    "limit",
+    "unit",
+    "net",
+    "layer",
+    "x",
+    "y",
+    "items",
+    "why",
+    "source",
+    "declare",
+    "evidence",
+    "waiver",
+)
+
+
+def _worst(counts: Mapping[str, int]) -> str:
+    for sev in _SEVERITIES:
+        if counts.get(sev):
+            return sev
+    return "ok"
+
+
+def _stackup_rows(
+    result: CheckResult, board: Board, findings: Sequence[Finding]
+) -> list[dict[str, Any]]:
+    """Stack-up rows (``extras["stackup"]`` from the pipeline, else the board's own stack-up)
+    with the findings against each layer and its drawn height."""
+    rows: list[dict[str, Any]] = []
+    src = result.extras.get("stackup")
+    if isinstance(src, list) and src:
+        for r in src:
+            if isinstance(r, Mapping):
+                rows.append(dict(r))
+    elif board.stackup is not None:
+        for layer in board.stackup.layers:
+            if layer.kind in ("silkscreen", "solderpaste"):
+                continue
+            rows.append(
+                {
+                    "name": layer.name,
+                    "kind": layer.kind,
+                    "thickness_mm": layer.thickness_mm,
+                    "material": layer.material,
+                    "epsilon_r": layer.epsilon_r,
+                    "loss_tangent": layer.loss_tangent,
+                    "tg_c": None,
+                    "foil": layer.foil,
+                    "copper_oz": None,
+                    "signals": [],
+                }
+            )
+    against: dict[str, Counter[str]] = {}
+    for f in findings:
+        names = {f.layer} if f.layer else set()
+        for key in ("dielectric", "layer_name", "stackup_layer"):
+            v = f.evidence.get(key) if f.evidence else None
+            if isinstance(v, str):
+                names.add(v)
+        for name in names:
+            c = against.setdefault(name, Counter())
+            if f.status == Status.VIOLATION:
+                c[f.severity.value] += 1
+            else:
+                c[f.status.value] += 1
+    user_names = {cl.name: cl.user_name for cl in board.copper_layers if cl.user_name != cl.name}
+    total = 0.0
+    for r in rows:
+        t = r.get("thickness_mm")
+        total += float(t) if isinstance(t, (int, float)) and t > 0 else 0.0
+    for r in rows:
+        c = against.get(str(r.get("name")), Counter())
+        r["counts"] = dict(c)
+        if c.get("error"):
+            r["state"] = "error"
+        elif c.get("warning"):
+            r["state"] = "warning"
+        elif c.get("cannot_verify"):
+            r["state"] = "cannot_verify"
+        elif c.get("info"):
+            r["state"] = "info"
+        elif c.get("waived"):
+            r["state"] = "waived"
+        else:
+            r["state"] = "ok"
+        t = r.get("thickness_mm")
+        r["known"] = isinstance(t, (int, float)) and t > 0
+        r["frac"] = (float(t) / total) if r["known"] and total > 0 else 0.0
+        r["user_name"] = user_names.get(str(r.get("name")), "")
+        sig = r.get("signals") or []
+        r["signals"] = [str(s) for s in sig] if isinstance(sig, (list, tuple)) else [str(sig)]
+    return rows
+
+
+def stackup_svg(rows: Sequence[Mapping[str, Any]]) -> Markup:
+    """The stack-up cross-section drawn to scale (height proportional to thickness); layers
+    with findings are hatched or dotted as well as coloured."""
+    known = [r for r in rows if r.get("known")]
+    if not known:
+        return Markup('<p class="muted">No layer thicknesses declared: cannot draw to scale.</p>')
+    total = sum(float(r["thickness_mm"]) for r in known)
+    height, width, x0, bw = 420, 300, 8, 150
+    scale = height / total
+    out = [
+        f'<svg class="stackup-svg" viewBox="0 0 {width} {height + 24}" role="img" '
+        f'aria-label="stack-up cross-section to scale, {total:.3f} mm total">',
+        "<defs>"
+        '<pattern id="hatch" width="6" height="6" patternUnits="userSpaceOnUse" '
+        'patternTransform="rotate(45)"><rect width="6" height="6" class="hatch-bg"/>'
+        '<line x1="0" y1="0" x2="0" y2="6" class="hatch-line"/></pattern>'
+        '<pattern id="dots" width="5" height="5" patternUnits="userSpaceOnUse">'
+        '<rect width="5" height="5" class="dots-bg"/><circle cx="2.5" cy="2.5" r="1" '
+        'class="dots-dot"/></pattern></defs>',
+    ]
+    y = 0.0
+    for r in rows:
+        if not r.get("known"):
+            continue
+        h = float(r["thickness_mm"]) * scale
+        kind = str(r.get("kind") or "")
+        state = str(r.get("state"))
+        cls = f"sl k-{escape(kind)} s-{escape(state)}"
+        out.append(
+            f'<rect class="{cls}" x="{x0}" y="{y:.2f}" width="{bw}" height="{max(h, 0.8):.2f}">'
+            f"<title>{escape(str(r.get('name')))}: {float(r['thickness_mm']):.4g} mm</title></rect>"
+        )
+        if state in ("error", "warning"):
+            out.append(
+                f'<rect x="{x0}" y="{y:.2f}" width="{bw}" height="{max(h, 0.8):.2f}" '
+                f'fill="url(#hatch)" opacity="0.55" pointer-events="none"/>'
+            )
+        elif state == "cannot_verify":
+            out.append(
+                f'<rect x="{x0}" y="{y:.2f}" width="{bw}" height="{max(h, 0.8):.2f}" '
+                f'fill="url(#dots)" opacity="0.6" pointer-events="none"/>'
+            )
+        if h >= 9 or kind == "copper":
+            icon = {"error": "✖ ", "warning": "⚠ ", "cannot_verify": "? "}.get(state, "")
+            out.append(
+                f'<text class="sl-label" x="{x0 + bw + 6}" y="{y + h / 2 + 4:.2f}">'
+                f"{escape(icon)}{escape(str(r.get('name')))}</text>"
+            )
+        y += h
+    out.append(f'<text class="tick" x="{x0}" y="{height + 18}">total {total:.3f} mm</text>')
+    out.append("</svg>")
+    return Markup("".join(out))
+
+
+def _rails(result: CheckResult) -> list[dict[str, Any]]:
+    rails = result.extras.get("rails") or []
+    band = None
+    for run in result.rules:
+        if run.rule.check == "pdn_impedance":
+            p = run.rule.params
+            lo, hi = p.get("f_min_hz"), p.get("f_max_hz")
+            if isinstance(lo, (int, float)) and isinstance(hi, (int, float)):
+                band = (float(lo), float(hi))
+            break
+    out = []
+    for rail in rails if isinstance(rails, list) else []:
+        if not isinstance(rail, Mapping):
+            continue
+        rb = band
+        lo, hi = rail.get("f_min_hz"), rail.get("f_max_hz")
+        if isinstance(lo, (int, float)) and isinstance(hi, (int, float)):
+            rb = (float(lo), float(hi))
+        decaps = rail.get("decaps") or []
+        out.append(
+            {
+                "name": str(rail.get("name") or "rail"),
+                "nets": [str(n) for n in rail.get("nets") or []],
+                "target": fmt_si(rail.get("target_ohm"), "Ω"),
+                "plane_c": fmt_si(rail.get("plane_capacitance_f"), "F"),
+                "decaps": len(decaps) if isinstance(decaps, list) else 0,
+                "plot": pdn_plot(rail, rb),
+            }
+        )
+    return out
+
+
+def _via_stubs(result: CheckResult) -> list[dict[str, Any]]:
+    """Accepts ``{signal: [stub_mm…], "limit_mm": x}``, ``{signal: {"stubs_mm": […],
+    "limit_mm": x}}`` and ``{signal: [...]}`` with ``{"limits": {signal: x}}``."""
+    src = result.extras.get("via_stubs")
+    if not isinstance(src, Mapping):
+        return []
+    shared_limit = src.get("limit_mm")
+    limits = src.get("limits") if isinstance(src.get("limits"), Mapping) else {}
+    out = []
+    for sig, val in src.items():
+        if sig in ("limit_mm", "limits"):
+            continue
+        limit = limits.get(sig, shared_limit)
+        stubs: Any = val
+        if isinstance(val, Mapping):
+            stubs = val.get("stubs_mm", val.get("stubs", val.get("stub_mm", [])))
+            limit = val.get("limit_mm", val.get("max_stub_mm", limit))
+        if not isinstance(stubs, (list, tuple)):
+            continue
+        lim = float(limit) if isinstance(limit, (int, float)) else None
+        vals = [float(s) for s in stubs if isinstance(s, (int, float))]
+        over = sum(1 for v in vals if lim is not None and v > lim)
+        out.append(
+            {
+                "signal": str(sig),
+                "count": len(vals),
+                "over": over,
+                "limit": lim,
+                "max": max(vals) if vals else None,
+                "plot": stub_histogram(str(sig), vals, lim),
+            }
+        )
+    return out
+
+
+def _waivers(result: CheckResult) -> dict[str, list[dict[str, Any]]]:
+    groups: dict[str, list[dict[str, Any]]] = {"applied": [], "expired": [], "stale": []}
+    for w in result.waivers:
+        if not isinstance(w, Mapping):
+            continue
+        state = str(w.get("state") or w.get("status") or "applied")
+        entry = dict(w)
+        sel = entry.get("selector", entry.get("match"))
+        if sel is None:
+            sel = {k: entry[k] for k in ("net", "layer", "uuid", "item") if entry.get(k)}
+        entry["selector_text"] = (
+            ", ".join(f"{k}: {v}" for k, v in sel.items()) if isinstance(sel, Mapping) else str(sel)
+        )
+        groups.setdefault(state, []).append(entry)
+    return groups
+
+
+def _cannot_verify(findings: Sequence[Finding]) -> list[dict[str, Any]]:
+    """Cannot-verify findings grouped by what the user must declare to verify them."""
+    groups: dict[str, dict[str, Any]] = {}
+    for i, f in enumerate(findings):
+        if f.status != Status.CANNOT_VERIFY:
+            continue
+        declare = f.evidence.get("declare") if f.evidence else None
+        key = str(declare) if declare else "(the check did not say what to declare)"
+        g = groups.setdefault(key, {"declare": key, "count": 0, "rules": Counter(), "items": []})
+        g["count"] += 1
+        g["rules"][f.rule] += 1
+        if len(g["items"]) < 12:
+            g["items"].append({"i": i, "message": f.message, "layer": f.layer, "net": f.net})
+    out = sorted(groups.values(), key=lambda g: -g["count"])
+    for g in out:
+        g["rules"] = sorted(g["rules"].items())
+    return out
+
+
+def _rule_runs(result: CheckResult, findings: Sequence[Finding]) -> list[dict[str, Any]]:
+    by_rule: dict[str, Counter[str]] = {}
+    for f in findings:
+        by_rule.setdefault(f.rule, Counter())[f.status.value] += 1
+    out = []
+    for run in result.rules:
+        c = by_rule.get(run.rule.id, Counter())
+        if c.get("violation"):
+            outcome = "fail"
+        elif c.get("cannot_verify"):
+            outcome = "cannot_verify"
+        elif c.get("waived"):
+            outcome = "waived"
+        elif run.checked == 0:
+            outcome = "nothing"
+        else:
+            outcome = "pass"
+        out.append(
+            {
+                "id": run.rule.id,
+                "check": run.rule.check,
+                "title": run.rule.title,
+                "severity": run.rule.severity.value,
+                "signal": run.rule.signal,
+                "checked": run.checked,
+                "violations": c.get("violation", 0),
+                "cannot_verify": c.get("cannot_verify", 0),
+                "waived": c.get("waived", 0),
+                "outcome": outcome,
+                "why": run.rule.why,
+                "source": run.rule.source,
+            }
+        )
+    return out
+
+
+def _env() -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(_TEMPLATES)),
+        autoescape=True,  # every template, whatever its extension: the report is user text
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters["si"] = fmt_si
+    env.filters["num"] = fmt_num
+    return env
+
+
+def _read_asset(name: str) -> Markup:
+    """Inline CSS/JS asset.  It is our own file, but a ``</`` inside it would still end the
+    element early, so refuse it rather than emit a broken page."""
+    text = (_TEMPLATES / name).read_text(encoding="utf-8")
+    if "</script" in text.lower() or "</style" in text.lower():
+        raise ValueError(f"{name} must not contain a closing script/style tag")
+    return Markup(text)
+
+
+def build_context(result: CheckResult, board: Board) -> dict[str, Any]:
+    """Everything the template shows, computed once (the template only lays it out)."""
+    findings = list(result.findings)
+    sev_counts = Counter(f.severity.value for f in findings if f.status == Status.VIOLATION)
+    status_counts = Counter(f.status.value for f in findings)
+    all_sev = Counter(f.severity.value for f in findings)
+    unwaived_errors = len(result.unwaived_errors())
+    texts: dict[str, int] = {}
+    rows, texts = _finding_rows(findings, texts)
+    cls = result.classification
+    board_svg = render_board(board, _initial_layers(board))
+    stackup = _stackup_rows(result, board, findings)
+    data = {
+        "fields": list(FIELDS),
+        "findings": rows,
+        "texts": list(texts),
+        "layers": board_svg.layers,
+        "viewBox": list(board_svg.view_box),
+    }
+    board_file = result.board_file or board.source
+    return {
+        "title": f"accel-drc: {os.path.basename(board_file) or board_file}",
+        "board_name": os.path.basename(board_file) or board_file,
+        "board_file": board_file,
+        "sha256": result.board_sha256,
+        "date": result.date,
+        "tool_version": result.tool_version or __version__,
+        "packs": result.rule_packs,
+        "passed": unwaived_errors == 0,
+        "unwaived_errors": unwaived_errors,
+        "total": len(findings),
+        "sev_counts": {s: sev_counts.get(s, 0) for s in _SEVERITIES},
+        "all_sev_counts": {s: all_sev.get(s, 0) for s in _SEVERITIES},
+        "status_counts": {s: status_counts.get(s, 0) for s in _STATUSES},
+        "worst": _worst(sev_counts),
+        "cls": cls,
+        "overridden": cls.source != "auto",
+        "scores": sorted(cls.scores.items(), key=lambda kv: -kv[1]),
+        "evidence": [
+            {
+                "what": e.what,
+                "value": fmt_num(e.value),
+                "votes": sorted(e.votes.items(), key=lambda kv: -abs(kv[1])),
+                "note": e.note,
+                "source": e.source,
+            }
+            for e in cls.evidence
+        ],
+        "classes": sorted({k for e in cls.evidence for k in e.votes} | set(cls.scores)),
+        "summary": result.board_summary,
+        "board": {
+            "layers": board.layer_count,
+            "format": board.format,
+            "size": board.outline.size_mm,
+            "thickness": board.board_thickness_mm,
+            "nets": board.named_net_count,
+            "tracks": len(board.tracks),
+            "vias": len(board.vias),
+            "footprints": len(board.footprints),
+            "zones": len(board.zones),
+        },
+        "board_svg": Markup(board_svg.svg),
+        "grid_mm": board_svg.grid_mm,
+        "layers": board_svg.layers,
+        "stackup": stackup,
+        "stackup_svg": stackup_svg(stackup),
+        "rails": _rails(result),
+        "via_stubs": _via_stubs(result),
+        "waivers": _waivers(result),
+        "cannot_verify": _cannot_verify(findings),
+        "rule_runs": _rule_runs(result, findings),
+        "checks": sorted({f.check for f in findings}),
+        "finding_layers": sorted({f.layer for f in findings if f.layer}),
+        "rule_ids": sorted({f.rule for f in findings}),
+        "data_json": safe_json(data),
+        "css": _read_asset("report.css"),
+        "js": _read_asset("report.js"),
+        "warnings": list(board.warnings)[:20],
+    }
+
+
+def _initial_layers(board: Board) -> set[int]:
+    """The outer layers only: inner planes drawn over each other hide the board; the page turns a
+    layer on when one of its findings is selected."""
+    return {0, max(board.layer_count - 1, 0)}
+
+
+def render(result: CheckResult, board: Board) -> str:
+    """The whole report as one HTML document (a pure function of the result and the board)."""
+    env = _env()
+    return env.get_template("report.html.j2").render(**build_context(result, board))
+
+
+def write(path: str | os.PathLike[str], result: CheckResult, board: Board) -> None:
+    """Render and write the report (UTF-8); parent directories are created."""
+    text = render(result, board)
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    p.write_text(text, encoding="utf-8")
+    log.info("wrote HTML report %s (%d bytes)", p, len(text.encode("utf-8")))
+
+
+def sha256_of(path: str | os.PathLike[str]) -> str:
+    """sha256 of a file, for callers that build a CheckResult by hand."""
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()

@@ -1,0 +1,164 @@
+"""SARIF 2.1.0 as GitHub code scanning reads it.
+
+Every rule that ran is a ``reportingDescriptor`` (id, short and full description, help = why and
+source).  Every finding is a result on the board file, its ``artifactLocation.uri`` relative to
+the working directory (where ``upload-sarif`` runs) and its ``region.startLine`` the line of the
+finding's first item in a ``.kicad_pcb`` (else 1), so the annotation lands on the track or via.
+Board position, layer and net go in ``properties``.  ``partialFingerprints`` are a hash of what
+identifies the finding (rule, net, layer, items), not of its numbers, so a finding keeps its
+identity (and its dismissal on GitHub) across runs; a counter keeps them unique.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+from collections.abc import Iterable
+from typing import Any
+
+from ..results import CheckResult, Finding, Severity, Status
+from .json_report import _clean
+
+SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+INFO_URI = "https://github.com/accel-drc/accel-drc"
+
+_LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
+_UUID = re.compile(rb"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+
+
+def level(f: Finding) -> str:
+    if f.status == Status.CANNOT_VERIFY and f.severity == Severity.ERROR:
+        return "warning"  # could not check: not proof of a defect
+    return _LEVEL[f.severity]
+
+
+def artifact_uri(board_file: str, cwd: str | None = None) -> str:
+    cwd = cwd or os.getcwd()
+    try:
+        rel = os.path.relpath(os.path.abspath(board_file), cwd)
+    except ValueError:  # another drive on Windows
+        rel = os.path.abspath(board_file)
+    return rel.replace(os.sep, "/")
+
+
+def uuid_lines(path: str, uuids: Iterable[str]) -> dict[str, int]:
+    """Line (1-based) where each uuid first appears in a text board file (one streaming pass)."""
+    wanted = {u.lower().encode() for u in uuids if u}
+    out: dict[str, int] = {}
+    if not wanted or not os.path.isfile(path):
+        return out
+    try:
+        with open(path, "rb") as fh:
+            for n, line in enumerate(fh, 1):
+                if b"-" not in line:
+                    continue
+                for m in _UUID.finditer(line):
+                    u = m.group(0).lower()
+                    if u in wanted:
+                        out.setdefault(u.decode(), n)
+                        wanted.discard(u)
+                if not wanted:
+                    break
+    except OSError:
+        return out
+    return out
+
+
+def fingerprint(f: Finding) -> str:
+    key = "|".join([f.rule, f.check, f.net or "", f.layer or "", ",".join(sorted(f.items)[:8]), str(f.evidence.get("dielectric", ""))])
+    return hashlib.sha256(key.encode()).hexdigest()[:32]
+
+
+def to_sarif(result: CheckResult, cwd: str | None = None) -> dict[str, Any]:
+    rules = []
+    index: dict[str, int] = {}
+    for run in result.rules:
+        r = run.rule
+        index[r.id] = len(rules)
+        rules.append(
+            {
+                "id": r.id,
+                "name": "".join(w.capitalize() for w in re.split(r"[._]", r.id)),
+                "shortDescription": {"text": r.title or f"{r.check}" + (f" ({r.signal})" if r.signal else "")},
+                "fullDescription": {"text": r.why},
+                "help": {"text": f"{r.why}\nSource: {r.source}", "markdown": f"{r.why}\n\n**Source:** {r.source}"},
+                "defaultConfiguration": {"level": _LEVEL[r.severity]},
+                "properties": {"check": r.check, "signal": r.signal, "source": r.source, "params": dict(r.params), "pack": r.pack},
+            }
+        )
+    uri = artifact_uri(result.board_file, cwd)
+    lines = uuid_lines(result.board_file, (f.items[0] for f in result.findings if f.items)) if result.board_file.endswith(".kicad_pcb") else {}
+    results = []
+    seen: dict[str, int] = {}
+    for f in result.findings:
+        rid = f.rule
+        # findings under a sub-id (rule.kicad_default, rule.backdrill) belong to their rule
+        base = rid
+        while base not in index and "." in base:
+            base = base.rsplit(".", 1)[0]
+        fp = fingerprint(f)
+        seen[fp] = seen.get(fp, 0) + 1
+        if seen[fp] > 1:
+            fp = f"{fp}:{seen[fp]}"
+        line = lines.get(f.items[0].lower(), 1) if f.items else 1
+        res: dict[str, Any] = {
+            "ruleId": rid,
+            "level": level(f),
+            "message": {"text": f.message + (f" [{f.status.value.replace('_', ' ')}]" if f.status != Status.VIOLATION else "")},
+            "locations": [
+                {
+                    "physicalLocation": {"artifactLocation": {"uri": uri}, "region": {"startLine": line}},
+                    **({"logicalLocations": [{"name": f.net, "kind": "net"}]} if f.net else {}),
+                }
+            ],
+            "partialFingerprints": {"accelDrcFinding/v1": fp},
+            "properties": {
+                "status": f.status.value,
+                "severity": f.severity.value,
+                "check": f.check,
+                "net": f.net,
+                "layer": f.layer,
+                "pos": None if f.pos is None else {"x": f.pos[0], "y": f.pos[1]},
+                "measured": f.measured,
+                "limit": f.limit,
+                "unit": f.unit,
+                "items": list(f.items),
+                "why": f.why,
+                "source": f.source,
+            },
+        }
+        if base in index:
+            res["ruleIndex"] = index[base]
+            if base != rid:
+                res["ruleId"] = base
+                res["properties"]["subRule"] = rid
+        if f.status == Status.WAIVED and f.waiver:
+            res["suppressions"] = [{"kind": "external", "status": "accepted", "justification": str(f.waiver.get("reason", ""))}]
+        results.append(res)
+    doc = {
+        "$schema": SARIF_SCHEMA,
+        "version": "2.1.0",
+        "runs": [
+            {
+                "tool": {"driver": {"name": "accel-drc", "version": result.tool_version, "semanticVersion": result.tool_version, "informationUri": INFO_URI, "rules": rules}},
+                "automationDetails": {"id": f"accel-drc/{result.classification.board_class}/"},
+                "results": results,
+                "properties": {
+                    "class": result.classification.board_class,
+                    "confidence": result.classification.confidence,
+                    "classification_source": result.classification.source,
+                    "board_sha256": result.board_sha256,
+                    "rule_packs": result.rule_packs,
+                },
+            }
+        ],
+    }
+    return _clean(doc)
+
+
+def write(path: str, result: CheckResult, cwd: str | None = None) -> None:
+    with open(path, "w", encoding="utf-8") as fh:
+        json.dump(to_sarif(result, cwd), fh, indent=2, ensure_ascii=False)
+        fh.write("\n")

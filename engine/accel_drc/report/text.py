@@ -1,0 +1,93 @@
+"""The readable summary ``accel-drc check`` prints, and the ``accel-drc rules`` table."""
+
+from __future__ import annotations
+
+import os
+import textwrap
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ..classify import explain
+from ..results import CheckResult, Finding, Severity, Status
+
+_SEV_ORDER = {Severity.ERROR: 0, Severity.WARNING: 1, Severity.INFO: 2}
+_ST_ORDER = {Status.VIOLATION: 0, Status.CANNOT_VERIFY: 1, Status.WAIVED: 2}
+
+
+def worst(findings: Sequence[Finding], n: int = 10) -> list[Finding]:
+    """Most serious first: unwaived errors, then warnings; violations before cannot-verify."""
+    return sorted(findings, key=lambda f: (_ST_ORDER[f.status] == 2, _SEV_ORDER[f.severity], _ST_ORDER[f.status], f.rule))[:n]
+
+
+def _fmt(v: Any) -> str:
+    if isinstance(v, float):
+        return f"{v:g}"
+    return str(v)
+
+
+def summary(result: CheckResult, top: int = 10) -> str:
+    b = result.board_summary
+    size = b.get("size_mm")
+    size_txt = f", {size[0]:.1f} × {size[1]:.1f} mm" if size else ""
+    lines = [
+        f"accel-drc {result.tool_version}: {os.path.basename(result.board_file)} "
+        f"({b.get('copper_layers')} copper layers{size_txt})",
+        f"class: {explain(result.classification)}",
+    ]
+    sev = {s: 0 for s in Severity}
+    st = {s: 0 for s in Status}
+    for f in result.findings:
+        sev[f.severity] += 1
+        st[f.status] += 1
+    checked = sum(r.checked for r in result.rules)
+    lines.append(f"rules: {len(result.rules)} run, {checked} items checked")
+    lines.append(
+        "findings: "
+        + ", ".join(f"{sev[s]} {s.value}" for s in Severity)
+        + " | "
+        + ", ".join(f"{st[s]} {s.value.replace('_', ' ')}" for s in Status)
+    )
+    shown = [f for f in worst(result.findings, top) if f.status != Status.WAIVED]
+    if shown:
+        lines.append("worst:")
+        for f in shown:
+            tag = f"{f.severity.value.upper():7} {'' if f.status == Status.VIOLATION else '(' + f.status.value.replace('_', ' ') + ') '}"
+            lines.append(f"  {tag}{f.rule}: {f.message}")
+        rest = len([f for f in result.findings if f.status != Status.WAIVED]) - len(shown)
+        if rest > 0:
+            lines.append(f"  … and {rest} more (see --json / --html)")
+    if result.waivers:
+        counts: dict[str, int] = {}
+        for w in result.waivers:
+            counts[w["state"]] = counts.get(w["state"], 0) + 1
+        lines.append("waivers: " + ", ".join(f"{n} {k}" for k, n in sorted(counts.items())))
+        for w in result.waivers:
+            if w["state"] != "applied":
+                where = f" (line {w['line']})" if w.get("line") else ""
+                lines.append(f"  {w['state']}: {w['rule']}{where}: {w['reason']}")
+    errors = len(result.unwaived_errors())
+    lines.append(
+        f"verdict: FAIL ({errors} unwaived error violation{'s' if errors != 1 else ''})"
+        if errors
+        else "verdict: PASS (no unwaived error violation)"
+    )
+    return "\n".join(lines)
+
+
+def _params(p: Mapping[str, Any]) -> str:
+    parts = []
+    for k, v in p.items():
+        if isinstance(v, Mapping):
+            v = "{" + ", ".join(f"{a}: {_fmt(b)}" for a, b in v.items()) + "}"
+        parts.append(f"{k}={_fmt(v)}")
+    return ", ".join(parts)
+
+
+def rules_table(rules: Sequence[Mapping[str, Any]]) -> str:
+    out = []
+    for r in rules:
+        out.append(f"{r['id']}  [{r['check']}, {r['severity']}]  {_params(r['params'])}")
+        out.append(textwrap.fill(r["why"], 100, initial_indent="    why: ", subsequent_indent="         "))
+        out.append(textwrap.fill(r["source"], 100, initial_indent="    source: ", subsequent_indent="            "))
+    out.append(f"{len(rules)} rules")
+    return "\n".join(out)

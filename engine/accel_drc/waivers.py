@@ -1,0 +1,80 @@
+"""Waivers: findings a reviewer looked at and accepted, with a reason, an owner and an expiry.
+
+A waiver names a rule (glob on the rule id: ``training.laminate_df.*``) and may narrow it with
+regexes on the net, the layer and the item uuids (whole-string match, like every regex in the
+config).  A reason is required.  An expired waiver waives nothing and is reported as expired, with
+the findings it would have covered; a waiver that matches nothing is reported as stale (the
+board changed, or the waiver has a typo), so waivers cannot rot silently.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import fnmatch
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from typing import Any
+
+from .results import Finding, Status
+
+
+def _matches(w: Mapping[str, Any], f: Finding) -> bool:
+    if not fnmatch.fnmatchcase(f.rule, w["rule"]) and not fnmatch.fnmatchcase(f.check, w["rule"]):
+        return False
+    if "net" in w and (f.net is None or re.fullmatch(w["net"], f.net) is None):
+        return False
+    if "layer" in w and (f.layer is None or re.fullmatch(w["layer"], f.layer) is None):
+        return False
+    return not ("uuid" in w and not any(re.fullmatch(w["uuid"], u) for u in f.items))
+
+
+def apply_waivers(
+    findings: Sequence[Finding],
+    waivers: Sequence[Mapping[str, Any]],
+    today: _dt.date | None = None,
+    lines: Sequence[int | None] = (),
+) -> tuple[list[Finding], list[dict[str, Any]]]:
+    """Return the findings (waived ones with status ``waived`` and the waiver attached) and one
+    report row per waiver: {…the waiver…, state: applied | expired | stale, matched, line}.
+
+    Only violations and cannot-verify findings can be waived; the first live waiver that matches
+    a finding takes it.
+    """
+    today = today or _dt.date.today()
+    rows: list[dict[str, Any]] = []
+    live = []
+    for i, w in enumerate(waivers):
+        expires = w.get("expires")
+        expired = expires is not None and _dt.date.fromisoformat(str(expires)[:10]) < today
+        row = {
+            "rule": w["rule"],
+            "net": w.get("net"),
+            "layer": w.get("layer"),
+            "uuid": w.get("uuid"),
+            "reason": w["reason"],
+            "owner": w.get("owner"),
+            "expires": str(expires)[:10] if expires is not None else None,
+            "state": "expired" if expired else "applied",
+            "matched": 0,
+            "line": lines[i] if i < len(lines) else None,
+        }
+        rows.append(row)
+        live.append(not expired)
+    out = []
+    for f in findings:
+        taken = False
+        for i, w in enumerate(waivers):
+            if not _matches(w, f):
+                continue
+            rows[i]["matched"] += 1
+            if live[i] and not taken:
+                waiver = {k: rows[i][k] for k in ("rule", "reason", "owner", "expires", "line")}
+                out.append(replace(f, status=Status.WAIVED, waiver=waiver))
+                taken = True
+        if not taken:
+            out.append(f)
+    for row in rows:
+        if row["matched"] == 0:
+            row["state"] = "stale" if row["state"] == "applied" else "expired"
+    return out, rows

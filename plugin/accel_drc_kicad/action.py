@@ -1,0 +1,207 @@
+"""What the toolbar button does: extract → check → HTML report → browser → markers → selection.
+
+KiCad discards a plugin's stdout and stderr, and the plugin venv has no GUI toolkit, so every
+outcome reaches the user through things they can see: the report (or an error page in the same
+place) opens in the default browser, the markers appear in the editor, and everything is logged
+to ``accel-drc.log`` in the plugin's own directory.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import logging
+import os
+import tempfile
+import time
+import traceback
+import webbrowser
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .connection import LiveError, board_path, connect, open_board
+from .live_reader import Timer, read_live
+
+log = logging.getLogger(__name__)
+
+REPORT_DIR = "accel-drc"
+
+
+@dataclass
+class ActionResult:
+    """What one click produced (the log and the tests read it)."""
+
+    ok: bool
+    board: str = ""
+    report: str = ""
+    json: str = ""
+    error: str = ""
+    findings: int = 0
+    errors: int = 0
+    markers: dict[str, Any] = field(default_factory=dict)
+    selected: int = 0
+    timings: dict[str, float] = field(default_factory=dict)
+
+
+def report_settings(config: Any) -> tuple[str | None, str | None]:
+    """(report dir, marker layer) from the project config, whatever shape H2's object has."""
+    report = getattr(config, "report", None)
+    if report is None and isinstance(config, dict):
+        report = config.get("report")
+    if report is None:
+        return None, None
+    if isinstance(report, dict):
+        return report.get("dir"), report.get("marker_layer")
+    return getattr(report, "dir", None), getattr(report, "marker_layer", None)
+
+
+def report_dir_for(board_file: str, configured: str | None) -> Path:
+    """``accel-drc/`` beside the board (or the configured dir, relative to the board's dir);
+    a board never saved has no directory, so the temp dir."""
+    base = Path(board_file).parent if board_file else Path(tempfile.gettempdir())
+    d = Path(configured) if configured else Path(REPORT_DIR)
+    return d if d.is_absolute() else base / d
+
+
+def worst_finding(findings: Any) -> Any:
+    """The finding to select: first unwaived error violation with items, else any with items."""
+    from .markers import marker_findings
+
+    for f in marker_findings(findings):
+        if f.items:
+            return f
+    return None
+
+
+def run(open_browser: bool = True, kicad: Any = None) -> ActionResult:
+    """One click.  Never raises: failures become an error page (opened) and ``ok=False``."""
+    timer = Timer()
+    t0 = time.perf_counter()
+    result = ActionResult(ok=False)
+    board_file = ""
+    report_dir: Path | None = None
+    try:
+        if kicad is None:
+            kicad = connect()
+        board = open_board(kicad)
+        board_file = board_path(board)
+        result.board = board_file
+        timer.lap("connect")
+
+        from accel_drc.config import load_config
+        from accel_drc.pipeline import check_board, write_outputs
+        from accel_drc.report import html as html_report
+
+        config = load_config(None, board_file) if board_file else load_config(None, "")
+        configured_dir, marker_layer = report_settings(config)
+        report_dir = report_dir_for(board_file, configured_dir)
+        timer.lap("config")
+
+        live = read_live(kicad, board, timer=timer)
+        check = check_board(live, config=config, board_file=board_file or None)
+        timer.lap("check")
+
+        report_dir.mkdir(parents=True, exist_ok=True)
+        stem = Path(board_file).stem if board_file else "board"
+        report = report_dir / f"{stem}.html"
+        html_report.write(str(report), check, live)
+        json_path = report_dir / f"{stem}.json"
+        write_outputs(check, live, json=str(json_path))
+        result.report, result.json = str(report), str(json_path)
+        timer.lap("report")
+        if open_browser:
+            webbrowser.open(report.resolve().as_uri())
+        timer.lap("browser")
+
+        from .markers import place_markers, select_items
+
+        marks = place_markers(board, check.findings, layer_name=marker_layer)
+        result.markers = asdict(marks)
+        timer.lap("markers")
+        worst = worst_finding(check.findings)
+        if worst is not None:
+            try:
+                result.selected = select_items(board, list(worst.items))
+            except Exception as exc:  # selection is a convenience; the report is what matters
+                log.warning("could not select the worst finding's items: %s", exc)
+        timer.lap("select")
+        result.findings = len(check.findings)
+        result.errors = len(check.unwaived_errors())
+        result.ok = True
+    except LiveError as exc:
+        result.error = str(exc)
+        log.error("%s", exc)
+    except Exception as exc:
+        result.error = f"{type(exc).__name__}: {exc}"
+        log.error("accel-drc failed:\n%s", traceback.format_exc())
+    result.timings = {k: round(v, 3) for k, v in timer.stages.items()}
+    result.timings["total"] = round(time.perf_counter() - t0, 3)
+    log.info("result: %s", json.dumps(asdict(result), default=str))
+    if not result.ok:
+        page = write_error_page(result.error, report_dir, board_file)
+        result.report = str(page)
+        if open_browser:
+            webbrowser.open(page.resolve().as_uri())
+    return result
+
+
+def log_file() -> Path:
+    """``accel-drc.log`` in the plugin's directory (KiCad runs us with it as the working dir)."""
+    here = Path(__file__).resolve().parent.parent
+    return here / "accel-drc.log"
+
+
+def write_error_page(message: str, report_dir: Path | None, board_file: str) -> Path:
+    """A small HTML page saying what went wrong and what to do; where the report would be."""
+    if report_dir is None:
+        report_dir = report_dir_for(board_file, None)
+    try:
+        report_dir.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        report_dir = Path(tempfile.gettempdir()) / REPORT_DIR
+        report_dir.mkdir(parents=True, exist_ok=True)
+    page = report_dir / "accel-drc-error.html"
+    page.write_text(
+        "<!doctype html><html lang='en'><meta charset='utf-8'><title>accel-drc: error</title>"
+        "<body style='font-family:sans-serif;max-width:50em;margin:2em auto'>"
+        "<h1>accel-drc could not check the board</h1>"
+        f"<p><strong>{html.escape(message or 'unknown error')}</strong></p>"
+        f"<p>Board: <code>{html.escape(board_file or '(none)')}</code></p>"
+        f"<p>Details are in the log: <code>{html.escape(str(log_file()))}</code></p>"
+        "<p>If the message is about the API server: in KiCad open Preferences &gt; Preferences "
+        "&gt; Plugins, tick <em>Enable KiCad API</em>, restart the PCB editor and click the "
+        "button again.</p></body></html>\n",
+        encoding="utf-8",
+    )
+    return page
+
+
+def setup_logging(path: Path | None = None) -> Path:
+    """Log to the plugin's directory (fall back to the temp dir if it is read-only)."""
+    path = path or log_file()
+    try:
+        handler: logging.Handler = logging.FileHandler(path, encoding="utf-8")
+    except OSError:
+        path = Path(tempfile.gettempdir()) / "accel-drc.log"
+        handler = logging.FileHandler(path, encoding="utf-8")
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    root = logging.getLogger()
+    root.addHandler(handler)
+    root.setLevel(logging.INFO)
+    return path
+
+
+def main() -> int:
+    """The entry point KiCad runs (via ``main.py``)."""
+    setup_logging()
+    log.info(
+        "accel-drc plugin start (pid %d, socket %s)",
+        os.getpid(),
+        os.environ.get("KICAD_API_SOCKET"),
+    )
+    result = run(open_browser=os.environ.get("ACCEL_DRC_NO_BROWSER", "") == "")
+    return 0 if result.ok else 1
+
+
+__all__ = ["ActionResult", "main", "run"]

@@ -1,0 +1,1011 @@
+"""The live reader: the board open in KiCad, over the IPC API (kipy), as an accel-drc ``Board``.
+
+It produces the same :class:`accel_drc.model.Board` the file reader produces from the saved
+``.kicad_pcb``, but from the editor's memory, so unsaved edits are checked as the user sees them.
+
+Speed matters (the plugin promises a report within seconds of the click on a 69 MB board), so
+items are read from their protobuf messages directly rather than through kipy's per-property
+wrappers, and bulk geometry goes straight into numpy columns.
+
+The stack-up is the one wrinkle.  KiCad 9.0.x's ``GetBoardStackup`` leaves dielectric material,
+εr and loss tangent empty (fixed in KiCad 10).  The complete stack-up is in the board text, but
+``board.get_as_string()`` serialises the whole board (≈ 4 s on vme-wren), which alone would blow
+the time budget.  So, in order:
+
+1. the API's stack-up, when it is complete (KiCad 10);
+2. the stack-up of the saved file, when its layers and thicknesses equal the live ones (the user
+   has not restructured the stack-up since saving; reading the file's header costs milliseconds);
+3. otherwise the stack-up parsed from ``board.get_as_string()`` (always right, slower).
+
+``stackup="string"`` forces 3 and ``stackup="api"`` forces 1; where it came from is recorded in
+``Board.warnings``.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import os
+import re
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+from accel_drc.model import (
+    Backdrill,
+    Board,
+    CopperLayer,
+    DielectricSublayer,
+    Footprint,
+    NetClass,
+    NetClassRules,
+    Outline,
+    Pad,
+    Stackup,
+    StackupLayer,
+    Tracks,
+    Vias,
+    Zone,
+    copper_layer_name,
+)
+
+from .connection import board_path, connect, open_board, retry
+
+log = logging.getLogger(__name__)
+
+NM_PER_MM = 1e6  # KiCad API lengths are int nanometres; x / 1e6 rounds like the file's decimal mm
+
+#: KiCad's stack-up type names for the outer non-copper layers, by canonical layer name
+_OUTER_KINDS = {
+    "F.SilkS": "silkscreen",
+    "B.SilkS": "silkscreen",
+    "F.Paste": "solderpaste",
+    "B.Paste": "solderpaste",
+    "F.Mask": "soldermask",
+    "B.Mask": "soldermask",
+}
+
+_PAD_TYPES = {"PT_PTH": "thru_hole", "PT_SMD": "smd", "PT_NPTH": "np_thru_hole"}
+_PAD_TYPES["PT_EDGE_CONNECTOR"] = "connect"
+_PAD_SHAPES = {
+    "PSS_CIRCLE": "circle",
+    "PSS_RECTANGLE": "rect",
+    "PSS_OVAL": "oval",
+    "PSS_TRAPEZOID": "trapezoid",
+    "PSS_ROUNDRECT": "roundrect",
+    "PSS_CHAMFEREDRECT": "roundrect",  # the file format writes chamfered rects as roundrect
+    "PSS_CUSTOM": "custom",
+}
+
+
+# ---------------------------------------------------------------------------------------------
+# Layers
+# ---------------------------------------------------------------------------------------------
+
+
+class LayerMap:
+    """KiCad API layer ids <-> copper stack indexes and canonical names."""
+
+    def __init__(self, copper_count: int) -> None:
+        from kipy.proto.board.board_types_pb2 import BoardLayer
+        from kipy.util.board_layer import CANONICAL_LAYER_NAMES
+
+        self.count = copper_count
+        self.names: dict[int, str] = dict(CANONICAL_LAYER_NAMES)
+        self.index: dict[int, int] = {BoardLayer.BL_F_Cu: 0, BoardLayer.BL_B_Cu: copper_count - 1}
+        for i in range(1, copper_count - 1):
+            self.index[BoardLayer.Value(f"BL_In{i}_Cu")] = i
+        self.edge_cuts = BoardLayer.BL_Edge_Cuts
+
+    def copper(self, layer: int) -> int | None:
+        return self.index.get(layer)
+
+    def name(self, layer: int) -> str:
+        return self.names.get(layer, str(layer))
+
+
+# ---------------------------------------------------------------------------------------------
+# The saved file's header (layer kinds, stack-up, version) — cheap, and the 9.0.8 workaround
+# ---------------------------------------------------------------------------------------------
+
+_TOKEN = re.compile(r'[()"\\]')
+
+
+def _block_end(text: str, start: int) -> int:
+    """Index just past the S-expression that opens at ``text[start] == '('`` (-1 if cut off)."""
+    depth = 0
+    in_str = False
+    escaped = False
+    for m in _TOKEN.finditer(text, start):
+        ch = m.group()
+        if in_str:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_str = False
+            continue
+        if ch == '"':
+            in_str = True
+        elif ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+            if depth == 0:
+                return m.end()
+    return -1
+
+
+def _top_block(text: str, name: str) -> str | None:
+    m = re.search(r"\(\s*" + re.escape(name) + r"[\s)]", text)
+    if not m:
+        return None
+    end = _block_end(text, m.start())
+    return text[m.start() : end] if end > 0 else None
+
+
+def read_file_header(path: str, limit: int = 8 << 20) -> str | None:
+    """A small, balanced board text holding the saved file's ``version``, ``general``,
+    ``layers`` and ``setup`` (which has the stack-up): enough for ``parse_stackup``, read from
+    the first kilobytes of the file instead of the whole file."""
+    if not path or not os.path.isfile(path):
+        return None
+    chunk = 1 << 18
+    text = ""
+    with open(path, encoding="utf-8", errors="replace") as fh:
+        while len(text) < limit:
+            more = fh.read(chunk)
+            text += more
+            setup = _top_block(text, "setup")
+            if setup is not None or not more:
+                break
+            chunk *= 2
+    parts = ["(kicad_pcb"]
+    version = re.search(r"\(version\s+(\d+)\)", text[:4096])
+    if version:
+        parts.append(version.group())
+    for name in ("general", "layers", "setup"):
+        block = _top_block(text, name)
+        if block is None and name in ("layers",):
+            return None
+        if block is not None:
+            parts.append(block)
+    parts.append(")")
+    return "\n".join(parts)
+
+
+_LAYER_DECL = re.compile(r'\(\s*(\d+)\s+"?([^"\s()]+)"?\s+(\w+)(?:\s+"((?:[^"\\]|\\.)*)")?\s*\)')
+
+
+def layer_kinds(header: str) -> dict[str, str]:
+    """Canonical copper layer name -> its type (signal/power/mixed/jumper) from ``(layers …)``."""
+    block = _top_block(header, "layers") or ""
+    return {
+        m.group(2): m.group(3) for m in _LAYER_DECL.finditer(block) if m.group(2).endswith(".Cu")
+    }
+
+
+def file_version(header: str | None) -> int | None:
+    m = re.search(r"\(version\s+(\d+)\)", header or "")
+    return int(m.group(1)) if m else None
+
+
+def general_thickness(header: str | None) -> float | None:
+    block = _top_block(header or "", "general") or ""
+    m = re.search(r"\(thickness\s+([-\d.eE+]+)\)", block)
+    return float(m.group(1)) if m else None
+
+
+# ---------------------------------------------------------------------------------------------
+# Stack-up
+# ---------------------------------------------------------------------------------------------
+
+
+def stackup_from_api(api_stackup: Any, layers: LayerMap) -> Stackup:
+    """Translate ``board.get_stackup()`` into the model (complete on KiCad 10; on 9.0.x the
+    dielectric material/εr/tanδ come back empty and stay ``None`` here: unknown, not zero)."""
+    from kipy.proto.board import board_pb2
+
+    out: list[StackupLayer] = []
+    n_diel = 0
+    for layer in api_stackup.proto.layers:
+        t = layer.type
+        thickness = layer.thickness.value_nm / NM_PER_MM
+        if t == board_pb2.BSLT_COPPER:
+            idx = layers.copper(layer.layer)
+            out.append(
+                StackupLayer(
+                    name=layers.name(layer.layer),
+                    kind="copper",
+                    thickness_mm=thickness,
+                    copper_index=idx,
+                    material=None,
+                    raw_type="copper",
+                )
+            )
+        elif t == board_pb2.BSLT_DIELECTRIC:
+            n_diel += 1
+            subs = []
+            for p in layer.dielectric.layer:
+                subs.append(
+                    DielectricSublayer(
+                        thickness_mm=p.thickness.value_nm / NM_PER_MM
+                        if p.HasField("thickness")
+                        else None,
+                        material=p.material_name or None,
+                        epsilon_r=p.epsilon_r or None,
+                        loss_tangent=p.loss_tangent or None,
+                    )
+                )
+            kind = {
+                board_pb2.BSDT_CORE: "core",
+                board_pb2.BSDT_PREPREG: "prepreg",
+            }.get(layer.dielectric.type, "dielectric")
+            total = sum(s.thickness_mm or 0.0 for s in subs) if subs else thickness
+            first = subs[0] if subs else DielectricSublayer(thickness, None, None, None)
+            out.append(
+                StackupLayer(
+                    name=f"dielectric {n_diel}",
+                    kind=kind,
+                    thickness_mm=total,
+                    material=first.material,
+                    epsilon_r=first.epsilon_r,
+                    loss_tangent=first.loss_tangent,
+                    sublayers=tuple(subs),
+                    raw_type=kind,
+                )
+            )
+        else:
+            name = layers.name(layer.layer)
+            kind = _OUTER_KINDS.get(name)
+            if kind is None:
+                continue
+            out.append(
+                StackupLayer(
+                    name=name,
+                    kind=kind,
+                    thickness_mm=thickness if kind == "soldermask" else (thickness or None),
+                    material=layer.material_name or None,
+                    raw_type=kind,
+                )
+            )
+    finish = api_stackup.proto.finish.type_name or None
+    return Stackup(
+        layers=tuple(out),
+        finish=finish,
+        impedance_controlled=api_stackup.proto.impedance.is_controlled,
+        edge_plating=api_stackup.proto.edge.plating.has_edge_plating,
+    )
+
+
+def api_stackup_complete(stackup: Stackup) -> bool:
+    """KiCad 10 fills dielectric properties; 9.0.x leaves every one of them empty."""
+    diels = stackup.dielectrics()
+    return bool(diels) and any(
+        d.material is not None or d.epsilon_r is not None or d.loss_tangent is not None
+        for d in diels
+    )
+
+
+def _structure(stackup: Stackup | None) -> list[tuple[str, int]]:
+    """The stack-up's copper/dielectric sequence with thicknesses (µm): what an edit changes."""
+    if stackup is None:
+        return []
+    out = []
+    for layer in stackup.layers:
+        if layer.is_copper or layer.is_dielectric:
+            kind = "copper" if layer.is_copper else "dielectric"
+            out.append((kind, round((layer.thickness_mm or 0.0) * 1000)))
+    return out
+
+
+def _parse_stackup(text: str) -> Stackup | None:
+    from accel_drc.readers.kicad_file import parse_stackup
+
+    return parse_stackup(text)
+
+
+# ---------------------------------------------------------------------------------------------
+# Geometry helpers
+# ---------------------------------------------------------------------------------------------
+
+
+def _xy(v: Any) -> tuple[float, float]:
+    return (v.x_nm / NM_PER_MM, v.y_nm / NM_PER_MM)
+
+
+def _arc_points(
+    start: Any,
+    mid: Any,
+    end: Any,
+    extremes: list[tuple[float, float]] | None = None,
+    max_step_deg: float = 5.0,
+) -> list[tuple[float, float]]:
+    """An arc through three points, flattened (the model keeps outlines as polylines)."""
+    (x1, y1), (x2, y2), (x3, y3) = _xy(start), _xy(mid), _xy(end)
+    d = 2 * (x1 * (y2 - y3) + x2 * (y3 - y1) + x3 * (y1 - y2))
+    if abs(d) < 1e-12:
+        return [(x1, y1), (x3, y3)]
+    ux = (
+        (x1 * x1 + y1 * y1) * (y2 - y3)
+        + (x2 * x2 + y2 * y2) * (y3 - y1)
+        + (x3 * x3 + y3 * y3) * (y1 - y2)
+    ) / d
+    uy = (
+        (x1 * x1 + y1 * y1) * (x3 - x2)
+        + (x2 * x2 + y2 * y2) * (x1 - x3)
+        + (x3 * x3 + y3 * y3) * (x2 - x1)
+    ) / d
+    r = math.hypot(x1 - ux, y1 - uy)
+    a1 = math.atan2(y1 - uy, x1 - ux)
+    a2 = math.atan2(y2 - uy, x2 - ux)
+    a3 = math.atan2(y3 - uy, x3 - ux)
+
+    def ccw(a: float, b: float) -> float:
+        return (b - a) % (2 * math.pi)
+
+    sweep = ccw(a1, a3)
+    if ccw(a1, a2) > sweep:  # mid is not on the ccw path: go clockwise
+        sweep -= 2 * math.pi
+    steps = max(2, int(math.ceil(abs(math.degrees(sweep)) / max_step_deg)))
+    pts = [
+        (ux + r * math.cos(a1 + sweep * k / steps), uy + r * math.sin(a1 + sweep * k / steps))
+        for k in range(steps + 1)
+    ]
+    if extremes is not None:  # the bounding box of an arc is decided by its cardinal points
+        for q in range(4):
+            ang = q * math.pi / 2
+            rel = (ang - a1) % (2 * math.pi) if sweep > 0 else (a1 - ang) % (2 * math.pi)
+            if rel <= abs(sweep):
+                extremes.append((ux + r * math.cos(ang), uy + r * math.sin(ang)))
+    return pts
+
+
+def _circle_points(center: Any, radius_point: Any, n: int = 72) -> list[tuple[float, float]]:
+    cx, cy = _xy(center)
+    rx, ry = _xy(radius_point)
+    r = math.hypot(rx - cx, ry - cy)
+    return [
+        (cx + r * math.cos(2 * math.pi * k / n), cy + r * math.sin(2 * math.pi * k / n))
+        for k in range(n + 1)
+    ]
+
+
+def _polyline(poly: Any) -> list[tuple[float, float]]:
+    pts: list[tuple[float, float]] = []
+    for node in poly.nodes:
+        if node.HasField("point"):
+            pts.append(_xy(node.point))
+        elif node.HasField("arc"):
+            pts.extend(_arc_points(node.arc.start, node.arc.mid, node.arc.end)[:-1])
+            pts.append(_xy(node.arc.end))
+    return pts
+
+
+def _ring_nm(poly: Any) -> np.ndarray:
+    """A PolyLine as an (n, 2) float array in mm; fast path for the point-only polylines of zone
+    fills (hundreds of thousands of vertices on big boards), arcs flattened otherwise."""
+    nodes = poly.nodes
+    try:
+        flat = np.fromiter(
+            (v for n in nodes for v in (n.point.x_nm, n.point.y_nm)),
+            dtype=np.int64,
+            count=2 * len(nodes),
+        )
+    except ValueError:
+        flat = None
+    # a node without a point reads as (0, 0) above: only trust the fast path when none has an arc
+    if flat is not None and not any(n.HasField("arc") for n in nodes):
+        return flat.reshape(-1, 2) / NM_PER_MM
+    return np.asarray(_polyline(poly), dtype=np.float64).reshape(-1, 2)
+
+
+def _bridged(polygon: Any) -> np.ndarray:
+    """One polygon-with-holes as a single ring with bridging edges, as the file format writes
+    zone fills (so areas and shapely's ``make_valid`` treat both readers' fills the same)."""
+    outline = _ring_nm(polygon.outline)
+    if not polygon.holes or len(outline) == 0:
+        return outline
+    parts = [outline]
+    sign_o = _signed_area(outline)
+    start = outline[:1]
+    for hole in polygon.holes:
+        h = _ring_nm(hole)
+        if len(h) < 3:
+            continue
+        if (_signed_area(h) > 0) == (sign_o > 0):
+            h = h[::-1]
+        parts += [start, h, h[:1], start]
+    return np.concatenate(parts)
+
+
+def _signed_area(pts: Any) -> float:
+    if len(pts) < 3:
+        return 0.0
+    a = np.asarray(pts, dtype=np.float64)
+    x, y = a[:, 0], a[:, 1]
+    return float(np.dot(x, np.roll(y, -1)) - np.dot(y, np.roll(x, -1))) / 2.0
+
+
+def _shape_paths(
+    geo: Any, bbox_nm: list[tuple[int, int]]
+) -> list[tuple[list[tuple[float, float]], bool]]:
+    """Flattened paths of one GraphicShape proto: [(points, closed)].  The shape's bounding box,
+    inflated by half its line width like ``BOARD::GetBoardEdgesBoundingBox()``, goes to
+    ``bbox_nm`` (two corners, integer nanometres as KiCad has them)."""
+    which = geo.WhichOneof("geometry")
+    half = max(0, geo.attributes.stroke.width.value_nm) // 2
+    paths: list[tuple[list[tuple[float, float]], bool]] = []
+    pts_nm: list[tuple[int, int]] = []
+    if which == "segment":
+        g = geo.segment
+        paths = [([_xy(g.start), _xy(g.end)], False)]
+        pts_nm = [(g.start.x_nm, g.start.y_nm), (g.end.x_nm, g.end.y_nm)]
+    elif which == "arc":
+        a = geo.arc
+        extremes: list[tuple[float, float]] = []
+        paths = [(_arc_points(a.start, a.mid, a.end, extremes), False)]
+        pts_nm = [(p.x_nm, p.y_nm) for p in (a.start, a.end)]
+        pts_nm += [(round(x * NM_PER_MM), round(y * NM_PER_MM)) for x, y in extremes]
+    elif which == "circle":
+        c, rp = geo.circle.center, geo.circle.radius_point
+        r = round(math.hypot(rp.x_nm - c.x_nm, rp.y_nm - c.y_nm))
+        paths = [(_circle_points(c, rp), True)]
+        pts_nm = [(c.x_nm - r, c.y_nm - r), (c.x_nm + r, c.y_nm + r)]
+    elif which == "rectangle":
+        tl, br = geo.rectangle.top_left, geo.rectangle.bottom_right
+        (x1, y1), (x2, y2) = _xy(tl), _xy(br)
+        paths = [([(x1, y1), (x2, y1), (x2, y2), (x1, y2), (x1, y1)], True)]
+        pts_nm = [(tl.x_nm, tl.y_nm), (br.x_nm, br.y_nm)]
+    elif which == "polygon":
+        for pwh in geo.polygon.polygons:
+            pts = _polyline(pwh.outline)
+            if pts:
+                paths.append((pts + [pts[0]], True))
+                pts_nm += [(round(x * NM_PER_MM), round(y * NM_PER_MM)) for x, y in pts]
+    elif which == "bezier":
+        b = geo.bezier
+        p = [_xy(b.start), _xy(b.control1), _xy(b.control2), _xy(b.end)]
+        pts = []
+        for k in range(33):
+            t = k / 32
+            u = 1 - t
+            pts.append(
+                (
+                    u**3 * p[0][0]
+                    + 3 * u * u * t * p[1][0]
+                    + 3 * u * t * t * p[2][0]
+                    + t**3 * p[3][0],
+                    u**3 * p[0][1]
+                    + 3 * u * u * t * p[1][1]
+                    + 3 * u * t * t * p[2][1]
+                    + t**3 * p[3][1],
+                )
+            )
+        paths = [(pts, False)]
+        pts_nm = [(round(x * NM_PER_MM), round(y * NM_PER_MM)) for x, y in pts]
+    if pts_nm:
+        xs = [q[0] for q in pts_nm]
+        ys = [q[1] for q in pts_nm]
+        bbox_nm.append((min(xs) - half, min(ys) - half))
+        bbox_nm.append((max(xs) + half, max(ys) + half))
+    return paths
+
+
+def _chain_rings(
+    paths: list[tuple[list[tuple[float, float]], bool]], tol: float = 1e-3
+) -> tuple[np.ndarray, ...]:
+    """Join open Edge.Cuts paths end to end into closed rings (KiCad draws outlines as loose
+    segments and arcs); closed shapes are rings on their own."""
+    rings: list[np.ndarray] = []
+    open_paths = []
+    for pts, closed in paths:
+        if closed:
+            rings.append(np.asarray(pts, dtype=np.float64))
+        elif len(pts) >= 2:
+            open_paths.append(list(pts))
+
+    def close(a: tuple[float, float], b: tuple[float, float]) -> bool:
+        return abs(a[0] - b[0]) <= tol and abs(a[1] - b[1]) <= tol
+
+    while open_paths:
+        ring = open_paths.pop()
+        grown = True
+        while grown and not close(ring[0], ring[-1]):
+            grown = False
+            for i, p in enumerate(open_paths):
+                if close(ring[-1], p[0]):
+                    ring += p[1:]
+                elif close(ring[-1], p[-1]):
+                    ring += p[-2::-1]
+                elif close(ring[0], p[-1]):
+                    ring = p[:-1] + ring
+                elif close(ring[0], p[0]):
+                    ring = p[:0:-1] + ring
+                else:
+                    continue
+                open_paths.pop(i)
+                grown = True
+                break
+        rings.append(np.asarray(ring, dtype=np.float64))
+    return tuple(rings)
+
+
+# ---------------------------------------------------------------------------------------------
+# Raw items: kipy's get_items() builds a wrapper per item (a footprint wrapper unpacks and
+# repacks every pad and graphic), which costs seconds on big boards; the plain protobuf messages
+# carry the same data.
+# ---------------------------------------------------------------------------------------------
+
+
+def raw_items(board: Any, kinds: Sequence[str]) -> list[Any]:
+    """All board items of the given ``KiCadObjectType`` names, as unpacked protobuf messages."""
+    from kipy.proto.board import board_types_pb2 as bt
+    from kipy.proto.common.commands.editor_commands_pb2 import GetItems, GetItemsResponse
+    from kipy.proto.common.types import KiCadObjectType
+
+    cmd = GetItems()
+    cmd.header.document.CopyFrom(board.document)
+    for kind in kinds:
+        cmd.types.append(KiCadObjectType.Value(kind))
+    response = retry(board.client.send, cmd, GetItemsResponse)
+    classes = (
+        bt.Track,
+        bt.Arc,
+        bt.Via,
+        bt.FootprintInstance,
+        bt.Zone,
+        bt.BoardGraphicShape,
+    )
+    out = []
+    for item in response.items:
+        for cls in classes:
+            if item.Is(cls.DESCRIPTOR):
+                msg = cls()
+                item.Unpack(msg)
+                out.append(msg)
+                break
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# The reader
+# ---------------------------------------------------------------------------------------------
+
+
+class Timer:
+    """Per-stage timings, for the log and the benchmark."""
+
+    def __init__(self) -> None:
+        self.stages: dict[str, float] = {}
+        self._t = time.perf_counter()
+
+    def lap(self, name: str) -> None:
+        now = time.perf_counter()
+        self.stages[name] = self.stages.get(name, 0.0) + now - self._t
+        self._t = now
+
+
+def read_live(
+    kicad: Any = None,
+    board: Any = None,
+    stackup: str = "auto",
+    timer: Timer | None = None,
+) -> Board:
+    """The board open in KiCad as a :class:`Board` (``stackup``: auto | api | file | string)."""
+    timer = timer or Timer()
+    if kicad is None:
+        kicad = connect()
+    if board is None:
+        board = open_board(kicad)
+    path = board_path(board)
+    warnings: list[str] = []
+
+    copper_count = retry(board.get_copper_layer_count)
+    layers = LayerMap(copper_count)
+    header = None
+    try:
+        header = read_file_header(path)
+    except OSError as exc:
+        warnings.append(f"could not read the saved board's header ({exc})")
+    kinds = layer_kinds(header) if header else {}
+    copper_layers = []
+    for api_layer, idx in sorted(layers.index.items(), key=lambda kv: kv[1]):
+        name = copper_layer_name(idx, copper_count)
+        try:
+            user = retry(board.get_layer_name, api_layer) or name
+        except Exception:  # KiCad < 9.0.8 lacks GetBoardLayerName
+            user = name
+        copper_layers.append(
+            CopperLayer(index=idx, name=name, user_name=user, kind=kinds.get(name, "signal"))
+        )
+    timer.lap("layers")
+
+    stack, stack_note, thickness = _read_stackup(board, layers, header, stackup)
+    warnings.append(stack_note)
+    timer.lap("stackup")
+
+    api_nets = retry(board.get_nets)
+    names = sorted({n.name for n in api_nets if n.name})
+    nets: tuple[str, ...] = ("", *names)
+    net_idx = {name: i for i, name in enumerate(nets)}
+    net_classes = _read_net_classes(board, api_nets, names)
+    timer.lap("nets")
+
+    tracks = _read_tracks(board, layers, net_idx)
+    timer.lap("tracks")
+    vias = _read_vias(board, layers, net_idx, copper_count)
+    timer.lap("vias")
+    footprints, fp_edges = _read_footprints(board, layers, net_idx)
+    timer.lap("footprints")
+    zones = _read_zones(board, layers, net_idx, nets)
+    timer.lap("zones")
+    outline = _read_outline(board, layers, fp_edges)
+    timer.lap("outline")
+    try:
+        text_vars = dict(retry(board.get_project().get_text_variables).variables)
+    except Exception as exc:
+        text_vars = {}
+        warnings.append(f"text variables unavailable: {exc}")
+    timer.lap("project")
+
+    project = os.path.splitext(path)[0] + ".kicad_pro" if path else ""
+    if thickness is None and stack is not None:
+        thickness = stack.thickness_mm
+    log.info("live read %s: %s", path, ", ".join(f"{k} {v:.3f}s" for k, v in timer.stages.items()))
+    return Board(
+        source=path or board.name,
+        format="kipy",
+        copper_layers=tuple(copper_layers),
+        stackup=stack,
+        board_thickness_mm=thickness,
+        outline=outline,
+        nets=nets,
+        net_classes=net_classes,
+        tracks=tracks,
+        vias=vias,
+        zones=zones,
+        footprints=footprints,
+        text_variables=text_vars,
+        file_version=file_version(header),
+        generator="pcbnew",
+        project_file=project if project and os.path.isfile(project) else None,
+        warnings=tuple(w for w in warnings if w),
+    )
+
+
+def _read_stackup(
+    board: Any, layers: LayerMap, header: str | None, mode: str
+) -> tuple[Stackup | None, str, float | None]:
+    """(stack-up, where it came from, board thickness) — see the module docstring."""
+    api = stackup_from_api(retry(board.get_stackup), layers)
+    if mode == "api" or (mode == "auto" and api_stackup_complete(api)):
+        return api, "stack-up: from KiCad's API", None
+    if mode in ("auto", "file") and header is not None:
+        saved = _parse_stackup(header)
+        if saved is not None and _structure(saved) == _structure(api):
+            return (
+                saved,
+                "stack-up: saved file (same layers and thicknesses as the live board)",
+                (general_thickness(header)),
+            )
+        if mode == "file":
+            return (
+                saved,
+                "stack-up: saved file (differs from the live board)",
+                general_thickness(header),
+            )
+    text = retry(board.get_as_string)
+    saved = _parse_stackup(text)
+    return (
+        saved,
+        "stack-up: parsed from the live board text",
+        general_thickness("(kicad_pcb " + (_top_block(text[:65536], "general") or "") + ")"),
+    )
+
+
+def _read_net_classes(board: Any, api_nets: Sequence[Any], names: Sequence[str]) -> NetClassRules:
+    classes: list[NetClass] = []
+    try:
+        api_classes = retry(board.get_project().get_net_classes)
+    except Exception as exc:
+        log.warning("net classes unavailable: %s", exc)
+        api_classes = []
+    for c in api_classes:
+        classes.append(
+            NetClass(
+                name=c.name,
+                clearance_mm=_mm(c.clearance),
+                track_width_mm=_mm(c.track_width),
+                diff_pair_width_mm=_mm(c.diff_pair_track_width),
+                diff_pair_gap_mm=_mm(c.diff_pair_gap),
+                via_diameter_mm=_mm(c.via_diameter),
+                via_drill_mm=_mm(c.via_drill),
+                priority=c.priority,
+            )
+        )
+    known = {c.name for c in classes}
+    assignments: dict[str, str] = {}
+    try:
+        effective = retry(board.get_netclass_for_nets, [n for n in api_nets if n.name])
+    except Exception as exc:
+        log.warning("net class assignments unavailable: %s", exc)
+        effective = {}
+    for net, cls in effective.items():
+        name = cls.name
+        if name not in known:  # KiCad 9 composes "A,B" effective classes from several patterns
+            parts = [c for c in (cls.constituents or []) if c in known]
+            name = parts[0] if parts else name
+        if name and name != "Default":
+            assignments[net] = name
+    return NetClassRules(classes=tuple(classes), patterns=(), assignments=assignments)
+
+
+def _mm(nm: int | None) -> float | None:
+    return None if nm is None else nm / NM_PER_MM
+
+
+def _read_tracks(board: Any, layers: LayerMap, net_idx: Mapping[str, int]) -> Tracks:
+    from kipy.proto.board import board_types_pb2 as bt
+
+    items = raw_items(board, ["KOT_PCB_TRACE", "KOT_PCB_ARC"])
+    n = len(items)
+    ints = np.zeros((n, 6), dtype=np.int64)  # start x y, end x y, mid x y (nm)
+    width = np.zeros(n, dtype=np.int64)
+    is_arc = np.zeros(n, dtype=bool)
+    layer = np.zeros(n, dtype=np.int16)
+    net = np.zeros(n, dtype=np.int32)
+    keep = np.ones(n, dtype=bool)
+    uuids = []
+    copper = layers.index
+    for i, p in enumerate(items):
+        idx = copper.get(p.layer)
+        uuids.append(p.id.value)
+        if idx is None:
+            keep[i] = False
+            continue
+        row = ints[i]
+        row[0], row[1], row[2], row[3] = p.start.x_nm, p.start.y_nm, p.end.x_nm, p.end.y_nm
+        if isinstance(p, bt.Arc):
+            row[4], row[5] = p.mid.x_nm, p.mid.y_nm
+            is_arc[i] = True
+        width[i] = p.width.value_nm
+        layer[i] = idx
+        net[i] = net_idx.get(p.net.name, 0)
+    mm = ints / NM_PER_MM
+    mid = mm[:, 4:6].copy()
+    mid[~is_arc] = np.nan
+    tracks = Tracks(
+        start=mm[:, 0:2][keep],
+        end=mm[:, 2:4][keep],
+        mid=mid[keep],
+        width=(width / NM_PER_MM)[keep],
+        layer=layer[keep],
+        net=net[keep],
+        uuid=tuple(u for u, k in zip(uuids, keep) if k),
+    )
+    return tracks
+
+
+def _read_vias(board: Any, layers: LayerMap, net_idx: Mapping[str, int], count: int) -> Vias:
+    from kipy.proto.board.board_types_pb2 import ViaType
+
+    items = raw_items(board, ["KOT_PCB_VIA"])
+    n = len(items)
+    pos = np.empty((n, 2))
+    drill = np.empty(n)
+    diameter = np.empty(n)
+    start = np.empty(n, dtype=np.int16)
+    end = np.empty(n, dtype=np.int16)
+    net = np.empty(n, dtype=np.int32)
+    micro = np.zeros(n, dtype=bool)
+    uuids = []
+    backdrills: dict[int, Backdrill] = {}
+    for i, p in enumerate(items):
+        ps = p.pad_stack
+        pos[i] = (p.position.x_nm / NM_PER_MM, p.position.y_nm / NM_PER_MM)
+        drill[i] = ps.drill.diameter.x_nm / NM_PER_MM
+        diameter[i] = ps.copper_layers[0].size.x_nm / NM_PER_MM if ps.copper_layers else 0.0
+        a = layers.copper(ps.drill.start_layer)
+        b = layers.copper(ps.drill.end_layer)
+        a = 0 if a is None else a
+        b = count - 1 if b is None else b
+        start[i], end[i] = min(a, b), max(a, b)
+        net[i] = net_idx.get(p.net.name, 0)
+        micro[i] = p.type == ViaType.VT_MICRO
+        uuids.append(p.id.value)
+        bd = _backdrill(ps, layers, count)
+        if bd is not None:
+            backdrills[i] = bd
+    return Vias(
+        pos=pos,
+        drill=drill,
+        diameter=diameter,
+        start=start,
+        end=end,
+        net=net,
+        micro=micro,
+        uuid=tuple(uuids),
+        layer_count=count,
+        backdrills=backdrills,
+    )
+
+
+def _backdrill(padstack: Any, layers: LayerMap, count: int) -> Backdrill | None:
+    """KiCad 10's secondary drill (raw proto only): drilled from ``start_layer`` (an outer
+    layer) to ``end_layer``; the copper just past ``end_layer`` is the one it must not cut."""
+    try:
+        if not padstack.HasField("secondary_drill"):
+            return None
+    except ValueError:  # older proto without the field
+        return None
+    sd = padstack.secondary_drill
+    if sd.diameter.x_nm <= 0:
+        return None
+    a = layers.copper(sd.start_layer)
+    b = layers.copper(sd.end_layer)
+    if a is None or b is None:
+        return None
+    if a == 0:
+        side, must_not_cut = "top", b + 1 if b + 1 < count else None
+    else:
+        side, must_not_cut = "bottom", b - 1 if b - 1 >= 0 else None
+    return Backdrill(
+        side=side, must_not_cut=must_not_cut, drill_mm=sd.diameter.x_nm / NM_PER_MM, source="board"
+    )
+
+
+def _read_footprints(
+    board: Any, layers: LayerMap, net_idx: Mapping[str, int]
+) -> tuple[tuple[Footprint, ...], list[Any]]:
+    """Footprints with their pads (board coordinates), plus their Edge.Cuts shapes."""
+    from kipy.proto.board import board_types_pb2 as bt
+
+    items = raw_items(board, ["KOT_PCB_FOOTPRINT"])
+    out: list[Footprint] = []
+    edges: list[Any] = []
+    shape_name = bt.PadStackShape.Name
+    type_name = bt.PadType.Name
+    for p in items:
+        d = p.definition
+        pads: list[Pad] = []
+        for any_item in d.items:
+            if any_item.Is(bt.Pad.DESCRIPTOR):
+                pad = bt.Pad()
+                any_item.Unpack(pad)
+                pads.append(_pad(pad, layers, net_idx, shape_name, type_name))
+            elif any_item.Is(bt.BoardGraphicShape.DESCRIPTOR):
+                g = bt.BoardGraphicShape()
+                any_item.Unpack(g)
+                if g.layer == layers.edge_cuts:
+                    edges.append(g)
+        attrs = []
+        a = p.attributes  # the instance's (9.0.8 leaves the definition's empty)
+        style = bt.FootprintMountingStyle.Name(a.mounting_style)
+        if style == "FMS_SMD":
+            attrs.append("smd")
+        elif style == "FMS_THROUGH_HOLE":
+            attrs.append("through_hole")
+        if a.not_in_schematic:
+            attrs.append("board_only")
+        if a.exclude_from_position_files:
+            attrs.append("exclude_from_pos_files")
+        if a.exclude_from_bill_of_materials:
+            attrs.append("exclude_from_bom")
+        if a.exempt_from_courtyard_requirement:
+            attrs.append("allow_missing_courtyard")
+        if a.do_not_populate:
+            attrs.append("dnp")
+        if a.allow_soldermask_bridges:
+            attrs.append("allow_soldermask_bridges")
+        lib = d.id.library_nickname
+        name = f"{lib}:{d.id.entry_name}" if lib else d.id.entry_name
+        props = {
+            "Reference": p.reference_field.text.text.text,
+            "Value": p.value_field.text.text.text,
+            "Datasheet": p.datasheet_field.text.text.text,
+            "Description": p.description_field.text.text.text,
+        }
+        out.append(
+            Footprint(
+                reference=props["Reference"],
+                value=props["Value"],
+                name=name,
+                layer="B.Cu" if p.layer == bt.BoardLayer.BL_B_Cu else "F.Cu",
+                x=p.position.x_nm / NM_PER_MM,
+                y=p.position.y_nm / NM_PER_MM,
+                rotation=p.orientation.value_degrees,
+                attributes=tuple(attrs),
+                pads=tuple(pads),
+                uuid=p.id.value,
+                properties={k: v for k, v in props.items() if v},
+            )
+        )
+    return tuple(out), edges
+
+
+def _pad(
+    pad: Any, layers: LayerMap, net_idx: Mapping[str, int], shape_name: Any, type_name: Any
+) -> Pad:
+    ps = pad.pad_stack
+    cl = ps.copper_layers[0] if ps.copper_layers else None
+    drill = None
+    if ps.drill.diameter.x_nm > 0 or ps.drill.diameter.y_nm > 0:
+        drill = min(ps.drill.diameter.x_nm, ps.drill.diameter.y_nm) / NM_PER_MM
+        if drill <= 0:
+            drill = max(ps.drill.diameter.x_nm, ps.drill.diameter.y_nm) / NM_PER_MM
+    copper = sorted({i for i in (layers.copper(la) for la in ps.layers) if i is not None})
+    return Pad(
+        number=pad.number,
+        net=net_idx.get(pad.net.name, 0),
+        type=_PAD_TYPES.get(type_name(pad.type), "smd"),
+        shape=_PAD_SHAPES.get(shape_name(cl.shape), "custom") if cl is not None else "custom",
+        x=pad.position.x_nm / NM_PER_MM,
+        y=pad.position.y_nm / NM_PER_MM,
+        width=cl.size.x_nm / NM_PER_MM if cl is not None else 0.0,
+        height=cl.size.y_nm / NM_PER_MM if cl is not None else 0.0,
+        rotation=ps.angle.value_degrees,
+        drill_mm=drill,
+        copper_layers=tuple(copper),
+        layers=tuple(layers.name(la) for la in ps.layers),
+        uuid=pad.id.value,
+    )
+
+
+def _read_zones(
+    board: Any, layers: LayerMap, net_idx: Mapping[str, int], nets: Sequence[str]
+) -> tuple[Zone, ...]:
+    from kipy.proto.board import board_types_pb2 as bt
+
+    out = []
+    for p in raw_items(board, ["KOT_PCB_ZONE"]):
+        # every zone the file has at top level: copper, rule areas (keepouts), teardrops and
+        # graphic zones (those have no copper layers), as the file reader does
+        idxs = tuple(sorted({i for i in (layers.copper(la) for la in p.layers) if i is not None}))
+        keepout = p.type == bt.ZT_RULE_AREA
+        net_name = p.copper_settings.net.name if p.HasField("copper_settings") else ""
+        filled: dict[int, tuple[np.ndarray, ...]] = {}
+        for fp in p.filled_polygons:
+            idx = layers.copper(fp.layer)
+            if idx is None:
+                continue
+            polys = tuple(_bridged(s) for s in fp.shapes.polygons)
+            if polys:
+                filled[idx] = filled.get(idx, ()) + polys
+        outline = _polyline(p.outline.polygons[0].outline) if p.outline.polygons else []
+        min_t = None
+        if p.HasField("copper_settings") and p.copper_settings.HasField("min_thickness"):
+            min_t = p.copper_settings.min_thickness.value_nm / NM_PER_MM
+        out.append(
+            Zone(
+                net=net_idx.get(net_name, 0),
+                net_name=net_name,
+                layers=idxs,
+                priority=p.priority,
+                outline=np.asarray(outline, dtype=np.float64).reshape(-1, 2),
+                filled=filled,
+                name=p.name,
+                uuid=p.id.value,
+                keepout=keepout,
+                min_thickness_mm=min_t,
+            )
+        )
+    return tuple(out)
+
+
+def _read_outline(board: Any, layers: LayerMap, fp_edges: Iterable[Any]) -> Outline:
+    bbox_nm: list[tuple[int, int]] = []
+    paths: list[tuple[list[tuple[float, float]], bool]] = []
+    for shape in raw_items(board, ["KOT_PCB_SHAPE"]):
+        if shape.layer == layers.edge_cuts:
+            paths.extend(_shape_paths(shape.shape, bbox_nm))
+    for g in fp_edges:
+        paths.extend(_shape_paths(g.shape, bbox_nm))
+    if not bbox_nm:
+        return Outline()
+    xs = [p[0] for p in bbox_nm]
+    ys = [p[1] for p in bbox_nm]
+    bbox = (min(xs) / NM_PER_MM, min(ys) / NM_PER_MM, max(xs) / NM_PER_MM, max(ys) / NM_PER_MM)
+    return Outline(rings=_chain_rings(paths), bbox=bbox)

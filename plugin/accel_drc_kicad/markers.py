@@ -1,0 +1,335 @@
+"""Show findings in the PCB editor, and take them away again.
+
+Two ways, picked at run time:
+
+* **KiCad 10**: ``InjectDrcError`` puts real DRC markers in the editor (they show in the DRC
+  dialog, and KiCad clears them on its next DRC run).  A server without the command answers
+  "no handler" (``AS_UNHANDLED``); that is how KiCad 9 is detected, not by version numbers.
+* **Otherwise** (KiCad 9): marker graphics on a user layer (``Cmts.User`` unless the config's
+  ``report.marker_layer`` names another enabled layer): a ring around the spot and a short label.
+  All created in **one commit**, so one Undo (Ctrl+Z) removes them all.
+
+Markers are tagged so a rerun removes only its own, never the user's drawings: every label's text
+starts with :data:`TAG`, and a ring is a circle of exactly :data:`RING_RADIUS_MM` and
+:data:`RING_WIDTH_NM` centred at a fixed offset from its label on the same layer.  The tag lives in
+the board itself (no state file to lose): a saved board with markers, reopened tomorrow, still
+gets them cleared by the next run.  Removal is its own commit ("accel-drc: clear markers"), so an
+Undo right after a run removes the new markers and leaves the board as it was before the run
+minus the old markers; a second Undo restores the old ones.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from .connection import is_no_handler, retry
+
+log = logging.getLogger(__name__)
+
+#: every marker label starts with this
+TAG = "accel-drc:"
+RING_RADIUS_MM = 1.5
+#: an odd width (0.1501 mm) no user draws by hand: together with the radius and the label offset
+#: it identifies our rings
+RING_WIDTH_NM = 150_100
+#: label position relative to the ring centre (mm)
+LABEL_DX_MM = RING_RADIUS_MM * 0.75
+LABEL_DY_MM = -RING_RADIUS_MM * 0.75
+TEXT_SIZE_MM = 0.8
+#: at most this many markers (the report has them all); the editor stays responsive
+MAX_MARKERS = 200
+DEFAULT_LAYER = "Cmts.User"
+
+_SEVERITY_WORD = {"error": "E", "warning": "W", "info": "I"}
+
+
+@dataclass(frozen=True)
+class MarkerResult:
+    """What the editor got: how, how many, which layer, what KiCad refused, what was removed."""
+
+    mode: str  # "drc" (KiCad 10 markers) | "graphics" | "none"
+    created: int
+    requested: int
+    removed: int
+    layer: str | None
+    refused: int = 0
+    skipped_no_position: int = 0
+    note: str = ""
+
+
+def _nm(mm: float) -> int:
+    return int(round(mm * 1_000_000))
+
+
+def label_for(finding: Any, number: int) -> str:
+    """The short label: ``accel-drc: E3 via_stub 1.42 > 0.30 mm``."""
+    sev = getattr(finding.severity, "value", finding.severity)
+    status = getattr(finding.status, "value", finding.status)
+    word = _SEVERITY_WORD.get(str(sev), "?") if status == "violation" else "?"
+    text = f"{TAG} {word}{number} {finding.check}"
+    if finding.measured is not None and finding.limit is not None:
+        text += f" {_fmt(finding.measured)} vs {_fmt(finding.limit)}"
+        if finding.unit:
+            text += f" {finding.unit}"
+    elif status == "cannot_verify":
+        text += " cannot verify"
+    return text[:120]
+
+
+def _fmt(v: Any) -> str:
+    if isinstance(v, float):
+        return f"{v:.3g}"
+    return str(v)[:24]
+
+
+def marker_findings(findings: Sequence[Any]) -> list[Any]:
+    """Findings worth a marker: not waived, worst first (errors, then warnings, then unknowns)."""
+    rank = {"error": 0, "warning": 1, "info": 2}
+    live = [f for f in findings if getattr(f.status, "value", f.status) != "waived"]
+
+    def key(f: Any) -> tuple[int, int]:
+        status = getattr(f.status, "value", f.status)
+        return (0 if status == "violation" else 1, rank.get(getattr(f.severity, "value", ""), 3))
+
+    return sorted(live, key=key)
+
+
+# ---------------------------------------------------------------------------------------------
+# Finding and removing our own markers
+# ---------------------------------------------------------------------------------------------
+
+
+def _is_our_ring(shape: Any, label_centres: set[tuple[int, int, int]]) -> bool:
+    g = shape.proto.shape
+    if g.WhichOneof("geometry") != "circle":
+        return False
+    if g.attributes.stroke.width.value_nm != RING_WIDTH_NM:
+        return False
+    c = g.circle.center
+    r = math.hypot(g.circle.radius_point.x_nm - c.x_nm, g.circle.radius_point.y_nm - c.y_nm)
+    if abs(r - _nm(RING_RADIUS_MM)) > 2:
+        return False
+    return (shape.proto.layer, c.x_nm, c.y_nm) in label_centres
+
+
+def find_markers(board: Any) -> tuple[list[Any], list[Any]]:
+    """(labels, rings) this plugin made earlier, on any layer."""
+    labels = [
+        t
+        for t in retry(board.get_text)
+        if hasattr(t.proto, "text") and t.proto.text.text.startswith(TAG)
+    ]
+    centres = set()
+    for t in labels:
+        p = t.proto.text.position
+        centres.add((t.proto.layer, p.x_nm - _nm(LABEL_DX_MM), p.y_nm - _nm(LABEL_DY_MM)))
+    rings = [s for s in retry(board.get_shapes) if _is_our_ring(s, centres)] if centres else []
+    return labels, rings
+
+
+def remove_markers(board: Any) -> int:
+    """Delete this plugin's earlier markers (one commit); returns how many items went."""
+    labels, rings = find_markers(board)
+    items = [*labels, *rings]
+    if not items:
+        return 0
+    commit = retry(board.begin_commit)
+    try:
+        board.remove_items(items)
+    except Exception:
+        board.drop_commit(commit)
+        raise
+    board.push_commit(commit, "accel-drc: clear markers")
+    return len(items)
+
+
+# ---------------------------------------------------------------------------------------------
+# Creating markers
+# ---------------------------------------------------------------------------------------------
+
+
+def _resolve_layer(board: Any, wanted: str | None) -> tuple[int, str, str]:
+    """(API layer id, name, note): the wanted layer if the board has it enabled, else Cmts.User
+    (KiCad refuses items on a disabled layer, silently)."""
+    from kipy.proto.board.board_types_pb2 import BoardLayer
+    from kipy.util.board_layer import CANONICAL_LAYER_NAMES
+
+    by_name = {v: k for k, v in CANONICAL_LAYER_NAMES.items()}
+    enabled = set(retry(board.get_enabled_layers))
+    note = ""
+    if wanted:
+        layer = by_name.get(wanted)
+        if layer is None:  # a user name ("Comments")? ask KiCad (10.0.6+), else give up on it
+            try:
+                layer = board.get_layer_by_name(wanted)
+            except Exception:
+                layer = None
+        if layer is not None and layer in enabled:
+            return layer, CANONICAL_LAYER_NAMES.get(layer, wanted), ""
+        note = (
+            f"marker layer {wanted!r} is not an enabled layer of this board; using {DEFAULT_LAYER}"
+        )
+    layer = BoardLayer.BL_Cmts_User
+    if layer not in enabled:
+        note = (note + "; " if note else "") + f"{DEFAULT_LAYER} is disabled on this board"
+    return layer, DEFAULT_LAYER, note
+
+
+def _ring(layer: int, x_nm: int, y_nm: int) -> Any:
+    from kipy.board_types import BoardCircle
+    from kipy.proto.board import board_types_pb2
+
+    p = board_types_pb2.BoardGraphicShape()
+    p.layer = layer
+    p.shape.circle.center.x_nm = x_nm
+    p.shape.circle.center.y_nm = y_nm
+    p.shape.circle.radius_point.x_nm = x_nm + _nm(RING_RADIUS_MM)
+    p.shape.circle.radius_point.y_nm = y_nm
+    p.shape.attributes.stroke.width.value_nm = RING_WIDTH_NM
+    return BoardCircle(p)
+
+
+def _label(layer: int, x_nm: int, y_nm: int, text: str) -> Any:
+    from kipy.board_types import BoardText
+    from kipy.proto.board import board_types_pb2
+    from kipy.proto.common.types import enums_pb2
+
+    p = board_types_pb2.BoardText()
+    p.layer = layer
+    p.text.text = text
+    p.text.position.x_nm = x_nm + _nm(LABEL_DX_MM)
+    p.text.position.y_nm = y_nm + _nm(LABEL_DY_MM)
+    a = p.text.attributes
+    a.size.x_nm = _nm(TEXT_SIZE_MM)
+    a.size.y_nm = _nm(TEXT_SIZE_MM)
+    a.stroke_width.value_nm = _nm(TEXT_SIZE_MM * 0.15)
+    a.visible = True
+    a.horizontal_alignment = enums_pb2.HA_LEFT
+    a.vertical_alignment = enums_pb2.VA_BOTTOM
+    return BoardText(p)
+
+
+def _inject_drc(board: Any, findings: Sequence[Any]) -> int | None:
+    """KiCad 10's real DRC markers; None when the server has no such command (KiCad 9)."""
+    from kipy.proto.board import board_commands_pb2 as bc
+    from kipy.proto.common.types import base_types_pb2
+
+    sev = {"error": bc.DRS_ERROR, "warning": bc.DRS_WARNING}
+    made = 0
+    for number, f in enumerate(findings, 1):
+        if f.pos is None:
+            continue
+        cmd = bc.InjectDrcError()
+        cmd.board.CopyFrom(board.document)
+        cmd.severity = sev.get(getattr(f.severity, "value", ""), bc.DRS_WARNING)
+        cmd.message = label_for(f, number)
+        cmd.position.x_nm = _nm(f.pos[0])
+        cmd.position.y_nm = _nm(f.pos[1])
+        for uuid in f.items:
+            cmd.items.append(base_types_pb2.KIID(value=uuid))
+        try:
+            retry(board.client.send, cmd, bc.InjectDrcErrorResponse)
+        except Exception as exc:
+            if made == 0 and is_no_handler(exc):
+                return None
+            raise
+        made += 1
+    return made
+
+
+def place_markers(
+    board: Any,
+    findings: Sequence[Any],
+    layer_name: str | None = None,
+    use_drc: bool = True,
+) -> MarkerResult:
+    """Replace this plugin's earlier markers with markers for ``findings``."""
+    removed = remove_markers(board)
+    chosen = marker_findings(findings)
+    if not chosen:
+        return MarkerResult("none", 0, 0, removed, None, note="no findings to mark")
+    if use_drc:
+        made = _inject_drc(board, chosen[:MAX_MARKERS])
+        if made is not None:
+            return MarkerResult("drc", made, min(len(chosen), MAX_MARKERS), removed, None)
+    layer, name, note = _resolve_layer(board, layer_name)
+    items: list[Any] = []
+    positioned = [f for f in chosen if f.pos is not None]
+    no_pos = len(chosen) - len(positioned)
+    for number, f in enumerate(positioned[:MAX_MARKERS], 1):
+        x, y = _nm(f.pos[0]), _nm(f.pos[1])
+        items.append(_ring(layer, x, y))
+        items.append(_label(layer, x, y, label_for(f, number)))
+    if no_pos:
+        anchor = _summary_anchor(board, positioned)
+        if anchor is not None:
+            x, y = anchor
+            text = f"{TAG} {no_pos} board-level finding(s) (stack-up, materials): see the report"
+            items.append(_ring(layer, x, y))
+            items.append(_label(layer, x, y, text))
+    if not items:
+        return MarkerResult("none", 0, 0, removed, name, skipped_no_position=no_pos, note=note)
+    commit = retry(board.begin_commit)
+    try:
+        created = board.create_items(items)
+    except Exception:
+        board.drop_commit(commit)
+        raise
+    board.push_commit(commit, "accel-drc: markers")
+    ok = [c for c in created if getattr(getattr(c, "proto", None), "id", None) and c.proto.id.value]
+    refused = len(items) - len(ok)
+    if refused:
+        log.warning("KiCad refused %d of %d marker items on %s", refused, len(items), name)
+    return MarkerResult(
+        "graphics",
+        created=len(ok),
+        requested=len(items),
+        removed=removed,
+        layer=name,
+        refused=refused,
+        skipped_no_position=no_pos,
+        note=note,
+    )
+
+
+def _summary_anchor(board: Any, positioned: Sequence[Any]) -> tuple[int, int] | None:
+    """Where the board-level label goes: just above the board outline's top-left corner."""
+    try:
+        from kipy.proto.board.board_types_pb2 import BoardLayer
+
+        xs: list[int] = []
+        ys: list[int] = []
+        for s in retry(board.get_shapes):
+            if s.proto.layer != BoardLayer.BL_Edge_Cuts:
+                continue
+            box = board.get_item_bounding_box(s)
+            if box is None:
+                continue
+            xs += [box.pos.x, box.pos.x + box.size.x]
+            ys += [box.pos.y, box.pos.y + box.size.y]
+        if xs:
+            return min(xs), min(ys) - _nm(4 * RING_RADIUS_MM)
+    except Exception as exc:  # the summary label is a convenience; never fail the run for it
+        log.info("no outline for the summary label: %s", exc)
+    if positioned:
+        return _nm(positioned[0].pos[0]), _nm(positioned[0].pos[1]) - _nm(4 * RING_RADIUS_MM)
+    return 0, 0
+
+
+def select_items(board: Any, uuids: Sequence[str]) -> int:
+    """Select the given items in the editor (the worst finding's vias, tracks, pads …)."""
+    if not uuids:
+        return 0
+    from kipy.proto.common.types import base_types_pb2
+
+    class _Ref:
+        def __init__(self, uuid: str) -> None:
+            self.id = base_types_pb2.KIID(value=uuid)
+
+    retry(board.clear_selection)
+    selected = retry(board.add_to_selection, [_Ref(u) for u in uuids])
+    return len(selected)

@@ -1,0 +1,168 @@
+"""Start a real KiCad PCB editor with its IPC API server, headless under Xvfb, for live tests.
+
+KiCad 9/10 have no headless API server: the only way to talk to a live board is the GUI editor.
+This helper follows the recipe in domain.md §7: a scratch ``KICAD_CONFIG_HOME`` whose
+``kicad_common.json`` turns the API server on (so the user's own KiCad settings are never read
+or written), scratch ``HOME``/``XDG_*``/``TMPDIR`` (the socket lands in ``$TMPDIR/kicad/``, so
+two KiCads never share one), ``xvfb-run -a pcbnew BOARD``, then poll the socket until the board
+answers.  A board KiCad cannot load leaves a modal dialog and an empty editor, so readiness
+means "the open document is *our* board", not just "the socket answers".
+
+The board is copied into the scratch directory (with its ``.kicad_pro``/``.kicad_dru``) because
+the tests write markers and save; the fixture files stay untouched.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+#: KiCad's settings version directory under KICAD_CONFIG_HOME
+SETTINGS_VERSION = "9.0"
+
+
+class KiCadNotReady(RuntimeError):
+    """KiCad did not come up with the board within the timeout (the log says why)."""
+
+
+class LiveKiCad:
+    """One ``pcbnew`` process with one board open, stopped by its own process group id."""
+
+    def __init__(
+        self,
+        board: Path,
+        workdir: Path,
+        extra_config: dict[str, Any] | None = None,
+        extra_env: dict[str, str] | None = None,
+    ):
+        self.source_board = Path(board)
+        self.workdir = Path(workdir)
+        self.board_dir = self.workdir / "board"
+        self.board = self.board_dir / self.source_board.name
+        self.tmp = self.workdir / "tmp"
+        self.config = self.workdir / "config"
+        self.home = self.workdir / "home"
+        self.log = self.workdir / "kicad.log"
+        self.extra_config = extra_config or {}
+        self.extra_env = extra_env or {}
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    # -- paths ---------------------------------------------------------------------------------
+
+    @property
+    def socket(self) -> str:
+        return f"ipc://{self.tmp / 'kicad' / 'api.sock'}"
+
+    def env(self) -> dict[str, str]:
+        """The environment KiCad runs in; also what a plugin subprocess should see."""
+        env = {
+            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+            "HOME": str(self.home),
+            "KICAD_CONFIG_HOME": str(self.config),
+            "XDG_CONFIG_HOME": str(self.workdir / "xdg_config"),
+            "XDG_DATA_HOME": str(self.workdir / "xdg_data"),
+            "XDG_CACHE_HOME": str(self.workdir / "xdg_cache"),
+            "XDG_STATE_HOME": str(self.workdir / "xdg_state"),
+            "TMPDIR": str(self.tmp),
+            "LANG": "C.UTF-8",
+        }
+        env.update(self.extra_env)
+        return env
+
+    def _prepare(self) -> None:
+        for d in (
+            self.board_dir,
+            self.tmp,
+            self.home,
+            self.config / SETTINGS_VERSION,
+            self.workdir / "xdg_config",
+            self.workdir / "xdg_data",
+            self.workdir / "xdg_cache",
+            self.workdir / "xdg_state",
+        ):
+            d.mkdir(parents=True, exist_ok=True)
+        stem = self.source_board.stem
+        for sibling in self.source_board.parent.iterdir():
+            if sibling.stem == stem and sibling.suffix in (".kicad_pcb", ".kicad_pro", ".kicad_dru"):
+                dest = self.board_dir / sibling.name
+                shutil.copyfile(sibling, dest)
+                dest.chmod(0o644)
+        common = {"api": {"enable_server": True, "interpreter_path": "/usr/bin/python3"}}
+        common.update(self.extra_config.get("kicad_common", {}))
+        cfg = self.config / SETTINGS_VERSION
+        (cfg / "kicad_common.json").write_text(json.dumps(common), encoding="utf-8")
+        for table in ("fp-lib-table", "sym-lib-table"):
+            (cfg / table).write_text(f"({table.replace('-', '_')}\n)\n", encoding="utf-8")
+
+    # -- lifecycle -----------------------------------------------------------------------------
+
+    def start(self, timeout_s: float = 240.0) -> LiveKiCad:
+        self._prepare()
+        with open(self.log, "wb") as log:
+            self.proc = subprocess.Popen(
+                ["xvfb-run", "-a", "pcbnew", str(self.board)],
+                env=self.env(),
+                cwd=str(self.board_dir),
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                start_new_session=True,  # own process group: stop() ends pcbnew and Xvfb together
+            )
+        self.wait_ready(timeout_s)
+        return self
+
+    def wait_ready(self, timeout_s: float) -> None:
+        """Poll until the API answers with our board open (the socket appears long before)."""
+        from kipy import KiCad
+
+        deadline = time.monotonic() + timeout_s
+        last = "socket not created yet"
+        sock_file = self.tmp / "kicad" / "api.sock"
+        while time.monotonic() < deadline:
+            if self.proc is not None and self.proc.poll() is not None:
+                raise KiCadNotReady(f"KiCad exited with {self.proc.returncode}: {self._tail()}")
+            if sock_file.exists():
+                try:
+                    kicad = KiCad(socket_path=self.socket, timeout_ms=5000)
+                    board = kicad.get_board()
+                    if board.name == self.board.name:
+                        board.get_nets()
+                        return
+                    last = f"open board is {board.name!r}, not {self.board.name!r}"
+                except Exception as exc:  # not ready / busy / no board yet: keep polling
+                    last = f"{type(exc).__name__}: {exc}"
+            time.sleep(0.5)
+        self.stop()
+        raise KiCadNotReady(f"KiCad not ready after {timeout_s:.0f} s ({last}): {self._tail()}")
+
+    def _tail(self) -> str:
+        try:
+            return self.log.read_text(errors="replace")[-2000:]
+        except OSError:
+            return ""
+
+    def stop(self) -> None:
+        proc = self.proc
+        if proc is None or proc.poll() is not None:
+            return
+        try:
+            os.killpg(proc.pid, signal.SIGTERM)
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=15)
+        except ProcessLookupError:
+            pass
+        self.proc = None
+
+    def __enter__(self) -> LiveKiCad:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()

@@ -1,0 +1,380 @@
+"""The HTML report as text: counts, escaping of hostile user text (in the HTML and inside the
+embedded JSON), no external references, plots with hand-worked points, size limits."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections import Counter
+
+import numpy as np
+import pytest
+from browser.synthetic import HOSTILE_FILE, HOSTILE_NET, make_board, make_result
+from conftest import FIXTURE_BOARDS, SHARED_BOARDS
+
+from accel_drc.model import Board, CopperLayer, Footprint, Outline, Pad, Tracks, Zone
+from accel_drc.report import html
+from accel_drc.report.board_svg import grid_for, render_board
+from accel_drc.results import Severity, Status
+
+DATA_RE = re.compile(r'<script type="application/json" id="report-data">(.*?)</script>', re.S)
+
+
+@pytest.fixture(scope="module")
+def hostile() -> tuple[str, object, Board]:
+    board = make_board(hostile=True, n_tracks=800, n_vias=100)
+    result = make_result(board, 60, hostile=True)
+    return html.render(result, board), result, board
+
+
+def _data(page: str) -> dict:
+    m = DATA_RE.search(page)
+    assert m, "embedded JSON block missing"
+    return json.loads(m.group(1))
+
+
+# ---------------------------------------------------------------------------------------------
+# escaping
+# ---------------------------------------------------------------------------------------------
+
+
+def test_hostile_net_never_appears_raw(hostile) -> None:
+    page, _result, _board = hostile
+    assert HOSTILE_NET not in page
+    assert "<img" not in page.lower()
+    # exactly two script elements (the JSON and our code): nothing user-made closed or opened one
+    assert page.lower().count("<script") == 2
+    assert page.lower().count("</script") == 2
+
+
+def test_hostile_text_round_trips_through_json(hostile) -> None:
+    page, result, _board = hostile
+    block = DATA_RE.search(page).group(1)
+    for bad in ("<", ">", "&", "\u2028", "\u2029"):
+        assert bad not in block, f"{bad!r} left unescaped in the JSON block"
+    data = _data(page)
+    fields = data["fields"]
+    nets = [row[fields.index("net")] for row in data["findings"]]
+    assert HOSTILE_NET in nets  # JSON.parse gives the exact user text back
+    assert nets == [f.net for f in result.findings]
+
+
+def test_hostile_file_name_escaped_in_title_and_banner(hostile) -> None:
+    page, _result, _board = hostile
+    assert HOSTILE_FILE not in page
+    assert "evil&lt;/title&gt;&lt;script&gt;alert(2)&lt;/script&gt;" in page
+    title = re.search(r"<title>(.*?)</title>", page, re.S).group(1)
+    assert "&lt;/title&gt;" in title
+
+
+def test_hostile_waiver_selector_escaped(hostile) -> None:
+    page, _result, _board = hostile
+    # the stale waiver's selector carries the hostile net: shown as text in the waiver table
+    assert "net: &lt;/script&gt;&lt;img src=x onerror=alert(1)&gt;&#34;&#39;&amp;" in page
+
+
+def test_safe_json_escapes_and_round_trips() -> None:
+    value = {"a": "</script><!--<script>", "b": "x\u2028y\u2029z&", "n": float("nan"), "t": (1, 2)}
+    text = str(html.safe_json(value))
+    assert not set("<>&\u2028\u2029") & set(text)
+    back = json.loads(text)
+    assert back == {"a": "</script><!--<script>", "b": "x\u2028y\u2029z&", "n": None, "t": [1, 2]}
+
+
+def test_autoescape_is_on() -> None:
+    env = html._env()
+    assert env.autoescape is True
+    assert env.from_string("{{ x }}").render(x="<b>") == "&lt;b&gt;"
+
+
+# ---------------------------------------------------------------------------------------------
+# self-contained: no request can leave the file
+# ---------------------------------------------------------------------------------------------
+
+
+def test_no_external_references(hostile) -> None:
+    page, _result, _board = hostile
+    low = page.lower()
+    assert "http://" not in low and "https://" not in low
+    for bad in ("<link", "<img", "<iframe", "<object", "<embed", "@import", "src=", "srcset"):
+        assert bad not in low, bad
+    # url(...) only as in-document fragment references (SVG patterns)
+    assert all(u.startswith("#") for u in re.findall(r"url\(\s*['\"]?([^)'\"]*)", page))
+    # the CSP forbids fetches even if something slipped through
+    assert "connect-src 'none'" in page and "default-src 'none'" in page
+
+
+# ---------------------------------------------------------------------------------------------
+# content: counts, verdict, classification, stack-up, waivers, cannot-verify
+# ---------------------------------------------------------------------------------------------
+
+
+def test_counts_and_verdict(hostile) -> None:
+    page, result, _board = hostile
+    viol = Counter(f.severity.value for f in result.findings if f.status == Status.VIOLATION)
+    status = Counter(f.status.value for f in result.findings)
+    # hand-checkable: 60 findings, r = k % 10 -> 6 cannot_verify, 6 waived
+    assert status["cannot_verify"] == 6 and status["waived"] == 6
+    assert f"<b>{viol['error']}</b> errors" in page
+    assert f"<b>{viol['warning']}</b> warning" in page
+    assert f"<b>{status['cannot_verify']}</b> cannot verify" in page
+    assert f"<b>{status['waived']}</b> waived" in page
+    assert "<b>60</b> findings in all" in page
+    assert 'class="verdict-text">FAIL<' in page
+    assert len(_data(page)["findings"]) == len(result.findings) == 60
+
+
+def test_pass_when_no_unwaived_error() -> None:
+    board = make_board(n_tracks=80, n_vias=10, zones=False)
+    result = make_result(board, 0)
+    page = html.render(result, board)
+    assert 'class="verdict-text">PASS<' in page
+    assert "no unwaived error" in page
+    assert len(_data(page)["findings"]) == 0
+
+
+def test_banner_metadata(hostile) -> None:
+    page, result, _board = hostile
+    assert result.board_sha256 in page
+    assert "2026-11-22T07:00:00Z" in page
+    assert "training 1.0" in page  # rule pack name and version
+    assert "accel-drc 0.1.0" in page
+    assert "overridden by config" in page  # hostile result has classification.source == config
+    assert "confidence 82 %" in page
+
+
+def test_classification_evidence_rows(hostile) -> None:
+    page, result, _board = hostile
+    table = page[page.index('class="data evidence"') :]
+    table = table[: table.index("</table>")]
+    assert table.count('<th scope="row">') == len(result.classification.evidence) == 3
+    assert "+0.60" in table and "−0.40" in table  # NVLink votes training, layer count against edge
+
+
+def test_stackup_rows_and_findings_against_layers(hostile) -> None:
+    page, result, board = hostile
+    rows = html._stackup_rows(result, board, result.findings)
+    by_name = {r["name"]: r for r in rows}
+    # findings on In2.Cu, counted by hand from the generator (layer = k % 8 for k < 60)
+    on = [f for f in result.findings if f.layer == "In2.Cu"]
+    expect = Counter(
+        f.severity.value if f.status == Status.VIOLATION else f.status.value for f in on
+    )
+    assert by_name["In2.Cu"]["counts"] == dict(expect)
+    assert by_name["dielectric 1"]["state"] == "ok"
+    # drawn to scale: each fraction is thickness / total
+    total = sum(r["thickness_mm"] for r in rows)
+    assert math.isclose(by_name["dielectric 2"]["frac"], 0.2 / total)
+    assert "undeclared" in page  # In2.Cu foil is None in the generator
+
+
+def test_cannot_verify_grouped_with_what_to_declare(hostile) -> None:
+    page, result, _board = hostile
+    groups = html._cannot_verify(result.findings)
+    assert sum(g["count"] for g in groups) == 6
+    for g in groups:
+        assert g["declare"].startswith("declare the foil grade of ")
+        assert g["declare"] in page
+
+
+def test_waivers_by_state(hostile) -> None:
+    page, _result, _board = hostile
+    for state in ("applied", "expired", "stale"):
+        assert f'class="w-{state}"' in page
+
+
+def test_rule_runs_table_shows_pass_and_fail() -> None:
+    board = make_board(n_tracks=80, n_vias=10, zones=False)
+    result = make_result(board, 3)  # 3 findings: only the first three rules fail
+    runs = {r["id"]: r for r in html._rule_runs(result, result.findings)}
+    assert runs["training.via_stub.nvlink4"]["outcome"] == "fail"
+    assert runs["training.tg"]["outcome"] == "pass"
+
+
+# ---------------------------------------------------------------------------------------------
+# plots
+# ---------------------------------------------------------------------------------------------
+
+
+def test_pdn_plot_marks_worst_point_in_band() -> None:
+    rail = {
+        "name": "VCORE",
+        "target_ohm": 1e-3,
+        "impedance": [
+            {"f_hz": 1e4, "z_ohm": 1e-3},
+            {"f_hz": 1e6, "z_ohm": 5e-3},
+            {"f_hz": 1e8, "z_ohm": 2e-3},
+            {"f_hz": 1e9, "z_ohm": 1e-1},  # outside the band: not the worst
+        ],
+    }
+    svg = str(html.pdn_plot(rail, (1e4, 1e8)))
+    assert "worst 5 mΩ at 1 MHz" in svg
+    assert 'class="worst over"' in svg  # 5 mΩ > 1 mΩ target
+    assert "target 1 mΩ" in svg
+    # x axis: 1e4..1e9 is 5 decades over 560 px plot width -> 1 MHz at 64 + 2/5*560 = 288
+    assert '<circle cx="288.0"' in svg
+
+
+def test_pdn_plot_under_target_not_flagged() -> None:
+    rail = {
+        "name": "V",
+        "target_ohm": 1.0,
+        "impedance": [{"f_hz": 1e4, "z_ohm": 0.1}, {"f_hz": 1e6, "z_ohm": 0.2}],
+    }
+    svg = str(html.pdn_plot(rail, None))
+    assert 'class="worst"' in svg and "▲" not in svg
+
+
+def test_stub_histogram_counts_and_limit() -> None:
+    stubs = [0.1, 0.1, 0.2, 0.3, 0.45, 0.5]
+    svg = str(html.stub_histogram("pcie5", stubs, 0.25))
+    assert "6 vias on pcie5, limit 0.25 mm, 3 over" in svg
+    bars = re.findall(r"(\d+) vias</title>", svg)
+    assert sum(int(b) for b in bars) == 6
+    assert "limit 0.25 mm (9.8 mil)" in svg
+
+
+def test_via_stub_shapes_accepted() -> None:
+    board = make_board(n_tracks=80, n_vias=10, zones=False)
+    result = make_result(board, 0)
+    result.extras["via_stubs"] = {"nvlink4": [0.1, 0.3], "limit_mm": 0.2}
+    [s] = html._via_stubs(result)
+    assert (s["signal"], s["count"], s["over"], s["limit"]) == ("nvlink4", 2, 1, 0.2)
+
+
+def test_fmt_si() -> None:
+    assert html.fmt_si(1.5e-4, "Ω") == "150 µΩ"
+    assert html.fmt_si(1e8, "Hz", 2) == "100 MHz"
+    assert html.fmt_si(None) == "—"
+
+
+# ---------------------------------------------------------------------------------------------
+# board SVG
+# ---------------------------------------------------------------------------------------------
+
+
+def _tiny_board(**kw) -> Board:
+    layers = (CopperLayer(0, "F.Cu", "F.Cu"), CopperLayer(1, "B.Cu", "B.Cu"))
+    ring = np.array([[0, 0], [10, 0], [10, 10], [0, 10], [0, 0]], float)
+    return Board(
+        source="t.kicad_pcb",
+        format="kicad_pcb",
+        copper_layers=layers,
+        outline=Outline(rings=(ring,), bbox=(0, 0, 10, 10)),
+        **kw,
+    )
+
+
+def test_tracks_chain_into_one_subpath() -> None:
+    # three connected segments on F.Cu of width 0.2 mm: one "M" and three relative steps
+    a = np.array([[1.0, 1.0], [2.0, 1.0], [2.0, 3.0]])
+    b = np.array([[2.0, 1.0], [2.0, 3.0], [4.5, 3.0]])
+    tracks = Tracks(
+        start=a,
+        end=b,
+        mid=np.full((3, 2), np.nan),
+        width=np.full(3, 0.2),
+        layer=np.zeros(3, np.int16),
+        net=np.ones(3, np.int32),
+    )
+    svg = render_board(_tiny_board(tracks=tracks)).svg
+    m = re.search(r'<path class="trk" stroke="[^"]+" stroke-width="(\d+)" d="([^"]+)"', svg)
+    assert m.group(1) == "20"  # 0.2 mm on the 0.01 mm grid
+    assert m.group(2) == "M100 100l100 0 0 200 250 0"
+
+
+def test_rotated_pad_corners() -> None:
+    # a 2 x 1 mm rect pad at (5, 5) rotated 90°: KiCad turns it counter-clockwise on screen
+    pad = Pad("1", 0, "smd", "rect", 5.0, 5.0, 2.0, 1.0, rotation=90.0, copper_layers=(0,))
+    fp = Footprint("R1", "10k", "R", "F.Cu", 5.0, 5.0, pads=(pad,))
+    svg = render_board(_tiny_board(footprints=(fp,))).svg
+    d = re.search(r'<path class="pad" fill="[^"]+" d="([^"]+)"', svg).group(1)
+    # corner (-1, -0.5) -> (x + u cos + v sin, y - u sin + v cos) = (4.5, 6.0)
+    assert d == "M450 600l0 -200 100 0 0 200z"
+
+
+def test_zone_with_bridged_hole_is_evenodd_and_simplified() -> None:
+    outer = [(1, 1), (9, 1), (9, 9), (1, 9)]
+    circle = [(5 + math.cos(t), 5 + math.sin(t)) for t in np.linspace(0, -2 * math.pi, 400)]
+    poly = np.array([*outer, outer[0], *circle, outer[0]], float)
+    zone = Zone(net=1, net_name="GND", layers=(1,), filled={1: (poly,)})
+    svg = render_board(_tiny_board(zones=(zone,))).svg
+    d = re.search(r'<path class="zone" fill="[^"]+" d="([^"]+)"', svg).group(1)
+    steps = len(d.split(" "))
+    assert steps < 200  # 400 circle points simplified at 0.02 mm tolerance
+    assert 'class="cu" data-layer="1"' in svg
+
+
+def test_grid_coarsens_on_huge_boards() -> None:
+    assert grid_for(100.0) == 0.01
+    assert grid_for(700.0) == 0.02  # 70,000 steps would exceed 40,000
+
+
+def test_layer_names_escaped_in_svg() -> None:
+    layers = (CopperLayer(0, "F.Cu", '"><x>'), CopperLayer(1, "B.Cu", "B.Cu"))
+    board = Board(source="x", format="kicad_pcb", copper_layers=layers)
+    board2 = make_board(n_tracks=8, n_vias=1, zones=False)
+    result = make_result(board2, 1)
+    page = html.render(result, board)
+    assert '"><x>' not in page
+
+
+# ---------------------------------------------------------------------------------------------
+# size limits
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_ten_thousand_findings_under_15_mb() -> None:
+    board = make_board(layers=16, size=(450.0, 400.0), n_tracks=120_000, n_vias=20_000)
+    result = make_result(board, 10_000)
+    page = html.render(result, board)
+    size = len(page.encode("utf-8"))
+    assert size < 15 * 1024 * 1024, size
+    assert len(_data(page)["findings"]) == 10_000
+
+
+@pytest.mark.parametrize("name", sorted(FIXTURE_BOARDS))
+def test_fixture_board_reports(name: str, tmp_path) -> None:
+    from accel_drc.readers import read_board
+
+    board = read_board(str(FIXTURE_BOARDS[name]))
+    result = make_result(board, 50)
+    out = tmp_path / "r.html"
+    html.write(out, result, board)
+    size = out.stat().st_size
+    assert size < 1_500_000, size  # small real boards give small reports
+    page = out.read_text(encoding="utf-8")
+    assert page.count('class="cu" data-layer=') == board.layer_count
+
+
+@pytest.mark.slow
+def test_vme_wren_report_under_5_mb(tmp_path) -> None:
+    path = SHARED_BOARDS / "vme-wren" / "vme-wren.kicad_pcb"
+    if not path.exists():
+        pytest.skip("vme-wren benchmark board not present")
+    from accel_drc.readers import read_board
+
+    board = read_board(str(path))
+    result = _pipeline_result(board, path) or make_result(board, 500)
+    out = tmp_path / "vme.html"
+    html.write(out, result, board)
+    assert out.stat().st_size < 5 * 1024 * 1024, out.stat().st_size
+
+
+def _pipeline_result(board: Board, path) -> object | None:
+    """The real check result when the pipeline exists (else the caller uses a synthetic one)."""
+    try:
+        from accel_drc.pipeline import check_board
+    except ImportError:
+        return None
+    return check_board(board, board_file=str(path))
+
+
+def test_severity_enum_values_in_json(hostile) -> None:
+    page, result, _board = hostile
+    data = _data(page)
+    f = data["fields"]
+    assert {r[f.index("severity")] for r in data["findings"]} <= {s.value for s in Severity}
+    assert {r[f.index("status")] for r in data["findings"]} == {s.value for s in Status}

@@ -1,0 +1,396 @@
+"""PDN impedance against exact answers: series RLC, anti-resonance, N in parallel, plane
+capacitance of rectangles and of polygons with holes, a rail on a real board vs KiCad's pcbnew."""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+
+import numpy as np
+import pytest
+from accel_drc.analysis import Analysis, pdn
+from accel_drc.analysis.pdn import EPS0, CapGroup, impedance
+from accel_drc.checks import CheckContext
+from accel_drc.checks.pdn_impedance import check_pdn_impedance, rails_extra
+from accel_drc.model import (
+    Board,
+    CopperLayer,
+    DielectricSublayer,
+    Footprint,
+    Pad,
+    Stackup,
+    StackupLayer,
+    Zone,
+    copper_layer_name,
+)
+from accel_drc.readers import read_board
+from accel_drc.results import Rule, Severity, Status
+from conftest import FIXTURE_BOARDS
+
+
+def grp(c: float, esl: float, esr: float, n: int = 1, pkg: str = "0402") -> CapGroup:
+    return CapGroup(c, pkg, esl, esr, tuple(f"C{i}" for i in range(n)))
+
+
+def test_single_capacitor_series_rlc() -> None:
+    c, esl, esr = 100e-9, 1e-9, 0.02
+    f0 = 1 / (2 * math.pi * math.sqrt(esl * c))
+    assert f0 == pytest.approx(15.9155e6, rel=1e-5)
+    z = impedance(np.array([f0]), [grp(c, esl, esr)], None, None)
+    assert z[0] == pytest.approx(esr, rel=1e-9)
+    # far below: 1/(ωC); far above: ωL (ESR negligible)
+    z = impedance(np.array([1e3, 1e10]), [grp(c, esl, 0.0)], None, None)
+    assert z[0] == pytest.approx(1 / (2 * math.pi * 1e3 * c) - 2 * math.pi * 1e3 * esl, rel=1e-9)
+    assert z[1] == pytest.approx(2 * math.pi * 1e10 * esl - 1 / (2 * math.pi * 1e10 * c), rel=1e-9)
+
+
+def test_two_capacitors_anti_resonance() -> None:
+    # lossless branches cancel (Z1 = -Z2) at ω² = (1/C1 + 1/C2) / (L1 + L2)
+    c1, l1, c2, l2, r = 10e-6, 1e-9, 100e-9, 1e-9, 1e-3
+    w = math.sqrt((1 / c1 + 1 / c2) / (l1 + l2))
+    f_ar = w / (2 * math.pi)
+    assert f_ar == pytest.approx(11.31e6, rel=1e-3)
+    groups = [grp(c1, l1, r), grp(c2, l2, r)]
+    f = np.logspace(math.log10(f_ar) - 0.2, math.log10(f_ar) + 0.2, 20001)
+    z = impedance(f, groups, None, None)
+    k = int(np.argmax(z))
+    assert f[k] == pytest.approx(f_ar, rel=1e-3)
+    # at the peak: |Z| ≈ X² / (R1 + R2), X = ωL1 − 1/(ωC1)
+    x = w * l1 - 1 / (w * c1)
+    assert z[k] == pytest.approx(x * x / (2 * r), rel=1e-2)
+    # domain.md §6's estimate 1/(2π√(L·C_small)) holds with L the loop of both inductances
+    assert 1 / (2 * math.pi * math.sqrt((l1 + l2) * c2)) == pytest.approx(f_ar, rel=1e-2)
+
+
+def test_n_equal_capacitors_in_parallel() -> None:
+    f = pdn.sweep(1e4, 1e9)
+    one = impedance(f, [grp(1e-6, 0.8e-9, 0.015)], None, None)
+    ten = impedance(f, [grp(1e-6, 0.8e-9, 0.015, n=10)], None, None)
+    np.testing.assert_allclose(ten, one / 10, rtol=1e-12)
+    # ten separate groups of one are the same network
+    sep = impedance(f, [grp(1e-6, 0.8e-9, 0.015)] * 10, None, None)
+    np.testing.assert_allclose(sep, ten, rtol=1e-12)
+
+
+def test_vrm_and_plane_branches() -> None:
+    f = np.array([1e4, 1e9])
+    z = impedance(f, [], None, {"r_ohm": 1e-3, "l_h": 1e-9})
+    assert z[0] == pytest.approx(abs(1e-3 + 2j * math.pi * 1e4 * 1e-9))
+    z = impedance(f, [], 1e-9, None)
+    assert z[1] == pytest.approx(1 / (2 * math.pi * 1e9 * 1e-9))
+
+
+# -------------------------------------------------------------------------------------------
+# plane capacitance
+# -------------------------------------------------------------------------------------------
+
+
+def rect(x0: float, y0: float, x1: float, y1: float) -> np.ndarray:
+    return np.array([[x0, y0], [x1, y0], [x1, y1], [x0, y1]], float)
+
+
+def with_hole(outer: np.ndarray, hole: np.ndarray) -> np.ndarray:
+    """KiCad's way: the hole joined to the outline by a zero-width bridge, in one ring."""
+    o = outer.tolist()
+    h = hole[::-1].tolist()
+    return np.array([o[0], *o[1:], o[0], h[0], *h[1:], h[0]], float)
+
+
+def board4(
+    zones: tuple[Zone, ...], footprints: tuple[Footprint, ...] = (), subl: bool = False
+) -> Board:
+    # F.Cu | 0.2 εr 4 | In1 | 0.1 (= 0.05@3 + 0.05@6: series εr 4) | In2 | 1.0 εr 4.5 | B.Cu
+    d2 = StackupLayer("dielectric 2", "prepreg", 0.1, "X", 4.0, 0.01)
+    if subl:
+        d2 = StackupLayer(
+            "dielectric 2",
+            "prepreg",
+            0.1,
+            "X",
+            3.0,
+            0.01,
+            (DielectricSublayer(0.05, "X", 3.0, 0.01), DielectricSublayer(0.05, "Y", 6.0, 0.01)),
+        )
+    layers = (
+        StackupLayer("F.Cu", "copper", 0.035, copper_index=0),
+        StackupLayer("dielectric 1", "core", 0.2, "X", 4.0, 0.01),
+        StackupLayer("In1.Cu", "copper", 0.035, copper_index=1),
+        d2,
+        StackupLayer("In2.Cu", "copper", 0.035, copper_index=2),
+        StackupLayer("dielectric 3", "core", 1.0, "X", 4.5, 0.01),
+        StackupLayer("B.Cu", "copper", 0.035, copper_index=3),
+    )
+    return Board(
+        source="hand",
+        format="kicad_pcb",
+        copper_layers=tuple(
+            CopperLayer(i, copper_layer_name(i, 4), copper_layer_name(i, 4)) for i in range(4)
+        ),
+        stackup=Stackup(layers),
+        nets=("", "GND", "+1V8", "SIG"),
+        zones=zones,
+        footprints=footprints,
+    )
+
+
+def test_plane_capacitance_rectangles() -> None:
+    # +1V8 100×50 on In1, GND 80×60 offset on In2 (facing) and on B.Cu (not facing In1)
+    zones = (
+        Zone(net=2, net_name="+1V8", layers=(1,), filled={1: (rect(0, 0, 100, 50),)}),
+        Zone(
+            net=1,
+            net_name="GND",
+            layers=(2, 3),
+            filled={2: (rect(30, 20, 110, 80),), 3: (rect(0, 0, 100, 50),)},
+        ),
+    )
+    b = board4(zones)
+    rails = pdn.find_rails(b)
+    assert [r.name for r in rails] == ["+1V8"]
+    r = rails[0]
+    # overlap: x 30..100, y 20..50 = 70 × 30 = 2100 mm²; d = 0.1 mm, εr 4
+    assert len(r.plane_pairs) == 1
+    p = r.plane_pairs[0]
+    assert (p.rail_layer, p.ground_layer) == ("In1.Cu", "In2.Cu")
+    assert p.area_mm2 == pytest.approx(2100.0)
+    want = EPS0 * 4.0 * 2100e-6 / 0.1e-3
+    assert r.plane_capacitance_f == pytest.approx(want, rel=1e-12)
+    assert want == pytest.approx(743.75e-12, rel=1e-3)  # ≈ 35.4 pF/cm² at εr 4, 0.1 mm
+
+
+def test_plane_capacitance_polygons_with_holes_and_sublayers() -> None:
+    # rail: 40×40 with a 10×10 hole (10..20); ground on both sides:
+    #   F.Cu (facing In1 through 0.2 mm εr 4): 40×40 with a 10×10 hole at 15..25 (overlaps the
+    #   rail's hole by 5×5): overlap = 1600 − 100 − 100 + 25 = 1425 mm²
+    #   In2 (facing In1 through 0.05@3 + 0.05@6 = 0.1 mm, series εr 4): two rects, 0..20 × 0..40
+    #   and 20..40 × 0..40 that touch, total 1600; overlap with the rail = 1600 − 100 = 1500 mm²
+    rail = with_hole(rect(0, 0, 40, 40), rect(10, 10, 20, 20))
+    g_top = with_hole(rect(0, 0, 40, 40), rect(15, 15, 25, 25))
+    zones = (
+        Zone(net=2, net_name="+1V8", layers=(1,), filled={1: (rail,)}),
+        Zone(net=1, net_name="GND", layers=(0,), filled={0: (g_top,)}),
+        Zone(
+            net=1,
+            net_name="GND",
+            layers=(2,),
+            filled={2: (rect(0, 0, 20, 40), rect(20, 0, 40, 40))},
+        ),
+    )
+    b = board4(zones, subl=True)
+    r = pdn.find_rails(b)[0]
+    pairs = {(p.rail_layer, p.ground_layer): p for p in r.plane_pairs}
+    assert set(pairs) == {("In1.Cu", "F.Cu"), ("In1.Cu", "In2.Cu")}
+    assert pairs[("In1.Cu", "F.Cu")].area_mm2 == pytest.approx(1425.0)
+    assert pairs[("In1.Cu", "In2.Cu")].area_mm2 == pytest.approx(1500.0)
+    assert pairs[("In1.Cu", "In2.Cu")].epsilon_r == pytest.approx(4.0)
+    want = EPS0 * 4.0 * 1425e-6 / 0.2e-3 + EPS0 * 4.0 * 1500e-6 / 0.1e-3
+    assert r.plane_capacitance_f == pytest.approx(want, rel=1e-12)
+
+
+def cap_fp(ref: str, value: str, name: str, rail: int, gnd: int = 1) -> Footprint:
+    return Footprint(
+        reference=ref,
+        value=value,
+        name=name,
+        layer="F.Cu",
+        x=0,
+        y=0,
+        pads=(
+            Pad("1", rail, "smd", "rect", 0, 0, 0.5, 0.5, 0, None, (0,)),
+            Pad("2", gnd, "smd", "rect", 1, 0, 0.5, 0.5, 0, None, (0,)),
+        ),
+    )
+
+
+def test_rail_from_config_with_decaps_and_target() -> None:
+    fps = (
+        cap_fp("C1", "100n", "Capacitor_SMD:C_0402_1005Metric", 2),
+        cap_fp("C2", "100nF 16V X7R", "Capacitor_SMD:C_0402_1005Metric", 2),
+        cap_fp("C3", "10u", "Capacitor_SMD:C_0805_2012Metric", 2),
+        cap_fp("C4", "DNP", "Capacitor_SMD:C_0402_1005Metric", 2),
+        cap_fp("C5", "??", "Capacitor_SMD:C_0402_1005Metric", 2),
+        cap_fp("R1", "10k", "Resistor_SMD:R_0402_1005Metric", 2),  # not a capacitor
+        cap_fp("C6", "1u", "Capacitor_SMD:C_0402_1005Metric", 3),  # not on the rail
+    )
+    b = board4((), fps)
+    cfg = {
+        "rails": [
+            {
+                "name": "core",
+                "nets": [r"\+1V8"],
+                "voltage": 1.8,
+                "ripple_pct": 3,
+                "transient_a": 2,
+                "vrm": {"r_ohm": 1e-3, "l_h": 5e-9},
+            }
+        ]
+    }
+    rail = pdn.find_rails(b, cfg)[0]
+    assert [c.ref for c in rail.decaps] == ["C1", "C2", "C3"]
+    assert rail.unread_caps == ("C5 ('??')",)
+    assert [g.label for g in rail.groups()] == ["10 µF 0805 ×1", "100 nF 0402 ×2"]
+    res = pdn.evaluate(rail, {"target_ohm": 0.001, "f_min_hz": 1e4, "f_max_hz": 1e8})
+    # own target wins over the class: 1.8 V × 3 % / 2 A = 27 mΩ
+    assert res.target_ohm == pytest.approx(0.027)
+    assert res.target_source == "V·ripple/ΔI (config)"
+    assert res.vrm_source == "config" and res.missing == ()
+    # the curve is exactly the network's
+    lib_caps = rail.groups()
+    want = impedance(res.f_hz, lib_caps, None, {"r_ohm": 1e-3, "l_h": 5e-9})
+    np.testing.assert_allclose(res.z_ohm, want)
+    band = (res.f_hz >= 1e4) & (res.f_hz <= 1e8)
+    assert res.worst_z_ohm == pytest.approx(float(res.z_ohm[band].max()))
+    assert res.f_hz[0] == pytest.approx(1e4) and res.f_hz[-1] == pytest.approx(1e9)
+
+
+class StandIn:
+    def __init__(self, board: Board, config: dict | None = None) -> None:
+        self.board = board
+        self.config = config or {}
+        self.rails = pdn.find_rails(board, self.config)
+
+
+def rule(**params) -> Rule:  # noqa: ANN003
+    return Rule(
+        id="edge.pdn_impedance",
+        check="pdn_impedance",
+        severity=Severity.ERROR,
+        params=params,
+        why="target impedance",
+        source="000_9033d485f7eb5cd5.txt",
+    )
+
+
+def test_check_finding_and_pass() -> None:
+    fps = tuple(cap_fp(f"C{i}", "100n", "C_0402_1005Metric", 2) for i in range(1, 5))
+    b = board4((), fps)
+    cfg = {"rails": [{"name": "core", "nets": ["[+]1V8"], "vrm": {"r_ohm": 1e-3, "l_h": 5e-9}}]}
+    a = StandIn(b, cfg)
+    ctx = CheckContext(board=b, analysis=a, board_class="edge")
+    out = check_pdn_impedance(ctx, rule(target_ohm=0.001, f_min_hz=1e4, f_max_hz=1e8))
+    assert out.checked == 1 and len(out.findings) == 1
+    f = out.findings[0]
+    assert f.status == Status.VIOLATION and f.unit == "Ω"
+    # four 100 nF 0402 (1 nH mounted, 35 mΩ) against a 5 nH VRM: the worst point in the band is
+    # the VRM/decap anti-resonance, the top of the band is set by the decaps' ESL
+    assert f.limit == 0.001
+    assert f.measured == pytest.approx(f.evidence["z_ohm"])
+    assert f.evidence["margin_ohm"] == pytest.approx(0.001 - f.measured)
+    assert f.evidence["worst_f_hz"] <= 1e8
+    assert "decaps 100 nF 0402 ×4" in f.evidence["dominant"]
+    assert len(f.evidence["curve"]) <= 81
+    # a generous target passes
+    out = check_pdn_impedance(ctx, rule(target_ohm=100.0, f_min_hz=1e4, f_max_hz=1e8))
+    assert out.findings == [] and out.checked == 1
+    extra = rails_extra(a, [rule(target_ohm=100.0, f_min_hz=1e4, f_max_hz=1e8)])
+    assert extra[0]["name"] == "core" and len(extra[0]["impedance"]) == 201
+
+
+def test_check_cannot_verify() -> None:
+    b = board4((), (cap_fp("C1", "100n", "C_0402_1005Metric", 2),))
+    # no VRM from config nor class: cannot verify, says what to declare
+    a = StandIn(b, {"rails": [{"name": "core", "nets": ["[+]1V8"]}]})
+    out = check_pdn_impedance(CheckContext(b, a, "edge"), rule(target_ohm=0.001))
+    assert [f.status for f in out.findings] == [Status.CANNOT_VERIFY]
+    assert "vrm" in out.findings[0].evidence["declare"]
+    # no rail at all
+    a = StandIn(board4(()))
+    out = check_pdn_impedance(CheckContext(a.board, a, "edge"), rule(target_ohm=0.001))
+    assert [f.status for f in out.findings] == [Status.CANNOT_VERIFY]
+    assert "rails:" in out.findings[0].evidence["declare"]
+
+
+def test_names() -> None:
+    for n in (
+        "+3V3",
+        "VCC",
+        "/FPGA Power/VCC_AUX",
+        "+1V5",
+        "P0V8",
+        "VDD_CORE",
+        "1V8",
+        "V1P8",
+        "+12V",
+    ):
+        assert pdn.is_power(n), n
+    for n in ("GND", "AGND", "/GNDA", "VSS", "SIG3", "PCIE_TX0_P", "Net-(U1-Pad3)"):
+        assert not pdn.is_power(n), n
+    assert pdn.voltage_from_name("+3V3") == 3.3
+    assert pdn.voltage_from_name("P0V8") == 0.8
+    assert pdn.voltage_from_name("VCC_1V2") == 1.2
+    assert pdn.voltage_from_name("+12V") == 12.0
+    assert pdn.voltage_from_name("V1P8") == 1.8
+
+
+# -------------------------------------------------------------------------------------------
+# a rail on a real board, against KiCad's own polygon engine
+# -------------------------------------------------------------------------------------------
+
+PCBNEW_RAIL = r"""
+import sys, json
+import pcbnew
+b = pcbnew.LoadBoard(sys.argv[1])
+rail, gnds = sys.argv[2], sys.argv[3].split(",")
+stack = list(b.GetEnabledLayers().CuStack())
+def region(nets, L):
+    s = pcbnew.SHAPE_POLY_SET()
+    for z in b.Zones():
+        if z.GetNetname() in nets and z.IsOnLayer(L) and not z.GetIsRuleArea():
+            s.BooleanAdd(z.GetFilledPolysList(L))
+    return s
+out = []
+for i in range(len(stack) - 1):
+    for a, c in ((i, i + 1), (i + 1, i)):
+        x = pcbnew.SHAPE_POLY_SET(region([rail], stack[a]))
+        x.BooleanIntersection(region(gnds, stack[c]))
+        if x.Area() > 0:
+            out.append([a, c, x.Area() / 1e12])
+refs = []
+for fp in b.GetFootprints():
+    nets = {p.GetNetname() for p in fp.Pads()}
+    if rail in nets and nets & set(gnds) and fp.GetReference().startswith("C"):
+        refs.append(fp.GetReference())
+print(json.dumps({"pairs": out, "caps": sorted(refs)}))
+"""
+
+
+@pytest.mark.kicad
+def test_rail_on_openpci2_matches_pcbnew(pcbnew_python: str) -> None:
+    path = str(FIXTURE_BOARDS["openpci2-backplane"])
+    board = read_board(path)
+    rails = {r.name: r for r in Analysis(board).rails}
+    assert {"+3V3", "+12V"} <= set(rails)
+    r = rails["+3V3"]
+    got = subprocess.run(
+        [pcbnew_python, "-c", PCBNEW_RAIL, path, "+3V3", ",".join(r.ground_nets)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert got.returncode == 0, got.stderr[-2000:]
+    want = json.loads(got.stdout.strip().splitlines()[-1])
+    names = [layer.name for layer in board.copper_layers]
+    ours = sorted(
+        (names.index(p.rail_layer), names.index(p.ground_layer), p.area_mm2) for p in r.plane_pairs
+    )
+    assert [(a, c) for a, c, _ in ours] == [(a, c) for a, c, _ in sorted(want["pairs"])]
+    for (_, _, mine), (_, _, theirs) in zip(ours, sorted(want["pairs"])):
+        assert mine == pytest.approx(theirs, rel=1e-6)
+    # In2 (+3V3) over In1 (GND) through the 1.24 mm FR4 core (εr 4.5): ε0 εr A / d
+    core = next(p for p in r.plane_pairs if p.rail_layer == "In2.Cu")
+    assert core.capacitance_f == pytest.approx(EPS0 * 4.5 * core.area_mm2 * 1e-6 / 1.24e-3)
+    assert sorted(c.ref for c in r.decaps) == want["caps"]
+    assert len(r.decaps) == 32
+
+
+def test_rail_on_openpci2_numbers() -> None:
+    """The same rail with the edge class defaults: every figure from the board, exact."""
+    board = read_board(str(FIXTURE_BOARDS["openpci2-backplane"]))
+    r = next(x for x in Analysis(board).rails if x.name == "+3V3")
+    assert r.source == "detected" and r.voltage == 3.3
+    labels = [g.label for g in r.groups()]
+    assert labels[0].startswith("100 µF electrolytic")
+    res = pdn.evaluate(r, {"target_ohm": 0.001, "vrm": {"r_ohm": 1e-4, "l_h": 1e-9}})
+    assert res.over and res.assumed == ("target_ohm", "vrm")
+    assert res.worst_z_ohm == pytest.approx(float(res.z_ohm[res.f_hz <= 1e8 * (1 + 1e-9)].max()))

@@ -1,0 +1,152 @@
+"""The via_stub check on a hand-built board with a stand-in analysis (the exact stubs are worked
+out in test_via_stub_analysis.py)."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+from accel_drc.analysis import via_stubs as vs
+from accel_drc.checks import CheckContext
+from accel_drc.checks.via_stub import check_via_stub, via_stub_extra
+from accel_drc.model import Backdrill, Stackup
+from accel_drc.results import Rule, Severity, Status
+from test_via_stub_analysis import make_board
+
+
+class StandIn:
+    """The few Analysis members the check uses."""
+
+    def __init__(self, board, config=None, nyquist=16e9):  # noqa: ANN001
+        self.board = board
+        self.config = config or {}
+        self.signal_types = {
+            "pcie5": SimpleNamespace(id="pcie5", name="PCIe Gen5", nyquist_hz=nyquist)
+        }
+        self._stubs = None
+
+    def nets_by_signal(self, sig: str) -> tuple[int, ...]:
+        return (1,) if sig == "pcie5" else ()
+
+    @property
+    def via_stubs(self) -> vs.ViaStubs:
+        if self._stubs is None:
+            self._stubs = vs.compute(self.board, self.config)
+        return self._stubs
+
+
+def rule(**params) -> Rule:  # noqa: ANN003
+    return Rule(
+        id="inference.via_stub.pcie5",
+        check="via_stub",
+        severity=Severity.ERROR,
+        params=params,
+        why="stub resonance",
+        source="000_9033d485f7eb5cd5.txt",
+        signal="pcie5",
+    )
+
+
+def board_three(backdrills=None, stackup=None):  # noqa: ANN001, ANN201
+    # via 0 used F.Cu + In2 (stub 0.67); via 1 used F.Cu + B.Cu (stub 0); via 2 on net 3 (not pcie5)
+    # via 3 on net 1 with no connection at all (not checked)
+    return make_board(
+        [
+            (10, 10, 0, 5, 1, False),
+            (20, 10, 0, 5, 1, False),
+            (30, 10, 0, 5, 3, False),
+            (40, 10, 0, 5, 1, False),
+        ],
+        [
+            (10, 10, 12, 10, 0, 1),
+            (10, 10, 12, 10, 2, 1),
+            (20, 10, 22, 10, 0, 1),
+            (20, 10, 22, 10, 5, 1),
+            (30, 10, 32, 10, 0, 3),
+        ],
+        backdrills=backdrills,
+        stackup=stackup,
+    )
+
+
+def run(board, r, config=None, nyquist=16e9):  # noqa: ANN001, ANN201
+    a = StandIn(board, config, nyquist)
+    return check_via_stub(CheckContext(board=board, analysis=a, board_class="inference"), r), a
+
+
+def test_length_limit_one_finding_per_via() -> None:
+    out, _ = run(
+        board_three(), rule(max_stub_mm=0.25, min_fres_ratio=None, require_backdrill=False)
+    )
+    assert out.checked == 2
+    assert len(out.findings) == 1
+    f = out.findings[0]
+    assert f.status == Status.VIOLATION and f.rule == "inference.via_stub.pcie5"
+    assert f.measured == pytest.approx(0.67) and f.limit == 0.25 and f.unit == "mm"
+    assert f.evidence["stub_mil"] == pytest.approx(0.67 / 0.0254, abs=0.01)
+    assert f.evidence["connected"] == ["F.Cu", "In2.Cu"]
+    assert f.layer == "In2.Cu" and f.pos == (10.0, 10.0) and f.net == "SIG"
+    assert f.evidence["f_res_ratio"] == pytest.approx(
+        299_792_458.0 / (4 * 0.67e-3 * np.sqrt(2.2 / 0.6)) / 16e9, abs=1e-3
+    )
+    assert "26.4 mil" in f.message
+
+
+def test_ratio_limit_and_pass() -> None:
+    # f_res of the 0.67 mm stub is 58.4 GHz = 3.65 × 16 GHz: under 10× fails, under 3× passes
+    out, _ = run(board_three(), rule(max_stub_mm=None, min_fres_ratio=10, require_backdrill=False))
+    assert len(out.findings) == 1 and out.findings[0].unit == "f_res/f_Nyquist"
+    assert out.findings[0].measured == pytest.approx(3.651, abs=2e-3)
+    out, _ = run(board_three(), rule(max_stub_mm=None, min_fres_ratio=3, require_backdrill=False))
+    assert out.findings == [] and out.checked == 2
+
+
+def test_require_backdrill_and_backdrilled() -> None:
+    r = rule(max_stub_mm=0.25, min_fres_ratio=None, require_backdrill=True)
+    out, _ = run(board_three(), r)
+    assert sorted(f.rule for f in out.findings) == [
+        "inference.via_stub.pcie5",
+        "inference.via_stub.pcie5.backdrill",
+    ]
+    bd = {0: Backdrill(side="bottom", must_not_cut=2, residual_stub_mm=0.2)}
+    out, a = run(board_three(bd), r)
+    assert out.findings == []
+    extra = via_stub_extra(a, [r])
+    assert extra["pcie5"]["stubs_mm"] == pytest.approx([0.2, 0.0])
+    assert extra["pcie5"]["limit_mm"] == 0.25 and extra["pcie5"]["backdrilled"] == 1
+
+
+def test_backdrill_cut_is_a_finding() -> None:
+    bd = {0: Backdrill(side="bottom", must_not_cut=1, residual_stub_mm=0.2)}
+    out, _ = run(
+        board_three(bd), rule(max_stub_mm=0.25, min_fres_ratio=None, require_backdrill=True)
+    )
+    assert [f.rule for f in out.findings] == ["inference.via_stub.pcie5.backdrill_cut"]
+
+
+def test_unknown_is_cannot_verify_once() -> None:
+    out, _ = run(
+        board_three(stackup=Stackup(())),
+        rule(max_stub_mm=0.25, min_fres_ratio=None, require_backdrill=False),
+    )
+    assert len(out.findings) == 1
+    f = out.findings[0]
+    assert f.status == Status.CANNOT_VERIFY
+    # via 1 uses both outer layers: its stub is 0 whatever the thicknesses, so only via 0 is unknown
+    assert f.evidence["vias"] == 1 and "stack-up" in f.evidence["declare"]
+    bd = {0: Backdrill(side="bottom", must_not_cut=2)}
+    out, _ = run(
+        board_three(bd), rule(max_stub_mm=0.25, min_fres_ratio=None, require_backdrill=False)
+    )
+    assert [f.status for f in out.findings] == [Status.CANNOT_VERIFY]
+    assert "residual_stub_mm" in out.findings[0].evidence["declare"]
+
+
+def test_no_nyquist_is_cannot_verify() -> None:
+    out, _ = run(
+        board_three(),
+        rule(max_stub_mm=None, min_fres_ratio=10, require_backdrill=False),
+        nyquist=None,
+    )
+    assert [f.status for f in out.findings] == [Status.CANNOT_VERIFY]
