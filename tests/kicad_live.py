@@ -71,6 +71,9 @@ class LiveKiCad:
             "XDG_STATE_HOME": str(self.workdir / "xdg_state"),
             "TMPDIR": str(self.tmp),
             "LANG": "C.UTF-8",
+            # KiCad's API trace (plugin loading, venv jobs, action runs) into kicad.log
+            "KICAD_ENABLE_WXTRACE": "1",
+            "WXTRACE": "KICAD_API",
         }
         env.update(self.extra_env)
         return env
@@ -89,7 +92,11 @@ class LiveKiCad:
             d.mkdir(parents=True, exist_ok=True)
         stem = self.source_board.stem
         for sibling in self.source_board.parent.iterdir():
-            if sibling.stem == stem and sibling.suffix in (".kicad_pcb", ".kicad_pro", ".kicad_dru"):
+            if sibling.stem == stem and sibling.suffix in (
+                ".kicad_pcb",
+                ".kicad_pro",
+                ".kicad_dru",
+            ):
                 dest = self.board_dir / sibling.name
                 shutil.copyfile(sibling, dest)
                 dest.chmod(0o644)

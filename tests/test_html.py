@@ -10,13 +10,12 @@ from collections import Counter
 
 import numpy as np
 import pytest
-from browser.synthetic import HOSTILE_FILE, HOSTILE_NET, make_board, make_result
-from conftest import FIXTURE_BOARDS, SHARED_BOARDS
-
 from accel_drc.model import Board, CopperLayer, Footprint, Outline, Pad, Tracks, Zone
 from accel_drc.report import html
 from accel_drc.report.board_svg import grid_for, render_board
 from accel_drc.results import Severity, Status
+from browser.synthetic import HOSTILE_FILE, HOSTILE_NET, make_board, make_result
+from conftest import FIXTURE_BOARDS, SHARED_BOARDS
 
 DATA_RE = re.compile(r'<script type="application/json" id="report-data">(.*?)</script>', re.S)
 
@@ -63,9 +62,15 @@ def test_hostile_text_round_trips_through_json(hostile) -> None:
 def test_hostile_file_name_escaped_in_title_and_banner(hostile) -> None:
     page, _result, _board = hostile
     assert HOSTILE_FILE not in page
-    assert "evil&lt;/title&gt;&lt;script&gt;alert(2)&lt;/script&gt;" in page
+    # the title shows the base name, the banner the whole path: both as text
     title = re.search(r"<title>(.*?)</title>", page, re.S).group(1)
-    assert "&lt;/title&gt;" in title
+    assert (
+        title == "accel-drc: script&gt;&lt;img src=x onerror=alert(3)&gt;&#34;&#39;&amp;.kicad_pcb"
+    )
+    banner = page[page.index('id="input-file"') :]
+    assert banner.startswith(
+        'id="input-file" title="/tmp/evil&lt;/title&gt;/x&lt;script&gt;alert(2)&lt;/script&gt;'
+    )
 
 
 def test_hostile_waiver_selector_escaped(hostile) -> None:
@@ -93,12 +98,43 @@ def test_autoescape_is_on() -> None:
 # ---------------------------------------------------------------------------------------------
 
 
+#: elements that could load something, run something or navigate
+_LOADING_TAGS = {
+    "link",
+    "img",
+    "image",
+    "iframe",
+    "frame",
+    "object",
+    "embed",
+    "video",
+    "audio",
+    "source",
+    "base",
+    "use",
+    "foreignobject",
+    "track",
+    "picture",
+    "meta-refresh",
+    "applet",
+}
+
+
+def _tags(page: str) -> list[str]:
+    """Every real tag of the page (escaped user text has no raw '<', so it is never a tag)."""
+    return re.findall(r"<[a-zA-Z][^>]*>", page)
+
+
 def test_no_external_references(hostile) -> None:
     page, _result, _board = hostile
     low = page.lower()
     assert "http://" not in low and "https://" not in low
-    for bad in ("<link", "<img", "<iframe", "<object", "<embed", "@import", "src=", "srcset"):
-        assert bad not in low, bad
+    names = {re.match(r"<([a-zA-Z][a-zA-Z0-9]*)", t).group(1).lower() for t in _tags(page)}
+    assert not names & _LOADING_TAGS, names & _LOADING_TAGS
+    for tag in _tags(page):
+        for attr, value in re.findall(r"\s(src|href|xlink:href|action|srcset)=\"([^\"]*)\"", tag):
+            assert attr == "href" and value.startswith("#"), tag
+    assert "@import" not in low
     # url(...) only as in-document fragment references (SVG patterns)
     assert all(u.startswith("#") for u in re.findall(r"url\(\s*['\"]?([^)'\"]*)", page))
     # the CSP forbids fetches even if something slipped through
@@ -112,12 +148,13 @@ def test_no_external_references(hostile) -> None:
 
 def test_counts_and_verdict(hostile) -> None:
     page, result, _board = hostile
-    viol = Counter(f.severity.value for f in result.findings if f.status == Status.VIOLATION)
+    sev = Counter(f.severity.value for f in result.findings)
     status = Counter(f.status.value for f in result.findings)
     # hand-checkable: 60 findings, r = k % 10 -> 6 cannot_verify, 6 waived
     assert status["cannot_verify"] == 6 and status["waived"] == 6
-    assert f"<b>{viol['error']}</b> errors" in page
-    assert f"<b>{viol['warning']}</b> warning" in page
+    assert f"<b>{sev['error']}</b> errors" in page
+    assert f"<b>{sev['warning']}</b> warning" in page
+    assert f"<b>{status['violation']}</b> violations" in page
     assert f"<b>{status['cannot_verify']}</b> cannot verify" in page
     assert f"<b>{status['waived']}</b> waived" in page
     assert "<b>60</b> findings in all" in page
@@ -130,7 +167,7 @@ def test_pass_when_no_unwaived_error() -> None:
     result = make_result(board, 0)
     page = html.render(result, board)
     assert 'class="verdict-text">PASS<' in page
-    assert "no unwaived error" in page
+    assert "no unwaived error violation" in page
     assert len(_data(page)["findings"]) == 0
 
 
@@ -337,16 +374,30 @@ def test_ten_thousand_findings_under_15_mb() -> None:
 
 @pytest.mark.parametrize("name", sorted(FIXTURE_BOARDS))
 def test_fixture_board_reports(name: str, tmp_path) -> None:
+    """Every real fixture board, through the real pipeline when it is there."""
     from accel_drc.readers import read_board
 
-    board = read_board(str(FIXTURE_BOARDS[name]))
-    result = make_result(board, 50)
+    path = FIXTURE_BOARDS[name]
+    board = read_board(str(path))
+    result = _pipeline_result(board, path) or make_result(board, 50)
     out = tmp_path / "r.html"
     html.write(out, result, board)
     size = out.stat().st_size
     assert size < 1_500_000, size  # small real boards give small reports
     page = out.read_text(encoding="utf-8")
     assert page.count('class="cu" data-layer=') == board.layer_count
+    data = _data(page)
+    assert len(data["findings"]) == len(result.findings)
+    total = len(result.findings)
+    assert f"<b>{total}</b> finding{'' if total == 1 else 's'} in all" in page
+    # every rule that ran is listed, pass or not
+    assert page.count('<th scope="row"><code>') == len(result.rules)
+    # the stack-up table has one row per copper and dielectric layer the board declares
+    if board.stackup is not None:
+        drawn = [sl for sl in board.stackup.layers if sl.kind not in ("silkscreen", "solderpaste")]
+        table = page[page.index('class="data stackup-table"') :]
+        table = table[: table.index("</table>")]
+        assert table.count("<tr class=") == len(drawn)
 
 
 @pytest.mark.slow
@@ -378,3 +429,25 @@ def test_severity_enum_values_in_json(hostile) -> None:
     f = data["fields"]
     assert {r[f.index("severity")] for r in data["findings"]} <= {s.value for s in Severity}
     assert {r[f.index("status")] for r in data["findings"]} == {s.value for s in Status}
+
+
+def test_evidence_compacted_but_small_facts_kept() -> None:
+    ev = {
+        "f_res_hz": 52517654644.371376,
+        "nets": [f"NET_{i}" for i in range(300)],
+        "stub_mm": 0.785,
+    }
+    out = html._compact_evidence(ev)
+    assert out["f_res_hz"] == 52517700000.0  # 6 significant digits
+    assert out["stub_mm"] == 0.785
+    assert out["nets"] == "(300 items left out of the report)"
+    assert len(json.dumps(out)) <= html._EVIDENCE_MAX
+
+
+def test_declare_is_its_own_field_not_repeated_in_evidence(hostile) -> None:
+    page, result, _board = hostile
+    data = _data(page)
+    f = data["fields"]
+    cv = [r for r in data["findings"] if r[f.index("status")] == "cannot_verify"]
+    assert cv and all(r[f.index("declare")].startswith("declare the foil grade") for r in cv)
+    assert all("declare" not in (r[f.index("evidence")] or {}) for r in data["findings"])

@@ -316,6 +316,10 @@ def test_names() -> None:
         assert pdn.is_power(n), n
     for n in ("GND", "AGND", "/GNDA", "VSS", "SIG3", "PCIE_TX0_P", "Net-(U1-Pad3)"):
         assert not pdn.is_power(n), n
+    for n in ("GND", "AGND", "/GNDA", "GNDD", "VSS", "VSSA", "PGND", "Net-(U2-AGND)", "0V"):
+        assert pdn.is_ground(n), n
+    for n in ("SIG3", "+3V3", "VDD", "DIAGNOSTIC"):
+        assert not pdn.is_ground(n), n
     assert pdn.voltage_from_name("+3V3") == 3.3
     assert pdn.voltage_from_name("P0V8") == 0.8
     assert pdn.voltage_from_name("VCC_1V2") == 1.2
@@ -394,3 +398,82 @@ def test_rail_on_openpci2_numbers() -> None:
     res = pdn.evaluate(r, {"target_ohm": 0.001, "vrm": {"r_ohm": 1e-4, "l_h": 1e-9}})
     assert res.over and res.assumed == ("target_ohm", "vrm")
     assert res.worst_z_ohm == pytest.approx(float(res.z_ohm[res.f_hz <= 1e8 * (1 + 1e-9)].max()))
+
+
+def test_pipeline_rail_from_config_on_crosslink() -> None:
+    """A declared rail beats detection: its own target V·ripple/ΔI and VRM, the board's planes
+    and capacitors, one finding with the worst point of the real curve."""
+    from accel_drc.pipeline import check_board
+
+    board = read_board(str(FIXTURE_BOARDS["crosslink-nx-video-converter"]))
+    cfg = {
+        "rails": [
+            {
+                "name": "DDR",
+                "nets": [r"\+1V5"],
+                "voltage": 1.5,
+                "ripple_pct": 2,
+                "transient_a": 3,
+                "vrm": {"r_ohm": 0.002, "l_h": 2e-9},
+            }
+        ]
+    }
+    res = check_board(board, cfg, board_class="edge")
+    pdn_f = [f for f in res.findings if f.check == "pdn_impedance"]
+    assert len(pdn_f) == 1
+    f = pdn_f[0]
+    # 1.5 V × 2 % / 3 A = 10 mΩ
+    assert f.limit == pytest.approx(0.01)
+    assert f.evidence["target_source"] == "V·ripple/ΔI (config)"
+    assert f.evidence["assumed_from_class"] == []
+    rail = next(r for r in res.extras["rails"] if r["name"] == "DDR")
+    assert rail["nets"] == ["+1V5"] and rail["vrm"]["r_ohm"] == 0.002
+    band = [p for p in rail["impedance"] if 1e4 <= p["f_hz"] <= 1e8 * (1 + 1e-9)]
+    worst = max(band, key=lambda p: p["z_ohm"])
+    assert f.measured == pytest.approx(worst["z_ohm"])
+    assert f.evidence["worst_f_hz"] == pytest.approx(worst["f_hz"])
+    assert f.measured > 0.01
+    # every capacitor between +1V5 and GND is in the network, each value read from the board
+    assert len(rail["decaps"]) == 10 and rail["unread_caps"] == []
+
+
+def test_inspect_details_vias_and_rails() -> None:
+    from accel_drc.inspection import inspect_document
+
+    board = read_board(str(FIXTURE_BOARDS["openpci2-backplane"]))
+    doc = inspect_document(board, details=("vias", "rails"), board_class="edge")
+    det = doc.get("details", doc)
+    vias = det["vias"]
+    # every via, then every plated through-hole pad (62 on this board)
+    assert len(vias) == len(board.vias) + 62
+    assert set(vias[0]) >= {
+        "x", "y", "net", "start", "end", "type", "connected",
+        "top_stub_mm", "bottom_stub_mm", "stub_mm", "backdrill",
+    }  # fmt: skip
+    rails = {r["name"]: r for r in det["rails"]}
+    r = rails["+3V3"]
+    assert len(r["decaps"]) == 32 and len(r["plane_pairs"]) == 2
+    assert {tuple(p["layers"]) for p in r["plane_pairs"]} == {
+        ("F.Cu", "In1.Cu"),
+        ("In2.Cu", "In1.Cu"),
+    }
+    assert r["target_source"] == "class target_ohm" and len(r["impedance"]) == 201
+
+
+def test_partial_rail_parameters_filled_from_class() -> None:
+    b = board4((), (cap_fp("C1", "100n", "C_0402_1005Metric", 2),))
+    rail = pdn.find_rails(b, {"rails": [{"name": "r", "nets": ["[+]1V8"], "voltage": 1.8}]})[0]
+    res = pdn.evaluate(
+        rail,
+        {
+            "target_ohm": 0.001,
+            "default_voltage": 0.8,
+            "default_ripple_pct": 5,
+            "default_transient_a": 9,
+            "vrm": {"r_ohm": 1e-4, "l_h": 1e-9},
+        },
+    )
+    # 1.8 V (own) × 5 % / 9 A (class) = 10 mΩ
+    assert res.target_ohm == pytest.approx(0.01)
+    assert res.target_source == "V·ripple/ΔI (config + class)"
+    assert res.assumed == ("default_ripple_pct", "default_transient_a", "vrm")

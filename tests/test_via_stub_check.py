@@ -11,7 +11,10 @@ from accel_drc.analysis import via_stubs as vs
 from accel_drc.checks import CheckContext
 from accel_drc.checks.via_stub import check_via_stub, via_stub_extra
 from accel_drc.model import Backdrill, Stackup
+from accel_drc.pipeline import check_board
+from accel_drc.readers import read_board
 from accel_drc.results import Rule, Severity, Status
+from conftest import FIXTURE_BOARDS
 from test_via_stub_analysis import make_board
 
 
@@ -150,3 +153,85 @@ def test_no_nyquist_is_cannot_verify() -> None:
         nyquist=None,
     )
     assert [f.status for f in out.findings] == [Status.CANNOT_VERIFY]
+
+
+# -------------------------------------------------------------------------------------------
+# end to end through the pipeline, on the 8-layer real fixture
+# -------------------------------------------------------------------------------------------
+
+CROSSLINK = "crosslink-nx-video-converter"
+DQ = r"/DDR3/DDR3_DQ\d+"
+
+
+def _check(config: dict, board_class: str = "inference"):  # noqa: ANN202
+    board = read_board(str(FIXTURE_BOARDS[CROSSLINK]))
+    return check_board(board, config, board_class=board_class)
+
+
+def _by_rule(result, prefix: str) -> dict:  # noqa: ANN001
+    out: dict = {}
+    for f in result.findings:
+        if f.rule.startswith(prefix):
+            out.setdefault(f.rule, []).append(f)
+    return out
+
+
+def test_pipeline_crosslink_dq_as_pcie5() -> None:
+    """The 16 DQ vias of crosslink go F.Cu -> In2.Cu on through vias: each leaves the 1.141 mm
+    barrel below In2 (worked out in test_via_stub_groundtruth).  Declared PCIe Gen5 on an
+    inference board (limit 0.238 mm, f_res >= 10 × 16 GHz, backdrill required) that is 16
+    length findings and 16 missing-backdrill findings."""
+    res = _check({"signals": {"pcie5": [DQ]}})
+    got = _by_rule(res, "inference.via_stub.pcie5")
+    assert sorted(got) == ["inference.via_stub.pcie5", "inference.via_stub.pcie5.backdrill"]
+    assert len(got["inference.via_stub.pcie5"]) == 16
+    assert len(got["inference.via_stub.pcie5.backdrill"]) == 16
+    f = got["inference.via_stub.pcie5"][0]
+    assert f.measured == pytest.approx(1.141) and f.limit == pytest.approx(0.238)
+    assert f.evidence["connected"] == ["F.Cu", "In2.Cu"] and f.layer == "In2.Cu"
+    # f_res = c / (4 · 1.141 mm · √4.5) = 30.96 GHz = 1.935 × 16 GHz
+    assert f.evidence["f_res_hz"] == pytest.approx(299_792_458 / (4 * 1.141e-3 * 4.5**0.5))
+    assert f.evidence["f_res_ratio"] == pytest.approx(1.935, abs=1e-3)
+    run = next(r for r in res.rules if r.rule.id == "inference.via_stub.pcie5")
+    assert run.checked == 16
+    extra = res.extras["via_stubs"]["pcie5"]
+    assert extra["stubs_mm"] == pytest.approx([1.141] * 16) and extra["limit_mm"] == 0.238
+
+
+def test_pipeline_crosslink_backdrilled_from_config() -> None:
+    # backdrilled from the bottom up to In2, 0.15 mm left: f_res = c/(4·0.15 mm·√4.5) = 235.6 GHz
+    # (14.7 × Nyquist) and 0.15 <= 0.238: clean
+    bd = {
+        "match": {"signal": "pcie5"},
+        "side": "bottom",
+        "must_not_cut": "In2.Cu",
+        "residual_stub_mm": 0.15,
+    }
+    res = _check({"signals": {"pcie5": [DQ]}, "backdrill": [bd]})
+    assert _by_rule(res, "inference.via_stub.pcie5") == {}
+    assert res.extras["via_stubs"]["pcie5"]["backdrilled"] == 16
+    # a drill allowed down to In1 would cut In2, where the DQ nets are routed
+    bd = {**bd, "must_not_cut": "In1.Cu"}
+    got = _by_rule(
+        _check({"signals": {"pcie5": [DQ]}, "backdrill": [bd]}), "inference.via_stub.pcie5"
+    )
+    assert sorted(got) == ["inference.via_stub.pcie5.backdrill_cut"]
+    assert len(got["inference.via_stub.pcie5.backdrill_cut"]) == 16
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "coral-tpu-m2-adapter",
+        "crosslink-nx-video-converter",
+        "m2-oculink-adapter",
+        "openpci2-backplane",
+    ],
+)
+def test_both_checks_run_on_every_fixture(name: str) -> None:
+    res = check_board(read_board(str(FIXTURE_BOARDS[name])))
+    kinds = {r.rule.check for r in res.rules}
+    assert {"via_stub", "pdn_impedance"} <= kinds
+    crashed = [f for f in res.findings if "exception" in (f.evidence or {})]
+    assert crashed == []
+    assert isinstance(res.extras.get("rails"), list)

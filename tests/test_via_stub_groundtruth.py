@@ -14,70 +14,75 @@ from accel_drc.analysis.via_stubs import via_rows
 from accel_drc.readers import read_board
 from conftest import FIXTURE_BOARDS
 
-# For each via / plated hole: which copper layers (as stack indexes) carry, with the item's net,
-#  a track or arc end inside its pad, a zone fill touching its pad (HitTestFilledArea with the
-#  pad radius), a pad containing the via centre, or a stacked via of the same net.
+# For each via / plated hole: on which copper layers (stack indexes) does KiCad's own geometry
+# engine find copper of the same net touching it (within 1 µm)?  The item's shape is taken fully
+# flashed (GetEffectiveShape(layer, ALWAYS_FLASHED)) and collided with: track and arc shapes
+# (SHAPE.Collide), pad shapes, other vias' shapes (on layers both span), zone fills
+# (SHAPE_POLY_SET.Collide) -- KiCad's CN_VISITOR rule.  A PTH lead also counts on its side.
 PCBNEW_SCRIPT = r"""
 import json, sys
 import pcbnew
 
 TOL = 1000  # nm, the same 1 µm tolerance as accel-drc
+ALWAYS = pcbnew.FLASHING_ALWAYS_FLASHED
 b = pcbnew.LoadBoard(sys.argv[1])
 stack = list(b.GetEnabledLayers().CuStack())
 pos_of = {L: i for i, L in enumerate(stack)}
-tracks_by_net = {}
+tracks_by_net, vias_by_net, zones_by_net, pads_by_net = {}, {}, {}, {}
 vias = []
 for t in b.GetTracks():
     if t.Type() == pcbnew.PCB_VIA_T:
         vias.append(t)
+        vias_by_net.setdefault(t.GetNetCode(), []).append(t)
     else:
         tracks_by_net.setdefault(t.GetNetCode(), []).append(t)
-zones_by_net = {}
 for z in b.Zones():
     if not z.GetIsRuleArea():
         zones_by_net.setdefault(z.GetNetCode(), []).append(z)
-pads_by_net = {}
 for fp in b.GetFootprints():
     for p in fp.Pads():
         pads_by_net.setdefault(p.GetNetCode(), []).append(p)
-vias_by_net = {}
-for v in vias:
-    vias_by_net.setdefault(v.GetNetCode(), []).append(v)
 
 def span(v):
     a, c = pos_of[v.TopLayer()], pos_of[v.BottomLayer()]
     return min(a, c), max(a, c)
 
-def dist(a, c):
-    return ((a.x - c.x) ** 2 + (a.y - c.y) ** 2) ** 0.5
+def near(a, c, reach):
+    return abs(a.x - c.x) <= reach and abs(a.y - c.y) <= reach
+
+def connections(item, layers, is_pad):
+    net = item.GetNetCode()
+    conn = set()
+    if net <= 0:
+        return conn
+    pos = item.GetPosition()
+    for i in layers:
+        L = stack[i]
+        shape = item.GetEffectiveShape(L, ALWAYS)
+        for t in tracks_by_net.get(net, ()):
+            if t.GetLayer() == L and shape.Collide(t.GetEffectiveShape(L), TOL):
+                conn.add(i)
+        for z in zones_by_net.get(net, ()):
+            if z.IsOnLayer(L) and z.GetFilledPolysList(L).Collide(shape, TOL):
+                conn.add(i)
+        for p in pads_by_net.get(net, ()):
+            if p is item or not p.IsOnLayer(L) or not near(p.GetPosition(), pos, 20_000_000):
+                continue
+            if not is_pad and shape.Collide(p.GetEffectiveShape(L, ALWAYS), TOL):
+                conn.add(i)
+        for w in vias_by_net.get(net, ()):
+            if w is item or not near(w.GetPosition(), pos, 20_000_000):
+                continue
+            ws, we = span(w)
+            if ws <= i <= we and shape.Collide(w.GetEffectiveShape(L, ALWAYS), TOL):
+                conn.add(i)
+    return conn
 
 out = []
 for v in vias:
-    net = v.GetNetCode()
     s, e = span(v)
     pos = v.GetPosition()
-    conn = set()
-    if net > 0:
-        for i in range(s, e + 1):
-            L = stack[i]
-            r = v.GetWidth(L) / 2
-            for t in tracks_by_net.get(net, ()):
-                if t.GetLayer() == L and (dist(t.GetStart(), pos) <= r + TOL or dist(t.GetEnd(), pos) <= r + TOL):
-                    conn.add(i)
-            for z in zones_by_net.get(net, ()):
-                if z.IsOnLayer(L) and z.HitTestFilledArea(L, pos, int(r) + TOL):
-                    conn.add(i)
-            for p in pads_by_net.get(net, ()):
-                if p.IsOnLayer(L) and p.HitTest(pos, TOL):
-                    conn.add(i)
-            for w in vias_by_net.get(net, ()):
-                if w is v:
-                    continue
-                ws, we = span(w)
-                if (ws, we) == (s, e) or not ws <= i <= we or i not in (ws, we):
-                    continue
-                if dist(w.GetPosition(), pos) <= r + w.GetWidth(L) / 2 + TOL:
-                    conn.add(i)
+    conn = connections(v, range(s, e + 1), False)
     out.append({"kind": "via", "uuid": v.m_Uuid.AsString(), "x": pos.x / 1e6, "y": pos.y / 1e6,
                 "connected": sorted(conn)})
 for fp in b.GetFootprints():
@@ -85,25 +90,10 @@ for fp in b.GetFootprints():
     for p in fp.Pads():
         if p.GetAttribute() != pcbnew.PAD_ATTRIB_PTH or p.GetDrillSize().x <= 0:
             continue
-        net = p.GetNetCode()
         pos = p.GetPosition()
-        conn = set()
-        if net > 0:
+        conn = connections(p, [i for i, L in enumerate(stack) if p.IsOnLayer(L)], True)
+        if p.GetNetCode() > 0:
             conn.add(side)
-            for i, L in enumerate(stack):
-                if not p.IsOnLayer(L):
-                    continue
-                for t in tracks_by_net.get(net, ()):
-                    if t.GetLayer() == L and (p.HitTest(t.GetStart(), TOL) or p.HitTest(t.GetEnd(), TOL)):
-                        conn.add(i)
-                r = min(p.GetSize(L).x, p.GetSize(L).y) / 2
-                for z in zones_by_net.get(net, ()):
-                    if z.IsOnLayer(L) and z.HitTestFilledArea(L, pos, int(r) + TOL):
-                        conn.add(i)
-                for w in vias_by_net.get(net, ()):
-                    ws, we = span(w)
-                    if ws <= i <= we and p.HitTest(w.GetPosition(), TOL):
-                        conn.add(i)
         out.append({"kind": "pth", "uuid": p.m_Uuid.AsString(), "x": pos.x / 1e6, "y": pos.y / 1e6,
                     "ref": fp.GetReference() + "." + p.GetNumber(), "connected": sorted(conn)})
 print(json.dumps(out))

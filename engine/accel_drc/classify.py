@@ -9,7 +9,7 @@ votes, one piece of evidence each, never a hard cut:
   fall-off outside them (``packs.range_score``);
 * NVLink nets and NVSwitch parts (the seeds' decisive difference: weighted highest);
 * PCIe generation and lane count; plane copper weight; the lowest-loss laminate named;
-* accelerator and connector footprints: M.2 keys and SoM connectors (edge), PCIe edge fingers
+* accelerator and connector footprints: M.2 keys, mini PCIe and SoM connectors (edge), PCIe edge fingers
   (add-in card: inference), SXM/OAM sockets (training/inference), BGA ball counts.
 
 The confidence is the winner's share of all votes.  A ``class:`` in the config or ``--class``
@@ -42,6 +42,7 @@ SEED0 = "000_9033d485f7eb5cd5.txt"
 SEED1 = "001_65e0877e154a6fff.txt"
 
 _M2 = re.compile(r"m\.?2[^a-z0-9]?.*key|ngff|\bm\.2\b|m2_(key|socket|connector)", re.I)
+_MINI_PCIE = re.compile(r"pci_?express_?mini|mini_?pci|\bmpcie\b|minicard", re.I)
 _EDGE_FINGERS = re.compile(r"pci_?express|pcie.*(edge|finger|card)|bus_pci", re.I)
 _SXM_OAM = re.compile(r"\bsxm\d?\b|\boam\b|open.?accelerator", re.I)
 _SOM = re.compile(r"so-?dimm|jetson|\bsom\b|b2b.*module|nvidia.*(orin|xavier|nano)", re.I)
@@ -79,7 +80,13 @@ def classify(board: Any, analysis: Any, library: Any | None = None) -> Classific
             Evidence(
                 "board size",
                 f"{size[0]:.1f} × {size[1]:.1f} mm",
-                _vote({c: range_score(side, profiles[c].get("board_side_mm", []), 60.0) for c in CLASSES}, w),
+                _vote(
+                    {
+                        c: range_score(side, profiles[c].get("board_side_mm", []), 60.0)
+                        for c in CLASSES
+                    },
+                    w,
+                ),
                 note=f"longest side {side:.1f} mm; edge 50-150, PCIe card ≈312, UBB 400-600, training 400-700+",
                 source=SEED0,
             )
@@ -93,7 +100,10 @@ def classify(board: Any, analysis: Any, library: Any | None = None) -> Classific
             Evidence(
                 "NVLink nets",
                 nv_count,
-                _vote({"training": 1.0, "inference": 0.35, "edge": 0.0}, w * min(1.0, 0.5 + nv_count / 200)),
+                _vote(
+                    {"training": 1.0, "inference": 0.35, "edge": 0.0},
+                    w * min(1.0, 0.5 + nv_count / 200),
+                ),
                 note=f"{', '.join(nv)}: NVLink routing is the seeds' decisive training feature (SXM/OAM inference boards carry it too)",
                 source=SEED0,
             )
@@ -162,7 +172,13 @@ def classify(board: Any, analysis: Any, library: Any | None = None) -> Classific
             Evidence(
                 "plane copper",
                 f"{oz:.2f} oz",
-                _vote({c: range_score(oz, profiles[c].get("power_copper_oz", []), 0.5) for c in CLASSES}, WEIGHTS["plane copper"]),
+                _vote(
+                    {
+                        c: range_score(oz, profiles[c].get("power_copper_oz", []), 0.5)
+                        for c in CLASSES
+                    },
+                    WEIGHTS["plane copper"],
+                ),
                 note="training 2-3 oz, inference 1-2 oz, edge 1 oz",
                 source=f"{SEED0}; {SEED1}",
             )
@@ -175,7 +191,9 @@ def classify(board: Any, analysis: Any, library: Any | None = None) -> Classific
         for d in board.stackup.dielectrics():
             for sl in list(d.sublayers) or [d]:
                 m = lib.materials.lookup(sl.material)
-                if m is not None and (best is None or order.index(m.loss_class) > order.index(best.loss_class)):
+                if m is not None and (
+                    best is None or order.index(m.loss_class) > order.index(best.loss_class)
+                ):
                     best = m
         if best is not None:
             rank = order.index(best.loss_class)
@@ -201,6 +219,8 @@ def classify(board: Any, analysis: Any, library: Any | None = None) -> Classific
         text = f"{fp.name} {fp.value}"
         if _M2.search(text):
             kinds.setdefault("M.2", []).append(fp.reference)
+        elif _MINI_PCIE.search(text):
+            kinds.setdefault("mini PCIe", []).append(fp.reference)
         elif _EDGE_FINGERS.search(text):
             kinds.setdefault("PCIe edge fingers", []).append(fp.reference)
         elif _SXM_OAM.search(text):
@@ -214,6 +234,7 @@ def classify(board: Any, analysis: Any, library: Any | None = None) -> Classific
             )
     votes = {
         "M.2": {"edge": 1.0, "inference": 0.2},
+        "mini PCIe": {"edge": 1.0, "inference": 0.1},
         "SoM connector": {"edge": 1.0},
         "PCIe edge fingers": {"inference": 1.0, "edge": 0.3},
         "SXM/OAM": {"training": 1.0, "inference": 0.6},
@@ -236,7 +257,11 @@ def classify(board: Any, analysis: Any, library: Any | None = None) -> Classific
     winner = max(CLASSES, key=lambda c: (scores[c], -CLASSES.index(c)))
     conf = scores[winner] / total if total > 0 else 0.0
     return Classification(
-        board_class=winner, confidence=round(conf, 3), evidence=tuple(ev), source="auto", scores=scores
+        board_class=winner,
+        confidence=round(conf, 3),
+        evidence=tuple(ev),
+        source="auto",
+        scores=scores,
     )
 
 
@@ -263,7 +288,9 @@ def explain(c: Classification) -> str:
     """One line: the class and the strongest evidence for it."""
     top = sorted(c.evidence, key=lambda e: -e.votes.get(c.board_class, 0.0))
     bits = [f"{e.what} {e.value}" for e in top[:3] if e.votes.get(c.board_class, 0.0) > 0]
-    who = {"auto": "classified", "config": "set in accel-drc.yaml", "cli": "set by --class"}[c.source]
+    who = {"auto": "classified", "config": "set in accel-drc.yaml", "cli": "set by --class"}[
+        c.source
+    ]
     return f"{c.board_class} ({who}, confidence {c.confidence:.0%})" + (
         f": {'; '.join(bits)}" if bits else ""
     )

@@ -125,7 +125,10 @@ CONFIG_SCHEMA: dict[str, Any] = {
                         "type": "object",
                         "additionalProperties": False,
                         "required": ["r_ohm", "l_h"],
-                        "properties": {"r_ohm": {"type": "number", "minimum": 0}, "l_h": {"type": "number", "minimum": 0}},
+                        "properties": {
+                            "r_ohm": {"type": "number", "minimum": 0},
+                            "l_h": {"type": "number", "minimum": 0},
+                        },
                     },
                     "target_ohm": _POS,
                 },
@@ -226,7 +229,9 @@ def load_config(
     if doc.data is None:
         doc.data = {}
     if not isinstance(doc.data, dict):
-        raise doc.error((), "the config must be a mapping (class:, signals:, stackup:, rules:, waivers:, …)")
+        raise doc.error(
+            (), "the config must be a mapping (class:, signals:, stackup:, rules:, waivers:, …)"
+        )
     doc.data = _dates_to_text(doc.data)
     _packs.validate(doc, CONFIG_SCHEMA)
     data = doc.data
@@ -258,13 +263,17 @@ def load_config(
             try:
                 _dt.date.fromisoformat(w["expires"])
             except ValueError:
-                raise doc.error(("waivers", i, "expires"), f"not a date: {w['expires']!r}") from None
+                raise doc.error(
+                    ("waivers", i, "expires"), f"not a date: {w['expires']!r}"
+                ) from None
     for i, b in enumerate(data.get("backdrill", [])):
         for key, pattern in b["match"].items():
-            if key == "signal" and re.fullmatch(r"[a-z0-9_]+", pattern) and pattern not in lib.signals:
-                raise doc.error(
-                    ("backdrill", i, "match", key), f"unknown signal type {pattern!r}"
-                )
+            if (
+                key == "signal"
+                and re.fullmatch(r"[a-z0-9_]+", pattern)
+                and pattern not in lib.signals
+            ):
+                raise doc.error(("backdrill", i, "match", key), f"unknown signal type {pattern!r}")
             compile_(pattern, ("backdrill", i, "match", key))
     for i, r in enumerate(data.get("rails", [])):
         for j, p in enumerate(r["nets"]):
@@ -291,13 +300,15 @@ def check_layers(cfg: ProjectConfig, layer_names: set[str]) -> None:
     for layer in cfg.foil:
         if layer != "default" and layer not in layer_names:
             raise cfg.error(
-                ("stackup", "foil", layer), f"no copper layer {layer!r} on this board (layers: {shown})"
+                ("stackup", "foil", layer),
+                f"no copper layer {layer!r} on this board (layers: {shown})",
             )
     for i, b in enumerate(cfg.data.get("backdrill", [])):
         layer = b.get("must_not_cut")
         if layer is not None and layer not in layer_names:
             raise cfg.error(
-                ("backdrill", i, "must_not_cut"), f"no copper layer {layer!r} on this board (layers: {shown})"
+                ("backdrill", i, "must_not_cut"),
+                f"no copper layer {layer!r} on this board (layers: {shown})",
             )
 
 

@@ -105,6 +105,8 @@ def stackup_rows(board: Board) -> list[dict[str, Any]]:
 def net_class_rows(board: Board) -> list[dict[str, Any]]:
     """Each class with its numbers and how many of the board's nets fall in it."""
     rules = board.net_classes
+    if not rules.classes:  # no .kicad_pro: the classes are unknown, not "all Default"
+        return []
     members = Counter(rules.class_of(n) for n in board.nets if n)
     names = [c.name for c in rules.classes]
     rows = []
@@ -253,15 +255,16 @@ def render_text(doc: Mapping[str, Any]) -> str:
     out += [
         "  " + line
         for line in _table(
-            [[str(i), c["name"], c["user_name"], c["type"]] for i, c in enumerate(doc["copper_layers"])],
+            [
+                [str(i), c["name"], c["user_name"], c["type"]]
+                for i, c in enumerate(doc["copper_layers"])
+            ],
             ["#", "layer", "name", "type"],
         )
     ]
     out.append("")
     if doc.get("stackup"):
-        out.append(
-            "Stack-up" + (f" (finish {doc['finish']})" if doc.get("finish") else "")
-        )
+        out.append("Stack-up" + (f" (finish {doc['finish']})" if doc.get("finish") else ""))
         rows = []
         for r in doc["stackup"]:
             mat = r.get("material") or ""
@@ -277,14 +280,19 @@ def render_text(doc: Mapping[str, Any]) -> str:
                     _fmt(r.get("loss_tangent")),
                 ]
             )
-        out += ["  " + line for line in _table(rows, ["layer", "type", "mm", "material", "er", "tan d"])]
+        out += [
+            "  " + line for line in _table(rows, ["layer", "type", "mm", "material", "er", "tan d"])
+        ]
     else:
         out.append("Stack-up: none declared in the board (dielectrics cannot be verified)")
     out.append("")
     c = doc["counts"]
     out.append(
         "Counts: "
-        + ", ".join(f"{c[k]} {k}" for k in ("segments", "arcs", "vias", "footprints", "pads", "nets", "zones"))
+        + ", ".join(
+            f"{c[k]} {k}"
+            for k in ("segments", "arcs", "vias", "footprints", "pads", "nets", "zones")
+        )
     )
     vt = ", ".join(f"{n} {t}" for t, n in doc["via_types"].items() if n)
     out.append(f"Via types: {vt or 'none'}")
@@ -306,7 +314,10 @@ def render_text(doc: Mapping[str, Any]) -> str:
             ]
             for r in doc["net_classes"]
         ]
-        out += ["  " + line for line in _table(rows, ["class", "nets", "width", "clearance", "dp width", "dp gap"])]
+        out += [
+            "  " + line
+            for line in _table(rows, ["class", "nets", "width", "clearance", "dp width", "dp gap"])
+        ]
     else:
         out.append("Net classes: unknown (no .kicad_pro)")
     out.append("")

@@ -125,10 +125,12 @@ def load_yaml(path: str | Path, text: str | None = None) -> YamlDoc:
     return YamlDoc(path, _fix_keys(data), lines)
 
 
-def _describe(err: jsonschema.ValidationError) -> tuple[tuple[Any, ...], str]:
-    """A readable message for a schema error and the JSON path it belongs to."""
+def _describe(
+    err: jsonschema.ValidationError, base: Sequence[Any] = ()
+) -> tuple[tuple[Any, ...], str]:
+    """A readable message for a schema error and the JSON path it belongs to (below ``base``)."""
     where = tuple(err.absolute_path)
-    name = ".".join(str(p) for p in where) or "top level"
+    name = ".".join(str(p) for p in (*base, *where)) or "top level"
     if err.validator == "additionalProperties" and isinstance(err.instance, dict):
         allowed = set(err.schema.get("properties", {}))
         patterns = [re.compile(p) for p in err.schema.get("patternProperties", {})]
@@ -141,11 +143,16 @@ def _describe(err: jsonschema.ValidationError) -> tuple[tuple[Any, ...], str]:
     if err.validator == "required":
         return where, f"{name}: {err.message}"
     if err.validator == "enum":
-        return where, f"{name}: {err.instance!r} is not one of {', '.join(map(str, err.validator_value))}"
+        return (
+            where,
+            f"{name}: {err.instance!r} is not one of {', '.join(map(str, err.validator_value))}",
+        )
     return where, f"{name}: {err.message}"
 
 
-def validate(doc: YamlDoc, schema: Mapping[str, Any], data: Any = None, base: Sequence[Any] = ()) -> None:
+def validate(
+    doc: YamlDoc, schema: Mapping[str, Any], data: Any = None, base: Sequence[Any] = ()
+) -> None:
     """Validate ``data`` (default: the whole document) against ``schema``; raise the first error
     (the most specific one, by jsonschema's relevance) as ``file:line: message``."""
     data = doc.data if data is None else data
@@ -154,7 +161,7 @@ def validate(doc: YamlDoc, schema: Mapping[str, Any], data: Any = None, base: Se
     if not errors:
         return
     best = jsonschema.exceptions.best_match(errors)
-    where, msg = _describe(best)
+    where, msg = _describe(best, base)
     raise doc.error((*base, *where), msg)
 
 
@@ -473,7 +480,9 @@ PACK_SCHEMA: dict[str, Any] = {
 # ---------------------------------------------------------------------------------------------
 
 
-def _compile(patterns: Iterable[str], doc: YamlDoc, where: tuple[Any, ...]) -> tuple[re.Pattern[str], ...]:
+def _compile(
+    patterns: Iterable[str], doc: YamlDoc, where: tuple[Any, ...]
+) -> tuple[re.Pattern[str], ...]:
     out = []
     for i, p in enumerate(patterns):
         try:
@@ -583,7 +592,9 @@ class Library:
         return out
 
 
-def load_signals(path: Path, foils: Foils) -> tuple[dict[str, SignalType], dict[str, SignalFamily], tuple]:
+def load_signals(
+    path: Path, foils: Foils
+) -> tuple[dict[str, SignalType], dict[str, SignalFamily], tuple]:
     doc = load_yaml(path)
     validate(doc, SIGNALS_SCHEMA)
     data = doc.data
@@ -613,7 +624,9 @@ def load_signals(path: Path, foils: Foils) -> tuple[dict[str, SignalType], dict[
             source=s["source"],
             single_ended_ohm=s.get("single_ended_ohm"),
             unconfirmed=tuple(s.get("unconfirmed", ())),
-            class_patterns=_compile(rec.get("net_class", ()), doc, (*where, "recognise", "net_class")),
+            class_patterns=_compile(
+                rec.get("net_class", ()), doc, (*where, "recognise", "net_class")
+            ),
             name_patterns=_compile(rec.get("net_name", ()), doc, (*where, "recognise", "net_name")),
             note=s.get("note", ""),
         )
@@ -638,9 +651,13 @@ def load_foils(path: Path) -> Foils:
     grades = []
     for i, g in enumerate(doc.data["grades"]):
         if g["rank"] != i:
-            raise doc.error(("grades", i, "rank"), f"grades must be listed smoothest last with rank {i}")
+            raise doc.error(
+                ("grades", i, "rank"), f"grades must be listed smoothest last with rank {i}"
+            )
         grades.append(
-            FoilGrade(g["id"], g["rank"], g["name"], tuple(g["aliases"]), tuple(g["rz_um"]), g["source"])  # type: ignore[arg-type]
+            FoilGrade(
+                g["id"], g["rank"], g["name"], tuple(g["aliases"]), tuple(g["rz_um"]), g["source"]
+            )  # type: ignore[arg-type]
         )
     return Foils(tuple(grades), str(doc.data["version"]))
 
@@ -657,7 +674,9 @@ def _rule_id(pack: str, r: Mapping[str, Any]) -> str:
     return ".".join(x for x in (pack, r["check"], r.get("signal")) if x)
 
 
-def check_params(doc: YamlDoc, where: tuple[Any, ...], check: str, params: Mapping[str, Any], foils: Foils) -> None:
+def check_params(
+    doc: YamlDoc, where: tuple[Any, ...], check: str, params: Mapping[str, Any], foils: Foils
+) -> None:
     """Validate one rule's params against its kind's schema (and foil grades by name)."""
     schema = PARAM_SCHEMAS.get(check)
     if schema is not None:
@@ -735,7 +754,11 @@ def load_library(rules_dir: str | Path | None = None) -> Library:
     for cls in CLASSES:
         p = load_pack(base / "classes" / f"{cls}.yaml", signals, foils)
         if p.name != cls:
-            raise InputError(str(base / "classes" / f"{cls}.yaml"), f"pack name {p.name!r} should be {cls!r}", line=1)
+            raise InputError(
+                str(base / "classes" / f"{cls}.yaml"),
+                f"pack name {p.name!r} should be {cls!r}",
+                line=1,
+            )
         packs[cls] = p
     versions = {
         "foils": foils.version,
@@ -807,7 +830,9 @@ def rules_for_class(
                     continue
                 params = _merge(r.params, over.get("params", {}))
                 if override_doc is not None:
-                    check_params(override_doc, (*override_base, glob, "params"), r.check, params, lib.foils)
+                    check_params(
+                        override_doc, (*override_base, glob, "params"), r.check, params, lib.foils
+                    )
                 new.append(
                     Rule(
                         id=r.id,

@@ -19,7 +19,7 @@ from typing import Any, Callable
 from . import __version__
 from . import checks as _checks
 from .analysis import Analysis
-from .classify import classify, explain, override
+from .classify import classify, override
 from .config import ProjectConfig, check_dielectrics, check_layers, load_config
 from .errors import EXIT_OK, EXIT_VIOLATIONS
 from .model import Board
@@ -85,7 +85,9 @@ def board_summary(board: Board, board_file: str | None, sha: str) -> dict[str, A
     }
 
 
-def stackup_rows(board: Board, analysis: Analysis, config: Mapping[str, Any]) -> list[dict[str, Any]]:
+def stackup_rows(
+    board: Board, analysis: Analysis, config: Mapping[str, Any]
+) -> list[dict[str, Any]]:
     """``extras["stackup"]``: one row per physical layer, top to bottom, for the HTML drawing."""
     from .analysis.materials import resolve_dielectric
 
@@ -141,6 +143,9 @@ def stackup_rows(board: Board, analysis: Analysis, config: Mapping[str, Any]) ->
     return rows
 
 
+_FAMILY_NAMES = {"pcie": "PCIe", "nvlink": "NVLink"}
+
+
 def _assumption_findings(analysis: Analysis, board: Board) -> tuple[list[Finding], int]:
     groups: dict[tuple[str, str], list[int]] = {}
     for net, a in analysis.net_signal.items():
@@ -156,7 +161,7 @@ def _assumption_findings(analysis: Analysis, board: Board) -> tuple[list[Finding
                 check=ASSUMPTION_RULE.check,
                 severity=Severity.INFO,
                 status=Status.CANNOT_VERIFY,
-                message=f"{len(nets)} {family.upper() or sig} nets of unknown generation checked as {sig}: {note}",
+                message=f"{len(nets)} {_FAMILY_NAMES.get(family, family or sig)} nets of unknown generation checked as {sig}: {note}",
                 measured=sig,
                 unit="signal type",
                 net=names[0],
@@ -247,7 +252,9 @@ def check_board(
         if r.check not in registry:
             skipped.append(r.id)
     if skipped:
-        log.info("%d rules skipped (check kind not available): %s", len(skipped), ", ".join(skipped[:5]))
+        log.info(
+            "%d rules skipped (check kind not available): %s", len(skipped), ", ".join(skipped[:5])
+        )
     assumed, _ = _assumption_findings(analysis, board)
     runs.append(RuleRun(ASSUMPTION_RULE, len(analysis.net_signal)))
     findings = assumed + findings
@@ -258,14 +265,22 @@ def check_board(
     sha = _sha256(board_file or board.source)
     extras: dict[str, Any] = {"stackup": stackup_rows(board, analysis, data)}
     extras["signals"] = {
-        sig: len(analysis.nets_by_signal(sig)) for sig in lib.signals if analysis.nets_by_signal(sig)
+        sig: len(analysis.nets_by_signal(sig))
+        for sig in lib.signals
+        if analysis.nets_by_signal(sig)
     }
     if skipped:
         extras["skipped_rules"] = skipped
-    for name in ("via_stubs", "rails"):
-        # H3 fills these from its analysis when its checks ran (they read the same cache)
-        if name in analysis.__dict__:
-            extras.setdefault(name, _extra_rows(analysis, name))
+    ran = [r.rule for r in runs]
+    for name, module, fn in (
+        ("via_stubs", "via_stub", "via_stub_extra"),
+        ("rails", "pdn_impedance", "rails_extra"),
+    ):
+        # H3's per-kind extras (stub histograms, |Z(f)| curves), when its checks ran
+        if any(r.check == module for r in ran):
+            extra = _extra(module, fn, analysis, ran)
+            if extra is not None:
+                extras[name] = extra
     return CheckResult(
         board_file=board_file or board.source,
         board_sha256=sha,
@@ -273,7 +288,11 @@ def check_board(
         findings=findings,
         rules=runs,
         rule_packs=lib.pack_info(used[:1])
-        + [{"name": p.name, "version": p.version, "file": p.file} for p in cfg.extra_packs if p.name in used],
+        + [
+            {"name": p.name, "version": p.version, "file": p.file}
+            for p in cfg.extra_packs
+            if p.name in used
+        ],
         waivers=waiver_rows,
         extras=extras,
         board_summary=board_summary(board, board_file, sha),
@@ -282,21 +301,24 @@ def check_board(
     )
 
 
-def _extra_rows(analysis: Analysis, name: str) -> Any:
-    """Rows for ``extras[name]`` from H3's analysis helpers, when they exist."""
+def _extra(module: str, fn: str, analysis: Analysis, rules: list[Rule]) -> Any:
+    """``extras`` rows from a check module's helper (H3: ``via_stub_extra``, ``rails_extra``).
+
+    A failure here is logged, not fatal: the findings are complete without the plot data."""
+    import importlib
+
     try:
-        if name == "rails":
-            from .analysis.pdn import rail_rows  # type: ignore[attr-defined]
-
-            return rail_rows(analysis)
-        if name == "via_stubs":
-            from .analysis import via_stubs as vs
-
-            fn = getattr(vs, "stub_histograms", None)
-            return fn(analysis) if fn else None
-    except (ImportError, AttributeError):
+        mod = importlib.import_module(f"{_checks.__name__}.{module}")
+    except ImportError:
         return None
-    return None
+    helper = getattr(mod, fn, None)
+    if helper is None:
+        return None
+    try:
+        return helper(analysis, rules)
+    except Exception:
+        log.error("%s.%s failed; the report will lack its plot data", module, fn, exc_info=True)
+        return None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -324,7 +346,9 @@ def write_outputs(
     html: str | None = None,
 ) -> None:
     """Write each requested report (``json='-'`` writes JSON to stdout)."""
-    from .report import json_report, junit as junit_report, sarif as sarif_report
+    from .report import json_report
+    from .report import junit as junit_report
+    from .report import sarif as sarif_report
 
     if json:
         json_report.write(json, result)
@@ -338,11 +362,14 @@ def write_outputs(
         except ImportError:
             html_report = None  # type: ignore[assignment]
         writer = getattr(html_report, "write", None) if html_report is not None else None
-        if writer is None:
-            with open(html, "w", encoding="utf-8") as fh:
-                fh.write(_placeholder_html(result))
-        else:
-            writer(html, result, board)
+        if writer is not None:
+            try:
+                writer(html, result, board)
+                return
+            except Exception:  # the findings must still reach the user: plain page, loud log
+                log.error("the HTML report failed; writing a plain page instead", exc_info=True)
+        with open(html, "w", encoding="utf-8") as fh:
+            fh.write(_placeholder_html(result))
 
 
 def exit_code(result: CheckResult) -> int:
@@ -411,7 +438,11 @@ def run_rules(args: Any) -> int:
                 }
             )
     if getattr(args, "json", False):
-        print(_json.dumps({"rules": out, "packs": lib.pack_info(classes)}, indent=2, ensure_ascii=False))
+        print(
+            _json.dumps(
+                {"rules": out, "packs": lib.pack_info(classes)}, indent=2, ensure_ascii=False
+            )
+        )
         return EXIT_OK
     from .report.text import rules_table
 

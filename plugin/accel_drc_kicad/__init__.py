@@ -8,4 +8,7 @@ from __future__ import annotations
 
 #: the plugin identifier in plugin.json (reverse-DNS, as KiCad wants)
 PLUGIN_ID = "io.github.accel-drc.kicad"
-ACTION_ID = "io.github.accel-drc.kicad.check"
+#: the action identifier; KiCad keys it as "<PLUGIN_ID>.<ACTION_ID>"
+ACTION_ID = (
+    "accel-drc-check"  # unique on its own too (older 9.0.x key actions without the plugin id)
+)

@@ -24,17 +24,17 @@ def _inspect(args: argparse.Namespace) -> int:
     kicad = connect()
     board = open_board(kicad)
     live = read_live(kicad, board, stackup=args.stackup)
+    # exactly what ``accel-drc inspect`` does with a board file (accel_drc.inspection.run_inspect)
     config = None
-    if args.config or board_path(board):
+    if args.detail or args.config:
         from accel_drc.config import load_config
 
-        config = load_config(args.config, board_path(board))
+        config = load_config(args.config, board_path(board) or None)
     doc = inspect_document(
-        live, details=tuple(args.detail), config=config, board_class=args.board_class
+        live, details=list(args.detail), config=config, board_class=args.board_class
     )
     if args.json:
-        json.dump(doc, sys.stdout, indent=2)
-        sys.stdout.write("\n")
+        sys.stdout.write(json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
     else:
         sys.stdout.write(render_text(doc))
     return 0

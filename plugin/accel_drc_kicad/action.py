@@ -12,6 +12,7 @@ import html
 import json
 import logging
 import os
+import re
 import tempfile
 import time
 import traceback
@@ -47,6 +48,9 @@ class ActionResult:
 def report_settings(config: Any) -> tuple[str | None, str | None]:
     """(report dir, marker layer) from the project config, whatever shape H2's object has."""
     report = getattr(config, "report", None)
+    data = getattr(config, "data", None)
+    if report is None and isinstance(data, dict):
+        report = data.get("report")
     if report is None and isinstance(config, dict):
         report = config.get("report")
     if report is None:
@@ -74,6 +78,33 @@ def worst_finding(findings: Any) -> Any:
     return None
 
 
+_UUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
+#: selecting tens of thousands of items makes the editor crawl; a net's first items suffice
+MAX_SELECTED = 2000
+
+
+def selection_uuids(finding: Any, board: Any) -> list[str]:
+    """What to select for a finding: its item uuids, and for a net it names (a PDN rail, a
+    diff pair) that net's tracks, vias and pads."""
+    out: list[str] = []
+    nets: set[int] = set()
+    for item in finding.items:
+        if _UUID.match(item):
+            out.append(item)
+        elif item in board.net_index:
+            nets.add(board.net_index[item])
+    if finding.net and finding.net in board.net_index and not out:
+        nets.add(board.net_index[finding.net])
+    if nets:
+        for uuids, net in (
+            (board.tracks.uuid, board.tracks.net),
+            (board.vias.uuid, board.vias.net),
+        ):
+            out += [u for u, n in zip(uuids, net.tolist()) if n in nets]
+        out += [pad.uuid for _fp, pad in board.pads if pad.net in nets and pad.uuid]
+    return list(dict.fromkeys(out))[:MAX_SELECTED]
+
+
 def run(open_browser: bool = True, kicad: Any = None) -> ActionResult:
     """One click.  Never raises: failures become an error page (opened) and ``ok=False``."""
     timer = Timer()
@@ -93,7 +124,7 @@ def run(open_browser: bool = True, kicad: Any = None) -> ActionResult:
         from accel_drc.pipeline import check_board, write_outputs
         from accel_drc.report import html as html_report
 
-        config = load_config(None, board_file) if board_file else load_config(None, "")
+        config = load_config(None, board_file or None)
         configured_dir, marker_layer = report_settings(config)
         report_dir = report_dir_for(board_file, configured_dir)
         timer.lap("config")
@@ -116,13 +147,15 @@ def run(open_browser: bool = True, kicad: Any = None) -> ActionResult:
 
         from .markers import place_markers, select_items
 
-        marks = place_markers(board, check.findings, layer_name=marker_layer)
+        marks = place_markers(
+            board, check.findings, layer_name=marker_layer, outline_bbox=live.outline.bbox
+        )
         result.markers = asdict(marks)
         timer.lap("markers")
         worst = worst_finding(check.findings)
         if worst is not None:
             try:
-                result.selected = select_items(board, list(worst.items))
+                result.selected = select_items(board, selection_uuids(worst, live))
             except Exception as exc:  # selection is a convenience; the report is what matters
                 log.warning("could not select the worst finding's items: %s", exc)
         timer.lap("select")

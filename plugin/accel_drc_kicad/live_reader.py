@@ -36,6 +36,7 @@ from accel_drc.model import (
     Backdrill,
     Board,
     CopperLayer,
+    DesignSettings,
     DielectricSublayer,
     Footprint,
     NetClass,
@@ -384,21 +385,44 @@ def _polyline(poly: Any) -> list[tuple[float, float]]:
     return pts
 
 
+def _varints(data: bytes) -> np.ndarray:
+    """Every varint of a protobuf message whose fields are all varints or nested messages (tags,
+    lengths and values alike), decoded at once with numpy, as int64."""
+    a = np.frombuffer(data, dtype=np.uint8)
+    ends = np.flatnonzero(a < 0x80)
+    if ends.size == 0:
+        return np.zeros(0, dtype=np.int64)
+    starts = np.empty_like(ends)
+    starts[0] = 0
+    starts[1:] = ends[:-1] + 1
+    lens = ends - starts + 1
+    vals = (a[starts] & 0x7F).astype(np.uint64)
+    for j in range(1, int(lens.max())):
+        more = np.flatnonzero(lens > j)
+        vals[more] |= (a[starts[more] + j] & 0x7F).astype(np.uint64) << np.uint64(7 * j)
+    return vals.view(np.int64)
+
+
 def _ring_nm(poly: Any) -> np.ndarray:
-    """A PolyLine as an (n, 2) float array in mm; fast path for the point-only polylines of zone
-    fills (hundreds of thousands of vertices on big boards), arcs flattened otherwise."""
-    nodes = poly.nodes
-    try:
-        flat = np.fromiter(
-            (v for n in nodes for v in (n.point.x_nm, n.point.y_nm)),
-            dtype=np.int64,
-            count=2 * len(nodes),
-        )
-    except ValueError:
-        flat = None
-    # a node without a point reads as (0, 0) above: only trust the fast path when none has an arc
-    if flat is not None and not any(n.HasField("arc") for n in nodes):
-        return flat.reshape(-1, 2) / NM_PER_MM
+    """A PolyLine as an (n, 2) float array in mm.
+
+    Zone fills have hundreds of thousands of vertices on big boards, and reading them node by
+    node through the protobuf API costs about a microsecond each.  A point-only PolyLine
+    serialises as the varint sequence ``[10, len, 10, len, 8, x, 16, y] * n`` (+ ``[16, 1]``
+    when closed): decode it in one go and check that shape exactly; anything else (arcs, a zero
+    coordinate that proto3 leaves out) takes the node-by-node path."""
+    n = len(poly.nodes)
+    if n:
+        t = _varints(poly.SerializeToString())
+        body = t[: 8 * n]
+        if (
+            t.size in (8 * n, 8 * n + 2)
+            and (body[0::8] == 10).all()
+            and (body[2::8] == 10).all()
+            and (body[4::8] == 8).all()
+            and (body[6::8] == 16).all()
+        ):
+            return np.stack([body[5::8], body[7::8]], axis=1) / NM_PER_MM
     return np.asarray(_polyline(poly), dtype=np.float64).reshape(-1, 2)
 
 
@@ -540,6 +564,10 @@ def _chain_rings(
 # ---------------------------------------------------------------------------------------------
 
 
+def _type_url(cls: Any) -> str:
+    return "type.googleapis.com/" + cls.DESCRIPTOR.full_name
+
+
 def raw_items(board: Any, kinds: Sequence[str]) -> list[Any]:
     """All board items of the given ``KiCadObjectType`` names, as unpacked protobuf messages."""
     from kipy.proto.board import board_types_pb2 as bt
@@ -551,22 +579,19 @@ def raw_items(board: Any, kinds: Sequence[str]) -> list[Any]:
     for kind in kinds:
         cmd.types.append(KiCadObjectType.Value(kind))
     response = retry(board.client.send, cmd, GetItemsResponse)
-    classes = (
-        bt.Track,
-        bt.Arc,
-        bt.Via,
-        bt.FootprintInstance,
-        bt.Zone,
-        bt.BoardGraphicShape,
-    )
+    # compare type URLs and parse the bytes directly: Any.Is()/Unpack() are Python-level and
+    # cost seconds over the ~200k items of a big board's footprints
+    classes = {
+        _type_url(cls): cls
+        for cls in (bt.Track, bt.Arc, bt.Via, bt.FootprintInstance, bt.Zone, bt.BoardGraphicShape)
+    }
     out = []
     for item in response.items:
-        for cls in classes:
-            if item.Is(cls.DESCRIPTOR):
-                msg = cls()
-                item.Unpack(msg)
-                out.append(msg)
-                break
+        cls = classes.get(item.type_url)
+        if cls is not None:
+            msg = cls()
+            msg.ParseFromString(item.value)
+            out.append(msg)
     return out
 
 
@@ -624,14 +649,16 @@ def read_live(
     timer.lap("layers")
 
     stack, stack_note, thickness = _read_stackup(board, layers, header, stackup)
-    warnings.append(stack_note)
+    log.info("%s", stack_note)
     timer.lap("stackup")
 
+    project = os.path.splitext(path)[0] + ".kicad_pro" if path else ""
+    saved_project = _saved_project(project, warnings)
     api_nets = retry(board.get_nets)
     names = sorted({n.name for n in api_nets if n.name})
     nets: tuple[str, ...] = ("", *names)
     net_idx = {name: i for i, name in enumerate(nets)}
-    net_classes = _read_net_classes(board, api_nets, names)
+    net_classes = _read_net_classes(board, api_nets, saved_project)
     timer.lap("nets")
 
     tracks = _read_tracks(board, layers, net_idx)
@@ -651,7 +678,6 @@ def read_live(
         warnings.append(f"text variables unavailable: {exc}")
     timer.lap("project")
 
-    project = os.path.splitext(path)[0] + ".kicad_pro" if path else ""
     if thickness is None and stack is not None:
         thickness = stack.thickness_mm
     log.info("live read %s: %s", path, ", ".join(f"{k} {v:.3f}s" for k, v in timer.stages.items()))
@@ -669,6 +695,7 @@ def read_live(
         zones=zones,
         footprints=footprints,
         text_variables=text_vars,
+        design=saved_project.design if saved_project is not None else DesignSettings(),
         file_version=file_version(header),
         generator="pcbnew",
         project_file=project if project and os.path.isfile(project) else None,
@@ -706,13 +733,33 @@ def _read_stackup(
     )
 
 
-def _read_net_classes(board: Any, api_nets: Sequence[Any], names: Sequence[str]) -> NetClassRules:
+def _saved_project(project: str, warnings: list[str]) -> Any:
+    """The saved ``.kicad_pro`` (design-rule settings and net-class priorities, which KiCad 9's
+    API does not serve); None without one."""
+    if not project or not os.path.isfile(project):
+        return None
+    from accel_drc.readers.kicad_project import read_project
+
+    try:
+        return read_project(project)
+    except Exception as exc:  # a broken project file must not stop the live check
+        warnings.append(f"could not read {os.path.basename(project)}: {exc}")
+        return None
+
+
+def _read_net_classes(board: Any, api_nets: Sequence[Any], saved: Any) -> NetClassRules:
+    """Net classes as KiCad has them now (API), with each net's effective class; priorities
+    as the project file declares them (the API reports KiCad's internal INT_MAX for Default
+    where a KiCad 6 project declares none)."""
     classes: list[NetClass] = []
     try:
         api_classes = retry(board.get_project().get_net_classes)
     except Exception as exc:
         log.warning("net classes unavailable: %s", exc)
         api_classes = []
+    saved_priority: dict[str, int | None] = {}
+    if saved is not None:
+        saved_priority = {c.name: c.priority for c in saved.net_classes.classes}
     for c in api_classes:
         classes.append(
             NetClass(
@@ -723,7 +770,7 @@ def _read_net_classes(board: Any, api_nets: Sequence[Any], names: Sequence[str])
                 diff_pair_gap_mm=_mm(c.diff_pair_gap),
                 via_diameter_mm=_mm(c.via_diameter),
                 via_drill_mm=_mm(c.via_drill),
-                priority=c.priority,
+                priority=saved_priority.get(c.name, c.priority),
             )
         )
     known = {c.name for c in classes}
@@ -868,17 +915,20 @@ def _read_footprints(
     edges: list[Any] = []
     shape_name = bt.PadStackShape.Name
     type_name = bt.PadType.Name
+    pad_url = _type_url(bt.Pad)
+    shape_url = _type_url(bt.BoardGraphicShape)
     for p in items:
         d = p.definition
         pads: list[Pad] = []
         for any_item in d.items:
-            if any_item.Is(bt.Pad.DESCRIPTOR):
+            url = any_item.type_url
+            if url == pad_url:
                 pad = bt.Pad()
-                any_item.Unpack(pad)
+                pad.ParseFromString(any_item.value)
                 pads.append(_pad(pad, layers, net_idx, shape_name, type_name))
-            elif any_item.Is(bt.BoardGraphicShape.DESCRIPTOR):
+            elif url == shape_url:
                 g = bt.BoardGraphicShape()
-                any_item.Unpack(g)
+                g.ParseFromString(any_item.value)
                 if g.layer == layers.edge_cuts:
                     edges.append(g)
         attrs = []

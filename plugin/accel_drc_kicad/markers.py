@@ -13,9 +13,9 @@ Markers are tagged so a rerun removes only its own, never the user's drawings: e
 starts with :data:`TAG`, and a ring is a circle of exactly :data:`RING_RADIUS_MM` and
 :data:`RING_WIDTH_NM` centred at a fixed offset from its label on the same layer.  The tag lives in
 the board itself (no state file to lose): a saved board with markers, reopened tomorrow, still
-gets them cleared by the next run.  Removal is its own commit ("accel-drc: clear markers"), so an
-Undo right after a run removes the new markers and leaves the board as it was before the run
-minus the old markers; a second Undo restores the old ones.
+gets them cleared by the next run.  Removing the old markers and adding the new ones is one
+commit: one Undo reverts exactly what the click did (the new markers go, the previous run's come
+back), a second Undo takes those away too.
 """
 
 from __future__ import annotations
@@ -246,15 +246,17 @@ def place_markers(
     findings: Sequence[Any],
     layer_name: str | None = None,
     use_drc: bool = True,
+    outline_bbox: tuple[float, float, float, float] | None = None,
 ) -> MarkerResult:
-    """Replace this plugin's earlier markers with markers for ``findings``."""
-    removed = remove_markers(board)
+    """Replace this plugin's earlier markers with markers for ``findings``, in one commit
+    (one Undo reverts exactly what this click did to the board)."""
+    labels, rings = find_markers(board)
+    old = [*labels, *rings]
     chosen = marker_findings(findings)
-    if not chosen:
-        return MarkerResult("none", 0, 0, removed, None, note="no findings to mark")
-    if use_drc:
+    if use_drc and chosen:
         made = _inject_drc(board, chosen[:MAX_MARKERS])
         if made is not None:
+            removed = remove_markers(board) if old else 0
             return MarkerResult("drc", made, min(len(chosen), MAX_MARKERS), removed, None)
     layer, name, note = _resolve_layer(board, layer_name)
     items: list[Any] = []
@@ -265,17 +267,17 @@ def place_markers(
         items.append(_ring(layer, x, y))
         items.append(_label(layer, x, y, label_for(f, number)))
     if no_pos:
-        anchor = _summary_anchor(board, positioned)
-        if anchor is not None:
-            x, y = anchor
-            text = f"{TAG} {no_pos} board-level finding(s) (stack-up, materials): see the report"
-            items.append(_ring(layer, x, y))
-            items.append(_label(layer, x, y, text))
-    if not items:
-        return MarkerResult("none", 0, 0, removed, name, skipped_no_position=no_pos, note=note)
+        x, y = _summary_anchor(outline_bbox, positioned)
+        text = f"{TAG} {no_pos} board-level finding(s) (stack-up, materials): see the report"
+        items.append(_ring(layer, x, y))
+        items.append(_label(layer, x, y, text))
+    if not items and not old:
+        return MarkerResult("none", 0, 0, 0, name, note="no findings to mark")
     commit = retry(board.begin_commit)
     try:
-        created = board.create_items(items)
+        if old:
+            board.remove_items(old)
+        created = board.create_items(items) if items else []
     except Exception:
         board.drop_commit(commit)
         raise
@@ -285,10 +287,10 @@ def place_markers(
     if refused:
         log.warning("KiCad refused %d of %d marker items on %s", refused, len(items), name)
     return MarkerResult(
-        "graphics",
+        "graphics" if items else "none",
         created=len(ok),
         requested=len(items),
-        removed=removed,
+        removed=len(old),
         layer=name,
         refused=refused,
         skipped_no_position=no_pos,
@@ -296,27 +298,14 @@ def place_markers(
     )
 
 
-def _summary_anchor(board: Any, positioned: Sequence[Any]) -> tuple[int, int] | None:
+def _summary_anchor(
+    bbox: tuple[float, float, float, float] | None, positioned: Sequence[Any]
+) -> tuple[int, int]:
     """Where the board-level label goes: just above the board outline's top-left corner."""
-    try:
-        from kipy.proto.board.board_types_pb2 import BoardLayer
-
-        xs: list[int] = []
-        ys: list[int] = []
-        for s in retry(board.get_shapes):
-            if s.proto.layer != BoardLayer.BL_Edge_Cuts:
-                continue
-            box = board.get_item_bounding_box(s)
-            if box is None:
-                continue
-            xs += [box.pos.x, box.pos.x + box.size.x]
-            ys += [box.pos.y, box.pos.y + box.size.y]
-        if xs:
-            return min(xs), min(ys) - _nm(4 * RING_RADIUS_MM)
-    except Exception as exc:  # the summary label is a convenience; never fail the run for it
-        log.info("no outline for the summary label: %s", exc)
+    if bbox is not None:
+        return _nm(bbox[0]), _nm(bbox[1] - 4 * RING_RADIUS_MM)
     if positioned:
-        return _nm(positioned[0].pos[0]), _nm(positioned[0].pos[1]) - _nm(4 * RING_RADIUS_MM)
+        return _nm(positioned[0].pos[0]), _nm(positioned[0].pos[1] - 4 * RING_RADIUS_MM)
     return 0, 0
 
 

@@ -36,7 +36,9 @@ from accel_drc.results import (
 )
 
 HOSTILE_NET = "</script><img src=x onerror=alert(1)>\"'&\u2028\u2029<!--"
-HOSTILE_FILE = "evil</title><script>alert(2)</script>\"'.kicad_pcb"
+HOSTILE_FILE = (
+    "/tmp/evil</title>/x<script>alert(2)</script><img src=x onerror=alert(3)>\"'&.kicad_pcb"
+)
 
 
 def make_board(

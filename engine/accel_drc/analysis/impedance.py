@@ -28,8 +28,8 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -159,15 +159,18 @@ def wheeler_stripline_z0(w_mm: float, b_mm: float, t_mm: float, er: float) -> fl
             / (math.pi * (1.0 - x))
             * (
                 1.0
-                - 0.5
-                * math.log((x / (2.0 - x)) ** 2 + (0.0796 * x / (w_mm / b_mm + 1.1 * x)) ** m)
+                - 0.5 * math.log((x / (2.0 - x)) ** 2 + (0.0796 * x / (w_mm / b_mm + 1.1 * x)) ** m)
             )
         )
     else:
         dw = 0.0
     wp = w_mm + dw
     q = 8.0 * bt / (math.pi * wp)
-    return 30.0 / math.sqrt(er) * math.log(1.0 + 4.0 * bt / (math.pi * wp) * (q + math.sqrt(q * q + 6.27)))
+    return (
+        30.0
+        / math.sqrt(er)
+        * math.log(1.0 + 4.0 * bt / (math.pi * wp) * (q + math.sqrt(q * q + 6.27)))
+    )
 
 
 def cohn_coupled_stripline(
@@ -176,8 +179,8 @@ def cohn_coupled_stripline(
     """(even, odd) Z (Ω) of thick edge-coupled strips centred between planes b apart, exactly as
     Cohn (1955) gives it: eqs. 18 (even), 20 (odd, s/t ≥ 5) and 22 (odd, s/t < 5), with
     Wheeler (1978) for the thick single strip.  Kept for comparison: against the field solver
-    its Zdiff is off by up to 19 % at s/t just below 5 and 6 % just above (docs/impedance.md);
-    :func:`coupled_stripline` is the production formula.
+    its Zdiff is off by up to 6.1 % just above the s/t = 5 switch (narrow strips,
+    docs/impedance.md); :func:`coupled_stripline` is the production formula.
     """
     ze0, zo0 = cohn_coupled_stripline_zero_t(w_mm, s_mm, b_mm, 1.0)
     if t_mm <= 0.0:
@@ -209,8 +212,9 @@ def coupled_stripline(
     minus the fringing increment of the inner edge ΔY_f = 2·ΔC′f/(ε0·η0)), where the inner
     edge's own term is the 3-norm of the parallel-plate admittance Y_pp = 2t/(η0·s) between the
     facing sides and the edge-fringing increment ΔY_f.  Cohn switches abruptly between eq. 22
-    (inner edge = Y_pp) and eq. 20 (≈ inner edge = ΔY_f) at s/t = 5, which is 6–19 % wrong on
-    either side of the switch; the norm tends to each where it is right.  The exponent 3 was
+    (inner edge = Y_pp) and eq. 20 (≈ inner edge = ΔY_f) at s/t = 5: eq. 20 is up to 6 % off
+    just above the switch, eq. 22 up to 4.8 % off at large s/t; the norm tends to each where it
+    is right.  The exponent 3 was
     chosen (from 1.5, 2, 2.5, 3, 3.5, 4) against the field solver; measured Zdiff error on a
     125-point grid (t/b 0.03–0.2, w/b 0.1–1.2, s/b 0.1–1): ≤ 1.6 % for w/b ≥ 0.2, 2.1 % at
     w/b = 0.1; out-of-sample points in the tests.  Even mode: Cohn eq. 18, not validated
@@ -298,7 +302,9 @@ def hammerstad_jensen_microstrip(
     u = w_mm / h_mm
     th = max(t_mm, 0.0) / h_mm
     if th > 0.0:
-        du1 = th / math.pi * math.log(1.0 + 4.0 * math.e * math.tanh(math.sqrt(6.517 * u)) ** 2 / th)
+        du1 = (
+            th / math.pi * math.log(1.0 + 4.0 * math.e * math.tanh(math.sqrt(6.517 * u)) ** 2 / th)
+        )
         dur = 0.5 * du1 * (1.0 + 1.0 / math.cosh(math.sqrt(max(er - 1.0, 0.0))))
     else:
         du1 = dur = 0.0
@@ -394,7 +400,9 @@ def ipc2141_microstrip_z0(w_mm: float, h_mm: float, t_mm: float, er: float) -> f
     return 87.0 / math.sqrt(er + 1.41) * math.log(5.98 * h_mm / (0.8 * w_mm + t_mm))
 
 
-def ipc2141_microstrip_zdiff(w_mm: float, s_mm: float, h_mm: float, t_mm: float, er: float) -> float:
+def ipc2141_microstrip_zdiff(
+    w_mm: float, s_mm: float, h_mm: float, t_mm: float, er: float
+) -> float:
     """IPC-2141A edge-coupled microstrip: Zdiff = 2·Z0·(1 − 0.48·e^(−0.96 s/h))."""
     z0 = ipc2141_microstrip_z0(w_mm, h_mm, t_mm, er)
     return 2.0 * z0 * (1.0 - 0.48 * math.exp(-0.96 * s_mm / h_mm))
@@ -566,6 +574,7 @@ def fd_coupled(
     resolution: float = 4.0,
     mask: tuple[float, float] | None = None,
     extrapolate: bool = False,
+    odd_only: bool = False,
 ) -> tuple[float, float]:
     """(even, odd) Z (Ω) of two identical strips by a 2-D finite-difference field solution.
 
@@ -584,11 +593,14 @@ def fd_coupled(
     not the production path (0.1–3 s per geometry).
     """
     if extrapolate:
-        lo = fd_coupled(w_mm, s_mm, t_mm, y_strip_mm, layers, top_plane_mm, resolution / 2.0, mask)
-        hi = fd_coupled(w_mm, s_mm, t_mm, y_strip_mm, layers, top_plane_mm, resolution, mask)
+        args = (w_mm, s_mm, t_mm, y_strip_mm, layers, top_plane_mm)
+        lo = fd_coupled(*args, resolution / 2.0, mask, odd_only=odd_only)
+        hi = fd_coupled(*args, resolution, mask, odd_only=odd_only)
         return 2.0 * hi[0] - lo[0], 2.0 * hi[1] - lo[1]
     _check_pos(w_mm=w_mm, s_mm=s_mm)
-    h_ref = y_strip_mm if top_plane_mm is None else min(y_strip_mm, top_plane_mm - y_strip_mm - t_mm)
+    h_ref = (
+        y_strip_mm if top_plane_mm is None else min(y_strip_mm, top_plane_mm - y_strip_mm - t_mm)
+    )
     scale = min(w_mm, s_mm, h_ref)
     hmin = scale / (40.0 * resolution)
     x0, x1 = s_mm / 2.0, s_mm / 2.0 + w_mm
@@ -606,9 +618,12 @@ def fd_coupled(
     if mask is not None:
         ykeys += [y0 + mask[0], y1 + mask[0]]
         xkeys += [x0 - mask[0], x1 + mask[0]] if x0 - mask[0] > 0 else [x1 + mask[0]]
-    hmax = max(w_mm, s_mm, h_ref) / (2.0 * resolution) if top_plane_mm is not None else h_ref
+    if top_plane_mm is not None:
+        hmax = max(w_mm, s_mm, h_ref) / (2.0 * resolution)
+    else:  # open box: let the mesh coarsen far from the strips
+        hmax = 10.0 * h_ref / resolution
     grow = 1.0 + 0.25 / resolution
-    xs = _graded(xkeys, [x0, x1], hmin, hmax if top_plane_mm is not None else 10 * h_ref, grow)
+    xs = _graded(xkeys, [x0, x1], hmin, hmax, grow)
     ys = _graded(ykeys, [y0, y1], hmin, hmax, grow)
 
     xc = 0.5 * (xs[:-1] + xs[1:])
@@ -622,7 +637,11 @@ def fd_coupled(
         cx, cy = np.meshgrid(xc, yc, indexing="ij")
         coat = (cy > sub_top) & (cy < sub_top + tm)
         coat |= (cy > y1) & (cy < y1 + tm) & (cx > x0 - tm) & (cx < x1 + tm)
-        coat |= (cy > y0) & (cy < y1 + tm) & (((cx > x0 - tm) & (cx < x0)) | ((cx > x1) & (cx < x1 + tm)))
+        coat |= (
+            (cy > y0)
+            & (cy < y1 + tm)
+            & (((cx > x0 - tm) & (cx < x0)) | ((cx > x1) & (cx < x1 + tm)))
+        )
         eps = np.where(coat, erm, eps)
 
     gx, gy = np.meshgrid(xs, ys, indexing="ij")
@@ -633,8 +652,8 @@ def fd_coupled(
     else:
         ground |= gy >= y_top - 1e-12
         ground |= gx >= x_far - 1e-12
-    result = []
-    for odd in (False, True):
+    result = [math.nan] if odd_only else []
+    for odd in (True,) if odd_only else (False, True):
         fixed = ground | on_strip
         if odd:
             fixed = fixed | (gx <= 1e-12)
@@ -647,3 +666,593 @@ def fd_coupled(
         # per strip, per unit length: C = ε0·energy (half domain holds one strip)
         result.append(1.0 / (C0 * EPS0 * math.sqrt(c_die * c_air)))
     return result[0], result[1]
+
+
+# =============================================================================================
+# Geometry from the board
+# =============================================================================================
+
+#: typical soldermask εr when the stack-up gives a mask thickness but no εr (KiCad's default)
+DEFAULT_MASK_ER = 3.3
+#: a layer where the pair's P/N run parallel over less than this is fan-out, not routing
+MIN_COUPLED_MM = 0.5
+#: segments within this angle count as parallel
+_PARALLEL_SIN = math.sin(math.radians(10.0))
+#: two parallel segments farther apart than max(this × width, 0.5 mm) edge to edge are not coupled
+_MAX_GAP_WIDTHS = 5.0
+#: at most this many distinct microstrip geometries are field-solved per board (≈ 0.5 s each);
+#: beyond it the closed form is used and the row says so
+MAX_FIELD_SOLVES = 48
+
+METHOD_STRIPLINE = "coupled stripline: Cohn 1955 (exact at t=0) + thickness correction"
+METHOD_OFFSET = "offset coupled stripline: parallel halves on Cohn 1955 + thickness correction"
+METHOD_MS_FIELD = "edge-coupled microstrip: 2-D field solver (finite differences, quasi-static)"
+METHOD_MS_KJ = "edge-coupled microstrip: Kirschning-Jansen 1984 (static) + Jansen thickness"
+
+ACCURACY = {
+    METHOD_STRIPLINE: "within 2.1 % of a 2-D field solution (1.6 % for w/b >= 0.2); exact at t = 0",
+    METHOD_OFFSET: "within 2.1 % of a 2-D field solution for h_far/h_near <= 4",
+    METHOD_MS_FIELD: "within 0.3 % (solver checked against Cohn's exact stripline and "
+    "Kirschning-Jansen at t = 0)",
+    METHOD_MS_KJ: "within 4.4 % of a 2-D field solution for t/h <= 0.35 (0.3 % at t = 0)",
+}
+
+
+@dataclass(frozen=True)
+class LayerStack:
+    """What the impedance of a trace on one copper layer depends on, read from the stack-up.
+
+    ``structure`` is ``microstrip`` (outer layer over a plane) or ``stripline`` (between two
+    planes).  ``h_below_mm``/``er_below``: dielectric between the trace's bottom face and the
+    plane below (for a B.Cu microstrip: between its top face and the plane above — the side
+    towards the plane is always "below" here); ``h_above_mm``/``er_above`` the other side (stripline
+    only).  εr is thickness-weighted over the dielectric slices in between.  ``missing`` lists what
+    the stack-up does not declare (so the value cannot be computed).
+    """
+
+    layer: int
+    layer_name: str
+    structure: str
+    t_mm: float | None
+    h_below_mm: float | None
+    er_below: float | None
+    h_above_mm: float | None = None
+    er_above: float | None = None
+    references: tuple[str, ...] = ()
+    mask: tuple[float, float] | None = None
+    notes: tuple[str, ...] = ()
+    missing: tuple[str, ...] = ()
+
+
+def _side_dielectrics(
+    stack: Any, pos: int, step: int, planes: frozenset[int]
+) -> tuple[list[Any], list[Any], Any | None, bool]:
+    """Walk the stack-up from stack position ``pos`` in direction ``step``: (dielectrics,
+    intermediate copper layers, the reference copper layer or None, whether it is a known plane).
+    Stops at the first plane layer; when no plane lies that way, the adjacent copper layer is
+    taken as the reference (and the caller says it assumed so)."""
+    layers = stack.layers
+    diel: list[Any] = []
+    copper: list[Any] = []
+    first_copper = None
+    first_diel: list[Any] = []
+    i = pos + step
+    while 0 <= i < len(layers):
+        sl = layers[i]
+        if sl.is_copper:
+            if sl.copper_index in planes:
+                return diel, copper, sl, True
+            if first_copper is None:
+                first_copper = sl
+                first_diel = list(diel)
+            copper.append(sl)
+        elif sl.is_dielectric:
+            diel.append(sl)
+        i += step
+    return first_diel, [], first_copper, False
+
+
+def _slices(layer: Any) -> list[tuple[float | None, float | None, str]]:
+    """(thickness, εr, name) of every slice of a dielectric (``addsublayer`` splits it)."""
+    if layer.sublayers:
+        return [(s.thickness_mm, s.epsilon_r, layer.name) for s in layer.sublayers]
+    return [(layer.thickness_mm, layer.epsilon_r, layer.name)]
+
+
+def _height_er(
+    diel: Sequence[Any], copper: Sequence[Any], missing: list[str]
+) -> tuple[float | None, float | None]:
+    """Total height (dielectrics + intermediate copper) and thickness-weighted εr."""
+    h = 0.0
+    weighted = 0.0
+    wsum = 0.0
+    ok = True
+    for layer in diel:
+        for th, er, name in _slices(layer):
+            if th is None:
+                missing.append(f"thickness of {name}")
+                ok = False
+                continue
+            if er is None:
+                missing.append(f"epsilon_r of {name}")
+                ok = False
+            else:
+                weighted += er * th
+                wsum += th
+            h += th
+    for layer in copper:
+        if layer.thickness_mm is None:
+            missing.append(f"thickness of {layer.name}")
+            ok = False
+        else:
+            h += layer.thickness_mm
+    if not ok or h <= 0.0 or wsum <= 0.0:
+        if not diel:
+            missing.append("a dielectric between the layer and its reference plane")
+        return None, None
+    # round off float noise (3.6·0.15/0.15 = 3.6000000000000005) far below any data's precision
+    return round(h, 9), round(weighted / wsum, 9)
+
+
+def layer_stack(board: Any, layer: int, planes: Any) -> LayerStack:
+    """Microstrip/stripline geometry of copper layer ``layer`` from the board's stack-up.
+
+    Reference planes (the rule, shared with ``laminate_df``): walking away from the layer, the
+    first copper layer that carries a plane — typed ``power`` in KiCad, or filled over ≥ 25 % of
+    the board by zones of a ground/supply net (``Analysis.plane_layers``).  When no such layer
+    lies on a side, the adjacent copper layer is assumed to be the reference, and a note says so.
+    An outer layer is a microstrip over the plane below it (B.Cu: above it); an inner layer is a
+    stripline between the planes above and below.
+    """
+    name = board.copper_layers[layer].name
+    stack = board.stackup
+    if stack is None or not stack.layers:
+        return LayerStack(layer, name, "unknown", None, None, None, missing=("the stack-up",))
+    pos = next(
+        (i for i, sl in enumerate(stack.layers) if sl.is_copper and sl.copper_index == layer), None
+    )
+    if pos is None:
+        return LayerStack(
+            layer, name, "unknown", None, None, None, missing=(f"{name} in the stack-up",)
+        )
+    plane_set = frozenset(int(k) for k in (planes or {}))
+    own = stack.layers[pos]
+    missing: list[str] = []
+    notes: list[str] = []
+    t = own.thickness_mm
+    if t is None:
+        missing.append(f"copper thickness of {name}")
+    n = board.layer_count
+    outer = layer in (0, n - 1)
+    sides = []
+    for step in (1,) if layer == 0 else (-1,) if layer == n - 1 else (-1, 1):
+        diel, copper, ref, known = _side_dielectrics(stack, pos, step, plane_set)
+        if ref is None:
+            missing.append(f"a reference plane {'above' if step < 0 else 'below'} {name}")
+            sides.append((None, None, ""))
+            continue
+        if not known:
+            notes.append(
+                f"no plane detected on {ref.name}: assumed to be the reference "
+                f"{'above' if step < 0 else 'below'} {name}"
+            )
+        h, er = _height_er(diel, copper, missing)
+        sides.append((h, er, ref.name))
+    mask = None
+    if outer:
+        mask_layer = None
+        j = pos - 1 if layer == 0 else pos + 1
+        while 0 <= j < len(stack.layers):
+            sl = stack.layers[j]
+            if sl.kind == "soldermask":
+                mask_layer = sl
+                break
+            if sl.is_copper or sl.is_dielectric:
+                break
+            j += -1 if layer == 0 else 1
+        if mask_layer is not None and mask_layer.thickness_mm:
+            er_m = mask_layer.epsilon_r
+            if er_m is None:
+                er_m = DEFAULT_MASK_ER
+                notes.append(f"{mask_layer.name}: no epsilon_r declared, {DEFAULT_MASK_ER} assumed")
+            mask = (float(mask_layer.thickness_mm), float(er_m))
+        else:
+            notes.append("no soldermask in the stack-up: computed uncoated")
+        h, er, ref = sides[0]
+        return LayerStack(
+            layer,
+            name,
+            "microstrip",
+            t,
+            h,
+            er,
+            references=(ref,) if ref else (),
+            mask=mask,
+            notes=tuple(notes),
+            missing=tuple(dict.fromkeys(missing)),
+        )
+    (ha, era, refa), (hb, erb, refb) = sides
+    return LayerStack(
+        layer,
+        name,
+        "stripline",
+        t,
+        hb,
+        erb,
+        h_above_mm=ha,
+        er_above=era,
+        references=tuple(r for r in (refa, refb) if r),
+        notes=tuple(notes),
+        missing=tuple(dict.fromkeys(missing)),
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Width and gap of a routed pair, from its tracks
+# ---------------------------------------------------------------------------------------------
+
+
+def weighted_median(values: np.ndarray, weights: np.ndarray) -> float:
+    """The value below which half the total weight lies (lower median on an exact tie)."""
+    order = np.argsort(values, kind="stable")
+    v = np.asarray(values, dtype=float)[order]
+    w = np.asarray(weights, dtype=float)[order]
+    cum = np.cumsum(w)
+    k = int(np.searchsorted(cum, 0.5 * cum[-1], side="left"))
+    return float(v[min(k, v.size - 1)])
+
+
+@dataclass(frozen=True)
+class PairTraces:
+    """Measured width and gap of one pair on one layer.
+
+    ``width_mm``: length-weighted median width of both nets' segments on the layer.
+    ``gap_mm``: median edge-to-edge spacing between parallel P and N segments, weighted by the
+    length over which they run side by side; ``coupled_mm`` is that length.
+    """
+
+    width_mm: float | None
+    gap_mm: float | None
+    coupled_mm: float
+    length_mm: float
+    pos: tuple[float, float] | None
+    items: tuple[str, ...]
+
+
+def measure_pair(
+    start: np.ndarray,
+    end: np.ndarray,
+    width: np.ndarray,
+    is_p: np.ndarray,
+    uuids: Sequence[str] = (),
+) -> PairTraces:
+    """Width and gap of a pair from its segments on one layer (vectorised, P × N).
+
+    For each P segment, every N segment that is parallel (within 10°), overlaps it along its
+    direction, and lies within max(5·w, 0.5 mm) edge to edge is a candidate; the nearest is its
+    partner.  Fan-out segments that are not parallel to any N segment are ignored for the gap.
+    Arcs come in as their chords.
+    """
+    start = np.asarray(start, dtype=float).reshape(-1, 2)
+    end = np.asarray(end, dtype=float).reshape(-1, 2)
+    width = np.asarray(width, dtype=float)
+    is_p = np.asarray(is_p, dtype=bool)
+    vec = end - start
+    length = np.hypot(vec[:, 0], vec[:, 1])
+    total = float(length.sum()) / 2.0
+    items = tuple(u for u in uuids if u)
+    if width.size == 0:
+        return PairTraces(None, None, 0.0, 0.0, None, items)
+    w_med = weighted_median(width, np.maximum(length, 1e-9))
+    longest = int(np.argmax(length))
+    pos = (
+        round(float(0.5 * (start[longest, 0] + end[longest, 0])), 4),
+        round(float(0.5 * (start[longest, 1] + end[longest, 1])), 4),
+    )
+    p = np.flatnonzero(is_p & (length > 1e-9))
+    q = np.flatnonzero(~is_p & (length > 1e-9))
+    if p.size == 0 or q.size == 0:
+        return PairTraces(w_med, None, 0.0, total, pos, items)
+    d = vec[p] / length[p, None]  # (P, 2) unit directions
+    dn = vec[q] / length[q, None]
+    cross = np.abs(d[:, None, 0] * dn[None, :, 1] - d[:, None, 1] * dn[None, :, 0])
+    mid_n = 0.5 * (start[q] + end[q])  # (N, 2)
+    rel = mid_n[None, :, :] - start[p][:, None, :]  # (P, N, 2)
+    dist = np.abs(d[:, None, 0] * rel[..., 1] - d[:, None, 1] * rel[..., 0])
+    a = np.einsum("pk,pnk->pn", d, start[q][None, :, :] - start[p][:, None, :])
+    b = np.einsum("pk,pnk->pn", d, end[q][None, :, :] - start[p][:, None, :])
+    lo = np.maximum(np.minimum(a, b), 0.0)
+    hi = np.minimum(np.maximum(a, b), length[p][:, None])
+    overlap = hi - lo
+    edge = dist - 0.5 * (width[p][:, None] + width[q][None, :])
+    limit = np.maximum(_MAX_GAP_WIDTHS * w_med, 0.5)
+    ok = (cross <= _PARALLEL_SIN) & (overlap > 1e-6) & (edge > 0.0) & (edge <= limit)
+    if not ok.any():
+        return PairTraces(w_med, None, 0.0, total, pos, items)
+    masked = np.where(ok, dist, np.inf)
+    best = np.argmin(masked, axis=1)
+    rows = np.flatnonzero(np.isfinite(masked[np.arange(p.size), best]))
+    gaps = edge[rows, best[rows]]
+    weights = overlap[rows, best[rows]]
+    gap = weighted_median(gaps, weights)
+    return PairTraces(w_med, gap, float(weights.sum()), total, pos, items)
+
+
+# ---------------------------------------------------------------------------------------------
+# Pair impedance table
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PairImpedance:
+    """One differential pair on one copper layer: its measured geometry and Zdiff."""
+
+    pair: str
+    positive: int
+    negative: int
+    layer: int
+    layer_name: str
+    net_class: str
+    width_mm: float | None
+    gap_mm: float | None
+    width_source: str  # tracks | net class
+    gap_source: str  # tracks | net class | none
+    coupled_mm: float
+    length_mm: float
+    stack: LayerStack
+    zdiff_ohm: float | None = None
+    method: str | None = None
+    accuracy: str | None = None
+    closed_form_ohm: float | None = None  # the closed form's value where the field solver ran
+    notes: tuple[str, ...] = ()
+    missing: tuple[str, ...] = ()
+    pos: tuple[float, float] | None = None
+    items: tuple[str, ...] = ()
+
+    @property
+    def routed(self) -> bool:
+        """Routed as a pair on this layer (not just a fan-out stub to a via)."""
+        return self.coupled_mm >= MIN_COUPLED_MM
+
+
+def zdiff_of(
+    stack: LayerStack,
+    w_mm: float,
+    s_mm: float,
+    cache: dict[Any, Any] | None = None,
+    field_solver: bool = True,
+) -> tuple[float, str, float | None, tuple[str, ...]]:
+    """(Zdiff Ω, method, closed-form Zdiff where the field solver was used, notes).
+
+    Stripline (centred, one εr): :func:`coupled_stripline`; otherwise
+    :func:`offset_coupled_stripline`.  Microstrip: the field solver :func:`fd_coupled` (with
+    the soldermask when the stack-up declares it), the Kirschning–Jansen closed form alongside
+    as a cross-check; ``field_solver=False`` (or the per-board budget spent) uses the closed form.
+    """
+    notes: list[str] = []
+    t = stack.t_mm or 0.0
+    if stack.structure == "stripline":
+        ha, hb = stack.h_above_mm, stack.h_below_mm
+        era, erb = stack.er_above, stack.er_below
+        assert ha is not None and hb is not None and era is not None and erb is not None
+        b = ha + t + hb
+        if abs(ha - hb) <= 0.01 * b and abs(era - erb) <= 0.01 * max(era, erb):
+            zo = coupled_stripline(w_mm, s_mm, b, t, 0.5 * (era + erb))[1]
+            return 2.0 * zo, METHOD_STRIPLINE, None, ()
+        zo = offset_coupled_stripline(w_mm, s_mm, ha, hb, t, era, erb)[1]
+        if max(ha, hb) > 4.0 * min(ha, hb):
+            notes.append("strongly offset stripline (h ratio > 4): accuracy not validated")
+        return 2.0 * zo, METHOD_OFFSET, None, tuple(notes)
+    h, er = stack.h_below_mm, stack.er_below
+    assert h is not None and er is not None
+    kj = 2.0 * kirschning_jansen_coupled_microstrip(w_mm, s_mm, h, t, er)[1]
+    if not field_solver:
+        if stack.mask is not None:
+            notes.append("soldermask not included in the closed form (it lowers Zdiff by 1-5 %)")
+        return kj, METHOD_MS_KJ, None, tuple(notes)
+    # 1 µm is far below fabrication tolerance: geometries that differ by less share a solve
+    w_k, s_k, h_k, t_k = (round(v, 3) for v in (w_mm, s_mm, h, t))
+    key = (w_k, s_k, h_k, t_k, round(er, 3), stack.mask)
+    if cache is not None and key in cache:
+        return cache[key], METHOD_MS_FIELD, kj, ()
+    if cache is not None and len(cache) >= MAX_FIELD_SOLVES:
+        notes.append(f"more than {MAX_FIELD_SOLVES} microstrip geometries: closed form used")
+        if stack.mask is not None:
+            notes.append("soldermask not included in the closed form (it lowers Zdiff by 1-5 %)")
+        return kj, METHOD_MS_KJ, None, tuple(notes)
+    zo = fd_coupled(
+        w_k,
+        s_k,
+        t_k,
+        h_k,
+        [FdLayer(0.0, h_k, er)],
+        None,
+        resolution=2.0,
+        mask=stack.mask,
+        extrapolate=True,
+        odd_only=True,
+    )[1]
+    if cache is not None:
+        cache[key] = 2.0 * zo
+    return 2.0 * zo, METHOD_MS_FIELD, kj, ()
+
+
+def _pair_rows_of(
+    board: Any, net: np.ndarray, layer: np.ndarray, pos: int, neg: int
+) -> dict[int, np.ndarray]:
+    sel = np.flatnonzero((net == pos) | (net == neg))
+    out: dict[int, list[int]] = {}
+    for r, ly in zip(sel.tolist(), layer[sel].tolist()):
+        out.setdefault(int(ly), []).append(r)
+    return {k: np.asarray(v, dtype=np.int64) for k, v in sorted(out.items())}
+
+
+def pair_table(analysis: Any, pairs: Sequence[Any] | None = None) -> list[PairImpedance]:
+    """Every routed layer of every differential pair (or of ``pairs``), with its Zdiff.
+
+    Cached on the analysis (the check and ``inspect --detail pairs`` share one computation; the
+    field solver runs once per distinct microstrip geometry).
+    """
+    cache = analysis.__dict__.setdefault("_impedance_cache", {})
+    board = analysis.board
+    wanted = tuple(pairs) if pairs is not None else tuple(analysis.diff_pairs)
+    planes = getattr(analysis, "plane_layers", None)
+    if planes is None:
+        planes = {}
+    stacks = cache.setdefault("stacks", {})
+    rows_cache = cache.setdefault("rows", {})
+    fd_cache = cache.setdefault("fd", {})
+    tr = board.tracks
+    out: list[PairImpedance] = []
+    for dp in wanted:
+        key = (dp.positive, dp.negative)
+        if key in rows_cache:
+            out.extend(rows_cache[key])
+            continue
+        rows: list[PairImpedance] = []
+        per_layer = _pair_rows_of(board, tr.net, tr.layer, dp.positive, dp.negative)
+        cls_name = board.net_classes.class_of(board.nets[dp.positive])
+        cls = board.net_classes.by_name(cls_name)
+        for layer, idx in per_layer.items():
+            if layer not in stacks:
+                stacks[layer] = layer_stack(board, layer, planes)
+            stack = stacks[layer]
+            uuids = [tr.uuid[i] for i in idx.tolist() if i < len(tr.uuid)]
+            m = measure_pair(
+                tr.start[idx], tr.end[idx], tr.width[idx], tr.net[idx] == dp.positive, uuids
+            )
+            notes = list(stack.notes)
+            width, wsrc = m.width_mm, "tracks"
+            gap, gsrc = m.gap_mm, "tracks"
+            if gap is None or m.coupled_mm < MIN_COUPLED_MM:
+                if cls is not None and cls.diff_pair_gap_mm:
+                    gap, gsrc = cls.diff_pair_gap_mm, "net class"
+                    notes.append(
+                        f"no parallel P/N run on {stack.layer_name}: gap {gap:g} mm from net "
+                        f"class {cls_name}"
+                    )
+                else:
+                    gap, gsrc = None, "none"
+            if width is None and cls is not None and cls.diff_pair_width_mm:
+                width, wsrc = cls.diff_pair_width_mm, "net class"
+            row = PairImpedance(
+                pair=dp.name,
+                positive=dp.positive,
+                negative=dp.negative,
+                layer=layer,
+                layer_name=stack.layer_name,
+                net_class=cls_name,
+                width_mm=width,
+                gap_mm=gap,
+                width_source=wsrc,
+                gap_source=gsrc,
+                coupled_mm=m.coupled_mm,
+                length_mm=m.length_mm,
+                stack=stack,
+                pos=m.pos,
+                items=m.items,
+            )
+            missing = list(stack.missing)
+            if gap is None:
+                missing.append(f"the pair gap on {stack.layer_name} (net class diff_pair_gap)")
+            if width is None:
+                missing.append(f"the pair width on {stack.layer_name}")
+            if missing:
+                rows.append(
+                    _replace(row, notes=tuple(notes), missing=tuple(dict.fromkeys(missing)))
+                )
+                continue
+            assert width is not None and gap is not None
+            try:
+                z, method, cf, more = zdiff_of(stack, width, gap, fd_cache)
+            except ValueError as exc:  # degenerate geometry (zero gap, …): say so, never crash
+                rows.append(
+                    _replace(row, notes=tuple(notes), missing=(f"a valid geometry: {exc}",))
+                )
+                continue
+            rows.append(
+                _replace(
+                    row,
+                    zdiff_ohm=z,
+                    method=method,
+                    accuracy=ACCURACY[method],
+                    closed_form_ohm=cf,
+                    notes=tuple(notes) + more,
+                )
+            )
+        rows_cache[key] = rows
+        out.extend(rows)
+    return out
+
+
+def _replace(row: PairImpedance, **kw: Any) -> PairImpedance:
+    import dataclasses
+
+    return dataclasses.replace(row, **kw)
+
+
+def _r(x: float | None, nd: int = 4) -> float | None:
+    return None if x is None else round(float(x), nd)
+
+
+def pair_rows(analysis: Any) -> list[dict[str, Any]]:
+    """Rows of ``accel-drc inspect --json --detail pairs``: every differential pair on every
+    copper layer it has tracks on.
+
+    {name, layer, width_mm, gap_mm, zdiff_ohm, method, h_mm (microstrip) or b_mm (stripline),
+    epsilon_r, …}; ``zdiff_ohm`` is null where the stack-up lacks data (``missing`` says what).
+    """
+    net_signal = {}
+    try:
+        net_signal = analysis.net_signal
+    except Exception:  # noqa: BLE001 - signal assignment is optional here (no rules library)
+        log.debug("no signal assignment for pair rows", exc_info=True)
+    out = []
+    for row in pair_table(analysis):
+        st = row.stack
+        sig = net_signal.get(row.positive) if net_signal else None
+        d: dict[str, Any] = {
+            "name": row.pair,
+            "layer": row.layer_name,
+            "width_mm": _r(row.width_mm),
+            "gap_mm": _r(row.gap_mm),
+            "zdiff_ohm": _r(row.zdiff_ohm, 2),
+            "method": row.method,
+            "structure": st.structure,
+        }
+        if st.structure == "stripline":
+            b = None
+            if None not in (st.h_above_mm, st.h_below_mm, st.t_mm):
+                b = st.h_above_mm + st.t_mm + st.h_below_mm  # type: ignore[operator]
+            d["b_mm"] = _r(b)
+            d["h_above_mm"] = _r(st.h_above_mm)
+            d["h_below_mm"] = _r(st.h_below_mm)
+            ers = [e for e in (st.er_above, st.er_below) if e is not None]
+            d["epsilon_r"] = _r(sum(ers) / len(ers), 3) if len(ers) == 2 else None
+            d["epsilon_r_above"] = _r(st.er_above, 3)
+            d["epsilon_r_below"] = _r(st.er_below, 3)
+        else:
+            d["h_mm"] = _r(st.h_below_mm)
+            d["epsilon_r"] = _r(st.er_below, 3)
+            d["soldermask"] = (
+                None if st.mask is None else {"thickness_mm": st.mask[0], "epsilon_r": st.mask[1]}
+            )
+        d.update(
+            {
+                "t_mm": _r(st.t_mm),
+                "references": list(st.references),
+                "net_class": row.net_class,
+                "signal": getattr(sig, "signal", None),
+                "width_source": row.width_source,
+                "gap_source": row.gap_source,
+                "coupled_mm": _r(row.coupled_mm, 3),
+                "length_mm": _r(row.length_mm, 3),
+                "routed": row.routed,
+                "accuracy": row.accuracy,
+                "closed_form_ohm": _r(row.closed_form_ohm, 2),
+                "notes": list(row.notes),
+                "missing": list(row.missing),
+            }
+        )
+        out.append(d)
+    return out

@@ -91,6 +91,10 @@ class MaterialLibrary:
                 index.setdefault(normalise(alias), mid)
         object.__setattr__(self, "_index", index)
 
+    def is_glass_style(self, word: str) -> bool:
+        """A glass style, alone or with a ply count ("7628", "2x1080", "1x2116")."""
+        return re.sub(r"^\d+x(?=\d)", "", normalise(word)) in self.glass_styles
+
     def get(self, material_id: str) -> Material | None:
         return self.materials.get(material_id)
 
@@ -111,7 +115,7 @@ class MaterialLibrary:
         for ws, how in candidates:
             trimmed = list(ws)
             stripped = False
-            while len(trimmed) > 1 and normalise(trimmed[-1]) in self.glass_styles:
+            while len(trimmed) > 1 and self.is_glass_style(trimmed[-1]):
                 trimmed.pop()
                 stripped = True
             if stripped:
@@ -119,7 +123,7 @@ class MaterialLibrary:
                 if key in index:
                     return MaterialMatch(self.materials[index[key]], typed, how + "+glass")
         # a glass style alone (or only glass styles): an FR-4-class prepreg
-        if all(normalise(w) in self.glass_styles for w in words) and "fr4" in self.materials:
+        if all(self.is_glass_style(w) for w in words) and "fr4" in self.materials:
             return MaterialMatch(self.materials["fr4"], typed, "glass-style")
         return None
 

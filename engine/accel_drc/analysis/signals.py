@@ -47,7 +47,9 @@ def _compile_config(config: Mapping[str, Any]) -> list[tuple[str, re.Pattern[str
     return out
 
 
-def assign_signals(board: Board, lib: Library, config: Mapping[str, Any]) -> dict[int, SignalAssignment]:
+def assign_signals(
+    board: Board, lib: Library, config: Mapping[str, Any]
+) -> dict[int, SignalAssignment]:
     """Net index -> assignment for every net that carries a known signal type."""
     declared = _compile_config(config)
     out: dict[int, SignalAssignment] = {}
@@ -93,7 +95,11 @@ def _recognise(name: str, net_class: str, lib: Library) -> SignalAssignment | No
             for p in fam.class_patterns:
                 if p.search(net_class):
                     return SignalAssignment(
-                        fam.assume, "family_net_class", f"{net_class} ~ {p.pattern}", fam.note, fam.id
+                        fam.assume,
+                        "family_net_class",
+                        f"{net_class} ~ {p.pattern}",
+                        fam.note,
+                        fam.id,
                     )
         for p in fam.name_patterns:
             if p.search(name):

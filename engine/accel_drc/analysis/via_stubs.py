@@ -21,6 +21,7 @@ joined to vias by sorting on a (net, grid cell) key and reading the 3×3 neighbo
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import math
 import re
@@ -70,22 +71,6 @@ def signal_of(assignment: Any) -> str | None:
 # ---------------------------------------------------------------------------------------------
 # stack-up geometry
 # ---------------------------------------------------------------------------------------------
-
-
-def functools_cached(fn):  # noqa: ANN001, ANN201 - tiny memo for a frozen dataclass method
-    """Cache a no-argument method on the instance (frozen dataclasses forbid setattr)."""
-    name = "_memo_" + fn.__name__
-
-    def wrapper(self):  # noqa: ANN001, ANN202
-        try:
-            return self.__dict__[name]
-        except KeyError:
-            val = fn(self)
-            object.__setattr__(self, name, val)
-            return val
-
-    wrapper.__doc__ = fn.__doc__
-    return wrapper
 
 
 @dataclass(frozen=True, eq=False)
@@ -146,8 +131,9 @@ class StackGeometry:
             eps_t[2 * i + 1] = et_sum
         return cls(n, thickness, eps_t, diel_t)
 
-    @functools_cached
     def _prefix(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Prefix sums (the arrays have 2n-1 entries: recomputing is cheaper than caching)."""
+
         def pre(a: np.ndarray) -> np.ndarray:
             return np.concatenate(([0.0], np.cumsum(a)))
 
@@ -249,10 +235,14 @@ def near_pairs(
         order = np.argsort(tkey, kind="stable")
         skey = tkey[order]
         qc = np.floor((q_xy[qi] - origin) / cell).astype(np.int64)
-        qn = q_net[qi]
+        base = (q_net[qi] * gx + qc[:, 0]) * gy + qc[:, 1]
+        # sorted needles: searchsorted is several times faster, and base + offset stays sorted
+        qorder = np.argsort(base, kind="stable")
+        base = base[qorder]
+        qi = qi[qorder]
         for dx in (-1, 0, 1):
             for dy in (-1, 0, 1):
-                key = (qn * gx + qc[:, 0] + dx) * gy + qc[:, 1] + dy
+                key = base + (dx * gy + dy)
                 lo = np.searchsorted(skey, key, side="left")
                 hi = np.searchsorted(skey, key, side="right")
                 cnt = hi - lo
@@ -335,27 +325,162 @@ class PadTable:
     def bound_radius(self) -> np.ndarray:
         return np.hypot(self.w, self.h) / 2.0
 
-    def contains(self, pad_idx: np.ndarray, pts: np.ndarray, tol: float = _EPS_MM) -> np.ndarray:
-        """Whether point ``pts[k]`` lies in pad ``pad_idx[k]`` (rect, circle, oval exactly;
-        round-rect, trapezoid and custom pads by their rectangle)."""
+    def distance(self, pad_idx: np.ndarray, pts: np.ndarray) -> np.ndarray:
+        """Distance from point ``pts[k]`` to the copper of pad ``pad_idx[k]`` (0 inside).
+        Rect, circle and oval exactly; round-rect, trapezoid and custom pads by their
+        rectangle (a slight over-reach at rounded corners)."""
         d = pts - self.xy[pad_idx]
         a = np.radians(self.rot[pad_idx])
         c, s = np.cos(a), np.sin(a)
-        lx = c * d[:, 0] - s * d[:, 1]
-        ly = s * d[:, 0] + c * d[:, 1]
+        lx = np.abs(c * d[:, 0] - s * d[:, 1])
+        ly = np.abs(s * d[:, 0] + c * d[:, 1])
         hw = self.w[pad_idx] / 2.0
         hh = self.h[pad_idx] / 2.0
         shp = self.shape[pad_idx]
-        rect = (np.abs(lx) <= hw + tol) & (np.abs(ly) <= hh + tol)
-        circ = np.hypot(lx, ly) <= hw + tol
-        # oval (stadium): distance to the centre segment <= half the short side
+        rect = np.hypot(np.maximum(lx - hw, 0.0), np.maximum(ly - hh, 0.0))
+        circ = np.maximum(np.hypot(lx, ly) - hw, 0.0)
+        # oval (stadium): distance to the centre segment minus half the short side
         r = np.minimum(hw, hh)
-        ex = np.maximum(hw - r, 0.0)
-        ey = np.maximum(hh - r, 0.0)
-        qx = np.maximum(np.abs(lx) - ex, 0.0)
-        qy = np.maximum(np.abs(ly) - ey, 0.0)
-        oval = np.hypot(qx, qy) <= r + tol
+        qx = np.maximum(lx - np.maximum(hw - r, 0.0), 0.0)
+        qy = np.maximum(ly - np.maximum(hh - r, 0.0), 0.0)
+        oval = np.maximum(np.hypot(qx, qy) - r, 0.0)
         return np.where(shp == 1, circ, np.where(shp == 2, oval, rect))
+
+    def contains(self, pad_idx: np.ndarray, pts: np.ndarray, tol: float = _EPS_MM) -> np.ndarray:
+        """Whether point ``pts[k]`` lies in pad ``pad_idx[k]``."""
+        return self.distance(pad_idx, pts) <= tol
+
+    def geometries(self, pad_idx: np.ndarray) -> np.ndarray:
+        """shapely geometries of the pads (circle 64-gon, rotated rectangle, stadium)."""
+        import shapely
+
+        pad_idx = np.asarray(pad_idx, dtype=np.int64)
+        out = np.empty(len(pad_idx), dtype=object)
+        if not len(pad_idx):
+            return out
+        a = np.radians(self.rot[pad_idx])
+        c, s = np.cos(a), np.sin(a)
+        hw = self.w[pad_idx] / 2.0
+        hh = self.h[pad_idx] / 2.0
+        cx, cy = self.xy[pad_idx, 0], self.xy[pad_idx, 1]
+
+        def to_board(
+            lx: np.ndarray, ly: np.ndarray, k: np.ndarray
+        ) -> tuple[np.ndarray, np.ndarray]:
+            # inverse of distance(): board offset = R(θ)·local in the y-down frame
+            return cx[k] + c[k] * lx + s[k] * ly, cy[k] - s[k] * lx + c[k] * ly
+
+        shp = self.shape[pad_idx]
+        circ = shp == 1
+        if circ.any():
+            out[circ] = shapely.buffer(shapely.points(cx[circ], cy[circ]), hw[circ], quad_segs=16)
+        oval = shp == 2
+        if oval.any():
+            r = np.minimum(hw, hh)[oval]
+            ex = np.maximum(hw[oval] - r, 0.0)
+            ey = np.maximum(hh[oval] - r, 0.0)
+            x0, y0 = to_board(-ex, -ey, oval)
+            x1, y1 = to_board(ex, ey, oval)
+            lines = shapely.linestrings(
+                np.stack([np.stack([x0, y0], -1), np.stack([x1, y1], -1)], 1)
+            )
+            out[oval] = shapely.buffer(lines, r, quad_segs=16)
+        rect = ~(circ | oval)
+        if rect.any():
+            corners = []
+            for sx, sy in ((-1, -1), (1, -1), (1, 1), (-1, 1)):
+                x, y = to_board(sx * hw[rect], sy * hh[rect], rect)
+                corners.append(np.stack([x, y], -1))
+            out[rect] = shapely.polygons(np.stack(corners, 1))
+        return out
+
+
+def _seg_distance(p: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Distance from points ``p`` to segments ``a``–``b`` (row-wise)."""
+    ab = b - a
+    ap = p - a
+    den = (ab * ab).sum(axis=1)
+    t = np.where(den > 0, (ap * ab).sum(axis=1) / np.where(den > 0, den, 1.0), 0.0)
+    t = np.clip(t, 0.0, 1.0)
+    q = a + ab * t[:, None]
+    return np.hypot(*(p - q).T)
+
+
+def _circle_through(s: np.ndarray, m: np.ndarray, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Centre and radius of the circle through three points (row-wise; NaN if collinear)."""
+    ax, ay = s[:, 0], s[:, 1]
+    bx, by = m[:, 0], m[:, 1]
+    cx, cy = e[:, 0], e[:, 1]
+    d = 2 * (ax * (by - cy) + bx * (cy - ay) + cx * (ay - by))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ux = (
+            (ax**2 + ay**2) * (by - cy) + (bx**2 + by**2) * (cy - ay) + (cx**2 + cy**2) * (ay - by)
+        ) / d
+        uy = (
+            (ax**2 + ay**2) * (cx - bx) + (bx**2 + by**2) * (ax - cx) + (cx**2 + cy**2) * (bx - ax)
+        ) / d
+    bad = np.abs(d) < 1e-12
+    ux[bad] = np.nan
+    uy[bad] = np.nan
+    centre = np.stack([ux, uy], -1)
+    return centre, np.hypot(ax - ux, ay - uy)
+
+
+def _arc_distance(p: np.ndarray, s: np.ndarray, m: np.ndarray, e: np.ndarray) -> np.ndarray:
+    """Distance from points ``p`` to the arcs start–mid–end (row-wise)."""
+    c, r = _circle_through(s, m, e)
+    out = np.minimum(np.hypot(*(p - s).T), np.hypot(*(p - e).T))
+    ok = ~np.isnan(r)
+    if not ok.any():
+        return np.where(ok, out, _seg_distance(p, s, e))
+
+    def ang(v: np.ndarray) -> np.ndarray:
+        return np.arctan2(v[:, 1], v[:, 0])
+
+    a0 = ang(s - c)
+    sweep_m = np.mod(ang(m - c) - a0, 2 * np.pi)
+    sweep_e = np.mod(ang(e - c) - a0, 2 * np.pi)
+    sweep_p = np.mod(ang(p - c) - a0, 2 * np.pi)
+    ccw = sweep_m <= sweep_e  # the mid point lies on the way from start to end going +angle
+    inside = np.where(ccw, sweep_p <= sweep_e, sweep_p >= sweep_e)
+    radial = np.abs(np.hypot(*(p - c).T) - r)
+    arc = np.where(inside, np.minimum(radial, out), out)
+    return np.where(ok, arc, _seg_distance(p, s, e))
+
+
+def shapely_dwithin(a: np.ndarray, b: np.ndarray, dist: np.ndarray) -> np.ndarray:
+    """``shapely.dwithin`` on object arrays (pairs row-wise)."""
+    import shapely
+
+    return np.asarray(shapely.dwithin(a, b, dist), dtype=bool)
+
+
+def _track_lines(tracks: Any, idx: np.ndarray) -> np.ndarray:
+    """shapely LineStrings of tracks ``idx`` (arcs as 16-segment polylines)."""
+    import shapely
+
+    s = tracks.start[idx]
+    e = tracks.end[idx]
+    m = tracks.mid[idx]
+    coords = np.repeat(s[:, None, :], 17, axis=1)
+    t = np.linspace(0.0, 1.0, 17)
+    coords = s[:, None, :] + (e - s)[:, None, :] * t[None, :, None]
+    arc = ~np.isnan(m[:, 0])
+    if arc.any():
+        c, r = _circle_through(s[arc], m[arc], e[arc])
+        good = ~np.isnan(r)
+        a0 = np.arctan2(s[arc, 1] - c[:, 1], s[arc, 0] - c[:, 0])
+        am = np.mod(np.arctan2(m[arc, 1] - c[:, 1], m[arc, 0] - c[:, 0]) - a0, 2 * np.pi)
+        ae = np.mod(np.arctan2(e[arc, 1] - c[:, 1], e[arc, 0] - c[:, 0]) - a0, 2 * np.pi)
+        sweep = np.where(am <= ae, ae, ae - 2 * np.pi)
+        ang = a0[:, None] + sweep[:, None] * t[None, :]
+        pts = np.stack(
+            [c[:, 0:1] + r[:, None] * np.cos(ang), c[:, 1:2] + r[:, None] * np.sin(ang)], -1
+        )
+        sub = coords[arc]
+        sub[good] = pts[good]
+        coords[arc] = sub
+    return shapely.linestrings(coords)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -415,8 +540,10 @@ def _connect_zones(
     start: np.ndarray,
     end: np.ndarray,
     connected: np.ndarray,
+    shapes: np.ndarray | None = None,
 ) -> None:
-    """Mark layers where a filled zone of the item's net touches its pad disc."""
+    """Mark layers where a filled zone of the item's net touches its copper: the via's pad disc
+    (centre ``xy``, radius ``rad``), or ``shapes[i]`` where given (PTH pads)."""
     import shapely
 
     rings: list[np.ndarray] = []
@@ -435,13 +562,20 @@ def _connect_zones(
         return
     counts = np.array([len(r) for r in rings])
     coords = np.concatenate(rings)
-    # close every ring: linearrings() closes automatically when the first != last point
+    # linearrings() closes each ring; KiCad's bridged holes stay in the ring, which is fine for
+    # point-in-polygon and distance (the bridge has no width)
     lr = shapely.linearrings(coords, indices=np.repeat(np.arange(len(rings)), counts))
     polys = shapely.polygons(lr)
     zn = np.array(z_net, dtype=np.int64)
     zl = np.array(z_layer, dtype=np.int64)
     tree = shapely.STRtree(polys)
+    has_shape = np.zeros(len(xy), bool)
+    if shapes is not None:
+        has_shape = np.array([g is not None for g in shapes], bool)
     boxes = shapely.box(xy[:, 0] - rad, xy[:, 1] - rad, xy[:, 0] + rad, xy[:, 1] + rad)
+    if has_shape.any():
+        b = shapely.bounds(shapes[has_shape].astype(object))
+        boxes[has_shape] = shapely.box(b[:, 0], b[:, 1], b[:, 2], b[:, 3])
     qi, pj = tree.query(boxes)
     ok = (zn[pj] == net[qi]) & (zl[pj] >= start[qi]) & (zl[pj] <= end[qi])
     qi, pj = qi[ok], pj[ok]
@@ -452,15 +586,40 @@ def _connect_zones(
     qi, pj = qi[todo], pj[todo]
     if len(qi) == 0:
         return
-    used = np.unique(pj)
-    shapely.prepare(polys[used])
-    inside = shapely.contains_xy(polys[pj], xy[qi, 0], xy[qi, 1])
-    rest = ~inside
-    if rest.any():
-        pts = shapely.points(xy[qi[rest]])
-        touch = shapely.dwithin(polys[pj[rest]], pts, rad[qi[rest]] + _EPS_MM)
-        inside[np.flatnonzero(rest)[touch]] = True
-    connected[qi[inside], zl[pj[inside]]] = True
+    shapely.prepare(polys[np.unique(pj)])
+    hit = np.zeros(len(qi), bool)
+    geo = has_shape[qi]
+    if geo.any():
+        hit[geo] = shapely.dwithin(polys[pj[geo]], shapes[qi[geo]], _EPS_MM)
+    pt = ~geo
+    if pt.any():
+        inside = shapely.contains_xy(polys[pj[pt]], xy[qi[pt], 0], xy[qi[pt], 1])
+        rest = np.flatnonzero(pt)[~inside]
+        hit[np.flatnonzero(pt)[inside]] = True
+        if len(rest):
+            pts = shapely.points(xy[qi[rest]])
+            hit[rest] = shapely.dwithin(polys[pj[rest]], pts, rad[qi[rest]] + _EPS_MM)
+    connected[qi[hit], zl[pj[hit]]] = True
+
+
+def _track_queries(tracks: Any) -> tuple[np.ndarray, np.ndarray]:
+    """A bounding disc (centre, radius incl. half the width) of every track and arc."""
+    s, e, m = tracks.start, tracks.end, tracks.mid
+    centre = (s + e) / 2.0
+    rad = np.hypot(*(e - s).T) / 2.0
+    arc = ~np.isnan(m[:, 0])
+    if arc.any():
+        c, r = _circle_through(s[arc], m[arc], e[arc])
+        good = ~np.isnan(r)
+        sub_c, sub_r = centre[arc], rad[arc]
+        sub_c[good] = c[good]
+        sub_r[good] = r[good]
+        # a collinear "arc" is its chord (plus the mid point, in case it sticks out)
+        far = np.hypot(*(m[arc] - sub_c).T)
+        sub_r = np.maximum(sub_r, np.where(good, 0.0, far))
+        centre[arc] = sub_c
+        rad[arc] = sub_r
+    return centre, rad + tracks.width / 2.0
 
 
 def find_connections(board: Board) -> dict[str, Any]:
@@ -481,45 +640,63 @@ def find_connections(board: Board) -> dict[str, Any]:
     n = nv + npth
     connected = np.zeros((n, n_layers), bool)
 
-    # 1. track and arc ends inside the via pad / PTH pad
+    # KiCad joins two items of a net on a layer when their copper shapes touch there
+    # (CN_VISITOR: GetEffectiveShape(layer)->Collide(...)); so do we, with a 1 µm tolerance.
+    span_lo, span_hi = start, end
+    pth_geoms = pads.geometries(pth_idx) if npth else np.empty(0, dtype=object)
+    pad_pos = np.full(len(pads), -1, np.int64)
+    pad_pos[pth_idx] = np.arange(npth)
+
+    # 1. tracks and arcs whose copper touches the via pad / PTH pad
     tr = board.tracks
     if len(tr):
-        ep_xy = np.concatenate([tr.start, tr.end])
-        ep_net = np.concatenate([tr.net, tr.net]).astype(np.int64)
-        ep_layer = np.concatenate([tr.layer, tr.layer]).astype(np.int64)
-        vi, ti = near_pairs(vias.pos, vias.net, via_r + _EPS_MM, ep_xy, ep_net)
-        lay = ep_layer[ti]
-        ok = (lay >= start[vi]) & (lay <= end[vi])
-        connected[vi[ok], lay[ok]] = True
+        t_c, t_r = _track_queries(tr)
+        t_net = tr.net.astype(np.int64)
+        t_layer = tr.layer.astype(np.int64)
+        is_arc = tr.is_arc
+        if nv:
+            ti, vi = near_pairs(t_c, t_net, t_r + float(via_r.max()) + _EPS_MM, vias.pos, vias.net)
+            lay = t_layer[ti]
+            ok = (lay >= span_lo[vi]) & (lay <= span_hi[vi])
+            ti, vi, lay = ti[ok], vi[ok], lay[ok]
+            d = np.empty(len(ti))
+            a_ = is_arc[ti]
+            p = vias.pos[vi]
+            d[~a_] = _seg_distance(p[~a_], tr.start[ti[~a_]], tr.end[ti[~a_]])
+            if a_.any():
+                d[a_] = _arc_distance(p[a_], tr.start[ti[a_]], tr.mid[ti[a_]], tr.end[ti[a_]])
+            hit = d <= via_r[vi] + tr.width[ti] / 2.0 + _EPS_MM
+            connected[vi[hit], lay[hit]] = True
         if npth:
-            pi, ti = near_pairs(
-                pads.xy[pth_idx], pads.net[pth_idx], pads.bound_radius[pth_idx] + _EPS_MM,
-                ep_xy, ep_net,
-            )  # fmt: skip
-            lay = ep_layer[ti]
-            ok = pads.layers[pth_idx[pi], lay] & pads.contains(pth_idx[pi], ep_xy[ti])
-            connected[nv + pi[ok], lay[ok]] = True
+            bound = pads.bound_radius[pth_idx]
+            ti, pi = near_pairs(
+                t_c, t_net, t_r + float(bound.max()) + _EPS_MM, pads.xy[pth_idx], pads.net[pth_idx]
+            )
+            lay = t_layer[ti]
+            ok = pads.layers[pth_idx[pi], lay]
+            ti, pi, lay = ti[ok], pi[ok], lay[ok]
+            if len(ti):
+                lines = _track_lines(tr, ti)
+                hit = shapely_dwithin(pth_geoms[pi], lines, tr.width[ti] / 2.0 + _EPS_MM)
+                connected[nv + pi[hit], lay[hit]] = True
 
-    # 2. pads of the same net containing the via centre (via-in-pad), on the pad's layers
+    # 2. pads of the same net whose copper touches the via pad (via-in-pad, or beside it)
     if len(pads) and nv:
-        pi, vi = near_pairs(pads.xy, pads.net, pads.bound_radius + _EPS_MM, vias.pos, vias.net)
-        ok = pads.contains(pi, vias.pos[vi])
-        pi, vi = pi[ok], vi[ok]
-        span = (np.arange(n_layers)[None, :] >= start[vi, None]) & (
-            np.arange(n_layers)[None, :] <= end[vi, None]
+        pi, vi = near_pairs(
+            pads.xy, pads.net, pads.bound_radius + float(via_r.max()) + _EPS_MM, vias.pos, vias.net
         )
-        both = pads.layers[pi] & span
+        ok = pads.distance(pi, vias.pos[vi]) <= via_r[vi] + _EPS_MM
+        pi, vi = pi[ok], vi[ok]
+        layers = np.arange(n_layers)[None, :]
+        both = pads.layers[pi] & (layers >= span_lo[vi, None]) & (layers <= span_hi[vi, None])
         rows, cols = np.nonzero(both)
         connected[vi[rows], cols] = True
-        # the PTH pad is connected there too (through the via)
-        if npth:
-            pos_of = np.full(len(pads), -1, np.int64)
-            pos_of[pth_idx] = np.arange(npth)
-            k = pos_of[pi[rows]]
-            good = k >= 0
-            connected[nv + k[good], cols[good]] = True
+        # the PTH pad is joined there too (to the via)
+        k = pad_pos[pi[rows]]
+        good = k >= 0
+        connected[nv + k[good], cols[good]] = True
 
-    # 3. stacked / overlapping vias of the same net, on layers both span
+    # 3. overlapping vias of the same net, on every layer both span
     if nv > 1:
         rmax = float(via_r.max())
         ai, bi = near_pairs(vias.pos, vias.net, via_r + rmax + _EPS_MM, vias.pos, vias.net)
@@ -528,17 +705,15 @@ def find_connections(board: Board) -> dict[str, Any]:
         ai, bi = ai[ok], bi[ok]
         lo = np.maximum(start[ai], start[bi])
         hi = np.minimum(end[ai], end[bi])
-        # a shared layer range on a stacked pair: mark its ends (where one via hands over)
-        # stacked vias meet on the layer where one ends and the other starts
-        has = (lo <= hi) & ((start[ai] != start[bi]) | (end[ai] != end[bi]))
-        ai, bi, lo, hi = ai[has], bi[has], lo[has], hi[has]
-        for layer in (lo, hi):
-            hand = (layer == start[bi]) | (layer == end[bi])
-            connected[ai[hand], layer[hand]] = True
+        layers = np.arange(n_layers)[None, :]
+        common = (layers >= lo[:, None]) & (layers <= hi[:, None])
+        rows, cols = np.nonzero(common)
+        connected[ai[rows], cols] = True
 
-    # 4. zones of the same net touching the pad disc
-    pad_r = np.minimum(pads.w, pads.h)[pth_idx] / 2.0
-    _connect_zones(board, xy, net, np.concatenate([via_r, pad_r]), start, end, connected)
+    # 4. zones of the same net touching the via pad disc / the PTH pad
+    shapes = np.concatenate([np.full(nv, None, dtype=object), pth_geoms]) if npth else None
+    rad_all = np.concatenate([via_r, pads.bound_radius[pth_idx]])
+    _connect_zones(board, xy, net, rad_all, start, end, connected, shapes)
 
     # 5. a PTH lead is soldered on its footprint's side
     if npth:
@@ -675,7 +850,7 @@ def compute_stubs(
     geometric[np.isnan(top) | np.isnan(bottom)] = np.nan
 
     cuts = np.zeros(n, bool)
-    # the dielectric next to the connected layer, for a residual stub's εeff
+    # a residual stub with no dielectric of its own on record takes the board's average εr
     eps_board = geom.eps_eff(np.array([0]), np.array([2 * geom.n_layers - 1]))[0]
     if backdrills is not None:
         for i, bd in enumerate(backdrills):
@@ -735,8 +910,14 @@ def compute(
     for i in range(n):
         row = int(conn["via_row"][i])
         bd = board.vias.backdrills.get(row) if row >= 0 else None
+        cfg_bd = by_net.get(int(conn["net"][i]))
         if bd is None:
-            bd = by_net.get(int(conn["net"][i]))
+            bd = cfg_bd
+        elif bd.residual_stub_mm is None and cfg_bd is not None:
+            # the board says where it is drilled, the config what the fabricator leaves
+            bd = dataclasses.replace(
+                bd, residual_stub_mm=cfg_bd.residual_stub_mm, source=f"{bd.source}+config"
+            )
         bds.append(bd)
     res = compute_stubs(geom, conn["start"], conn["end"], conn["connected"], bds)
     stack_known = bool(not np.isnan(geom.thickness).any())

@@ -57,7 +57,9 @@ def check_copper_weight(ctx: CheckContext, rule: Rule) -> CheckOutcome:
         }
         net = nets[0][0] if nets else None
         if t is None:
-            ev["declare"] = f"set the copper thickness of {name} in the board's stack-up (Board Setup > Physical Stackup)"
+            ev["declare"] = (
+                f"set the copper thickness of {name} in the board's stack-up (Board Setup > Physical Stackup)"
+            )
             out.append(
                 finding(
                     rule,
@@ -79,7 +81,7 @@ def check_copper_weight(ctx: CheckContext, rule: Rule) -> CheckOutcome:
                     rule,
                     Status.VIOLATION,
                     f"{name} ({planes_txt}): {t * 1000:g} µm = {oz:.2f} oz plane copper < "
-                    f"{min_oz:g} oz ({min_oz * UM_PER_OZ:g} µm) for a {ctx.board_class} board",
+                    f"{min_oz:g} oz ({min_oz * UM_PER_OZ:g} µm), the {ctx.board_class} minimum",
                     measured=round(oz, 3),
                     limit=min_oz,
                     unit="oz",

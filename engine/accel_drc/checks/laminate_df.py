@@ -79,7 +79,9 @@ def check_laminate_df(ctx: CheckContext, rule: Rule) -> CheckOutcome:
                     f"{len(groups)} {sname} nets/pairs but the board has no stack-up: Df cannot be checked",
                     limit=max_df,
                     unit="tan δ",
-                    evidence={"declare": "define the stack-up with the laminate names in KiCad (Board Setup > Physical Stackup)"},
+                    evidence={
+                        "declare": "define the stack-up with the laminate names in KiCad (Board Setup > Physical Stackup)"
+                    },
                 )
             ],
             checked=0,
@@ -118,7 +120,10 @@ def check_laminate_df(ctx: CheckContext, rule: Rule) -> CheckOutcome:
             unknown = [(s, i) for s, i in infos if i.df is None]
             if over:
                 worst = max(i.df for _, i in over)  # type: ignore[type-var]
-                named = ", ".join(f"{i.name} ({i.material or 'unnamed'}, Df {i.df:g} from {i.df_from})" for _, i in over)
+                named = ", ".join(
+                    f"{i.name} ({i.material or 'unnamed'}, Df {i.df:g} from {i.df_from})"
+                    for _, i in over
+                )
                 out.append(
                     finding(
                         rule,
@@ -135,7 +140,10 @@ def check_laminate_df(ctx: CheckContext, rule: Rule) -> CheckOutcome:
                     )
                 )
             elif unknown or not infos:
-                names = ", ".join(f"{i.name} ({i.material or 'no material'})" for _, i in unknown) or "none found"
+                names = (
+                    ", ".join(f"{i.name} ({i.material or 'no material'})" for _, i in unknown)
+                    or "none found"
+                )
                 target = unknown[0][1].name if unknown else "the dielectric next to " + lname
                 ev["declare"] = (
                     f"declare the laminate of {target} in accel-drc.yaml "

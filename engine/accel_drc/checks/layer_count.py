@@ -24,7 +24,7 @@ def check_layer_count(ctx: CheckContext, rule: Rule) -> CheckOutcome:
             finding(
                 rule,
                 Status.VIOLATION,
-                f"{n} copper layers; a {ctx.board_class} board needs at least {lo} ({rng})",
+                f"{n} copper layers; the {ctx.board_class} class needs at least {lo} ({rng})",
                 measured=n,
                 limit=lo,
                 unit="layers",

@@ -2,8 +2,10 @@
 
 A KiCad stack-up has no Tg field: Tg comes from the material library (or ``stackup: materials:``
 in the config).  An unknown material, or a known one whose Tg is unconfirmed, is cannot_verify
-with what to declare.  Generic "FR4" (no grade named) is taken at the lowest common grade,
-130 °C, and the finding says it was assumed.  Params: ``min_tg_c``.
+with what to declare.  Generic "FR4" (no grade named, or a bare glass style like "7628") spans
+grades from 130 to 170 °C: it passes where even the lowest grade (130 °C) meets the limit, and
+is cannot_verify (measured = the 130 °C lower bound) where it does not: the board may be Tg 170
+FR-4, or not, and only the designer knows.  Params: ``min_tg_c``.
 """
 
 from __future__ import annotations
@@ -63,14 +65,31 @@ def check_tg(ctx: CheckContext, rule: Rule) -> CheckOutcome:
                     evidence=ev,
                 )
             )
+        elif info.tg_c < limit and info.tg_from == "library (assumed)":
+            ev["declare"] = (
+                f"name the laminate grade of {d.name} (e.g. 'FR4 TG170' or the part number) in "
+                f"the stack-up or in accel-drc.yaml (stackup: materials: {d.name}: {{tg_c: 170}})"
+            )
+            out.append(
+                finding(
+                    rule,
+                    Status.CANNOT_VERIFY,
+                    f"{d.name} ({info.material}): generic FR-4 without a Tg grade; its lowest grade "
+                    f"({info.tg_c:g} °C) is below the {ctx.board_class} minimum {limit:g} °C",
+                    measured=info.tg_c,
+                    limit=limit,
+                    unit="°C",
+                    layer=d.name,
+                    evidence=ev,
+                )
+            )
         elif info.tg_c < limit:
-            assumed = f"; {info.tg_note}" if info.tg_from == "library (assumed)" else ""
             out.append(
                 finding(
                     rule,
                     Status.VIOLATION,
-                    f"{d.name} ({info.material}): Tg {info.tg_c:g} °C < {limit:g} °C for a "
-                    f"{ctx.board_class} board{assumed}",
+                    f"{d.name} ({info.material}): Tg {info.tg_c:g} °C < {limit:g} °C, the "
+                    f"{ctx.board_class} minimum",
                     measured=info.tg_c,
                     limit=limit,
                     unit="°C",

@@ -29,7 +29,7 @@ import logging
 import math
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 from xml.parsers import expat
 
@@ -43,6 +43,7 @@ from ..model import (
     DesignSettings,
     DielectricSublayer,
     Footprint,
+    NetClassRules,
     Outline,
     Pad,
     Stackup,
@@ -92,22 +93,26 @@ OTHER_STACKUP_FUNCTIONS = {
 }
 DRILL_FUNCTIONS = ("DRILL", "BACKDRILL")
 
-#: Foil grades by the largest Rz (µm) of the treated side they allow, smoothest first.  This is
-#: the table of ``rules/foils.yaml`` / domain.md §3 (HVLP4 ≤ 0.6, HVLP3 ≤ 1.0, HVLP2 ≤ 1.5,
-#: HVLP ≤ 3, VLP ≤ 5.1 (IPC-4562 profile V), RTF/STD above); :func:`foil_thresholds` prefers the
-#: rule pack's numbers when the pack is installed.
+#: Foil grades by the largest Rz (µm) they allow, smoothest first: the upper ends of the
+#: ``rz_um`` ranges in ``rules/foils.yaml`` (domain.md §3).  Used only when the pack cannot be
+#: loaded; :func:`foil_thresholds` reads the pack.  Rz above 10 µm is still STD (the roughest).
 DEFAULT_FOIL_RZ_MAX: tuple[tuple[str, float], ...] = (
     ("HVLP4", 0.6),
     ("HVLP3", 1.0),
     ("HVLP2", 1.5),
     ("HVLP", 3.0),
-    ("VLP", 5.1),
-    ("STD", math.inf),
+    ("VLP", 4.0),
+    ("RTF", 4.0),
+    ("STD", 10.0),
 )
 FOIL_NAMES = ("HVLP4", "HVLP3", "HVLP2", "HVLP1", "HVLP", "VLP", "RTF", "HTE", "STD")
 
 _KICAD_DIELECTRIC = re.compile(r"DIELECTRIC_(\d+)\Z")
 _KICAD_UNNUMBERED = re.compile(r"(?:PAD|NPTH)\d+")
+#: what KiCad's exporter writes as the material of a layer whose stack-up entry has none
+_KICAD_PLACEHOLDER_MATERIALS = frozenset({"COPPER", "SOLDERMASK"})
+#: KiCad's exporter uses the user-visible silkscreen names; its stack-up calls them F.SilkS/B.SilkS
+_KICAD_STACKUP_NAMES = {"F.Silkscreen": "F.SilkS", "B.Silkscreen": "B.SilkS"}
 
 
 class _Node:
@@ -118,21 +123,22 @@ class _Node:
     def __init__(self, tag: str, attrib: dict[str, str], line: int) -> None:
         self.tag = tag
         self.attrib = attrib
-        self.children: list[_Node] = []
+        self.children: list[Any] = []  # _Node, or a bare attribute dict (PolyStepSegment)
         self.line = line
 
     def get(self, key: str, default: str | None = None) -> str | None:
         return self.attrib.get(key, default)
 
     def __iter__(self) -> Iterator[_Node]:
-        return iter(self.children)
+        """Child elements (bare PolyStepSegment attribute dicts are left out: see _ring)."""
+        return (c for c in self.children if type(c) is _Node)
 
     def iter(self) -> Iterator[_Node]:
         stack = [self]
         while stack:
             node = stack.pop()
             yield node
-            stack.extend(reversed(node.children))
+            stack.extend(c for c in reversed(node.children) if type(c) is _Node)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -210,6 +216,8 @@ class _PadAcc:
     padstack: str | None = None
     layers: set[int] = field(default_factory=set)
     layer_names: set[str] = field(default_factory=set)
+    #: shapes seen per layer: two pads with one number stacked on one spot are two pads
+    per_layer: dict[int, list[_Shape | None]] = field(default_factory=dict)
 
 
 @dataclass
@@ -257,71 +265,38 @@ def read_bytes(data: bytes, source: str = "<ipc2581>") -> Board:
 
 
 def grade_for_rz(rz_um: float, thresholds: Sequence[tuple[str, float]] | None = None) -> str:
-    """The smoothest foil grade whose Rz limit covers ``rz_um`` (treated-side Rz, µm)."""
-    for name, limit in thresholds or foil_thresholds():
+    """The smoothest foil grade whose Rz range reaches up to ``rz_um`` (treated side, µm);
+    ``thresholds`` are (grade, max Rz) pairs, smoothest first."""
+    for name, limit in thresholds if thresholds is not None else foil_thresholds():
         if rz_um <= limit + 1e-9:
             return name
     return "STD"
 
 
 def foil_thresholds() -> tuple[tuple[str, float], ...]:
-    """Grade -> max Rz, from the installed rule pack (``foils.yaml``) when it has Rz numbers,
-    else :data:`DEFAULT_FOIL_RZ_MAX` (the same numbers, domain.md §3)."""
+    """(grade, max Rz µm), smoothest first, from the rule pack's ``foils.yaml`` (the grade's
+    ``rz_um`` upper bound), else :data:`DEFAULT_FOIL_RZ_MAX`."""
     try:
-        return _pack_foil_thresholds() or DEFAULT_FOIL_RZ_MAX
-    except Exception:  # the pack is H2's file: never let its shape break reading a board
+        from ..packs import RULES_DIR, load_foils
+
+        foils = load_foils(RULES_DIR / "foils.yaml")
+    except Exception:  # the pack is another module's file: never let it break reading a board
         log.debug("foils.yaml not usable for Rz thresholds", exc_info=True)
         return DEFAULT_FOIL_RZ_MAX
+    rows = [(g.id, float(g.rz_um[1])) for g in sorted(foils.grades, key=lambda g: -g.rank)]
+    return tuple(rows) if rows else DEFAULT_FOIL_RZ_MAX
 
 
-def _pack_foil_thresholds() -> tuple[tuple[str, float], ...] | None:
-    from pathlib import Path
+def foil_grade_named(text: str) -> str | None:
+    """The grade id a declared name means (``HVLP1`` → ``HVLP``), by the pack's aliases."""
+    try:
+        from ..packs import RULES_DIR, load_foils
 
-    import yaml
-
-    here = Path(__file__).resolve().parent.parent
-    for candidate in (here / "rules" / "foils.yaml", here.parent.parent / "rules" / "foils.yaml"):
-        if not candidate.is_file():
-            continue
-        with open(candidate, encoding="utf-8") as fh:
-            doc = yaml.safe_load(fh)
-        rows: list[tuple[str, float]] = []
-        entries: Iterable[tuple[str, Any]]
-        body = doc.get("foils", doc.get("grades", doc)) if isinstance(doc, Mapping) else doc
-        if isinstance(body, Mapping):
-            entries = ((str(k), v) for k, v in body.items())
-        elif isinstance(body, list):
-            entries = (
-                (str(e.get("id") or e.get("name")), e) for e in body if isinstance(e, Mapping)
-            )
-        else:
-            continue
-        for name, spec in entries:
-            if not isinstance(spec, Mapping):
-                continue
-            rz = _rz_max(spec)
-            if rz is not None and name.upper() not in ("RTF",):
-                rows.append((name.upper(), rz))
-        if rows:
-            rows.sort(key=lambda r: r[1])
-            if rows[-1][1] != math.inf:
-                rows.append(("STD", math.inf))
-            return tuple(rows)
-    return None
-
-
-def _rz_max(spec: Mapping[str, Any]) -> float | None:
-    for key in ("rz_um_max", "rz_max_um", "max_rz_um", "rz_um"):
-        val = spec.get(key)
-        if isinstance(val, (int, float)):
-            return float(val)
-        if isinstance(val, (list, tuple)) and val and isinstance(val[-1], (int, float)):
-            return float(val[-1])
-        if isinstance(val, Mapping):
-            top = val.get("max")
-            if isinstance(top, (int, float)):
-                return float(top)
-    return None
+        grade = load_foils(RULES_DIR / "foils.yaml").grade(text)
+        return grade.id if grade is not None else None
+    except Exception:
+        key = re.sub(r"[\s_-]+", "", text).upper()
+        return "HVLP" if key == "HVLP1" else key if key in FOIL_NAMES else None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -363,6 +338,7 @@ def _chunks(fh: Any, path: str) -> Iterator[bytes]:
 def _check_chunks(chunks: Iterable[bytes], path: str) -> Iterator[bytes]:
     """Pass chunks through, refusing DTDs/entities (also across a chunk boundary) and UTF-16."""
     tail = b""
+    lines = 0  # newlines before ``probe``
     first = True
     for chunk in chunks:
         if first:
@@ -380,10 +356,11 @@ def _check_chunks(chunks: Iterable[bytes], path: str) -> Iterator[bytes]:
                     path,
                     f"refusing XML with a {bad[2:].decode()} declaration (DTDs and entities "
                     "are not part of IPC-2581 and can expand without bound or read other files)",
-                    line=None,
-                    offset=None,
+                    line=lines + probe.count(b"\n", 0, at) + 1,
                 )
-        tail = chunk[-16:]
+        keep = max(len(probe) - 16, 0)  # the next probe starts this far into this one
+        lines += probe.count(b"\n", 0, keep)
+        tail = probe[keep:]
         yield chunk
 
 
@@ -433,6 +410,7 @@ class _Reader:
         self.via_rows: list[_ViaRow] = []
         self.via_pads: dict[tuple[int, int], tuple[float, float, int, set[int], float]] = {}
         self.bores: list[_Bore] = []
+        self.foil_rz = foil_thresholds()
         # parse state
         self.root_seen = False
         self.tags: list[str] = []
@@ -460,6 +438,8 @@ class _Reader:
             for chunk in chunks:
                 p.Parse(chunk, False)
             p.Parse(b"", True)
+        except LookupError as err:  # <?xml encoding="..."?> names no codec Python has
+            raise InputError(self.path, f"unsupported XML encoding: {err}", line=1) from None
         except expat.ExpatError as err:
             msg = expat.errors.messages.get(err.code, str(err))
             hint = (
@@ -501,6 +481,10 @@ class _Reader:
         cap = self.cap
         if cap:
             if tag in _PRUNE:
+                self.skip = 1
+                return
+            if tag == "PolyStepSegment":  # the bulk of a file: keep just the attributes
+                cap[-1].children.append(attrs)  # type: ignore[arg-type]
                 self.skip = 1
                 return
             node = _Node(tag, attrs, self._parser.CurrentLineNumber)
@@ -612,25 +596,27 @@ class _Reader:
         if raw is None:
             if default is not None:
                 return default
-            raise InputError(self.path, f"<{elem.tag}> has no {attr} attribute", line=elem.line)
+            raise self._bad(elem, f"has no {attr} attribute")
         try:
             val = float(raw)
         except ValueError:
-            raise InputError(
-                self.path, f'<{elem.tag} {attr}="{raw[:40]}">: not a number', line=elem.line
-            ) from None
+            raise self._bad(elem, f'{attr}="{raw[:40]}" is not a number') from None
         if not math.isfinite(val):
-            raise InputError(
-                self.path, f'<{elem.tag} {attr}="{raw[:40]}">: not finite', line=elem.line
-            )
+            raise self._bad(elem, f'{attr}="{raw[:40]}" is not finite')
         return val
+
+    def _bad(self, elem: Any, what: str) -> InputError:
+        tag = getattr(elem, "tag", "PolyStepSegment")
+        return InputError(self.path, f"<{tag}> {what}", line=getattr(elem, "line", None))
 
     def _len(self, elem: _Node, attr: str, scale: float | None = None) -> float:
         return self._num(elem, attr) * (scale if scale is not None else self._scale())
 
-    def _xy(self, elem: _Node, xa: str = "x", ya: str = "y") -> tuple[float, float]:
+    def _xy(
+        self, elem: _Node, xa: str = "x", ya: str = "y", scale: float | None = None
+    ) -> tuple[float, float]:
         """A point in board coordinates: mm, y down (IPC-2581 has y up)."""
-        s = self._scale()
+        s = scale if scale is not None else self._scale()
         return self._num(elem, xa) * s, -self._num(elem, ya) * s
 
     def _net(self, name: str | None) -> int:
@@ -701,11 +687,11 @@ class _Reader:
             except ValueError:
                 return _Shape("custom", 0.0, 0.0)
         if tag in ("Contour", "Polygon"):
-            pts = [p for p in elem.iter() if p.tag in ("PolyBegin", "PolyStepSegment")]
-            if pts:
-                xs = [n(p, "x") * scale for p in pts]
-                ys = [n(p, "y") * scale for p in pts]
-                return _Shape("custom", max(xs) - min(xs), max(ys) - min(ys))
+            poly = elem if tag == "Polygon" else _child(elem, "Polygon")
+            ring = self._ring(poly, scale) if poly is not None else np.zeros((0, 2))
+            if len(ring):
+                size = ring.max(axis=0) - ring.min(axis=0)
+                return _Shape("custom", float(size[0]), float(size[1]))
             return _Shape("custom", 0.0, 0.0)
         return None
 
@@ -970,19 +956,49 @@ class _Reader:
                 if len(ring) >= 2:
                     self.profile.append(ring)
 
-    def _ring(self, poly: _Node) -> np.ndarray:
-        """A PolyBegin/PolyStepSegment/PolyStepCurve ring, arcs flattened (≤ 5° a chord)."""
-        pts: list[tuple[float, float]] = []
-        for step in poly:
-            tag = step.tag
-            if tag in ("PolyBegin", "PolyStepSegment"):
-                pts.append(self._xy(step))
-            elif tag == "PolyStepCurve" and pts:
-                end = self._xy(step)
-                center = self._xy(step, "centerX", "centerY")
+    def _ring(self, poly: _Node, scale: float | None = None) -> np.ndarray:
+        """A PolyBegin/PolyStepSegment/PolyStepCurve ring, arcs flattened (≤ 5° a chord).
+
+        Zone fills are most of the points in a big file, so straight steps (kept as bare
+        attribute dicts, see ``_x_start``) are converted by numpy in one go."""
+        parts: list[np.ndarray] = []
+        xs: list[str | None] = []
+        ys: list[str | None] = []
+
+        def flush() -> None:
+            if xs:
+                try:
+                    arr = np.array([xs, ys], dtype=np.float64).T
+                except (TypeError, ValueError):
+                    raise InputError(
+                        self.path, "polygon with a missing or non-numeric x/y", line=poly.line
+                    ) from None
+                if not np.isfinite(arr).all():
+                    raise InputError(self.path, "polygon with a non-finite x/y", line=poly.line)
+                arr *= scale if scale is not None else self._scale()
+                arr[:, 1] *= -1.0
+                parts.append(arr)
+                xs.clear()
+                ys.clear()
+
+        for step in poly.children:
+            if type(step) is dict or step.tag == "PolyBegin":
+                xs.append(step.get("x"))
+                ys.append(step.get("y"))
+            elif step.tag == "PolyStepCurve":
+                flush()
+                if not parts:
+                    continue
+                last = parts[-1][-1]
+                end = self._xy(step, scale=scale)
+                center = self._xy(step, "centerX", "centerY", scale=scale)
                 cw = (step.get("clockwise") or "false").lower() == "true"
-                pts.extend(_flatten_arc(pts[-1], end, center, cw)[1:])
-        return np.asarray(pts, dtype=np.float64).reshape(-1, 2)
+                arc = _flatten_arc((float(last[0]), float(last[1])), end, center, cw)[1:]
+                parts.append(np.asarray(arc, dtype=np.float64).reshape(-1, 2))
+        flush()
+        if not parts:
+            return np.zeros((0, 2))
+        return parts[0] if len(parts) == 1 else np.vstack(parts)
 
     # -- layer features ----------------------------------------------------------------------------
 
@@ -1005,6 +1021,11 @@ class _Reader:
         net = self._net(elem.get("net"))
         usage = (elem.get("geometryUsage") or "").upper()
         graphic = usage in ("TEXT", "GRAPHIC") or elem.get("componentRef") is not None
+        # revision B has no geometryUsage: KiCad marks copper text with a TEXT attribute
+        graphic = graphic or any(
+            c.tag == "NonstandardAttribute" and (c.get("name") or "").upper() == "TEXT"
+            for c in elem
+        )
         via_set = (elem.get("padUsage") or "").upper() == "VIA"
         for child in elem:
             tag = child.tag
@@ -1074,15 +1095,18 @@ class _Reader:
     def _polyline(self, elem: _Node, layer: int, net: int) -> None:
         width = self._width(elem)
         last: tuple[float, float] | None = None
-        for step in elem:
-            tag = step.tag
-            if tag == "PolyBegin":
-                last = self._xy(step)
-            elif tag == "PolyStepSegment" and last is not None:
-                nxt = self._xy(step)
+        for step in elem.children:
+            if type(step) is dict:  # PolyStepSegment (kept as its attributes)
+                if last is None:
+                    continue
+                nxt = self._xy(step)  # type: ignore[arg-type]
                 self._track(*last, *nxt)
                 self._track_tail(width, layer, net)
                 last = nxt
+                continue
+            tag = step.tag
+            if tag == "PolyBegin":
+                last = self._xy(step)
             elif tag == "PolyStepCurve" and last is not None:
                 nxt = self._xy(step)
                 center = self._xy(step, "centerX", "centerY")
@@ -1132,6 +1156,7 @@ class _Reader:
             acc = self.pads[key] = _PadAcc(comp, number, x, y, net, shape, rot, padstack)
         acc.layers.add(layer)
         acc.layer_names.add(layer_name)
+        acc.per_layer.setdefault(layer, []).append(shape)
         if acc.net == 0:
             acc.net = net
         if acc.shape is None:
@@ -1287,11 +1312,7 @@ class _Reader:
         thickness = self.overall_thickness
         if thickness is None and stackup is not None:
             thickness = stackup.thickness_mm
-        design = DesignSettings(
-            allow_blind_buried_vias=True
-            if any(t in ("blind", "buried") for t in vias.types)
-            else None,
-        )
+        project = self._project()
         return Board(
             source=self.path,
             format="ipc2581",
@@ -1304,10 +1325,29 @@ class _Reader:
             vias=vias,
             zones=self._zones(),
             footprints=self._footprints(n),
-            design=design,
+            net_classes=project.net_classes if project else NetClassRules(),
+            text_variables=project.text_variables if project else {},
+            design=project.design if project else DesignSettings(),
             generator=self.generator,
+            project_file=project.path if project else None,
             warnings=tuple(self.warnings),
         )
+
+    def _project(self) -> Any:
+        """The KiCad project beside the file (``board.xml`` next to ``board.kicad_pro``): IPC-2581
+        has no net classes, and the signal classifier reads them when they exist."""
+        import os
+
+        from .kicad_project import project_path_for, read_project
+
+        pro = project_path_for(self.path)
+        if not os.path.isfile(pro):
+            return None
+        try:
+            return read_project(pro)
+        except InputError as err:
+            self.warnings.append(f"project file beside the board not read: {err}")
+            return None
 
     def _layer_specs(self, name: str, row: _StackRow | None) -> list[_Spec]:
         refs = list(row.spec_refs if row else ()) + list(self.layers[name].spec_refs)
@@ -1329,6 +1369,7 @@ class _Reader:
             self.warnings.append("no <Stackup>: thicknesses and dielectric values are unknown")
             return None
         rows = {r.ref: r for r in self.stack_rows}
+        kicad = self._kicad_version() is not None
         layers: list[StackupLayer] = []
         finish = None
         for name in self._layer_sequence():
@@ -1344,6 +1385,15 @@ class _Reader:
                 continue
             specs = self._layer_specs(name, row)
             material = next((m for s in specs for m in s.materials), None)
+            if (
+                kicad
+                and material is not None
+                and (
+                    kind in ("silkscreen", "solderpaste")
+                    or material.upper() in _KICAD_PLACEHOLDER_MATERIALS
+                )
+            ):
+                material = None  # KiCad writes its layer type where the stack-up has no material
             dk = next((s.dk for s in specs if s.dk is not None), None)
             df = next((s.df for s in specs if s.df is not None), None)
             finish = finish or next((s.finish for s in specs if s.finish), None)
@@ -1381,7 +1431,7 @@ class _Reader:
             else:
                 layers.append(
                     StackupLayer(
-                        name=name,
+                        name=_KICAD_STACKUP_NAMES.get(name, name) if kicad else name,
                         kind=kind,
                         thickness_mm=thickness,
                         material=material,
@@ -1396,17 +1446,21 @@ class _Reader:
         return Stackup(layers=tuple(layers), finish=finish)
 
     def _foil(self, name: str, specs: Sequence[_Spec]) -> str | None:
+        """The layer's foil grade: a grade the file names, else the one its roughness implies.
+        The grade holds only if every declared face meets it, so the roughest face decides."""
         for spec in specs:
-            if spec.foil_text and spec.foil_text.upper() in FOIL_NAMES:
-                return "HVLP" if spec.foil_text.upper() == "HVLP1" else spec.foil_text.upper()
+            if spec.foil_text:
+                grade = foil_grade_named(spec.foil_text)
+                if grade is not None:
+                    return grade
+                self.warnings.append(f'layer "{name}": unknown foil grade "{spec.foil_text}"')
         faces = {k: v for s in specs for k, v in s.roughness_um.items()}
         if not faces:
             for spec in specs:
                 if spec.roughness_note:
                     self.warnings.append(f'layer "{name}": {spec.roughness_note}')
             return None
-        # the grade holds only if every declared face meets it: grade by the roughest face
-        return grade_for_rz(max(faces.values()))
+        return grade_for_rz(max(faces.values()), self.foil_rz)
 
     def _vias(self, n: int) -> Vias:
         rows = list(self.via_rows)
@@ -1607,7 +1661,7 @@ class _Reader:
                 layer_idx = n - 1 if bottom else 0
             layer = "B.Cu" if layer_idx == n - 1 and n > 1 else "F.Cu"
             accs = by_comp.pop(ref, [])
-            pads = [self._make_pad(acc, pin_map) for acc in accs]
+            pads = [pad for acc in accs for pad in self._make_pads(acc, pin_map)]
             seen_numbers = {acc.number for acc in accs}
             for pin in self.packages.get(comp["package"], []):
                 if pin.number in seen_numbers:
@@ -1640,6 +1694,20 @@ class _Reader:
                 + ", ".join(sorted(by_comp)[:5])
             )
         return tuple(out)
+
+    def _make_pads(self, acc: _PadAcc, pin_map: Mapping[tuple[str, str], str]) -> list[Pad]:
+        pad = self._make_pad(acc, pin_map)
+        stacked = max((len(v) for v in acc.per_layer.values()), default=1)
+        if stacked <= 1:
+            return [pad]
+        first = acc.per_layer[min(acc.per_layer)]
+        out = [pad]
+        for shape in first[1:stacked]:
+            if shape is not None:
+                out.append(replace(pad, shape=shape.shape, width=shape.width, height=shape.height))
+            else:
+                out.append(pad)
+        return out
 
     def _make_pad(self, acc: _PadAcc, pin_map: Mapping[tuple[str, str], str]) -> Pad:
         hole = self.pin_holes.get((round(acc.x * 1e4), round(acc.y * 1e4)))
@@ -1820,6 +1888,4 @@ _END_HANDLERS = {
     "Set": _Reader._on_set,
 }
 #: subtrees inside a unit that nothing reads (package drawings, silkscreen, text attributes)
-_PRUNE = frozenset(
-    {"AssemblyDrawing", "SilkScreen", "Outline", "Marking", "PickupPoint", "NonstandardAttribute"}
-)
+_PRUNE = frozenset({"AssemblyDrawing", "SilkScreen", "Outline", "Marking", "PickupPoint"})

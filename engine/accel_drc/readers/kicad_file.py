@@ -50,7 +50,7 @@ from ..model import (
     Zone,
 )
 from .kicad_project import ProjectInfo, project_path_for, read_project
-from .sexpr import Sexpr, SexprIndex, find_balanced, line_of, parse_decimals, parse_span, unquote
+from .sexpr import Sexpr, SexprIndex, find_balanced, line_of, parse_points, parse_span, unquote
 
 #: oldest format version read (KiCad 6.0 release)
 MIN_VERSION = 20211014
@@ -59,10 +59,47 @@ MAX_KNOWN_VERSION = 20260101
 
 #: top-level nodes of KiCad 6..10 boards; anything else is reported once as unknown
 KNOWN_TOP_LEVEL = frozenset(
-    """version generator generator_version general paper page title_block layers setup property
-    net net_class footprint gr_line gr_arc gr_circle gr_rect gr_poly gr_curve gr_bbox gr_text
-    gr_text_box gr_vector image table dimension target segment arc via zone group generated
-    embedded_fonts embedded_files point barcode variants component_classes""".split()
+    [
+        "version",
+        "generator",
+        "generator_version",
+        "general",
+        "paper",
+        "page",
+        "title_block",
+        "layers",
+        "setup",
+        "property",
+        "net",
+        "net_class",
+        "footprint",
+        "gr_line",
+        "gr_arc",
+        "gr_circle",
+        "gr_rect",
+        "gr_poly",
+        "gr_curve",
+        "gr_bbox",
+        "gr_text",
+        "gr_text_box",
+        "gr_vector",
+        "image",
+        "table",
+        "dimension",
+        "target",
+        "segment",
+        "arc",
+        "via",
+        "zone",
+        "group",
+        "generated",
+        "embedded_fonts",
+        "embedded_files",
+        "point",
+        "barcode",
+        "variants",
+        "component_classes",
+    ]
 )
 
 _EDGE_GR = frozenset({b"gr_line", b"gr_arc", b"gr_circle", b"gr_rect", b"gr_poly", b"gr_curve"})
@@ -262,7 +299,10 @@ def stackup_from_sexpr(node: Sexpr) -> Stackup | None:
     if not layers:
         return None
     return Stackup(
-        layers=tuple(layers), finish=finish, impedance_controlled=impedance, edge_plating=edge_plating
+        layers=tuple(layers),
+        finish=finish,
+        impedance_controlled=impedance,
+        edge_plating=edge_plating,
     )
 
 
@@ -278,10 +318,10 @@ def _nm(mm: float) -> int:
 class _Transform:
     """Footprint placement: rotate by ``deg`` (KiCad's sense, y down) then move to (x, y)."""
 
-    __slots__ = ("x", "y", "c", "s")
+    __slots__ = ("x", "y", "deg", "c", "s")
 
     def __init__(self, x: float = 0.0, y: float = 0.0, deg: float = 0.0) -> None:
-        self.x, self.y = x, y
+        self.x, self.y, self.deg = x, y, deg
         d = deg % 360.0
         exact = {0.0: (1.0, 0.0), 90.0: (0.0, 1.0), 180.0: (-1.0, 0.0), 270.0: (0.0, -1.0)}
         self.c, self.s = exact.get(d) or (math.cos(math.radians(d)), math.sin(math.radians(d)))
@@ -343,13 +383,126 @@ def _arc_points(
     return pts
 
 
-def _arc_bbox_nm(s: tuple[int, int], m: tuple[int, int], e: tuple[int, int]) -> list[tuple[int, int]]:
-    """Points whose bbox is KiCad's arc bbox: the ends plus each axis extreme the arc crosses."""
-    c = _arc_center(s, m, e)  # type: ignore[arg-type]
-    if c is None:
-        return [s, e]
-    cx, cy = round(c[0]), round(c[1])
-    r = round(math.hypot(s[0] - cx, s[1] - cy))
+def _kiround(v: float) -> int:
+    """KiCad's KiROUND: halves round away from zero (Python's round() rounds them to even)."""
+    return int(math.floor(v + 0.5)) if v >= 0 else -int(math.floor(-v + 0.5))
+
+
+def _kicad_arc_center(
+    s: tuple[int, int], m: tuple[int, int], e: tuple[int, int]
+) -> tuple[int, int]:
+    """The arc centre exactly as KiCad 9 computes it (``trigo.cpp`` ``CalcArcCenter``).
+
+    Why not plain geometry: KiCad estimates how far the nanometre rounding of the three points
+    can move the centre and, when a multiple of 100 nm (else 10 nm) lies within that
+    uncertainty, snaps the centre to it.  On vme-wren's 64 µm corner arcs this moves the
+    centre by ~20 nm and the board's bounding box by 10 nm; porting the rule keeps the board
+    size equal to pcbnew's to the nanometre.
+    """
+    ax, ay = float(s[0]), float(s[1])
+    bx, by = float(m[0]), float(m[1])
+    cx, cy = float(e[0]), float(e[1])
+    y21, x21 = by - ay, bx - ax
+    y32, x32 = cy - by, cx - bx
+    if (x21 == 0.0 and y32 == 0.0) or (y21 == 0.0 and x32 == 0.0):
+        return _kiround((ax + cx) / 2.0), _kiround((ay + cy) / 2.0)
+    eps = 2.220446049250313e-16
+    if x21 == 0.0:
+        x21 = eps
+    if x32 == 0.0:
+        x32 = -eps
+    a_slope = y21 / x21
+    b_slope = y32 / x32
+    with np.errstate(all="ignore"):
+        da = a_slope * float(np.hypot(np.float64(0.5) / y21 if y21 else np.inf, 0.5 / x21))
+        db = b_slope * float(np.hypot(np.float64(0.5) / y32 if y32 else np.inf, 0.5 / x32))
+    if a_slope == b_slope:
+        if (ax, ay) == (cx, cy):
+            return _kiround((ax + bx) / 2.0), _kiround((ay + by) / 2.0)
+        a_slope += eps
+        b_slope -= eps
+    if a_slope == 0.0:
+        a_slope = 1e-10
+    if b_slope == 0.0:
+        b_slope = 1e-10
+
+    def rel(d: float, v: float) -> float:
+        return (d / v) ** 2 if v else math.inf
+
+    half = math.sqrt(0.5)
+    ab_se_y = a_slope * b_slope * (ay - cy)
+    d_ab_se_y = ab_se_y * math.sqrt(rel(da, a_slope) + rel(db, b_slope) + rel(half, ay - cy))
+    b_sm_x = b_slope * (ax + bx)
+    d_b_sm_x = b_sm_x * math.sqrt(rel(db, b_slope) + rel(half, ax + bx))
+    a_me_x = a_slope * (bx + cx)
+    d_a_me_x = a_me_x * math.sqrt(rel(da, a_slope) + rel(half, bx + cx))
+    twice = 2.0 * (b_slope - a_slope)
+    d_twice = 2.0 * math.sqrt(db * db + da * da)
+    num_x = ab_se_y + b_sm_x - a_me_x
+    d_num_x = math.sqrt(d_ab_se_y**2 + d_b_sm_x**2 + d_a_me_x**2)
+    center_x = num_x / twice
+    d_center_x = center_x * math.sqrt(rel(d_num_x, num_x) + rel(d_twice, twice))
+    num_y = (ax + bx) / 2.0 - center_x
+    d_num_y = math.sqrt(1.0 / 8.0 + d_center_x * d_center_x)
+    first = num_y / a_slope
+    d_first = first * math.sqrt(rel(d_num_y, num_y) + rel(da, a_slope))
+    center_y = first + (ay + by) / 2.0
+    d_center_y = math.sqrt(d_first * d_first + 1.0 / 8.0)
+    r100x = math.floor((center_x + 50.0) / 100.0) * 100.0
+    r100y = math.floor((center_y + 50.0) / 100.0) * 100.0
+    r10x = math.floor((center_x + 5.0) / 10.0) * 10.0
+    r10y = math.floor((center_y + 5.0) / 10.0) * 10.0
+    if abs(r100x - center_x) < d_center_x and abs(r100y - center_y) < d_center_y:
+        center_x, center_y = r100x, r100y
+    elif abs(r10x - center_x) < d_center_x and abs(r10y - center_y) < d_center_y:
+        center_x, center_y = r10x, r10y
+    if not (math.isfinite(center_x) and math.isfinite(center_y)):
+        raise ValueError("degenerate arc")
+    lim = 2**31 - 101
+    return (
+        _kiround(min(max(center_x, -lim), lim)),
+        _kiround(min(max(center_y, -lim), lim)),
+    )
+
+
+def _rotate_nm(x: int, y: int, deg: float) -> tuple[int, int]:
+    """KiCad's integer ``RotatePoint``: exact for multiples of 90°, KiROUND otherwise."""
+    d = deg % 360.0
+    if d == 0.0:
+        return x, y
+    if d == 90.0:
+        return y, -x
+    if d == 180.0:
+        return -x, -y
+    if d == 270.0:
+        return -y, x
+    c, s = math.cos(math.radians(d)), math.sin(math.radians(d))
+    return _kiround(y * s + x * c), _kiround(y * c - x * s)
+
+
+def _arc_bbox_nm(
+    s: tuple[int, int],
+    m: tuple[int, int],
+    e: tuple[int, int],
+    place: tuple[int, int, float] | None = None,
+) -> list[tuple[int, int]]:
+    """Points whose bounding box is KiCad's arc box (``EDA_SHAPE::computeArcBBox``): the two
+    ends plus each axis extreme of the circle the arc passes.
+
+    ``s``, ``m``, ``e`` are in the coordinates the file gives (footprint-local for ``fp_arc``);
+    ``place`` = (x, y, degrees) of the footprint.  Like KiCad, the centre is computed before
+    placing and then rotated and moved with the end points.
+    """
+    c = _kicad_arc_center(s, m, e)
+    if place is not None:
+        px, py, deg = place
+        s = _rotate_nm(*s, deg)
+        e = _rotate_nm(*e, deg)
+        m = _rotate_nm(*m, deg)
+        c = _rotate_nm(*c, deg)
+        s, m, e, c = ((p[0] + px, p[1] + py) for p in (s, m, e, c))  # type: ignore[assignment]
+    cx, cy = c
+    r = max(1, _kiround(math.hypot(s[0] - cx, s[1] - cy)))
     a0, sweep = _arc_sweep(s, m, e, (cx, cy))  # type: ignore[arg-type]
     pts = [s, e]
     for k, (dx, dy) in enumerate(((1, 0), (0, 1), (-1, 0), (0, -1))):
@@ -451,6 +604,50 @@ class _LazyProps(Mapping):
         return repr(self._get())
 
 
+def points_of(data: bytes, s: int, e: int, source: str = "<board>") -> np.ndarray:
+    """The ``(pts (xy x y) …)`` node at [s, e) of ``data`` as an (n, 2) array (arcs flattened)."""
+    if data.find(b"(arc", s, e) < 0:
+        flat = parse_points(data[s:e])
+        if flat is not None:
+            return flat.reshape(-1, 2)
+    try:
+        node = parse_span(data, s, e)
+    except ValueError as exc:
+        raise InputError(source, f"malformed point list: {exc}", line=line_of(data, s)) from None
+    out: list[tuple[float, float]] = []
+    try:
+        for part in node[1:] if isinstance(node, list) else []:
+            if not isinstance(part, list) or not part:
+                continue
+            if part[0] == "xy" and len(part) >= 3:
+                out.append((float(part[1]), float(part[2])))
+            elif part[0] == "arc":
+                got = {
+                    p[0]: (float(p[1]), float(p[2]))
+                    for p in part[1:]
+                    if isinstance(p, list) and len(p) >= 3
+                }
+                if {"start", "mid", "end"} <= got.keys():
+                    arc = _arc_points(got["start"], got["mid"], got["end"])
+                    out.extend(arc if not out or out[-1] != arc[0] else arc[1:])
+    except (ValueError, TypeError) as exc:
+        raise InputError(source, f"malformed point list: {exc}", line=line_of(data, s)) from None
+    return np.asarray(out, dtype=np.float64).reshape(-1, 2)
+
+
+def fills_of(
+    data: bytes, spans: list[tuple[int, int]], source: str = "<board>"
+) -> tuple[np.ndarray, ...]:
+    """Several ``(pts …)`` nodes at once: one number parse for all of them."""
+    if len(spans) > 1 and not any(data.find(b"(arc", s, e) >= 0 for s, e in spans):
+        counts = [data.count(b"(xy", s, e) for s, e in spans]
+        flat = parse_points(b" ".join(data[s:e] for s, e in spans))
+        if flat is not None:
+            pts = flat.reshape(-1, 2)
+            return tuple(np.split(pts, np.cumsum(counts)[:-1]))
+    return tuple(points_of(data, s, e, source) for s, e in spans)
+
+
 class _LazyFills(Mapping):
     """A zone's filled polygons per copper layer, parsed on first access.
 
@@ -460,8 +657,9 @@ class _LazyFills(Mapping):
     a layer become (n, 2) arrays in one vectorised pass the first time a check asks for them.
     """
 
-    def __init__(self, reader: _Reader, spans: dict[int, list[tuple[int, int]]]) -> None:
-        self._reader = reader
+    def __init__(self, data: bytes, source: str, spans: dict[int, list[tuple[int, int]]]) -> None:
+        self._data = data  # the board text only; the structural index is not kept alive
+        self._source = source
         self._spans = spans
         self._cache: dict[int, tuple[np.ndarray, ...]] = {}
 
@@ -469,7 +667,7 @@ class _LazyFills(Mapping):
         got = self._cache.get(layer)
         if got is None:
             spans = self._spans[layer]  # KeyError for a layer without fill, as a dict would
-            got = self._cache[layer] = self._reader.parse_fills(spans)
+            got = self._cache[layer] = fills_of(self._data, spans, self._source)
         return got
 
     def __iter__(self) -> Iterator[int]:
@@ -502,7 +700,15 @@ def _read_bytes(
         return reader.run(project_path, expected_project)
     except InputError:
         raise
-    except (ValueError, IndexError, KeyError, TypeError, OverflowError) as exc:
+    except (
+        ValueError,
+        IndexError,
+        KeyError,
+        TypeError,
+        OverflowError,
+        AttributeError,
+        ZeroDivisionError,
+    ) as exc:
         # malformed content inside a well-bracketed file (a number that is not a number, a node
         # with missing fields): bad input, not a crash
         raise InputError(source, f"malformed board file: {exc}") from None
@@ -526,6 +732,8 @@ class _Reader:
         self.net_names: list[str] = [""]
         self.net_by_code: dict[int, int] = {0: 0}
         self.net_by_name: dict[str, int] = {"": 0}
+        self._layer_cache: dict[bytes, tuple[tuple[int, ...], tuple[str, ...]]] = {}
+        self._net_cache: dict[bytes, int] = {}
 
     # -- small helpers ----------------------------------------------------------------------
 
@@ -544,6 +752,12 @@ class _Reader:
 
     def net_ref(self, raw: bytes) -> int:
         """Net index of an item's ``(net …)`` value: a code (KiCad ≤ 9) or a name (KiCad 10)."""
+        got = self._net_cache.get(raw)
+        if got is None:
+            got = self._net_cache[raw] = self._net_ref(raw)
+        return got
+
+    def _net_ref(self, raw: bytes) -> int:
         raw = raw.strip()
         if not raw:
             return 0
@@ -575,7 +789,14 @@ class _Reader:
         return idx
 
     def layer_indexes(self, raw: bytes) -> tuple[tuple[int, ...], tuple[str, ...]]:
-        """Copper stack indexes and all names of a ``(layers …)`` value."""
+        """Copper stack indexes and all names of a ``(layers …)`` value (cached: thousands of
+        pads share a handful of layer lists)."""
+        got = self._layer_cache.get(raw)
+        if got is None:
+            got = self._layer_cache[raw] = self._layer_indexes(raw)
+        return got
+
+    def _layer_indexes(self, raw: bytes) -> tuple[tuple[int, ...], tuple[str, ...]]:
         names = tuple(
             unquote(b'"' + q + b'"') if q or not bare else bare.decode("utf-8", "replace")
             for q, bare in _NAMES.findall(raw)
@@ -689,7 +910,9 @@ class _Reader:
     def _version(self, by_kw: dict[bytes, list[tuple[int, int]]]) -> int:
         spans = by_kw.get(b"version")
         if not spans:
-            raise InputError(self.source, "no (version …) in the board header: not a KiCad 6+ board")
+            raise InputError(
+                self.source, "no (version …) in the board header: not a KiCad 6+ board"
+            )
         s, e = spans[0]
         m = re.match(rb"\(version\s+(\d+)\s*\)", self.data[s:e])
         if not m:
@@ -787,7 +1010,9 @@ class _Reader:
         for i, lname in enumerate(cols[8]):
             li = copper_b.get(lname)
             if li is None:
-                self.warn(f"tracks on an unknown layer {lname.decode(errors='replace')!r} put on F.Cu")
+                self.warn(
+                    f"tracks on an unknown layer {lname.decode(errors='replace')!r} put on F.Cu"
+                )
                 li = 0
             layer[i] = li
         cache: dict[bytes, int] = {}
@@ -822,7 +1047,19 @@ class _Reader:
         layer = f.get(b"layer", b"").strip().strip(b'"')
         uuid = f.get(b"uuid", f.get(b"tstamp", b"")).strip().strip(b'"')
         width = (f.get(b"width", b"0").split() or [b"0"])[0]
-        return (kind, st[0], st[1], mid[0], mid[1], en[0], en[1], width, layer, f.get(b"net", b""), uuid)
+        return (
+            kind,
+            st[0],
+            st[1],
+            mid[0],
+            mid[1],
+            en[0],
+            en[1],
+            width,
+            layer,
+            f.get(b"net", b""),
+            uuid,
+        )
 
     def _skip_ranges(self, s: int, e: int) -> list[tuple[int, int]]:
         """Spans of nested drill / padstack nodes inside an item, whose fields must not be
@@ -927,50 +1164,8 @@ class _Reader:
 
     # -- zones -------------------------------------------------------------------------------
 
-    def _points(self, s: int, e: int, transform: _Transform | None = None) -> np.ndarray:
-        """The ``(pts (xy x y) …)`` node at [s, e) as an (n, 2) array (arcs flattened)."""
-        data = self.data
-        if data.find(b"(arc", s, e) < 0:
-            count = data.count(b"(xy", s, e)
-            flat = parse_decimals(data[s:e])
-            if flat is not None and flat.size == 2 * count:
-                pts = flat.reshape(-1, 2)
-                if transform is not None and transform is not _IDENTITY:
-                    pts = self._transform_array(pts, transform)
-                return pts
-        node = self.node(s, e)
-        out: list[tuple[float, float]] = []
-        for part in node[1:] if isinstance(node, list) else []:
-            if not isinstance(part, list) or not part:
-                continue
-            if part[0] == "xy" and len(part) >= 3:
-                out.append((float(part[1]), float(part[2])))
-            elif part[0] == "arc":
-                got = {p[0]: (float(p[1]), float(p[2])) for p in part[1:] if isinstance(p, list) and len(p) >= 3}
-                if {"start", "mid", "end"} <= got.keys():
-                    arc = _arc_points(got["start"], got["mid"], got["end"])
-                    out.extend(arc if not out or out[-1] != arc[0] else arc[1:])
-        pts = np.asarray(out, dtype=np.float64).reshape(-1, 2)
-        if transform is not None and transform is not _IDENTITY:
-            pts = self._transform_array(pts, transform)
-        return pts
-
-    def parse_fills(self, spans: list[tuple[int, int]]) -> tuple[np.ndarray, ...]:
-        """Several ``(pts …)`` nodes at once: one vectorised number parse for all of them."""
-        data = self.data
-        if len(spans) > 1 and not any(data.find(b"(arc", s, e) >= 0 for s, e in spans):
-            counts = [data.count(b"(xy", s, e) for s, e in spans]
-            flat = parse_decimals(b" ".join(data[s:e] for s, e in spans))
-            if flat is not None and flat.size == 2 * sum(counts):
-                pts = flat.reshape(-1, 2)
-                cuts = np.cumsum(counts)[:-1]
-                return tuple(np.split(pts, cuts))
-        return tuple(self._points(s, e) for s, e in spans)
-
-    @staticmethod
-    def _transform_array(pts: np.ndarray, t: _Transform) -> np.ndarray:
-        x, y = pts[:, 0], pts[:, 1]
-        return np.stack([t.x + x * t.c + y * t.s, t.y - x * t.s + y * t.c], axis=1)
+    def _points(self, s: int, e: int) -> np.ndarray:
+        return points_of(self.data, s, e, self.source)
 
     def _zone(self, s: int, e: int) -> Zone:
         data = self.data
@@ -987,23 +1182,25 @@ class _Reader:
         filled: dict[int, list[tuple[int, int]]] = {}
         for cs, ce in idx.children(3, s, e).tolist():
             m = _KW.match(data, cs)
-            kw = m.group(1) if m else b""
+            if m is None:
+                continue
+            kw = m.group(1)
             if kw == b"net":
-                net = self.net_ref(data[m.end() : ce - 1])  # type: ignore[union-attr]
+                net = self.net_ref(data[m.end() : ce - 1])
             elif kw == b"net_name":
-                net_name = unquote(data[m.end() : ce - 1].strip())  # type: ignore[union-attr]
+                net_name = unquote(data[m.end() : ce - 1].strip())
             elif kw in (b"layer", b"layers"):
-                layers = self.layer_indexes(data[m.end() : ce - 1])[0]  # type: ignore[union-attr]
+                layers = self.layer_indexes(data[m.end() : ce - 1])[0]
             elif kw == b"priority":
-                priority = int(data[m.end() : ce - 1].split()[0])  # type: ignore[union-attr]
+                priority = int(data[m.end() : ce - 1].split()[0])
             elif kw == b"name":
-                name = unquote(data[m.end() : ce - 1].strip())  # type: ignore[union-attr]
+                name = unquote(data[m.end() : ce - 1].strip())
             elif kw in (b"uuid", b"tstamp"):
-                uuid = unquote(data[m.end() : ce - 1].strip())  # type: ignore[union-attr]
+                uuid = unquote(data[m.end() : ce - 1].strip())
             elif kw == b"keepout":
                 keepout = True
             elif kw == b"min_thickness":
-                min_thickness = _float(data[m.end() : ce - 1].strip().decode())  # type: ignore[union-attr]
+                min_thickness = _float(data[m.end() : ce - 1].strip().decode())
             elif kw == b"polygon" and outline.size == 0:
                 for ps, pe in idx.children(4, cs, ce).tolist():
                     if data.startswith(b"(pts", ps):
@@ -1026,7 +1223,7 @@ class _Reader:
             layers=layers,
             priority=priority,
             outline=outline,
-            filled=_LazyFills(self, filled),
+            filled=_LazyFills(self.data, self.source, filled),
             name=name,
             uuid=uuid,
             keepout=keepout,
@@ -1193,16 +1390,15 @@ class _Reader:
         if not isinstance(node, list) or not node:
             return
         kind = str(node[0])[3:]  # line, arc, circle, rect, poly, curve
-        pts: dict[str, tuple[float, float]] = {}
+        local: dict[str, tuple[float, float]] = {}
         width = 0.0
         layer = ""
-        poly_span: tuple[int, int] | None = None
         for part in node[1:]:
             if not isinstance(part, list) or not part:
                 continue
             key = part[0]
             if key in ("start", "end", "mid", "center") and len(part) >= 3:
-                pts[key] = t.apply(float(part[1]), float(part[2]))
+                local[key] = (float(part[1]), float(part[2]))
             elif key == "width" and len(part) > 1:
                 width = float(part[1])
             elif key == "stroke":
@@ -1211,23 +1407,31 @@ class _Reader:
                         width = float(sub[1])
             elif key == "layer" and len(part) > 1:
                 layer = str(part[1])
-            elif key == "pts":
-                poly_span = (0, 0)
         if layer != "Edge.Cuts":
             return
+        # geometry for the rings in float mm; the bounding box in integer nm the way KiCad
+        # places footprint items (local nm, RotatePoint, + position) so sizes match pcbnew
+        pts = {k: t.apply(*v) for k, v in local.items()}
+        place = (_nm(t.x), _nm(t.y), t.deg)
+
+        def nm_placed(p: tuple[float, float]) -> tuple[int, int]:
+            x, y = _rotate_nm(_nm(p[0]), _nm(p[1]), place[2])
+            return x + place[0], y + place[1]
+
         half = max(0, _nm(width)) // 2
         shape_pts: list[tuple[int, int]] = []
         if kind == "line" and {"start", "end"} <= pts.keys():
             pieces.append(([pts["start"], pts["end"]], False))
-            shape_pts = [(_nm(p[0]), _nm(p[1])) for p in (pts["start"], pts["end"])]
+            shape_pts = [nm_placed(local["start"]), nm_placed(local["end"])]
         elif kind == "arc" and {"start", "mid", "end"} <= pts.keys():
             pieces.append((_arc_points(pts["start"], pts["mid"], pts["end"]), False))
-            nm = [(_nm(p[0]), _nm(p[1])) for p in (pts["start"], pts["mid"], pts["end"])]
-            shape_pts = _arc_bbox_nm(nm[0], nm[1], nm[2])
+            sl, ml, el = ((_nm(local[k][0]), _nm(local[k][1])) for k in ("start", "mid", "end"))
+            shape_pts = _arc_bbox_nm(sl, ml, el, place)
         elif kind == "circle" and {"center", "end"} <= pts.keys():
-            c, p = pts["center"], pts["end"]
-            cx, cy = _nm(c[0]), _nm(c[1])
-            r = round(math.hypot(_nm(p[0]) - cx, _nm(p[1]) - cy))
+            c = pts["center"]
+            cx, cy = nm_placed(local["center"])
+            ex, ey = nm_placed(local["end"])
+            r = max(1, _kiround(math.hypot(ex - cx, ey - cy)))
             ring = [
                 (c[0] + r / 1e6 * math.cos(a), c[1] + r / 1e6 * math.sin(a))
                 for a in np.linspace(0.0, 2.0 * math.pi, 73)
@@ -1236,40 +1440,30 @@ class _Reader:
             shape_pts = [(cx - r, cy - r), (cx + r, cy + r)]
         elif kind == "rect" and {"start", "end"} <= pts.keys():
             # corners in footprint space, then placed (a rotated footprint rotates the rect)
-            a, b = self._rect_local(node)
-            corners = [t.apply(*p) for p in ((a[0], a[1]), (b[0], a[1]), (b[0], b[1]), (a[0], b[1]))]
+            a, b = local["start"], local["end"]
+            corners_local = [(a[0], a[1]), (b[0], a[1]), (b[0], b[1]), (a[0], b[1])]
+            corners = [t.apply(*p) for p in corners_local]
             pieces.append((corners + [corners[0]], True))
-            shape_pts = [(_nm(p[0]), _nm(p[1])) for p in corners]
-        elif kind == "poly" and poly_span is not None:
+            shape_pts = [nm_placed(p) for p in corners_local]
+        elif kind in ("poly", "curve"):
             m = _PTS.search(self.data, s, e)
             if m:
                 pe = find_balanced(self.data, m.start())
-                arr = self._points(m.start(), pe, t)
-                if len(arr):
-                    ring = [tuple(p) for p in arr.tolist()]
+                arr = self._points(m.start(), pe)
+                if kind == "poly" and len(arr):
+                    ring_local = [(float(x), float(y)) for x, y in arr.tolist()]
+                    ring = [t.apply(*p) for p in ring_local]
                     pieces.append((ring + [ring[0]], True))
-                    shape_pts = [(_nm(p[0]), _nm(p[1])) for p in ring]
-        elif kind == "curve":
-            m = _PTS.search(self.data, s, e)
-            if m:
-                arr = self._points(m.start(), find_balanced(self.data, m.start()), t)
-                if len(arr) >= 4:
-                    curve = _bezier_points([tuple(p) for p in arr.tolist()])
-                    pieces.append((curve, False))
-                    shape_pts = [(_nm(p[0]), _nm(p[1])) for p in curve]
+                    shape_pts = [nm_placed(p) for p in ring_local]
+                elif kind == "curve" and len(arr) >= 4:
+                    curve_local = _bezier_points([(float(x), float(y)) for x, y in arr.tolist()])
+                    pieces.append(([t.apply(*p) for p in curve_local], False))
+                    shape_pts = [nm_placed(p) for p in curve_local]
         if shape_pts:
             xs = [p[0] for p in shape_pts]
             ys = [p[1] for p in shape_pts]
             bbox_pts.append((min(xs) - half, min(ys) - half))
             bbox_pts.append((max(xs) + half, max(ys) + half))
-
-    @staticmethod
-    def _rect_local(node: list) -> tuple[tuple[float, float], tuple[float, float]]:
-        got = {}
-        for part in node[1:]:
-            if isinstance(part, list) and part and part[0] in ("start", "end") and len(part) >= 3:
-                got[part[0]] = (float(part[1]), float(part[2]))
-        return got["start"], got["end"]
 
     @staticmethod
     def _outline(

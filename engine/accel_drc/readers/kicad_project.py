@@ -52,7 +52,9 @@ def _net_class(raw: Mapping[str, Any]) -> NetClass:
         diff_pair_gap_mm=_num(raw.get("diff_pair_gap")),
         via_diameter_mm=_num(raw.get("via_diameter")),
         via_drill_mm=_num(raw.get("via_drill")),
-        priority=int(prio) if isinstance(prio, (int, float)) and not isinstance(prio, bool) else None,
+        priority=int(prio)
+        if isinstance(prio, (int, float)) and not isinstance(prio, bool)
+        else None,
     )
 
 

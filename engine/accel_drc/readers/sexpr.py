@@ -14,6 +14,7 @@ nested Python lists; it is the only Python-level tokenizer and it only ever sees
 from __future__ import annotations
 
 import re
+import warnings
 from typing import Union
 
 import numpy as np
@@ -163,8 +164,12 @@ class SexprIndex:
         self.opens = opens
         self.closes = closes
         n_open = opens.size
-        self.open_level = (np.arange(1, n_open + 1) - np.searchsorted(closes, opens)).astype(np.int32)
-        self.close_level = (np.searchsorted(opens, closes) - np.arange(closes.size)).astype(np.int32)
+        self.open_level = (np.arange(1, n_open + 1) - np.searchsorted(closes, opens)).astype(
+            np.int32
+        )
+        self.close_level = (np.searchsorted(opens, closes) - np.arange(closes.size)).astype(
+            np.int32
+        )
         bad = np.flatnonzero(self.close_level < 1)
         if bad.size:
             off = int(closes[bad[0]])
@@ -215,71 +220,23 @@ class SexprIndex:
         return np.stack([o, c + 1], axis=1) if o.size else np.zeros((0, 2), dtype=np.int64)
 
 
-_NUMERIC = np.zeros(256, dtype=bool)
-_NUMERIC[list(b"0123456789.-+")] = True
-_DIGIT = np.zeros(256, dtype=bool)
-_DIGIT[list(b"0123456789")] = True
-#: bytes a zone point list may contain for the fast path: numbers, blanks, "(xy", "(pts", ")"
-_ALLOWED = _NUMERIC.copy()
-_ALLOWED[list(b" \t\r\n()xypts")] = True
-_POW10 = 10.0 ** np.arange(0, 23)
+def parse_points(body: bytes) -> np.ndarray | None:
+    """The numbers of a run of ``(xy x y)`` nodes (no arcs) as a flat float array, or None.
 
-
-def parse_decimals(buf: bytes) -> np.ndarray | None:
-    """All plain decimal numbers in ``buf`` (``(xy``, blanks and parentheses separate them).
-
-    KiCad writes coordinates as plain decimals (``-12.345678``), never with exponents.  Parsing
-    a zone fill's millions of numbers with ``float()`` or ``np.fromstring`` costs 0.2-0.5 µs
-    each; this does it with a handful of numpy passes over the bytes: an integer mantissa from
-    the digits divided by the power of ten of the fraction length, which is exactly the double
-    ``float(text)`` gives (both operands are exact and IEEE division rounds correctly).
-    Returns None when ``buf`` holds anything else (an exponent, ``nan``, more than 15
-    significant digits, a stray sign or dot): the caller then uses a general parser.
+    Measured on vme-wren's 1.86 M zone-fill numbers: ``np.fromstring`` in text mode after
+    stripping the ``(xy`` and ``)`` tokens is the fastest of the pure-numpy ways tried (a
+    vectorised digit parser, ``float()`` per token, ``astype`` from bytes).  Returns None when
+    the text holds anything else (the count does not come out at two numbers per point), so
+    the caller falls back to the general parser.
     """
-    arr = np.frombuffer(buf, dtype=np.uint8)
-    if arr.size == 0:
-        return np.zeros(0)
-    if not _ALLOWED[arr].all():
-        return None
-    num = _NUMERIC[arr]
-    n = arr.size
-    starts = np.flatnonzero(num[1:] & ~num[:-1]) + 1
-    ends = np.flatnonzero(num[:-1] & ~num[1:]) + 1
-    if num[0]:
-        starts = np.concatenate(([0], starts))
-    if num[-1]:
-        ends = np.concatenate((ends, [n]))
-    if starts.size == 0:
-        return np.zeros(0)
-    is_digit = _DIGIT[arr]
-    csum_dig = np.cumsum(is_digit, dtype=np.int32)
-    before = np.where(starts > 0, csum_dig[starts - 1], 0)
-    tok_end_dig = csum_dig[ends - 1]
-    ndig = tok_end_dig - before
-    if (ndig == 0).any() or (ndig > 15).any():
-        return None
-    sign = (arr == 45) | (arr == 43)
-    csum_sign = np.cumsum(sign, dtype=np.int32)
-    nsign = csum_sign[ends - 1] - np.where(starts > 0, csum_sign[starts - 1], 0)
-    first = arr[starts]
-    lead = (first == 45) | (first == 43)
-    if (nsign != lead).any():
-        return None
-    dots = arr == 46
-    dot_pos = np.flatnonzero(dots)
-    frac = np.zeros(starts.size, dtype=np.int64)
-    if dot_pos.size:
-        tok_of_dot = np.searchsorted(starts, dot_pos, side="right") - 1
-        if np.any(np.diff(tok_of_dot) == 0):  # two dots in one number
+    count = body.count(b"(xy")
+    flat_text = body.replace(b"(xy", b" ").replace(b")", b" ").replace(b"(pts", b" ")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # fromstring warns (not raises) on junk; we count instead
+        try:
+            flat = np.fromstring(flat_text, dtype=np.float64, sep=" ")  # noqa: NPY201 - text mode
+        except ValueError:
             return None
-        frac[tok_of_dot] = tok_end_dig[tok_of_dot] - csum_dig[dot_pos]
-    dig_idx = np.flatnonzero(is_digit)
-    tok_of_dig = np.repeat(np.arange(starts.size), ndig)
-    place = tok_end_dig[tok_of_dig] - csum_dig[dig_idx]
-    vals = (arr[dig_idx] - 48).astype(np.float64) * _POW10[place]
-    first_dig = np.concatenate(([0], np.cumsum(ndig)[:-1]))
-    mant = np.add.reduceat(vals, first_dig)
-    out = mant / _POW10[frac]
-    neg = first == 45
-    out[neg] = -out[neg]
-    return out
+    if flat.size != 2 * count or not np.isfinite(flat).all():
+        return None
+    return flat

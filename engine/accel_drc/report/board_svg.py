@@ -351,7 +351,8 @@ def render_board(board: Board, visible_layers: Iterable[int] | None = None) -> B
     if bbox is None:
         empty = (
             '<svg id="board-svg" class="board-svg" viewBox="0 0 100 100" role="img" '
-            'aria-label="board view: the board has no outline or geometry"></svg>'
+            'aria-label="board view: the board has no outline or geometry">'
+            '<g id="markers" class="markers"></g></svg>'
         )
         return BoardSvg(svg=empty, view_box=(0.0, 0.0, 100.0, 100.0), layers=layers_meta)
     xmin, ymin, xmax, ymax = bbox

@@ -39,7 +39,7 @@ _TEMPLATES = Path(__file__).resolve().parent / "templates"
 
 #: per-finding evidence larger than this (JSON characters) is cut to its keys, so one check that
 #: attaches a long list to each finding cannot blow the file up
-_EVIDENCE_MAX = 1500
+_EVIDENCE_MAX = 800
 
 _SEVERITIES = ("error", "warning", "info")
 _STATUSES = ("violation", "cannot_verify", "waived")
@@ -178,7 +178,10 @@ def pdn_plot(rail: Mapping[str, Any], band: tuple[float, float] | None = None) -
 
     b_lo, b_hi = band if band else (fmin, fmax)
     in_band = [(f, z) for f, z in pts if b_lo <= f <= b_hi] or pts
-    if target:
+    wf, wz = rail.get("worst_f_hz"), rail.get("worst_z_ohm")
+    if isinstance(wf, (int, float)) and isinstance(wz, (int, float)) and wf > 0 and wz > 0:
+        worst = (float(wf), float(wz))  # the check's own worst point: plot and finding agree
+    elif target:
         worst = max(in_band, key=lambda p: p[1] / target)
     else:
         worst = max(in_band, key=lambda p: p[1])
@@ -310,6 +313,40 @@ def stub_histogram(signal: str, stubs: Sequence[float], limit: float | None) -> 
 # ---------------------------------------------------------------------------------------------
 
 
+def _round_floats(value: Any, digits: int = 6) -> Any:
+    """Floats to ``digits`` significant digits (52517654644.371376 -> 52517700000.0): the
+    report shows evidence, it does not recompute from it, and 10,000 findings add up."""
+    if isinstance(value, float):
+        return float(f"{value:.{digits}g}")
+    if isinstance(value, dict):
+        return {k: _round_floats(v, digits) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_round_floats(v, digits) for v in value]
+    return value
+
+
+def _compact_evidence(ev: Any) -> Any:
+    """Evidence within ``_EVIDENCE_MAX`` characters of JSON: the longest values are replaced by
+    a note saying what was left out, so the small facts (stub, f_res, layers) always survive."""
+    if not isinstance(ev, dict) or not ev:
+        return ev or None
+    ev = _round_floats(ev)
+    sizes = {k: len(json.dumps(v, ensure_ascii=False)) for k, v in ev.items()}
+    total = sum(sizes.values()) + 4 * len(sizes)
+    for k in sorted(sizes, key=lambda k: -sizes[k]):
+        if total <= _EVIDENCE_MAX:
+            break
+        v = ev[k]
+        note = (
+            f"({len(v)} items left out of the report)"
+            if isinstance(v, (list, dict))
+            else ("(long value left out of the report)")
+        )
+        ev[k] = note
+        total -= sizes[k] - len(note) - 2
+    return ev
+
+
 def _finding_rows(
     findings: Sequence[Finding], texts: dict[str, int]
 ) -> tuple[list[list[Any]], dict[str, int]]:
@@ -324,9 +361,8 @@ def _finding_rows(
     rows: list[list[Any]] = []
     for i, f in enumerate(findings):
         ev = _jsonable(dict(f.evidence)) if f.evidence else {}
-        declare = ev.get("declare") if isinstance(ev, dict) else None
-        if ev and len(json.dumps(ev, ensure_ascii=False)) > _EVIDENCE_MAX:
-            ev = {"(truncated)": ", ".join(sorted(ev))[:300]}
+        declare = ev.pop("declare", None) if isinstance(ev, dict) else None
+        ev = _compact_evidence(ev)
         waiver = _jsonable(dict(f.waiver)) if f.waiver else None
         rows.append(
             [
@@ -396,7 +432,7 @@ def _stackup_rows(
     src = result.extras.get("stackup")
     if isinstance(src, list) and src:
         for r in src:
-            if isinstance(r, Mapping):
+            if isinstance(r, Mapping) and r.get("kind") not in ("silkscreen", "solderpaste"):
                 rows.append(dict(r))
     elif board.stackup is not None:
         for layer in board.stackup.layers:
@@ -531,11 +567,16 @@ def _rails(result: CheckResult) -> list[dict[str, Any]]:
         if isinstance(lo, (int, float)) and isinstance(hi, (int, float)):
             rb = (float(lo), float(hi))
         decaps = rail.get("decaps") or []
+        missing = rail.get("missing") or []
         out.append(
             {
                 "name": str(rail.get("name") or "rail"),
                 "nets": [str(n) for n in rail.get("nets") or []],
                 "target": fmt_si(rail.get("target_ohm"), "Ω"),
+                "target_source": str(rail.get("target_source") or ""),
+                "dominant": str(rail.get("dominant") or ""),
+                "source": str(rail.get("source") or ""),
+                "missing": [str(m) for m in missing] if isinstance(missing, list) else [],
                 "plane_c": fmt_si(rail.get("plane_capacitance_f"), "F"),
                 "decaps": len(decaps) if isinstance(decaps, list) else 0,
                 "plot": pdn_plot(rail, rb),
@@ -566,9 +607,19 @@ def _via_stubs(result: CheckResult) -> list[dict[str, Any]]:
         lim = float(limit) if isinstance(limit, (int, float)) else None
         vals = [float(s) for s in stubs if isinstance(s, (int, float))]
         over = sum(1 for v in vals if lim is not None and v > lim)
+        extra = val if isinstance(val, Mapping) else {}
+        notes = []
+        if isinstance(extra.get("unknown"), int) and extra["unknown"]:
+            notes.append(f"{extra['unknown']} with unknown stub")
+        if isinstance(extra.get("backdrilled"), int):
+            notes.append(f"{extra['backdrilled']} backdrilled")
+        fres, nyq = extra.get("min_f_res_hz"), extra.get("nyquist_hz")
+        if isinstance(fres, (int, float)) and isinstance(nyq, (int, float)) and nyq > 0:
+            notes.append(f"lowest f_res {fmt_si(fres, 'Hz')} = {fres / nyq:.1f} × Nyquist")
         out.append(
             {
                 "signal": str(sig),
+                "notes": notes,
                 "count": len(vals),
                 "over": over,
                 "limit": lim,
@@ -655,7 +706,8 @@ def _env() -> jinja2.Environment:
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(_TEMPLATES)),
         autoescape=True,  # every template, whatever its extension: the report is user text
-        undefined=jinja2.StrictUndefined,
+        # rows from other modules (extras) may lack a key: show it as empty, never crash
+        undefined=jinja2.Undefined,
         trim_blocks=True,
         lstrip_blocks=True,
     )
@@ -704,8 +756,9 @@ def build_context(result: CheckResult, board: Board) -> dict[str, Any]:
         "passed": unwaived_errors == 0,
         "unwaived_errors": unwaived_errors,
         "total": len(findings),
-        "sev_counts": {s: sev_counts.get(s, 0) for s in _SEVERITIES},
-        "all_sev_counts": {s: all_sev.get(s, 0) for s in _SEVERITIES},
+        # by severity over every finding (as the text summary counts), by status beside it
+        "sev_counts": {s: all_sev.get(s, 0) for s in _SEVERITIES},
+        "violation_sev_counts": {s: sev_counts.get(s, 0) for s in _SEVERITIES},
         "status_counts": {s: status_counts.get(s, 0) for s in _STATUSES},
         "worst": _worst(sev_counts),
         "cls": cls,
@@ -744,6 +797,12 @@ def build_context(result: CheckResult, board: Board) -> dict[str, Any]:
         "waivers": _waivers(result),
         "cannot_verify": _cannot_verify(findings),
         "rule_runs": _rule_runs(result, findings),
+        "skipped_rules": [str(x) for x in result.extras.get("skipped_rules") or []],
+        "signal_nets": sorted(
+            (str(k), v)
+            for k, v in (result.extras.get("signals") or {}).items()
+            if isinstance(v, int)
+        ),
         "checks": sorted({f.check for f in findings}),
         "finding_layers": sorted({f.layer for f in findings if f.layer}),
         "rule_ids": sorted({f.rule for f in findings}),

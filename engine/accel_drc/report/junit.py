@@ -22,7 +22,11 @@ def _owner(rule_ids: set[str], fid: str) -> str | None:
 
 
 def _lines(fs: list[Finding]) -> str:
-    return "\n".join(f"[{f.severity.value}] {f.message}" + (f" (declare: {f.evidence['declare']})" if "declare" in f.evidence else "") for f in fs)
+    return "\n".join(
+        f"[{f.severity.value}] {f.message}"
+        + (f" (declare: {f.evidence['declare']})" if "declare" in f.evidence else "")
+        for f in fs
+    )
 
 
 def to_element(result: CheckResult) -> ET.Element:
@@ -37,34 +41,58 @@ def to_element(result: CheckResult) -> ET.Element:
             by_rule[owner].append(f)
     cls = result.classification.board_class
     suites = ET.Element("testsuites", name="accel-drc")
-    suite = ET.SubElement(suites, "testsuite", name=f"accel-drc {cls} ({result.board_file})", timestamp=result.date)
+    suite = ET.SubElement(
+        suites, "testsuite", name=f"accel-drc {cls} ({result.board_file})", timestamp=result.date
+    )
     tests = failures = errors = skipped = 0
     for run in result.rules:
         r = run.rule
         fs = by_rule.get(r.id, [])
-        case = ET.SubElement(suite, "testcase", classname=f"accel-drc.{r.pack or cls}.{r.check}", name=r.id, time="0")
+        case = ET.SubElement(
+            suite, "testcase", classname=f"accel-drc.{r.pack or cls}.{r.check}", name=r.id, time="0"
+        )
         tests += 1
         viol = [f for f in fs if f.status == Status.VIOLATION]
         cant = [f for f in fs if f.status == Status.CANNOT_VERIFY]
         waived = [f for f in fs if f.status == Status.WAIVED]
         if viol:
             failures += 1
-            worst = "error" if any(f.severity == Severity.ERROR for f in viol) else ("warning" if any(f.severity == Severity.WARNING for f in viol) else "info")
-            el = ET.SubElement(case, "failure", message=f"{len(viol)} violation(s): {viol[0].message}", type=worst)
+            worst = (
+                "error"
+                if any(f.severity == Severity.ERROR for f in viol)
+                else ("warning" if any(f.severity == Severity.WARNING for f in viol) else "info")
+            )
+            el = ET.SubElement(
+                case, "failure", message=f"{len(viol)} violation(s): {viol[0].message}", type=worst
+            )
             el.text = _lines(viol)
         if cant:
             errors += 1
-            el = ET.SubElement(case, "error", message=f"{len(cant)} item(s) cannot be verified: {cant[0].message}", type="cannot_verify")
+            el = ET.SubElement(
+                case,
+                "error",
+                message=f"{len(cant)} item(s) cannot be verified: {cant[0].message}",
+                type="cannot_verify",
+            )
             el.text = _lines(cant)
         if waived and not viol and not cant:
             skipped += 1
-            ET.SubElement(case, "skipped", message=f"{len(waived)} finding(s) waived: {waived[0].waiver.get('reason', '') if waived[0].waiver else ''}")
+            ET.SubElement(
+                case,
+                "skipped",
+                message=f"{len(waived)} finding(s) waived: {waived[0].waiver.get('reason', '') if waived[0].waiver else ''}",
+            )
         out = ET.SubElement(case, "system-out")
         out.text = f"{run.checked} item(s) checked; why: {r.why}; source: {r.source}"
     for f in orphans:  # findings of no rule that ran (should not happen): still visible
         tests += 1
         case = ET.SubElement(suite, "testcase", classname="accel-drc.other", name=f.rule, time="0")
-        el = ET.SubElement(case, "failure" if f.status == Status.VIOLATION else "error", message=f.message, type=f.severity.value)
+        el = ET.SubElement(
+            case,
+            "failure" if f.status == Status.VIOLATION else "error",
+            message=f.message,
+            type=f.severity.value,
+        )
         el.text = f.message
         failures += f.status == Status.VIOLATION
         errors += f.status != Status.VIOLATION

@@ -12,20 +12,19 @@ identity (and its dismissal on GitHub) across runs; a counter keeps them unique.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import re
 from collections.abc import Iterable
 from typing import Any
 
 from ..results import CheckResult, Finding, Severity, Status
-from .json_report import _clean
+from .json_report import fast_dumps
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 INFO_URI = "https://github.com/accel-drc/accel-drc"
 
 _LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
-_UUID = re.compile(rb"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+_UUID_NODE = re.compile(rb'\(uuid "?([0-9a-fA-F-]{36})"?\)')
 
 
 def level(f: Finding) -> str:
@@ -44,30 +43,46 @@ def artifact_uri(board_file: str, cwd: str | None = None) -> str:
 
 
 def uuid_lines(path: str, uuids: Iterable[str]) -> dict[str, int]:
-    """Line (1-based) where each uuid first appears in a text board file (one streaming pass)."""
-    wanted = {u.lower().encode() for u in uuids if u}
+    """Line (1-based) where each uuid first appears as ``(uuid "…")`` in a text board file.
+
+    One regex pass over the bytes (C speed) and one incremental newline count: a 36 MB board with
+    5,000 wanted uuids takes well under a second."""
+    wanted = {u.lower() for u in uuids if u}
     out: dict[str, int] = {}
     if not wanted or not os.path.isfile(path):
         return out
     try:
         with open(path, "rb") as fh:
-            for n, line in enumerate(fh, 1):
-                if b"-" not in line:
-                    continue
-                for m in _UUID.finditer(line):
-                    u = m.group(0).lower()
-                    if u in wanted:
-                        out.setdefault(u.decode(), n)
-                        wanted.discard(u)
-                if not wanted:
-                    break
+            data = fh.read()
     except OSError:
         return out
+    hits = []
+    for m in _UUID_NODE.finditer(data):
+        u = m.group(1).decode("ascii", "replace").lower()
+        if u in wanted:
+            hits.append((m.start(), u))
+            wanted.discard(u)
+            if not wanted:
+                break
+    line, at = 1, 0
+    for pos, u in hits:  # already in file order
+        line += data.count(b"\n", at, pos)
+        at = pos
+        out[u] = line
     return out
 
 
 def fingerprint(f: Finding) -> str:
-    key = "|".join([f.rule, f.check, f.net or "", f.layer or "", ",".join(sorted(f.items)[:8]), str(f.evidence.get("dielectric", ""))])
+    key = "|".join(
+        [
+            f.rule,
+            f.check,
+            f.net or "",
+            f.layer or "",
+            ",".join(sorted(f.items)[:8]),
+            str(f.evidence.get("dielectric", "")),
+        ]
+    )
     return hashlib.sha256(key.encode()).hexdigest()[:32]
 
 
@@ -81,15 +96,30 @@ def to_sarif(result: CheckResult, cwd: str | None = None) -> dict[str, Any]:
             {
                 "id": r.id,
                 "name": "".join(w.capitalize() for w in re.split(r"[._]", r.id)),
-                "shortDescription": {"text": r.title or f"{r.check}" + (f" ({r.signal})" if r.signal else "")},
+                "shortDescription": {
+                    "text": r.title or f"{r.check}" + (f" ({r.signal})" if r.signal else "")
+                },
                 "fullDescription": {"text": r.why},
-                "help": {"text": f"{r.why}\nSource: {r.source}", "markdown": f"{r.why}\n\n**Source:** {r.source}"},
+                "help": {
+                    "text": f"{r.why}\nSource: {r.source}",
+                    "markdown": f"{r.why}\n\n**Source:** {r.source}",
+                },
                 "defaultConfiguration": {"level": _LEVEL[r.severity]},
-                "properties": {"check": r.check, "signal": r.signal, "source": r.source, "params": dict(r.params), "pack": r.pack},
+                "properties": {
+                    "check": r.check,
+                    "signal": r.signal,
+                    "source": r.source,
+                    "params": dict(r.params),
+                    "pack": r.pack,
+                },
             }
         )
     uri = artifact_uri(result.board_file, cwd)
-    lines = uuid_lines(result.board_file, (f.items[0] for f in result.findings if f.items)) if result.board_file.endswith(".kicad_pcb") else {}
+    lines = (
+        uuid_lines(result.board_file, (f.items[0] for f in result.findings if f.items))
+        if result.board_file.endswith(".kicad_pcb")
+        else {}
+    )
     results = []
     seen: dict[str, int] = {}
     for f in result.findings:
@@ -106,10 +136,16 @@ def to_sarif(result: CheckResult, cwd: str | None = None) -> dict[str, Any]:
         res: dict[str, Any] = {
             "ruleId": rid,
             "level": level(f),
-            "message": {"text": f.message + (f" [{f.status.value.replace('_', ' ')}]" if f.status != Status.VIOLATION else "")},
+            "message": {
+                "text": f.message
+                + (f" [{f.status.value.replace('_', ' ')}]" if f.status != Status.VIOLATION else "")
+            },
             "locations": [
                 {
-                    "physicalLocation": {"artifactLocation": {"uri": uri}, "region": {"startLine": line}},
+                    "physicalLocation": {
+                        "artifactLocation": {"uri": uri},
+                        "region": {"startLine": line},
+                    },
                     **({"logicalLocations": [{"name": f.net, "kind": "net"}]} if f.net else {}),
                 }
             ],
@@ -135,14 +171,28 @@ def to_sarif(result: CheckResult, cwd: str | None = None) -> dict[str, Any]:
                 res["ruleId"] = base
                 res["properties"]["subRule"] = rid
         if f.status == Status.WAIVED and f.waiver:
-            res["suppressions"] = [{"kind": "external", "status": "accepted", "justification": str(f.waiver.get("reason", ""))}]
+            res["suppressions"] = [
+                {
+                    "kind": "external",
+                    "status": "accepted",
+                    "justification": str(f.waiver.get("reason", "")),
+                }
+            ]
         results.append(res)
     doc = {
         "$schema": SARIF_SCHEMA,
         "version": "2.1.0",
         "runs": [
             {
-                "tool": {"driver": {"name": "accel-drc", "version": result.tool_version, "semanticVersion": result.tool_version, "informationUri": INFO_URI, "rules": rules}},
+                "tool": {
+                    "driver": {
+                        "name": "accel-drc",
+                        "version": result.tool_version,
+                        "semanticVersion": result.tool_version,
+                        "informationUri": INFO_URI,
+                        "rules": rules,
+                    }
+                },
                 "automationDetails": {"id": f"accel-drc/{result.classification.board_class}/"},
                 "results": results,
                 "properties": {
@@ -155,10 +205,9 @@ def to_sarif(result: CheckResult, cwd: str | None = None) -> dict[str, Any]:
             }
         ],
     }
-    return _clean(doc)
+    return doc
 
 
 def write(path: str, result: CheckResult, cwd: str | None = None) -> None:
     with open(path, "w", encoding="utf-8") as fh:
-        json.dump(to_sarif(result, cwd), fh, indent=2, ensure_ascii=False)
-        fh.write("\n")
+        fh.write(fast_dumps(to_sarif(result, cwd)) + "\n")

@@ -16,7 +16,10 @@ _ST_ORDER = {Status.VIOLATION: 0, Status.CANNOT_VERIFY: 1, Status.WAIVED: 2}
 
 def worst(findings: Sequence[Finding], n: int = 10) -> list[Finding]:
     """Most serious first: unwaived errors, then warnings; violations before cannot-verify."""
-    return sorted(findings, key=lambda f: (_ST_ORDER[f.status] == 2, _SEV_ORDER[f.severity], _ST_ORDER[f.status], f.rule))[:n]
+    return sorted(
+        findings,
+        key=lambda f: (_ST_ORDER[f.status] == 2, _SEV_ORDER[f.severity], _ST_ORDER[f.status]),
+    )[:n]
 
 
 def _fmt(v: Any) -> str:
@@ -87,7 +90,13 @@ def rules_table(rules: Sequence[Mapping[str, Any]]) -> str:
     out = []
     for r in rules:
         out.append(f"{r['id']}  [{r['check']}, {r['severity']}]  {_params(r['params'])}")
-        out.append(textwrap.fill(r["why"], 100, initial_indent="    why: ", subsequent_indent="         "))
-        out.append(textwrap.fill(r["source"], 100, initial_indent="    source: ", subsequent_indent="            "))
+        out.append(
+            textwrap.fill(r["why"], 100, initial_indent="    why: ", subsequent_indent="         ")
+        )
+        out.append(
+            textwrap.fill(
+                r["source"], 100, initial_indent="    source: ", subsequent_indent="            "
+            )
+        )
     out.append(f"{len(rules)} rules")
     return "\n".join(out)

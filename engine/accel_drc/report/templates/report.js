@@ -5,7 +5,7 @@
 (function () {
   "use strict";
   var t0 = performance.now();
-  var api = { ready: false, interactive: false, tInteractive: 0, tReady: 0, tScriptStart: 0, shown: 0 };
+  var api = { ready: false, interactive: false, complete: false, tInteractive: 0, tReady: 0, tComplete: 0, tScriptStart: 0, shown: 0 };
   window.__accelDrc = api;
 
   var data = JSON.parse(document.getElementById("report-data").textContent);
@@ -50,17 +50,26 @@
   var tbody = document.getElementById("findings-body");
   var rowEls = new Array(N);
 
-  function rowHtml(r) {
-    var i = g(r, "i"), sev = g(r, "severity"), st = g(r, "status");
+  /* Rows are built in two steps: an empty row (its data attributes only) for every finding up
+     front, so counting, filtering, sorting and keyboard moves work at once; the cells of a row
+     are filled when it comes near the view, when it is selected, and in the background until
+     every row is complete.  Parsing 10,000 full rows at once costs seconds on a slow machine. */
+  var filled = new Uint8Array(N), nFilled = 0;
+
+  function skeletonHtml(r) {
+    return '<tr class="f" tabindex="-1" data-i="' + Number(g(r, "i")) + '" data-rule="' + esc(g(r, "rule")) +
+      '" data-status="' + esc(g(r, "status")) + '" data-severity="' + esc(g(r, "severity")) +
+      '" role="row" aria-selected="false"></tr>';
+  }
+  function cellsHtml(r) {
+    var sev = g(r, "severity"), st = g(r, "status");
     var why = texts[g(r, "why")] || "", src = texts[g(r, "source")] || "";
     var items = g(r, "items") || [];
     var x = g(r, "x"), y = g(r, "y");
     var pos = (x === null || x === undefined) ? '<span class="nopos">not on the board view</span>'
-      : "(" + x.toFixed(2) + ", " + y.toFixed(2) + ") mm";
+      : "(" + Number(x).toFixed(2) + ", " + Number(y).toFixed(2) + ') mm <a href="#board" class="goto">show on board</a>';
     var dec = g(r, "declare");
-    return '<tr class="f" tabindex="-1" data-i="' + i + '" data-rule="' + esc(g(r, "rule")) +
-      '" data-status="' + esc(st) + '" data-severity="' + esc(sev) + '" role="row" aria-selected="false">' +
-      '<td role="cell" class="sev-' + esc(sev) + '"><span class="badge b-' + esc(sev) + '"><span aria-hidden="true">' +
+    return '<td role="cell" class="sev-' + esc(sev) + '"><span class="badge b-' + esc(sev) + '"><span aria-hidden="true">' +
       (SEV_ICON[sev] || "") + "</span> " + esc(sev) + "</span></td>" +
       '<td role="cell"><span class="badge b-' + esc(st) + '"><span aria-hidden="true">' + (ST_ICON[st] || "") +
       "</span> " + esc(ST_LABEL[st] || st) + "</span></td>" +
@@ -72,8 +81,16 @@
       '<td role="cell"><div class="msg">' + esc(g(r, "message")) + "</div>" +
       (why || src ? '<div class="why">' + esc(why) + (src ? " \u00b7 source: " + esc(src) : "") + "</div>" : "") +
       (dec ? '<div class="why">declare: ' + esc(dec) + "</div>" : "") +
-      '<div class="items">' + pos + (items.length ? " \u00b7 items: " + esc(items.join(", ")) : "") + "</div></td></tr>";
+      '<div class="items">' + pos + (items.length ? " \u00b7 items: " + esc(items.join(", ")) : "") + "</div></td>";
   }
+  function fill(k) {
+    if (filled[k] || !rowEls[k]) return;
+    filled[k] = 1;
+    nFilled++;
+    rowEls[k].innerHTML = cellsHtml(rows[k]);
+    if (observer) observer.unobserve(rowEls[k]);
+  }
+  var observer = null;
 
   /* ---------------------------------------------------------------- board view */
   var svg = document.getElementById("board-svg");
@@ -88,30 +105,45 @@
     var cw = svg.clientWidth || 800, ch = svg.clientHeight || 560;
     return Math.max(vb[2] / cw, vb[3] / ch);
   }
+  var sized = false;
   function setVB(v) {
     vb = v;
     svg.setAttribute("viewBox", v.map(function (n) { return n.toFixed(4); }).join(" "));
-    svg.style.setProperty("--u", String(unitPerPx()));
+    /* reading the size forces a layout of the board view: only once it has been laid out */
+    if (sized) svg.style.setProperty("--u", String(unitPerPx()));
+  }
+  if ("ResizeObserver" in window) {
+    new ResizeObserver(function () {
+      sized = svg.clientWidth > 0;
+      if (sized) svg.style.setProperty("--u", String(unitPerPx()));
+    }).observe(svg);
+  } else {
+    sized = true;
   }
 
   function buildMarkers() {
-    var frag = document.createDocumentFragment();
+    /* one string parsed once is several times faster than 10,000 createElementNS calls; the
+       tooltip (<title>) is added on first hover, not up front */
+    var parts = [], idxs = [];
     for (var k = 0; k < N; k++) {
       var r = rows[k], x = g(r, "x"), y = g(r, "y");
       if (x === null || x === undefined) continue;
-      var c = document.createElementNS(NS, "circle");
-      c.setAttribute("cx", x);
-      c.setAttribute("cy", y);
-      c.setAttribute("class", "mk sev-" + g(r, "severity") + " st-" + g(r, "status"));
-      c.setAttribute("data-i", g(r, "i"));
-      var t = document.createElementNS(NS, "title");
-      t.textContent = g(r, "severity") + " \u00b7 " + g(r, "rule") + ": " + g(r, "message");
-      c.appendChild(t);
-      markerEls[k] = c;
-      frag.appendChild(c);
+      parts.push('<circle class="mk sev-' + esc(g(r, "severity")) + " st-" + esc(g(r, "status")) +
+        '" cx="' + Number(x) + '" cy="' + Number(y) + '" data-i="' + Number(g(r, "i")) + '"/>');
+      idxs.push(k);
     }
-    mk.appendChild(frag);
+    mk.insertAdjacentHTML("beforeend", parts.join(""));
+    var el = mk.firstElementChild;
+    for (var j = 0; j < idxs.length && el; j++) { markerEls[idxs[j]] = el; el = el.nextElementSibling; }
   }
+  mk.addEventListener("mouseover", function (e) {
+    var t = e.target;
+    if (!t || !t.getAttribute || t.getAttribute("data-i") === null || t.firstChild) return;
+    var r = rows[Number(t.getAttribute("data-i"))];
+    var title = document.createElementNS(NS, "title");
+    title.textContent = g(r, "severity") + " \u00b7 " + g(r, "rule") + ": " + g(r, "message");
+    t.appendChild(title);
+  });
 
   function showLayer(name) {
     if (!name) return;
@@ -201,12 +233,17 @@
     }
     selected = k;
     var r = rows[k], row = rowEls[k], m = markerEls[k];
+    fill(k);
     if (row) {
       if (row.hidden) { clearFilters(); }
       row.classList.add("sel");
       row.setAttribute("aria-selected", "true");
       setRoving(row);
-      if (opts.scroll) row.scrollIntoView({ block: "nearest" });
+      if (opts.scroll) {
+        row.scrollIntoView({ block: "nearest" });
+        /* sections laid out lazily can move the row once they render: settle, then again */
+        requestAnimationFrame(function () { row.scrollIntoView({ block: "nearest" }); });
+      }
       if (opts.focus) row.focus({ preventScroll: !opts.scroll });
     }
     if (m) {
@@ -357,6 +394,7 @@
   /* ---------------------------------------------------------------- keyboard: roving focus on rows */
   var roving = null;
   function setRoving(row) {
+    if (row) fill(Number(row.getAttribute("data-i")));
     if (roving === row) return;
     if (roving) roving.tabIndex = -1;
     roving = row;
@@ -373,7 +411,11 @@
   }
   tbody.addEventListener("click", function (e) {
     var k = rowIndex(e.target);
-    if (k >= 0) select(k, { zoom: true, focus: true });
+    if (k < 0) return;
+    var toBoard = e.target.classList && e.target.classList.contains("goto");
+    if (toBoard) e.preventDefault();
+    select(k, { zoom: true, focus: !toBoard });
+    if (toBoard) document.getElementById("board").scrollIntoView({ block: "start" });
   });
   tbody.addEventListener("keydown", function (e) {
     var tr = e.target.closest ? e.target.closest("tr.f") : null;
@@ -446,40 +488,50 @@
 
   /* ---------------------------------------------------------------- first render, in chunks */
   setVB(home.slice());
-  buildMarkers();
-  var FIRST = 300, CHUNK = 2500, done = 0;
-  function collect(from, to) {
-    /* the rows just appended are the last (to - from) children of the body, in order */
-    var el = tbody.lastElementChild;
-    for (var k = to - 1; k >= from; k--) { rowEls[k] = el; el = el.previousElementSibling; }
-  }
-  function renderChunk(n) {
-    var to = Math.min(N, done + n), parts = [];
-    for (var k = done; k < to; k++) parts.push(rowHtml(rows[k]));
+  svg.style.setProperty("--u", String(home[2] / 900));
+  function buildRows() {
+    var parts = new Array(N);
+    for (var k = 0; k < N; k++) parts[k] = skeletonHtml(rows[k]);
     tbody.insertAdjacentHTML("beforeend", parts.join(""));
-    collect(done, to);
-    done = to;
+    var el = tbody.firstElementChild;
+    for (var j = 0; j < N && el; j++) { rowEls[j] = el; el = el.nextElementSibling; }
   }
-  function finish() {
-    if (N && !roving) setRoving(rowEls[0]);
-    var o = []; for (var k = 0; k < N; k++) o.push(k); order = o;
-    api.ready = true;
-    if (pending && (sortKey || fGroup.checked)) reorder();
-    applyFilters();
-    api.tReady = performance.now(); /* ms since navigation start */
-    document.documentElement.setAttribute("data-report-ready", "1");
+  function watchRows() {
+    if (!("IntersectionObserver" in window)) { for (var k = 0; k < N; k++) fill(k); return; }
+    observer = new IntersectionObserver(function (entries) {
+      for (var e = 0; e < entries.length; e++) {
+        if (entries[e].isIntersecting) fill(Number(entries[e].target.getAttribute("data-i")));
+      }
+    }, { root: document.getElementById("table-wrap"), rootMargin: "800px 0px" });
+    for (var k = 0; k < N; k++) if (!filled[k]) observer.observe(rowEls[k]);
   }
-  renderChunk(FIRST);
+  var bgNext = 0;
+  function backgroundFill() {
+    var until = performance.now() + 12; /* short slices keep the page responsive */
+    while (bgNext < N && performance.now() < until) fill(bgNext++);
+    if (bgNext < N) { setTimeout(backgroundFill, 0); return; }
+    if (observer) { observer.disconnect(); observer = null; }
+    api.complete = true;
+    api.tComplete = performance.now();
+  }
+
+  buildRows();
+  for (var k0 = 0; k0 < Math.min(N, 40); k0++) fill(k0);
+  buildMarkers();
+  var o0 = []; for (var k1 = 0; k1 < N; k1++) o0.push(k1); order = o0;
   if (N) setRoving(rowEls[0]);
-  shownCount.textContent = "(" + N + ")";
-  noFindings.hidden = N > 0;
+  api.ready = true;
+  applyFilters();
+  watchRows();
   api.interactive = true;
-  api.tInteractive = performance.now();
+  api.tInteractive = performance.now(); /* ms since navigation start */
+  api.tReady = api.tInteractive;
   api.tScriptStart = t0;
-  function pump() {
-    if (done >= N) { finish(); return; }
-    renderChunk(CHUNK);
-    setTimeout(pump, 0);
-  }
-  if (done >= N) finish(); else setTimeout(pump, 0);
+  document.documentElement.setAttribute("data-report-ready", "1");
+  /* time to interactive as a user sees it: the first frame is painted and the main thread is
+     free to handle a click (a task queued after that frame runs) */
+  requestAnimationFrame(function () {
+    setTimeout(function () { api.tPainted = performance.now(); }, 0);
+  });
+  setTimeout(backgroundFill, 50);
 })();

@@ -1,0 +1,216 @@
+"""``impedance``: each routed differential pair's Zdiff, per layer, against its signal's target.
+
+One rule per signal type (``rule.signal``).  Params: ``zdiff_ohm`` (target, Ω) and ``tol_pct``
+(± %), either may be null to fall back on the signal type's ``zdiff_ohm`` / ``zdiff_tol_pct``;
+optional ``min_coupled_mm`` (default 0.5: a layer where P and N run side by side for less is
+fan-out to a via, not routing, and is not judged).
+
+Zdiff comes from :mod:`accel_drc.analysis.impedance`: width and gap measured from the tracks,
+height and εr from the stack-up, microstrip (outer layer) by the 2-D field solver, stripline by
+Cohn's coupled-strip formula with a thickness correction; the finding names the method and its
+measured accuracy.  A stack-up that does not give what the computation needs (thickness, εr, a
+reference plane) is ``cannot_verify`` with what to declare in ``evidence["declare"]``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..analysis.impedance import MIN_COUPLED_MM, PairImpedance, pair_table
+from ..results import Finding, Rule, Severity, Status
+from . import CheckContext, CheckOutcome, register
+
+#: most item uuids one finding lists
+_MAX_ITEMS = 200
+
+
+def _target(ctx: CheckContext, rule: Rule) -> tuple[float | None, float | None]:
+    params = rule.params or {}
+    target = params.get("zdiff_ohm")
+    tol = params.get("tol_pct", params.get("zdiff_tol_pct"))
+    if (target is None or tol is None) and rule.signal:
+        st = None
+        try:
+            st = ctx.analysis.signal_types.get(rule.signal)
+        except AttributeError:
+            st = None
+        if st is not None:
+            if target is None:
+                target = getattr(st, "zdiff_ohm", None)
+            if tol is None:
+                tol = getattr(st, "zdiff_tol_pct", None)
+    return (
+        None if target is None else float(target),
+        None if tol is None else float(tol),
+    )
+
+
+def _finding(
+    rule: Rule,
+    status: Status,
+    message: str,
+    row: PairImpedance | None,
+    *,
+    measured: Any = None,
+    limit: Any = None,
+    evidence: dict[str, Any] | None = None,
+    severity: Severity | None = None,
+    net: str | None = None,
+) -> Finding:
+    return Finding(
+        rule=rule.id,
+        check=rule.check,
+        severity=severity or rule.severity,
+        status=status,
+        message=message,
+        measured=measured,
+        limit=limit,
+        unit="ohm",
+        net=net if net is not None else (row.pair if row else None),
+        layer=row.layer_name if row else None,
+        pos=row.pos if row else None,
+        items=tuple(row.items[:_MAX_ITEMS]) if row else (),
+        why=rule.why,
+        source=rule.source,
+        evidence=evidence or {},
+    )
+
+
+def _geometry(row: PairImpedance) -> dict[str, Any]:
+    st = row.stack
+    geo: dict[str, Any] = {
+        "structure": st.structure,
+        "width_mm": None if row.width_mm is None else round(row.width_mm, 4),
+        "gap_mm": None if row.gap_mm is None else round(row.gap_mm, 4),
+        "width_source": row.width_source,
+        "gap_source": row.gap_source,
+        "t_mm": st.t_mm,
+        "coupled_mm": round(row.coupled_mm, 3),
+        "references": list(st.references),
+        "net_class": row.net_class,
+    }
+    if st.structure == "stripline":
+        geo.update(
+            h_above_mm=st.h_above_mm,
+            h_below_mm=st.h_below_mm,
+            epsilon_r_above=st.er_above,
+            epsilon_r_below=st.er_below,
+        )
+        if None not in (st.h_above_mm, st.h_below_mm, st.t_mm):
+            geo["b_mm"] = round(st.h_above_mm + st.t_mm + st.h_below_mm, 4)  # type: ignore[operator]
+    else:
+        geo.update(h_mm=st.h_below_mm, epsilon_r=st.er_below)
+        geo["soldermask"] = (
+            None if st.mask is None else {"thickness_mm": st.mask[0], "epsilon_r": st.mask[1]}
+        )
+    return geo
+
+
+def _describe(row: PairImpedance) -> str:
+    st = row.stack
+    w = f"w {row.width_mm:.3f} mm" if row.width_mm is not None else "w ?"
+    s = f"gap {row.gap_mm:.3f} mm" if row.gap_mm is not None else "gap ?"
+    if st.structure == "stripline" and st.h_above_mm is not None and st.h_below_mm is not None:
+        h = f"h {st.h_above_mm:.3f}/{st.h_below_mm:.3f} mm"
+        er = f"εr {st.er_above:g}/{st.er_below:g}"
+    else:
+        h = f"h {st.h_below_mm:.3f} mm" if st.h_below_mm is not None else "h ?"
+        er = f"εr {st.er_below:g}" if st.er_below is not None else "εr ?"
+    return f"{w}, {s}, {h}, {er}"
+
+
+@register("impedance")
+def check_impedance(ctx: CheckContext, rule: Rule) -> CheckOutcome:
+    out = CheckOutcome()
+    if not rule.signal:
+        return out
+    a = ctx.analysis
+    nets = set(a.nets_by_signal(rule.signal))
+    if not nets:
+        return out
+    pairs = [dp for dp in a.diff_pairs if dp.positive in nets and dp.negative in nets]
+    if not pairs:
+        return out
+    target, tol = _target(ctx, rule)
+    min_coupled = float((rule.params or {}).get("min_coupled_mm") or MIN_COUPLED_MM)
+    rows = [r for r in pair_table(a, pairs) if r.coupled_mm >= min_coupled]
+    if target is None or tol is None:
+        out.checked = len(rows)
+        if rows:
+            out.findings.append(
+                _finding(
+                    rule,
+                    Status.CANNOT_VERIFY,
+                    f"{len(rows)} routed pair layer(s) of {rule.signal}: no differential impedance "
+                    f"target declared for this signal type",
+                    None,
+                    net=rows[0].pair,
+                    evidence={
+                        "declare": f"rules: impedance {rule.signal} zdiff_ohm and tol_pct "
+                        "(accel-drc.yaml)",
+                        "pairs": sorted({r.pair for r in rows}),
+                    },
+                )
+            )
+        return out
+    lo, hi = target * (1.0 - tol / 100.0), target * (1.0 + tol / 100.0)
+    # ``limit`` is the target (a number, like every other check's); the band is in evidence
+    limit = target
+    band = {"target_ohm": target, "tol_pct": tol, "min_ohm": round(lo, 2), "max_ohm": round(hi, 2)}
+    for row in rows:
+        out.checked += 1
+        geo = _geometry(row)
+        if row.zdiff_ohm is None:
+            missing = list(row.missing)
+            out.findings.append(
+                _finding(
+                    rule,
+                    Status.CANNOT_VERIFY,
+                    f"{row.pair} on {row.layer_name}: Zdiff cannot be computed, the board does not "
+                    f"declare {'; '.join(missing)}",
+                    row,
+                    limit=limit,
+                    evidence={
+                        "declare": "stack-up: " + "; ".join(missing),
+                        "band": band,
+                        "geometry": geo,
+                        "notes": list(row.notes),
+                    },
+                )
+            )
+            continue
+        z = row.zdiff_ohm
+        if lo <= z <= hi:
+            continue
+        dev = (z / target - 1.0) * 100.0
+        evidence = {
+            "method": row.method,
+            "accuracy": row.accuracy,
+            "zdiff_ohm": round(z, 2),
+            "deviation_pct": round(dev, 1),
+            "band": band,
+            "geometry": geo,
+            "notes": list(row.notes),
+        }
+        if row.closed_form_ohm is not None:
+            evidence["closed_form_ohm"] = round(row.closed_form_ohm, 2)
+        assumption = None
+        sig = getattr(a, "net_signal", {}).get(row.positive)
+        if sig is not None:
+            assumption = getattr(sig, "assumption", None)
+        if assumption:
+            evidence["assumption"] = assumption
+        out.findings.append(
+            _finding(
+                rule,
+                Status.VIOLATION,
+                f"{row.pair} on {row.layer_name}: Zdiff {z:.1f} Ω is {dev:+.1f} % from the "
+                f"{target:g} Ω ± {tol:g} % target ({_describe(row)}; {row.method}, "
+                f"{row.accuracy})",
+                row,
+                measured=round(z, 2),
+                limit=limit,
+                evidence=evidence,
+            )
+        )
+    return out

@@ -1,0 +1,353 @@
+"""The stack-up checks on hand-made boards, with the expected findings worked out by hand."""
+
+from __future__ import annotations
+
+import pytest
+from _h2_boards import cu, diel, make_board, rect, stackup
+from accel_drc.analysis import Analysis
+from accel_drc.checks import CheckContext, load_all
+from accel_drc.model import NetClassRules, StackupLayer
+from accel_drc.packs import load_library, rules_for_class
+from accel_drc.results import Severity, Status
+
+LIB = load_library()
+
+
+def run(board, kind, board_class="training", config=None, signal=None):
+    """Run the class pack's rule of ``kind`` (and ``signal``) on ``board``."""
+    rules, _ = rules_for_class(LIB, board_class)
+    rule = next(r for r in rules if r.check == kind and r.signal == signal)
+    a = Analysis(board, config or {})
+    a.library = LIB
+    ctx = CheckContext(board=board, analysis=a, board_class=board_class, config=config or {})
+    return load_all()[kind](ctx, rule)
+
+
+# A 6-layer stack-up used by several tests:
+#   F.Cu | d1 Megtron 7 (0.002) | In1 GND plane | d2 "FR4" core (0.02) | In2 signal |
+#   d3 Megtron 7 prepreg (0.002) | In3 +0V8 plane | d4 FR4 | In4 | d5 "Foo" | B.Cu
+SIX = stackup(
+    cu(),
+    diel("d1", "Megtron 7", 3.4, 0.002, kind="prepreg"),
+    cu(),
+    diel("d2", "FR4", 4.5, 0.02),
+    cu(),
+    diel("d3", "R-5785(N)", 3.4, 0.002, kind="prepreg"),
+    cu(0.07),
+    diel("d4", "FR4 TG170", 4.4, 0.018),
+    cu(),
+    diel("d5", "Foo laminate", None, None),
+    cu(),
+)
+NETS = ["GND", "+0V8", "NVL_TX0_P", "NVL_TX0_N", "NVL_RX0_P", "NVL_RX0_N", "SLOW"]
+FULL = rect(0, 0, 100, 80)
+
+
+def six(tracks, **kw):
+    zones = [("GND", 1, FULL), ("+0V8", 3, FULL)]
+    return make_board(6, NETS, tracks, zones, SIX, **kw)
+
+
+NV = {"signals": {"nvlink4": ["NVL_.*"]}}
+
+
+def test_layer_count_below_and_above_the_class_range():
+    out = run(make_board(4), "layer_count", "training")
+    assert out.checked == 1
+    [f] = out.findings
+    assert (f.measured, f.limit, f.unit, f.status, f.severity) == (
+        4,
+        20,
+        "layers",
+        Status.VIOLATION,
+        Severity.ERROR,
+    )
+    [f] = run(make_board(10), "layer_count", "edge").findings  # edge: 4-8
+    assert (f.measured, f.limit, f.severity) == (10, 8, Severity.WARNING)
+    assert run(make_board(6), "layer_count", "edge").findings == []
+    assert run(make_board(12), "layer_count", "inference").findings == []
+
+
+def test_tg_per_dielectric_with_assumed_fr4_and_unknown_material():
+    out = run(six([]), "tg", "training")  # min 170
+    assert out.checked == 5
+    by = {f.layer: f for f in out.findings}
+    # d1, d3 Megtron 7 (200 DSC) pass; d4 FR4 TG170 = 170 passes (not below); d2 generic FR4
+    # spans 130-170 °C: its lowest grade is below 170, so it cannot be verified; d5 is unknown
+    assert set(by) == {"d2", "d5"}
+    assert (by["d2"].measured, by["d2"].limit, by["d2"].status) == (
+        130.0,
+        170.0,
+        Status.CANNOT_VERIFY,
+    )
+    assert "without a Tg grade" in by["d2"].message and "FR4 TG170" in by["d2"].evidence["declare"]
+    assert by["d5"].status == Status.CANNOT_VERIFY
+    assert by["d5"].evidence["declare"].startswith("declare the laminate of d5 in accel-drc.yaml")
+    # edge (min 130): generic FR4 passes, d5 still cannot be verified
+    assert [f.layer for f in run(six([]), "tg", "edge").findings] == ["d5"]
+    # the config names d5's laminate: it is then checked
+    cfg = {"stackup": {"materials": {"d5": {"material": "Tachyon 100G"}}}}
+    assert [f.layer for f in run(six([]), "tg", "training", cfg).findings] == ["d2"]
+    # a named grade below the limit is a violation: IS400 (150 DSC) on a training board
+    cfg2 = {"stackup": {"materials": {"d5": {"material": "IS400 2116"}, "d2": {"tg_c": 175}}}}
+    [f] = run(six([]), "tg", "training", cfg2).findings
+    assert (f.layer, f.measured, f.limit, f.status) == ("d5", 150.0, 170.0, Status.VIOLATION)
+
+
+def test_tg_without_stackup_is_cannot_verify():
+    [f] = run(make_board(4), "tg", "edge").findings
+    assert f.status == Status.CANNOT_VERIFY and "no stack-up" in f.message
+
+
+def test_copper_weight_of_plane_layers():
+    # In1 GND plane 35 µm (1 oz), In3 +0V8 plane 70 µm (2 oz); training needs 2 oz
+    out = run(six([]), "copper_weight", "training")
+    assert out.checked == 2
+    [f] = out.findings
+    assert (f.layer, f.net, f.measured, f.limit, f.unit) == ("In1.Cu", "GND", 1.0, 2.0, "oz")
+    assert f.evidence["thickness_mm"] == 0.035
+    assert run(six([]), "copper_weight", "inference").findings == []  # 1 oz is enough
+
+
+def test_copper_weight_small_zone_is_not_a_plane_but_a_power_typed_layer_is():
+    # a GND pour over 20 % of the board is not a plane (min fraction 0.25)
+    b = make_board(
+        4,
+        ["GND"],
+        [],
+        [("GND", 1, rect(0, 0, 20, 80))],
+        stackup(
+            cu(),
+            diel("d1", "FR4", 4.5, 0.02),
+            cu(),
+            diel("d2", "FR4", 4.5, 0.02),
+            cu(0.018),
+            diel("d3", "FR4", 4.5, 0.02),
+            cu(),
+        ),
+    )
+    [f] = run(b, "copper_weight", "edge").findings
+    assert f.status == Status.CANNOT_VERIFY and "no power or ground plane" in f.message
+    b2 = make_board(4, ["GND"], [], [], b.stackup, kinds={2: "power"})
+    [f] = run(b2, "copper_weight", "edge").findings
+    assert (f.layer, f.status, f.measured) == ("In2.Cu", Status.VIOLATION, round(18 / 35, 3))
+
+
+def test_laminate_df_stripline_takes_both_reference_dielectrics():
+    # NVL_TX0 pair on In2 between the planes In1 (GND) and In3 (+0V8): dielectrics d2 (FR4 0.02)
+    # above and d3 (Megtron 7 0.002) below; NVLink 4 allows 0.003 -> one finding naming d2
+    b = six([("NVL_TX0_P", 2, (10, 10), (50, 10)), ("NVL_TX0_N", 2, (10, 10.2), (50, 10.2))])
+    out = run(b, "laminate_df", "training", NV, signal="nvlink4")
+    assert out.checked == 1
+    [f] = out.findings
+    assert (f.net, f.layer, f.measured, f.limit, f.status) == (
+        "NVL_TX0",
+        "In2.Cu",
+        0.02,
+        0.003,
+        Status.VIOLATION,
+    )
+    assert f.evidence["geometry"] == "stripline"
+    assert f.evidence["dielectric"] == "d2"
+    assert [d["name"] for d in f.evidence["dielectrics"]] == ["d2", "d3"]
+    assert "d2 (FR4, Df 0.02 from stack-up)" in f.message
+    assert f.pos == (10.0, 10.0)
+    assert f.items == (
+        "00000000-0000-0000-0000-000000000000",
+        "00000000-0000-0000-0000-000000000001",
+    )
+
+
+def test_laminate_df_microstrip_and_config_override():
+    # F.Cu: microstrip over d1 Megtron 7 (0.002) -> fine; In2 again violates via d2
+    b = six(
+        [
+            ("NVL_RX0_P", 0, (1, 1), (2, 1)),
+            ("NVL_RX0_N", 0, (1, 2), (2, 2)),
+            ("NVL_TX0_P", 2, (3, 3), (4, 3)),
+        ]
+    )
+    out = run(b, "laminate_df", "training", NV, signal="nvlink4")
+    assert out.checked == 2  # (NVL_RX0 pair, F.Cu) and (NVL_TX0 pair, In2.Cu)
+    assert [(f.net, f.layer) for f in out.findings] == [("NVL_TX0", "In2.Cu")]
+    # declaring d2 as Megtron 7 in the config clears it (its own 0.02 is then not used)
+    cfg = {**NV, "stackup": {"materials": {"d2": {"material": "Megtron 7"}}}}
+    assert run(b, "laminate_df", "training", cfg, signal="nvlink4").findings == []
+
+
+def test_laminate_df_unknown_dielectric_and_no_planes():
+    # In4 sits between d4 (FR4 TG170, 0.018) and d5 (unknown); planes above (In3) only
+    b = six([("NVL_TX0_P", 4, (1, 1), (2, 1))])
+    [f] = run(b, "laminate_df", "training", NV, signal="nvlink4").findings
+    assert f.status == Status.VIOLATION and f.measured == 0.018  # d4 is over the limit already
+    # with no plane anywhere, only the dielectrics directly above and below count
+    b2 = make_board(6, NETS, [("NVL_TX0_P", 4, (1, 1), (2, 1))], [], SIX)
+    [f2] = run(b2, "laminate_df", "training", NV, signal="nvlink4").findings
+    assert [d["name"] for d in f2.evidence["dielectrics"]] == ["d4", "d5"]
+    # B.Cu references the In3 plane through d5 (unknown) and d4 (0.018): d4 decides
+    b3 = six([("NVL_TX0_P", 5, (1, 1), (2, 1))])
+    [f3] = run(b3, "laminate_df", "training", NV, signal="nvlink4").findings
+    assert [d["name"] for d in f3.evidence["dielectrics"]] == ["d5", "d4"]
+    assert (f3.status, f3.measured, f3.evidence["geometry"]) == (
+        Status.VIOLATION,
+        0.018,
+        "microstrip",
+    )
+    # only an unknown dielectric under the trace: cannot verify, with what to declare
+    st = stackup(cu(), diel("d5", "Foo laminate", None, None), cu())
+    b4 = make_board(2, NETS, [("NVL_TX0_P", 0, (1, 1), (2, 1))], [], st)
+    [f4] = run(b4, "laminate_df", "training", NV, signal="nvlink4").findings
+    assert f4.status == Status.CANNOT_VERIFY and f4.measured is None
+    assert f4.evidence["declare"].startswith("declare the laminate of d5 in accel-drc.yaml")
+
+
+def test_laminate_df_uses_library_when_stackup_says_zero():
+    # KiCad writes loss_tangent 0 when nobody set it: the library value of "7628" (FR-4) is used
+    st = stackup(cu(), diel("d1", "7628", 4.2, 0.0, kind="prepreg"), cu())
+    b = make_board(2, ["NVL_TX0_P"], [("NVL_TX0_P", 0, (1, 1), (2, 1))], [], st)
+    [f] = run(b, "laminate_df", "training", NV, signal="nvlink4").findings
+    assert f.measured == 0.02 and f.evidence["dielectrics"][0]["df_from"] == "library"
+
+
+def test_laminate_df_sublayers_worst_slice_decides():
+    from accel_drc.model import DielectricSublayer
+
+    d = StackupLayer(
+        "d1",
+        "core",
+        0.2,
+        "Megtron 7",
+        3.4,
+        0.002,
+        sublayers=(
+            DielectricSublayer(0.1, "Megtron 7", 3.4, 0.002),
+            DielectricSublayer(0.1, "370HR", 3.9, 0.025),
+        ),
+    )
+    st = stackup(cu(), diel("x", "Megtron 7", 3.4, 0.002), cu())
+    st = type(st)((st.layers[0], st.layers[1], d, st.layers[3], st.layers[4]))
+    b = make_board(2, ["NVL_TX0_P"], [("NVL_TX0_P", 0, (1, 1), (2, 1))], [], st)
+    [f] = run(b, "laminate_df", "training", NV, signal="nvlink4").findings
+    assert f.measured == 0.025 and "Megtron 7 + 370HR" in f.message
+
+
+def test_foil_declared_undeclared_and_default():
+    b = six(
+        [
+            ("NVL_TX0_P", 0, (1, 1), (2, 1)),
+            ("NVL_RX0_P", 2, (1, 1), (2, 1)),
+            ("NVL_RX0_N", 4, (1, 1), (2, 1)),
+        ]
+    )
+    cfg = {**NV, "stackup": {"foil": {"F.Cu": "HVLP", "In2.Cu": "rtf"}}}
+    out = run(b, "foil", "training", cfg, signal="nvlink4")  # NVLink 4 needs VLP
+    assert out.checked == 3
+    by = {f.layer: f for f in out.findings}
+    assert set(by) == {"In2.Cu", "In4.Cu"}
+    assert (by["In2.Cu"].measured, by["In2.Cu"].limit, by["In2.Cu"].status) == (
+        "RTF",
+        "VLP",
+        Status.VIOLATION,
+    )
+    assert by["In4.Cu"].status == Status.CANNOT_VERIFY
+    assert (
+        by["In4.Cu"].evidence["declare"]
+        == "declare the foil grade of In4.Cu in accel-drc.yaml (stackup: foil: In4.Cu: VLP)"
+    )
+    # a default grade covers every layer not named
+    cfg2 = {**NV, "stackup": {"foil": {"default": "HVLP2"}}}
+    assert run(b, "foil", "training", cfg2, signal="nvlink4").findings == []
+    # the board's own grade (IPC-2581) is used when the config is silent
+    layers = tuple(
+        StackupLayer(sl.name, sl.kind, sl.thickness_mm, copper_index=sl.copper_index, foil="VLP")
+        if sl.is_copper
+        else sl
+        for sl in SIX.layers
+    )
+    b2 = make_board(6, NETS, [("NVL_TX0_P", 0, (1, 1), (2, 1))], [], type(SIX)(layers))
+    assert run(b2, "foil", "training", NV, signal="nvlink4").findings == []
+
+
+def test_material_consistency():
+    st = stackup(
+        cu(),
+        diel("d1", "Megtron 7", 4.5, 0.02),
+        cu(),
+        diel("d2", "FR4", 4.5, 0.02),
+        cu(),
+        diel("d3", "Megtron 6", 3.5, 0.005),
+        cu(),
+    )
+    out = run(make_board(4, stack=st), "material_consistency", "edge")
+    assert out.checked == 3
+    by = {f.layer: f for f in out.findings}
+    assert set(by) == {"d1", "d2"}  # Megtron 6 at 0.005 is inside 0.002-0.005 (+50 %)
+    assert (
+        by["d1"].status == Status.VIOLATION
+        and by["d1"].measured == 0.02
+        and by["d1"].limit == 0.002
+    )
+    assert "loss tangent 0.02 is outside" in by["d1"].message
+    assert by["d2"].rule == "edge.material_consistency.kicad_default"
+    assert (by["d2"].severity, by["d2"].status) == (Severity.INFO, Status.CANNOT_VERIFY)
+
+
+@pytest.mark.parametrize(
+    ("net", "cls", "expected", "how"),
+    [
+        ("/PCIe_TX0_P", "Default", "pcie4", "family_net_name"),
+        ("PCIE5_TX0_P", "Default", "pcie5", "net_name"),
+        ("/LANE_TX0_P", "PCIe_Gen5", "pcie5", "net_class"),
+        ("/LANE_TX0_P", "85Ohm-diff_PCIE", "pcie4", "family_net_class"),
+        ("NVLINK5_TX3_N", "Default", "nvlink5", "net_name"),
+        ("/DDR5/DQ0", "Default", "ddr5", "net_name"),
+        ("/LPDDR5/DQ0", "Default", "lpddr5", "net_name"),
+        ("USB3_SSTX_P", "Default", "usb3", "net_name"),
+        ("/PCIe_REFCLK_P", "Default", None, None),
+        ("/PCIe_{REF0}.CK+", "85Ohm-diff_PCIE", None, None),
+        ("PERST#", "PCIe", None, None),
+        ("GND", "Default", None, None),
+        ("USB_3V3", "Default", None, None),
+        ("/DDR5/VDDQ", "Default", None, None),
+        ("/DDR5/DDR5_VREF_CA", "Default", None, None),
+        ("+12V_PCIE", "PCIe", None, None),
+    ],
+)
+def test_signal_recognition(net, cls, expected, how):
+    rules = NetClassRules(patterns=((net, cls),)) if cls != "Default" else NetClassRules()
+    a = Analysis(make_board(2, [net], net_classes=rules), {})
+    a.library = LIB
+    got = a.net_signal.get(1)
+    assert (got.signal if got else None) == expected
+    if got:
+        assert got.how == how
+        assert (got.assumption is not None) == how.startswith("family")
+
+
+def test_config_declares_first_and_pairs_share_a_type():
+    # LANE0_P is declared usb4 by the config (whole-name regex); LANE0_N joins it as its pair
+    a = Analysis(
+        make_board(2, ["LANE0_P", "LANE0_N", "PCIE5_TX0_P"]),
+        {"signals": {"usb4": ["LANE0_P"], "eth25g": ["PCIE5_.*"]}},
+    )
+    a.library = LIB
+    assert a.net_signal[1].signal == "usb4" and a.net_signal[1].how == "config"
+    assert a.net_signal[2].signal == "usb4" and a.net_signal[2].how == "pair"
+    assert a.net_signal[3].signal == "eth25g"  # the config beats the net-name pattern
+    # a pattern matching part of a name does not count (whole-name match)
+    a2 = Analysis(make_board(2, ["XLANE0_P"]), {"signals": {"usb4": ["LANE0_P"]}})
+    a2.library = LIB
+    assert 1 not in a2.net_signal
+
+
+def test_net_layers_from_tracks_and_zones():
+    b = make_board(
+        4,
+        ["A", "GND"],
+        [("A", 0, (0, 0), (1, 0)), ("A", 3, (0, 0), (1, 0)), ("A", 0, (2, 0), (3, 0))],
+        [("GND", 1, FULL), ("GND", 2, FULL)],
+    )
+    a = Analysis(b, {})
+    assert a.net_layers == {1: frozenset({0, 3}), 2: frozenset({1, 2})}
+    assert list(a.track_index.rows(1, 0)) == [0, 2]
+    assert dict(a.plane_layers) == {1: [("GND", 1.0)], 2: [("GND", 1.0)]}

@@ -1,0 +1,97 @@
+"""``accel-drc check`` and ``accel-drc rules`` as a user runs them: exit codes 0 / 5 / 3 / 1."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from conftest import FIXTURE_BOARDS, FIXTURES
+
+EXE = [sys.executable, "-m", "accel_drc.cli"]
+M2 = str(FIXTURE_BOARDS["m2-oculink-adapter"])
+TRAINING = str(FIXTURES / "configs" / "m2-oculink-nvlink-training.yaml")
+
+
+def run(*args, cwd=None):
+    return subprocess.run([*EXE, *args], capture_output=True, text=True, timeout=300, cwd=cwd)
+
+
+def test_clean_board_exits_0_with_summary():
+    r = run("check", M2)
+    assert r.returncode == 0, r.stderr
+    assert "class: edge (classified, confidence" in r.stdout
+    assert "verdict: PASS" in r.stdout
+    assert "signals.assumed_type.pcie4" in r.stdout  # the assumption is visible
+    assert r.stderr == ""  # no progress noise when stderr is not a terminal
+
+
+def test_violations_exit_5_and_reports(tmp_path):
+    j, s, x, h = (str(tmp_path / n) for n in ("r.json", "r.sarif", "r.xml", "r.html"))
+    r = run("check", M2, "--config", TRAINING, "--json", j, "--sarif", s, "--junit", x, "--html", h)
+    assert r.returncode == 5, r.stderr
+    assert "class: training (set in accel-drc.yaml" in r.stdout and "verdict: FAIL" in r.stdout
+    doc = json.loads(Path(j).read_text(encoding="utf-8"))
+    assert doc["summary"]["verdict"] == "fail" and doc["summary"]["unwaived_errors"] > 0
+    assert json.loads(Path(s).read_text(encoding="utf-8"))["runs"][0]["results"]
+    assert Path(x).read_text(encoding="utf-8").startswith("<?xml") and Path(h).read_text(
+        encoding="utf-8"
+    )
+
+
+def test_class_flag_overrides_config_and_json_to_stdout():
+    r = run("check", M2, "--config", TRAINING, "--class", "edge", "--json", "-")
+    doc = json.loads(r.stdout)  # only JSON on stdout
+    assert doc["classification"]["class"] == "edge" and doc["classification"]["source"] == "cli"
+    assert r.returncode == (5 if doc["summary"]["unwaived_errors"] else 0)
+
+
+def test_bad_inputs_exit_3_with_one_line(tmp_path):
+    bad = tmp_path / "accel-drc.yaml"
+    bad.write_text("class: edge\nsignals:\n  pcie9: ['x']\n")
+    r = run("check", M2, "--config", str(bad))
+    assert r.returncode == 3
+    assert (
+        r.stderr.strip()
+        == f"accel-drc: {bad}:3: unknown signal type 'pcie9' (known: nvlink4, nvlink5, pcie3, pcie4, pcie5, pcie6, ddr5, lpddr5, usb3, usb4, eth25g, eth56g, eth112g)"
+    )
+    missing = run("check", str(tmp_path / "none.kicad_pcb"))
+    assert (
+        missing.returncode == 3
+        and "cannot open" in missing.stderr
+        and "Traceback" not in missing.stderr
+    )
+    junk = tmp_path / "junk.kicad_pcb"
+    junk.write_text("hello")
+    assert run("check", str(junk)).returncode == 3
+    layer = tmp_path / "layer.yaml"
+    layer.write_text("stackup:\n  foil:\n    In5.Cu: HVLP\n")
+    r = run("check", M2, "--config", str(layer))
+    assert r.returncode == 3 and f"{layer}:3: no copper layer 'In5.Cu'" in r.stderr
+
+
+def test_usage_errors_exit_1():
+    assert run("check", M2, "--class", "datacenter").returncode == 1
+    assert run("check").returncode == 1
+    assert run("rules", "--bogus").returncode == 1
+
+
+def test_rules_command():
+    r = run("rules", "--class", "training")
+    assert r.returncode == 0
+    assert "training.laminate_df.nvlink5  [laminate_df, error]  max_df=0.002" in r.stdout
+    assert "why:" in r.stdout and "source:" in r.stdout
+    j = json.loads(run("rules", "--json").stdout)
+    assert {x["class"] for x in j["rules"]} == {"training", "inference", "edge"}
+    assert all(x["why"] and x["source"] for x in j["rules"])
+
+
+def test_config_beside_the_board_is_found(tmp_path):
+    import shutil
+
+    for f in FIXTURE_BOARDS["m2-oculink-adapter"].parent.iterdir():
+        shutil.copy(f, tmp_path / f.name)
+    shutil.copy(TRAINING, tmp_path / "accel-drc.yaml")
+    r = run("check", str(tmp_path / FIXTURE_BOARDS["m2-oculink-adapter"].name))
+    assert r.returncode == 5 and "class: training" in r.stdout

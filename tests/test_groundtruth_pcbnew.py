@@ -1,0 +1,158 @@
+"""Ground truth: the reader against KiCad's own ``pcbnew`` on every bundled real board.
+
+A script runs under ``/usr/bin/python3`` (the interpreter KiCad's Python module is built for),
+loads the board with ``pcbnew.LoadBoard`` and prints KiCad's counts as JSON; the test compares
+them with what :mod:`accel_drc.readers.kicad_file` read.  Everything must be *exactly* equal:
+counts, via spans, the board outline's bounding box in nanometres, the board thickness; the
+total copper zone-fill area (parsed from the fill polygons) agrees to 1e-9.
+
+Board size convention (checked here): KiCad's ``BOARD::GetBoardEdgesBoundingBox()`` is the union
+of the bounding boxes of all Edge.Cuts shapes (board and footprint), each **inflated by half its
+line width** (``EDA_SHAPE::getBoundingBox`` ends with ``Inflate(width / 2)``).  The reader's
+``Outline.bbox`` follows the same convention, so a 100 mm board drawn with 0.1 mm lines is
+100.1 mm here, as in KiCad's board statistics.
+
+KiCad 9 reports blind and buried vias as one type (``VIATYPE_BLIND_BURIED``); the reader's
+blind + buried are compared with it.  Skips locally without KiCad, fails in CI (conftest).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+
+import pytest
+from accel_drc.readers.kicad_file import read
+from conftest import FIXTURE_BOARDS, FIXTURES
+
+PCBNEW_SCRIPT = r"""
+import json, sys
+import pcbnew
+
+board = pcbnew.LoadBoard(sys.argv[1])
+out = {"segments": 0, "arcs": 0, "vias": {"through": 0, "blind_buried": 0, "micro": 0},
+       "via_spans": {}}
+names = {}
+
+def lname(layer):
+    if layer not in names:
+        names[layer] = board.GetStandardLayerName(layer)
+    return names[layer]
+
+kinds = {pcbnew.VIATYPE_THROUGH: "through", pcbnew.VIATYPE_BLIND_BURIED: "blind_buried",
+         pcbnew.VIATYPE_MICROVIA: "micro"}
+for t in board.GetTracks():
+    cls = t.GetClass()
+    if cls == "PCB_VIA":
+        key = kinds.get(t.GetViaType(), str(t.GetViaType()))
+        out["vias"][key] = out["vias"].get(key, 0) + 1
+        span = lname(t.TopLayer()) + "-" + lname(t.BottomLayer())
+        out["via_spans"][span] = out["via_spans"].get(span, 0) + 1
+    elif cls == "PCB_ARC":
+        out["arcs"] += 1
+    else:
+        out["segments"] += 1
+out["copper_layers"] = board.GetCopperLayerCount()
+out["copper_layer_names"] = [lname(l) for l in board.GetEnabledLayers().CuStack()]
+out["footprints"] = len(board.GetFootprints())
+out["pads"] = sum(len(fp.Pads()) for fp in board.GetFootprints())
+out["named_nets"] = sum(1 for name in board.GetNetsByName().keys() if str(name) != "")
+out["zones"] = len(board.Zones())
+bb = board.GetBoardEdgesBoundingBox()
+out["edge_bbox_nm"] = [bb.GetX(), bb.GetY(), bb.GetRight(), bb.GetBottom()]
+out["board_size_nm"] = [bb.GetWidth(), bb.GetHeight()]
+out["thickness_nm"] = board.GetDesignSettings().GetBoardThickness()
+area = 0.0
+for z in board.Zones():
+    for layer in z.GetLayerSet().CuStack():
+        if z.HasFilledPolysForLayer(layer):
+            area += z.GetFilledPolysList(layer).Area()
+out["copper_fill_area_mm2"] = area / 1e12
+print(json.dumps(out, sort_keys=True))
+"""
+
+
+def pcbnew_counts(python: str, board: str) -> dict:
+    """KiCad's own counts for ``board`` (runs ``pcbnew.LoadBoard`` in a subprocess)."""
+    proc = subprocess.run(
+        [python, "-c", PCBNEW_SCRIPT, board], capture_output=True, text=True, timeout=600
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def reader_counts(path: str) -> dict:
+    """The same figures from accel-drc's reader, in KiCad's terms."""
+    board = read(path)
+    types = board.vias.types
+    spans: dict[str, int] = {}
+    for a, b in zip(board.vias.start.tolist(), board.vias.end.tolist()):
+        key = f"{board.layer_name(a)}-{board.layer_name(b)}"
+        spans[key] = spans.get(key, 0) + 1
+    bbox = board.outline.bbox
+    assert bbox is not None
+    nm = [round(v * 1e6) for v in bbox]
+    return {
+        "segments": board.tracks.segment_count,
+        "arcs": board.tracks.arc_count,
+        "vias": {
+            "through": types.count("through"),
+            "blind_buried": types.count("blind") + types.count("buried"),
+            "micro": types.count("micro"),
+        },
+        "via_spans": spans,
+        "copper_layers": board.layer_count,
+        "copper_layer_names": [layer.name for layer in board.copper_layers],
+        "footprints": len(board.footprints),
+        "pads": board.pad_count,
+        "named_nets": board.named_net_count,
+        "zones": len(board.zones),
+        "edge_bbox_nm": nm,
+        "board_size_nm": [nm[2] - nm[0], nm[3] - nm[1]],
+        "thickness_nm": round((board.board_thickness_mm or 0.0) * 1e6),
+        "copper_fill_area_mm2": sum(
+            z.filled_area_mm2(layer) for z in board.zones for layer in z.filled
+        ),
+    }
+
+
+def compare(name: str, ours: dict, kicad: dict) -> None:
+    """Field by field, so a failure names the field.  Everything is exact except the copper
+    fill area: KiCad sums int64 nm² per polygon, the reader float mm² (agree to 1e-9)."""
+    for key in sorted(kicad):
+        if key == "copper_fill_area_mm2":
+            assert ours[key] == pytest.approx(kicad[key], rel=1e-9, abs=1e-9), f"{name}: {key}"
+        else:
+            assert ours[key] == kicad[key], (
+                f"{name}: {key}: reader {ours[key]} != pcbnew {kicad[key]}"
+            )
+
+
+@pytest.mark.kicad
+@pytest.mark.parametrize("name", sorted(FIXTURE_BOARDS))
+def test_reader_matches_pcbnew(name: str, pcbnew_python: str) -> None:
+    path = str(FIXTURE_BOARDS[name])
+    kicad = pcbnew_counts(pcbnew_python, path)
+    ours = reader_counts(path)
+    compare(name, ours, kicad)
+    assert set(ours) == set(kicad)
+
+
+#: the hand-written format boards KiCad 9 can open (KiCad 10's format is newer than it)
+VERSION_BOARDS = ("kicad6", "kicad8", "kicad9")
+
+
+@pytest.mark.kicad
+@pytest.mark.parametrize("name", VERSION_BOARDS)
+def test_hand_written_boards_match_pcbnew(name: str, pcbnew_python: str) -> None:
+    """The small boards of test_reader_kicad.py hold the hand-worked numbers (rotated pads,
+    arc extremes, blind/buried/micro vias); KiCad must agree with them too."""
+    path = str(FIXTURES / "kicad_versions" / f"{name}.kicad_pcb")
+    kicad = pcbnew_counts(pcbnew_python, path)
+    ours = reader_counts(path)
+    compare(name, ours, kicad)
+
+
+def test_fixture_boards_exist() -> None:
+    """The ground truth above must have boards to run on (a fresh clone ships them)."""
+    assert len(FIXTURE_BOARDS) >= 4

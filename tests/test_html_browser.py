@@ -1,0 +1,343 @@
+"""The HTML report in a real browser: headless Chromium driven over the DevTools protocol.
+
+Loads each report from ``file://``; asserts no console error and no request other than the file
+itself, the rows equal the JSON findings, a click on a row highlights its marker (and the other
+way round), filters, sorting and keyboard focus work, and a 10,000-finding report is interactive
+in under 2 s.  Screenshots go to ``artifacts/`` (gitignored; CI keeps them as artefacts).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from accel_drc.report import html
+from accel_drc.results import Status
+from browser.cdp import Browser
+from browser.synthetic import HOSTILE_NET, make_board, make_result
+from conftest import ROOT
+
+pytestmark = pytest.mark.browser
+
+ARTIFACTS = ROOT / "artifacts"
+
+
+@pytest.fixture(scope="module")
+def browser(chromium: str) -> Iterator[Browser]:
+    b = Browser(chromium)
+    b.enable()
+    try:
+        yield b
+    finally:
+        b.close()
+
+
+@pytest.fixture(scope="module")
+def hostile_report(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, object]:
+    board = make_board(hostile=True, n_tracks=3000, n_vias=400)
+    result = make_result(board, 80, hostile=True)
+    path = tmp_path_factory.mktemp("report") / "hostile report.html"
+    html.write(path, result, board)
+    return path, result
+
+
+def _load(browser: Browser, path: Path, timeout: float = 30.0) -> dict:
+    """Navigate, wait until the page's script has built every row; return the page's timings."""
+    start = len(browser.events)
+    browser.navigate(path.resolve().as_uri())
+    browser.wait_for("window.__accelDrc && window.__accelDrc.ready", timeout=timeout)
+    state = browser.eval(
+        "JSON.stringify({count: __accelDrc.count, tInteractive: __accelDrc.tInteractive,"
+        " tReady: __accelDrc.tReady, rows: document.querySelectorAll('tr[data-rule]').length})"
+    )
+    out = json.loads(state)
+    out["events_from"] = start
+    return out
+
+
+def _new_requests(browser: Browser, start: int) -> list[str]:
+    return [
+        p["request"]["url"] for m, p in browser.events[start:] if m == "Network.requestWillBeSent"
+    ]
+
+
+def _rect(browser: Browser, selector: str) -> dict:
+    return json.loads(
+        browser.eval(
+            f"(function(){{var e=document.querySelector({json.dumps(selector)});"
+            "var r=e.getBoundingClientRect();"
+            "return JSON.stringify({x:r.x,y:r.y,w:r.width,h:r.height});})()"
+        )
+    )
+
+
+def _scroll_to(browser: Browser, selector: str) -> dict:
+    """Scroll an element into the middle of the view and return its rectangle.  Sections below
+    the fold are laid out lazily (content-visibility), so the first scroll can land short: repeat
+    until the element is inside the viewport."""
+    for _ in range(10):
+        browser.eval(
+            f"document.querySelector({json.dumps(selector)}).scrollIntoView({{block: 'center'}})"
+        )
+        time.sleep(0.1)
+        r = _rect(browser, selector)
+        if r["y"] >= 0 and r["y"] + r["h"] <= browser.eval("window.innerHeight"):
+            return r
+    raise AssertionError(f"{selector} does not scroll into view: {r}")
+
+
+def test_loads_offline_without_errors_or_requests(browser: Browser, hostile_report) -> None:
+    path, result = hostile_report
+    errors_before = len(browser.console_errors())
+    state = _load(browser, path)
+    assert _new_requests(browser, state["events_from"]) == [path.resolve().as_uri()]
+    assert browser.console_errors()[errors_before:] == []
+    assert state["rows"] == state["count"] == len(result.findings) == 80
+    # every row carries its rule and status
+    assert browser.eval(
+        "Array.from(document.querySelectorAll('tr.f')).every(function(r){"
+        "return r.dataset.rule && ['violation','cannot_verify','waived'].indexOf(r.dataset.status) >= 0})"
+    )
+    cv = sum(1 for f in result.findings if f.status == Status.CANNOT_VERIFY)
+    assert browser.eval("document.querySelectorAll('tr[data-status=cannot_verify]').length") == cv
+
+
+def test_hostile_text_is_text(browser: Browser, hostile_report) -> None:
+    path, _result = hostile_report
+    _load(browser, path)
+    assert browser.eval("document.images.length") == 0
+    assert browser.eval("document.querySelectorAll('script').length") == 2
+    # the net cell shows the exact hostile string as text
+    cell = browser.eval("document.querySelector('tr[data-i=\"0\"] td:nth-child(4)').textContent")
+    assert cell == HOSTILE_NET
+    title = browser.eval("document.title")
+    assert "<img src=x onerror=alert(3)>" in title
+
+
+def test_row_click_highlights_and_zooms_to_marker(browser: Browser, hostile_report) -> None:
+    path, result = hostile_report
+    _load(browser, path)
+    k = next(i for i, f in enumerate(result.findings) if f.pos is not None and i > 3)
+    sel = f'tr[data-i="{k}"]'
+    r = _scroll_to(browser, sel + " td:nth-child(8)")
+    home_w = browser.eval("document.getElementById('board-svg').viewBox.baseVal.width")
+    browser.click(r["x"] + 20, r["y"] + r["h"] / 2)
+    marker = f'#markers circle[data-i="{k}"]'
+    assert browser.eval(f"document.querySelector('{marker}').classList.contains('sel')")
+    assert (
+        browser.eval(f"document.querySelector('{marker}').getAttribute('data-selected')") == "true"
+    )
+    assert browser.eval(f"document.querySelector('{sel}').getAttribute('aria-selected')") == "true"
+    assert browser.eval(f"document.activeElement === document.querySelector('{sel}')")
+    vb = browser.eval(
+        "(function(){var v=document.getElementById('board-svg').viewBox.baseVal;"
+        "return [v.x + v.width/2, v.y + v.height/2, v.width];})()"
+    )
+    x, y = result.findings[k].pos
+    assert abs(vb[0] - x) < 1e-3 and abs(vb[1] - y) < 1e-3
+    assert vb[2] < home_w / 5  # zoomed in
+    # only one marker and one row selected
+    assert browser.eval("document.querySelectorAll('#markers .sel').length") == 1
+    assert browser.eval("document.querySelectorAll('tr.f.sel').length") == 1
+    # the detail panel shows the finding
+    assert result.findings[k].message in browser.eval(
+        "document.getElementById('detail').textContent"
+    )
+    ARTIFACTS.mkdir(exist_ok=True)
+    browser.eval("document.getElementById('board').scrollIntoView()")
+    time.sleep(0.2)
+    browser.screenshot(ARTIFACTS / "html_zoomed_finding.png")
+
+
+def test_marker_click_selects_row(browser: Browser, hostile_report) -> None:
+    path, result = hostile_report
+    _load(browser, path)
+    browser.eval("document.getElementById('board').scrollIntoView()")
+    k = next(
+        i
+        for i, f in enumerate(result.findings)
+        if f.pos is not None and f.status == Status.VIOLATION and i > 10
+    )
+    # zoom to the marker's neighbourhood first, so no other marker overlaps it
+    browser.eval(
+        f"(function(){{var c=document.querySelector('#markers circle[data-i=\"{k}\"]');"
+        "var x=+c.getAttribute('cx'), y=+c.getAttribute('cy');"
+        "document.getElementById('board-svg').setAttribute('viewBox',(x-3)+' '+(y-3)+' 6 6');})()"
+    )
+    r = _rect(browser, f'#markers circle[data-i="{k}"]')
+    browser.click(r["x"] + r["w"] / 2, r["y"] + r["h"] / 2)
+    row = f'tr[data-i="{k}"]'
+    assert browser.eval(f"document.querySelector('{row}').classList.contains('sel')")
+    assert browser.eval(f"document.querySelector('{row}').getAttribute('aria-selected')") == "true"
+
+
+def test_filters_sort_group_and_keyboard(browser: Browser, hostile_report) -> None:
+    path, result = hostile_report
+    _load(browser, path)
+    visible = "document.querySelectorAll('tr.f:not([hidden])').length"
+    browser.eval(
+        "var s=document.getElementById('f-sev'); s.value='error';"
+        "s.dispatchEvent(new Event('change'))"
+    )
+    errors = sum(1 for f in result.findings if f.severity.value == "error")
+    assert browser.eval(visible) == errors
+    browser.eval(
+        "var s=document.getElementById('f-status'); s.value='violation';"
+        "s.dispatchEvent(new Event('change'))"
+    )
+    both = sum(
+        1 for f in result.findings if f.severity.value == "error" and f.status == Status.VIOLATION
+    )
+    assert browser.eval(visible) == both
+    browser.eval("document.getElementById('f-clear').click()")
+    assert browser.eval(visible) == len(result.findings)
+    # net filter (debounced input)
+    browser.eval(
+        "var n=document.getElementById('f-net'); n.value='/net_1';"
+        "n.dispatchEvent(new Event('input'))"
+    )
+    time.sleep(0.4)
+    want = sum(1 for f in result.findings if f.net and "/net_1" in f.net.lower())
+    assert browser.eval(visible) == want
+    browser.eval("document.getElementById('f-clear').click()")
+    # sort by measured: ascending, first row has the smallest measured value
+    browser.eval("document.querySelector('button[data-sort=measured]').click()")
+    first = browser.eval("document.querySelector('#findings-body tr.f').dataset.i")
+    smallest = min(range(len(result.findings)), key=lambda i: result.findings[i].measured)
+    assert int(first) == smallest
+    assert (
+        browser.eval(
+            "document.querySelector('button[data-sort=measured]').parentNode.getAttribute('aria-sort')"
+        )
+        == "ascending"
+    )
+    # group by rule: one header per rule, rows still all there
+    browser.eval("var g=document.getElementById('f-group'); g.click()")
+    rules = {f.rule for f in result.findings}
+    assert browser.eval("document.querySelectorAll('tr.grp').length") == len(rules)
+    assert browser.eval("document.querySelectorAll('tr[data-rule]').length") == len(result.findings)
+    browser.eval("var g=document.getElementById('f-group'); g.click()")
+    # keyboard: the filters are focusable, rows take focus and move with the arrow keys
+    assert browser.eval("document.getElementById('f-sev').tabIndex") == 0
+    browser.eval("document.querySelector('#findings-body tr.f[tabindex=\"0\"]').focus()")
+    a = browser.eval("document.activeElement.dataset.i")
+    browser.key("ArrowDown", "ArrowDown", 40)
+    b = browser.eval("document.activeElement.dataset.i")
+    assert a != b and b is not None
+    browser.key("Enter", "Enter", 13)
+    assert browser.eval("document.activeElement.getAttribute('aria-selected')") == "true"
+    assert browser.console_errors() == []
+
+
+def test_page_screenshot(browser: Browser, hostile_report) -> None:
+    path, _result = hostile_report
+    _load(browser, path)
+    ARTIFACTS.mkdir(exist_ok=True)
+    browser.screenshot(ARTIFACTS / "html_page_top.png")
+    browser.screenshot(ARTIFACTS / "html_page_full.png", full=True)
+    assert (ARTIFACTS / "html_page_full.png").stat().st_size > 10_000
+
+
+@pytest.mark.slow
+def test_ten_thousand_findings_interactive_under_2_s(browser: Browser, tmp_path: Path) -> None:
+    board = make_board(layers=16, size=(450.0, 400.0), n_tracks=120_000, n_vias=20_000)
+    result = make_result(board, 10_000)
+    path = tmp_path / "big.html"
+    html.write(path, result, board)
+    size = path.stat().st_size
+    assert size < 15 * 1024 * 1024
+    t0 = time.monotonic()
+    state = _load(browser, path)
+    wall = time.monotonic() - t0
+    assert state["rows"] == state["count"] == 10_000
+    assert _new_requests(browser, state["events_from"]) == [path.resolve().as_uri()]
+    # tReady: ms from navigation start until every row exists (the visible ones with their
+    # cells), every marker is drawn and every handler is wired
+    assert state["tReady"] < 2000, state
+    # tPainted: the first frame is on screen and the main thread is free to take a click
+    t_painted = browser.wait_for("window.__accelDrc.tPainted", timeout=30)
+    state["tPainted"] = t_painted
+    assert t_painted < 2000, state
+    # every row gets its cells in the background, soon after
+    browser.wait_for("window.__accelDrc.complete", timeout=30)
+    assert browser.eval("document.querySelectorAll('tr.f:empty').length") == 0
+    state["tComplete"] = browser.eval("window.__accelDrc.tComplete")
+    # and it responds: a click on one of the last rows selects it and its marker
+    k = max(i for i, f in enumerate(result.findings) if f.pos is not None)
+    assert k > 9_900
+    r = _scroll_to(browser, f'tr[data-i="{k}"] td:nth-child(8)')
+    t1 = time.monotonic()
+    browser.click(r["x"] + 20, r["y"] + r["h"] / 2)
+    click_s = time.monotonic() - t1
+    assert browser.eval(f"document.querySelector('tr[data-i=\"{k}\"]').classList.contains('sel')")
+    assert click_s < 1.0
+    assert browser.eval(
+        f"document.querySelector('#markers circle[data-i=\"{k}\"]').classList.contains('sel')"
+    )
+    ARTIFACTS.mkdir(exist_ok=True)
+    (ARTIFACTS / "html_10k_timing.json").write_text(
+        json.dumps({**state, "wall_s": wall, "click_s": click_s, "bytes": size}, indent=1)
+    )
+    browser.screenshot(ARTIFACTS / "html_10k.png")
+
+
+@pytest.mark.parametrize("name", ["crosslink-nx-video-converter", "openpci2-backplane"])
+def test_real_fixture_report_in_browser(browser: Browser, tmp_path: Path, name: str) -> None:
+    """A real board through the real pipeline: no console error, no request, rows = findings."""
+    from conftest import FIXTURE_BOARDS
+
+    pipeline = pytest.importorskip("accel_drc.pipeline")
+    from accel_drc.readers import read_board
+
+    board_path = FIXTURE_BOARDS[name]
+    board = read_board(str(board_path))
+    result = pipeline.check_board(board, board_file=str(board_path))
+    path = tmp_path / f"{name}.html"
+    html.write(path, result, board)
+    errors_before = len(browser.console_errors())
+    state = _load(browser, path)
+    assert _new_requests(browser, state["events_from"]) == [path.resolve().as_uri()]
+    assert browser.console_errors()[errors_before:] == []
+    assert state["rows"] == state["count"] == len(result.findings)
+    positioned = sum(1 for f in result.findings if f.pos is not None)
+    assert browser.eval("document.querySelectorAll('#markers circle').length") == positioned
+    ARTIFACTS.mkdir(exist_ok=True)
+    browser.screenshot(ARTIFACTS / f"html_fixture_{name}.png")
+
+
+def test_empty_board_and_no_findings(browser: Browser, tmp_path: Path) -> None:
+    """A board with no outline or geometry and a clean result still gives a working page."""
+    from accel_drc.model import Board, CopperLayer
+
+    board = Board(
+        source="empty.kicad_pcb",
+        format="kicad_pcb",
+        copper_layers=(CopperLayer(0, "F.Cu", "F.Cu"), CopperLayer(1, "B.Cu", "B.Cu")),
+    )
+    result = make_result(make_board(n_tracks=8, n_vias=1, zones=False), 0, rails=False)
+    result.extras.pop("stackup")
+    path = tmp_path / "empty.html"
+    html.write(path, result, board)
+    errors_before = len(browser.console_errors())
+    state = _load(browser, path)
+    assert state["rows"] == state["count"] == 0
+    assert browser.console_errors()[errors_before:] == []
+    assert not browser.eval("document.getElementById('no-findings').hidden")
+
+
+def test_show_on_board_link_scrolls_to_the_marker(browser: Browser, hostile_report) -> None:
+    path, result = hostile_report
+    _load(browser, path)
+    k = next(i for i, f in enumerate(result.findings) if f.pos is not None and i > 20)
+    r = _scroll_to(browser, f'tr[data-i="{k}"] a.goto')
+    browser.click(r["x"] + r["w"] / 2, r["y"] + r["h"] / 2)
+    time.sleep(0.2)
+    assert browser.eval(
+        f"document.querySelector('#markers circle[data-i=\"{k}\"]').classList.contains('sel')"
+    )
+    top = browser.eval("document.getElementById('board').getBoundingClientRect().top")
+    assert abs(top) < 60  # the board section is at the top of the view
+    assert browser.eval("location.hash") == ""  # the link did not navigate

@@ -1,0 +1,289 @@
+"""Rule data: schema-valid, sourced, and loaded into the objects the checks use."""
+
+from __future__ import annotations
+
+import re
+import textwrap
+
+import pytest
+from accel_drc import packs
+from accel_drc.errors import InputError
+from accel_drc.packs import load_library, load_pack, load_yaml
+
+LIB = load_library()
+SEEDS = {"000_9033d485f7eb5cd5.txt", "001_65e0877e154a6fff.txt"}
+
+
+def test_required_signal_ids_and_their_numbers():
+    need = {
+        "nvlink4",
+        "nvlink5",
+        "pcie3",
+        "pcie4",
+        "pcie5",
+        "pcie6",
+        "ddr5",
+        "lpddr5",
+        "usb3",
+        "usb4",
+        "eth25g",
+        "eth56g",
+        "eth112g",
+    }
+    assert need <= set(LIB.signals)
+    s = LIB.signals
+    # seed 000 per-signal table
+    assert (s["nvlink4"].max_df, s["nvlink5"].max_df) == (0.003, 0.002)
+    assert s["nvlink4"].min_foil == "VLP" and s["pcie5"].zdiff_tol_pct == 5
+    # domain.md §5
+    assert (s["pcie4"].zdiff_ohm, s["usb3"].zdiff_ohm, s["usb3"].zdiff_tol_pct) == (85, 90, 10)
+    for sig in s.values():
+        # Nyquist = symbol rate / 2; PAM4 carries 2 bits a symbol
+        bits = 2 if sig.modulation == "PAM4" else 1
+        assert sig.nyquist_hz == pytest.approx(sig.data_rate_gbps / bits / 2 * 1e9, rel=0.07), (
+            sig.id
+        )
+        # Bogatin: L[in] < 0.3 / baud[GBd], to 0.001 mm
+        assert sig.max_stub_mm == pytest.approx(25.4 * 0.3 / sig.baud_gbd, abs=0.0006), sig.id
+    # domain.md §4 derived values: Gen4 ≈ 19 mil, Gen5 9-10 mil, NVLink 4 ≈ 6 mil, NVLink 5 ≈ 3 mil
+    mil = {k: s[k].max_stub_mm / 0.0254 for k in ("pcie4", "pcie5", "nvlink4", "nvlink5", "eth56g")}
+    assert round(mil["pcie4"]) == 19 and 9 <= mil["pcie5"] <= 10 and round(mil["nvlink4"]) == 6
+    assert round(mil["nvlink5"]) == 3 and 11 <= mil["eth56g"] <= 12
+
+
+def test_foils_are_ordered_smoothest_last():
+    assert LIB.foils.ids == ("STD", "RTF", "VLP", "HVLP", "HVLP2", "HVLP3", "HVLP4")
+    rz = [g.rz_um[1] for g in LIB.foils.grades]
+    assert rz[2:] == sorted(rz[2:], reverse=True)  # from VLP on, smoother = lower Rz
+    assert LIB.foils.grade("hvlp-2").id == "HVLP2" and LIB.foils.grade("HVLP1").id == "HVLP"
+    assert LIB.foils.grade("ED").id == "STD" and LIB.foils.grade("nonsense") is None
+
+
+@pytest.mark.parametrize(
+    ("typed", "mid"),
+    [
+        ("FR4", "fr4"),
+        ("FR-4", "fr4"),
+        ("fr 4", "fr4"),
+        ("FR408HR", "fr408hr"),
+        ("FR408-HR", "fr408hr"),
+        ("IS400 2116", "is400"),
+        ("370HR", "is370hr"),
+        ("Megtron 6", "megtron6"),
+        ("MEGTRON6", "megtron6"),
+        ("R-5775", "megtron6"),
+        ("R-5775(N)", "megtron6"),
+        ("Panasonic Megtron-6 1035", "megtron6"),
+        ("Megtron 6E", "megtron6_k"),
+        ("Megtron 7", "megtron7"),
+        ("Megtron 7N", "megtron7"),
+        ("R-5785", "megtron7"),
+        ("Megtron 8", "megtron8"),
+        ("Tachyon 100G", "tachyon100g"),
+        ("TU-872 SLK", "tu872slk"),
+        ("TU-872 LK", "tu872lk"),
+        ("IT-968", "it968"),
+        ("IT-988G", "it988g"),
+        ("RO4350B", "ro4350b"),
+        ("Rogers 4350B", "ro4350b"),
+        ("RO3003", "ro3003"),
+        ("S1000-2M", "s1000_2m"),
+        ("I-Speed", "ispeed"),
+        ("7628", "fr4"),
+        ("2116", "fr4"),
+        ("1080", "fr4"),
+        ("FR4 TG170", "fr4_tg170"),
+        ("FR4 7628", "fr4"),
+        ("IS400 1x7628", "is400"),
+        ("2x1080", "fr4"),
+    ],
+)
+def test_material_aliases(typed, mid):
+    m = LIB.materials.match(typed)
+    assert m is not None and m.material.id == mid
+
+
+def test_unknown_material_and_tables():
+    assert LIB.materials.lookup("Unobtainium 9000") is None
+    assert LIB.materials.lookup("") is None and LIB.materials.lookup(None) is None
+    m = LIB.materials.materials
+    # domain.md §2 table values
+    assert (m["megtron7"].dk, m["megtron7"].df, m["megtron7"].tg_c, m["megtron7"].td_c) == (
+        3.4,
+        0.002,
+        200,
+        400,
+    )
+    assert (m["tachyon100g"].df, m["it968"].tg_method, m["megtron8"].tg_method) == (
+        0.0021,
+        "TMA",
+        "DMA",
+    )
+    assert m["tu872slk"].unconfirmed and "tg_c" in m["tu872slk"].unconfirmed_fields
+    for mat in m.values():
+        assert mat.source
+        if mat.df is not None:
+            bins = {
+                "standard": (0.015, 1),
+                "mid": (0.008, 0.015),
+                "low": (0.005, 0.008),
+                "very_low": (0.003, 0.005),
+                "ultra_low": (0.0015, 0.003),
+                "extreme_low": (0, 0.0015),
+            }
+            lo, hi = bins[mat.loss_class]
+            assert lo <= mat.df <= hi or mat.df_range, mat.id
+
+
+def test_contradiction_and_kicad_default():
+    lib = LIB.materials
+    reasons = lib.contradiction(lib.get("megtron7"), 3.4, 0.02)
+    assert len(reasons) == 1 and "loss tangent 0.02" in reasons[0]
+    assert lib.contradiction(lib.get("megtron7"), 3.35, 0.0022) == []
+    assert lib.contradiction(lib.get("fr4"), 4.5, 0.02) == []
+    assert lib.is_kicad_default("FR4", 4.5, 0.02) and lib.is_kicad_default("fr-4", 4.5, 0.02)
+    assert not lib.is_kicad_default("FR4", 4.2, 0.02)
+
+
+def test_class_packs_every_rule_sourced_and_seed_numbers():
+    for cls, pack in LIB.packs.items():
+        assert pack.version and pack.name == cls
+        ids = [r.id for r in pack.rules]
+        assert len(ids) == len(set(ids))
+        for r in pack.rules:
+            assert r.why and len(r.why) > 20 and r.source, r.id
+            assert re.fullmatch(rf"{cls}\.{r.check}(\.{r.signal})?", r.id), r.id
+        assert any(s in pack.follows for s in SEEDS)
+    by = {cls: {r.id: r for r in p.rules} for cls, p in LIB.packs.items()}
+    # seed 000 table: layers, Tg, plane copper, PDN target
+    assert by["training"]["training.layer_count"].params == {"min": 20, "max": None}
+    assert by["inference"]["inference.layer_count"].params == {"min": 12, "max": 24}
+    assert by["edge"]["edge.layer_count"].params == {"min": 4, "max": 8}
+    assert [by[c][f"{c}.tg"].params["min_tg_c"] for c in ("training", "inference", "edge")] == [
+        170,
+        150,
+        130,
+    ]
+    assert [
+        by[c][f"{c}.copper_weight"].params["min_oz"] for c in ("training", "inference", "edge")
+    ] == [2.0, 1.0, 1.0]
+    assert [
+        by[c][f"{c}.pdn_impedance"].params["target_ohm"] for c in ("training", "inference", "edge")
+    ] == [0.00015, 0.0002, 0.001]
+    # backdrill: training NVLink + PCIe Gen5/6; inference Gen5 not Gen4; edge none
+    bd = {
+        c: {r.signal for r in p.rules if r.check == "via_stub" and r.params["require_backdrill"]}
+        for c, p in LIB.packs.items()
+    }
+    assert {"nvlink4", "nvlink5", "pcie5", "pcie6"} <= bd["training"]
+    assert "pcie5" in bd["inference"] and "pcie4" not in bd["inference"] and bd["edge"] == set()
+    for p in LIB.packs.values():
+        for r in p.rules:
+            if r.check == "pdn_impedance":
+                assert (r.params["f_min_hz"], r.params["f_max_hz"], r.params["sweep_max_hz"]) == (
+                    1e4,
+                    1e8,
+                    1e9,
+                )
+            if r.check == "via_stub":
+                assert set(r.params) == {"max_stub_mm", "min_fres_ratio", "require_backdrill"}
+
+
+def _pack(tmp_path, body):
+    p = tmp_path / "pack.yaml"
+    p.write_text(textwrap.dedent(body))
+    return p
+
+
+GOOD = """\
+    pack: extra
+    version: "1"
+    rules:
+      - check: laminate_df
+        signal: pcie5
+        severity: warning
+        params: {max_df: 0.004}
+        why: our fab's Megtron 6 lot measures 0.004
+        source: fab report 2026-10
+    """
+
+
+def test_extra_pack_loads(tmp_path):
+    p = load_pack(_pack(tmp_path, GOOD), LIB.signals, LIB.foils)
+    [r] = p.rules
+    assert (r.id, r.params, r.severity.value) == (
+        "extra.laminate_df.pcie5",
+        {"max_df": 0.004},
+        "warning",
+    )
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "line", "words"),
+    [
+        (
+            "severity: warning",
+            "severity: fatal",
+            6,
+            "rules.0.severity: 'fatal' is not one of error",
+        ),
+        ("signal: pcie5", "signal: pcie7", 5, "unknown signal type 'pcie7'"),
+        ("params: {max_df: 0.004}", "params: {max_df: -1}", 7, "rules.0.params.max_df: -1"),
+        (
+            "params: {max_df: 0.004}",
+            "params: {max_df: 0.004, bogus: 1}",
+            7,
+            "unknown key 'bogus' in rules.0.params",
+        ),
+        ("check: laminate_df", "check: laminate_dk", 4, "laminate_dk"),
+        (
+            "    source: fab report 2026-10\n",
+            "    source: fab report 2026-10\n    colour: red\n",
+            10,
+            "unknown key 'colour' in rules.0",
+        ),
+        # an unclosed flow sequence is noticed where the parser gives up, on the next key
+        ("why: our fab's Megtron 6 lot measures 0.004", "why: [unclosed", 9, "malformed YAML"),
+        ('version: "1"', 'version: "1"\nversion: "2"', 3, "duplicate key 'version'"),
+    ],
+)
+def test_pack_errors_name_file_and_line(tmp_path, old, new, line, words):
+    body = textwrap.dedent(GOOD)
+    assert old in body
+    p = _pack(tmp_path, body.replace(old, new))
+    with pytest.raises(InputError) as ei:
+        load_pack(p, LIB.signals, LIB.foils)
+    assert ei.value.line == line, str(ei.value)
+    assert words in str(ei.value)
+    assert str(ei.value).startswith(f"{p}:{line}: ")
+
+
+def test_yaml_lines_map_paths():
+    doc = load_yaml("x.yaml", "a:\n  b: [1, 2]\n  c:\n    - d: 3\n")
+    assert doc.line_of(("a", "b")) == 2 and doc.line_of(("a", "c", 0, "d")) == 4
+    assert doc.line_of(("a", "zzz")) == 1  # a missing key points at its parent
+
+
+def test_rules_command_lists_every_rule(capsys):
+    from types import SimpleNamespace
+
+    from accel_drc.pipeline import run_rules
+
+    assert run_rules(SimpleNamespace(board_class="edge", config=None, json=False)) == 0
+    out = capsys.readouterr().out
+    assert "edge.layer_count  [layer_count, error]  min=4, max=8" in out
+    assert "source: 000_9033d485f7eb5cd5.txt (edge inference: 4-8 layers)" in out
+    assert out.rstrip().endswith(f"{len(LIB.packs['edge'].rules)} rules")
+
+
+def test_schemas_are_valid_draft7():
+    import jsonschema
+
+    for schema in (
+        packs.PACK_SCHEMA,
+        packs.SIGNALS_SCHEMA,
+        packs.MATERIALS_SCHEMA,
+        packs.FOILS_SCHEMA,
+        *packs.PARAM_SCHEMAS.values(),
+    ):
+        jsonschema.Draft7Validator.check_schema(schema)

@@ -1,0 +1,321 @@
+"""The toolbar button end to end against a real KiCad 9 under Xvfb.
+
+One KiCad, one board (the Coral M2 adapter, with an ``accel-drc.yaml`` that declares it a
+training board, so it has violations, one of them placed: the 3.3 V rail's PDN impedance).
+Before KiCad starts, ``accel-drc kicad install`` puts the plugin into a scratch
+``KICAD_DOCUMENTS_HOME``; KiCad then loads it, builds its venv from our requirements (pip, from
+PyPI plus the wheel of this checkout) and marks it ready.  The click itself is what
+``API_PLUGIN_MANAGER::InvokeAction`` does: the venv's python runs ``main.py`` in the plugin folder
+with ``KICAD_API_SOCKET`` set (KiCad 9 has no API call to press a toolbar button).
+
+Tests run in file order and build on each other (markers, rerun, undo, save), as a user would.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import FIXTURE_BOARDS, ROOT, need
+from kicad_live import LiveKiCad
+
+PLUGIN = ROOT / "plugin"
+sys.path.insert(0, str(PLUGIN))
+pytestmark = [pytest.mark.kicad, pytest.mark.slow]
+
+BOARD = FIXTURE_BOARDS["coral-tpu-m2-adapter"]
+CONFIG = "class: training\nreport:\n  dir: accel-drc\n"
+#: KiCad builds the plugin venv (pip: numpy, shapely, … from PyPI) in the background
+VENV_TIMEOUT_S = 300
+
+
+class Session:
+    """The running KiCad plus what the tests learn along the way."""
+
+    def __init__(self, kicad: LiveKiCad, docs: Path) -> None:
+        self.kicad = kicad
+        self.docs = docs
+        self.first: dict[str, Any] = {}
+        self.first_ids: set[str] = set()
+
+    @property
+    def plugin_dir(self) -> Path:
+        return self.docs / "kicad" / "9.0" / "plugins" / "accel-drc"
+
+    def env(self) -> dict[str, str]:
+        env = dict(os.environ)
+        env["KICAD_API_SOCKET"] = self.kicad.socket
+        env["PYTHONPATH"] = str(PLUGIN)
+        env["TMPDIR"] = str(self.kicad.tmp)
+        return env
+
+    def click(self) -> dict[str, Any]:
+        """``python -m accel_drc_kicad run`` (the action, printing its result)."""
+        r = subprocess.run(
+            [sys.executable, "-m", "accel_drc_kicad", "run", "--no-browser"],
+            capture_output=True,
+            text=True,
+            env=self.env(),
+            timeout=300,
+        )
+        assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-3000:]
+        return json.loads(r.stdout)
+
+    def board(self) -> Any:
+        from accel_drc_kicad.connection import open_board
+        from kipy import KiCad
+
+        kicad = KiCad(socket_path=self.kicad.socket, timeout_ms=30_000)
+        return kicad, open_board(kicad)
+
+
+@pytest.fixture(scope="module")
+def session(xvfb_run: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Session]:
+    try:
+        import kipy  # noqa: F401
+    except ImportError:
+        need(False, "kicad-python (kipy) is not installed")
+    work = tmp_path_factory.mktemp("kicad-action")
+    docs = work / "documents"
+    r = subprocess.run(
+        [sys.executable, "-m", "accel_drc.cli", "kicad", "install"],
+        capture_output=True,
+        text=True,
+        env=dict(os.environ, KICAD_DOCUMENTS_HOME=str(docs)),
+        timeout=600,
+    )
+    assert r.returncode == 0, r.stderr
+    kicad = LiveKiCad(BOARD, work / "kicad", extra_env={"KICAD_DOCUMENTS_HOME": str(docs)})
+    kicad._prepare()
+    (kicad.board_dir / "accel-drc.yaml").write_text(CONFIG, encoding="utf-8")
+    kicad.start()
+    try:
+        yield Session(kicad, docs)
+    finally:
+        kicad.stop()
+
+
+def _file_check(board: Path) -> dict[str, Any]:
+    r = subprocess.run(
+        [sys.executable, "-m", "accel_drc.cli", "check", str(board), "--json", "-", "--quiet"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert r.returncode in (0, 5), r.stderr
+    return json.loads(r.stdout)
+
+
+def test_click_writes_the_report_beside_the_board(session: Session) -> None:
+    result = session.click()
+    session.first = result
+    assert result["ok"], result["error"]
+    board_dir = session.kicad.board_dir
+    report = Path(result["report"])
+    assert report == board_dir / "accel-drc" / "M2.html"
+    html = report.read_text(encoding="utf-8")
+    assert html.lstrip().lower().startswith("<!doctype html")
+    # the findings are exactly those of `accel-drc check` on the saved file
+    live = json.loads(Path(result["json"]).read_text(encoding="utf-8"))
+    file = _file_check(session.kicad.board)
+    assert live["classification"] == file["classification"]
+    assert live["classification"]["class"] == "training"  # the config beside the board
+    assert live["findings"] == file["findings"]
+    assert result["findings"] == len(file["findings"]) > 0
+    assert result["errors"] > 0
+    assert result["markers"]["mode"] == "graphics"  # KiCad 9: no InjectDrcError handler
+    assert result["markers"]["refused"] == 0
+    assert result["selected"] > 0  # the worst finding's items are selected
+
+
+def test_markers_read_back_through_the_api(session: Session) -> None:
+    from accel_drc_kicad.markers import LABEL_DX_MM, LABEL_DY_MM, RING_RADIUS_MM, find_markers
+    from kipy.proto.board.board_types_pb2 import BoardLayer
+
+    _kicad, board = session.board()
+    labels, rings = find_markers(board)
+    made = session.first["markers"]["created"]
+    assert made > 0 and len(labels) + len(rings) == made
+    session.first_ids = _ids(labels, rings)
+    assert len(labels) == len(rings)
+    assert {t.proto.layer for t in labels} == {BoardLayer.BL_Cmts_User}
+    # the placed finding (PDN of /3.3V) has its ring at the finding's position
+    file = _file_check(session.kicad.board)
+    placed = [f for f in file["findings"] if f["pos"] and f["status"] != "waived"]
+    centres = {(r.proto.shape.circle.center.x_nm, r.proto.shape.circle.center.y_nm) for r in rings}
+    for f in placed:
+        assert (round(f["pos"]["x"] * 1e6), round(f["pos"]["y"] * 1e6)) in centres
+    for t in labels:
+        p = t.proto.text.position
+        assert (p.x_nm - round(LABEL_DX_MM * 1e6), p.y_nm - round(LABEL_DY_MM * 1e6)) in centres
+    for r in rings:
+        c, rp = r.proto.shape.circle.center, r.proto.shape.circle.radius_point
+        assert abs(rp.x_nm - c.x_nm) == round(RING_RADIUS_MM * 1e6)
+    texts = sorted(t.proto.text.text for t in labels)
+    assert any("pdn_impedance" in t for t in texts)
+    assert any("board-level finding" in t for t in texts)
+
+
+def _ids(labels: list[Any], rings: list[Any]) -> set[str]:
+    return {item.proto.id.value for item in [*labels, *rings]}
+
+
+def test_rerun_replaces_instead_of_duplicating(session: Session) -> None:
+    from accel_drc_kicad.markers import find_markers
+
+    again = session.click()
+    assert again["ok"]
+    assert again["markers"]["removed"] == session.first["markers"]["created"]
+    _kicad, board = session.board()
+    labels, rings = find_markers(board)
+    assert len(labels) + len(rings) == session.first["markers"]["created"]
+    assert not _ids(labels, rings) & session.first_ids  # new items, the old ones are gone
+
+
+def test_one_undo_reverts_one_click(session: Session) -> None:
+    """KiCad 9's API has no undo call, but its tool action ``common.Interactive.undo`` is
+    reachable through RunAction.  The rerun was one commit: one Undo brings back the first
+    run's markers (same item ids), a second Undo removes those too, and nothing else."""
+    from accel_drc_kicad.markers import find_markers
+    from kipy.proto.common.commands.editor_commands_pb2 import RunActionStatus
+
+    kicad, board = session.board()
+    before = board.get_shapes()
+    assert kicad.run_action("common.Interactive.undo").status == RunActionStatus.RAS_OK
+    labels, rings = find_markers(board)
+    assert _ids(labels, rings) == session.first_ids
+    assert kicad.run_action("common.Interactive.undo").status == RunActionStatus.RAS_OK
+    labels, rings = find_markers(board)
+    assert labels == [] and rings == []
+    after = board.get_shapes()
+    assert len(before) - len(after) == session.first["markers"]["created"] // 2
+
+
+def test_saving_differs_from_the_board_only_by_the_markers(session: Session) -> None:
+    kicad, board = session.board()
+    baseline = session.kicad.workdir / "baseline.kicad_pcb"
+    board.save_as(str(baseline), overwrite=True, include_project=False)
+    result = session.click()
+    assert result["ok"] and result["markers"]["removed"] == 0  # the undo took them already
+    board.save()
+    saved = session.kicad.board.read_text(encoding="utf-8")
+    base_nodes = _top_nodes(baseline.read_text(encoding="utf-8"))
+    saved_nodes = _top_nodes(saved)
+    extra = [n for n in saved_nodes if n not in base_nodes]
+    assert [n for n in saved_nodes if n not in extra] == base_nodes
+    assert len(extra) == result["markers"]["created"]
+    for node in extra:
+        assert node.startswith(("(gr_text", "(gr_circle")), node[:60]
+        assert '"Cmts.User"' in node
+        if node.startswith("(gr_text"):
+            assert '"accel-drc:' in node
+        else:
+            assert "(width 0.1501)" in node
+
+
+def _top_nodes(text: str) -> list[str]:
+    """Top-level nodes of a KiCad 9 board file (one tab in, as KiCad writes them), normalised
+    to one line each."""
+    nodes: list[str] = []
+    current: list[str] = []
+    depth = 0
+    for line in text.splitlines()[1:-1]:
+        if depth == 0 and current:
+            nodes.append(" ".join(current))
+            current = []
+        current.append(line.strip())
+        depth += _depth_change(line)
+    if current:
+        nodes.append(" ".join(current))
+    return nodes
+
+
+def _depth_change(line: str) -> int:
+    stripped = re.sub(r'"(?:[^"\\]|\\.)*"', '""', line)
+    return stripped.count("(") - stripped.count(")")
+
+
+def test_kicad_loads_the_installed_button_and_builds_its_venv(session: Session) -> None:
+    """What KiCad's own log says after loading: the plugin, its action, its icons; then its
+    venv gets our requirements and the plugin is marked ready (the toolbar shows ready
+    actions only)."""
+    log = session.kicad.log
+    ident = "io.github.accel-drc.kicad"
+    deadline = time.monotonic() + VENV_TIMEOUT_S
+    text = ""
+    while time.monotonic() < deadline:
+        text = log.read_text(errors="replace")
+        if f"marking {ident} as ready" in text:
+            break
+        time.sleep(2)
+    assert f"loading plugin from {session.plugin_dir / 'plugin.json'}" in text
+    assert "schema validation successful" in text
+    assert f"loaded action {ident}.accel-drc-check" in text
+    assert "accel-drc-light-24.png" in text and "accel-drc-dark-48.png" in text
+    assert f"marking {ident} as ready" in text, text[-3000:]
+    venv_python = (
+        session.kicad.workdir / "xdg_cache/kicad/9.0/python-environments" / ident / "bin/python"
+    )
+    r = subprocess.run(
+        [
+            str(venv_python),
+            "-c",
+            "import accel_drc, kipy, accel_drc.pipeline; print(accel_drc.__version__, accel_drc.__file__)",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert r.returncode == 0, r.stderr
+    from accel_drc import __version__
+
+    version, where = r.stdout.split()
+    assert version == __version__ and "python-environments" in where
+
+
+def test_the_button_runs_in_kicads_venv(session: Session) -> None:
+    """The click as KiCad performs it: venv python, ``main.py``, plugin folder as working
+    directory, KICAD_API_SOCKET set; the result lands in the log beside main.py."""
+    from accel_drc_kicad.markers import find_markers
+
+    ident = "io.github.accel-drc.kicad"
+    venv_python = (
+        session.kicad.workdir / "xdg_cache/kicad/9.0/python-environments" / ident / "bin/python"
+    )
+    need(venv_python.exists(), "KiCad did not build the plugin venv (pip access to PyPI?)")
+    env = {
+        "PATH": os.environ.get("PATH", ""),
+        "HOME": str(session.kicad.home),
+        "TMPDIR": str(session.kicad.tmp),
+        "KICAD_API_SOCKET": session.kicad.socket,
+        "KICAD_API_TOKEN": "",
+        "ACCEL_DRC_NO_BROWSER": "1",
+    }
+    report = session.kicad.board_dir / "accel-drc" / "M2.html"
+    report.unlink()
+    r = subprocess.run(
+        [str(venv_python), str(session.plugin_dir / "main.py")],
+        cwd=str(session.plugin_dir),
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert r.returncode == 0, r.stderr[-3000:]
+    log = (session.plugin_dir / "accel-drc.log").read_text(encoding="utf-8")
+    results = [
+        json.loads(line.split("result: ", 1)[1]) for line in log.splitlines() if "result: " in line
+    ]
+    assert results and results[-1]["ok"] is True
+    assert report.is_file()
+    _kicad, board = session.board()
+    labels, rings = find_markers(board)
+    assert len(labels) + len(rings) == results[-1]["markers"]["created"]

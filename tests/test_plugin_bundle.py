@@ -1,0 +1,368 @@
+"""The KiCad plugin without a running KiCad: the bundle (plugin.json, icons, main.py), the
+installer, the pure parts of the live reader and markers, and the messages a user sees when
+KiCad's API server is off.  The live half is in ``test_plugin_live.py``."""
+
+from __future__ import annotations
+
+import json
+import os
+import struct
+import subprocess
+import sys
+import zlib
+from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+from conftest import FIXTURE_BOARDS, ROOT
+
+PLUGIN = ROOT / "plugin"
+sys.path.insert(0, str(PLUGIN))
+
+from accel_drc_kicad import ACTION_ID, PLUGIN_ID, bundle  # noqa: E402
+
+kipy = pytest.importorskip("kipy", reason="kicad-python (the [kicad] extra) is not installed")
+
+
+def _png_info(data: bytes) -> tuple[int, int, bytes]:
+    """(width, height, raw scanlines) of a PNG, checking every chunk's CRC."""
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    pos = 8
+    width = height = 0
+    idat = b""
+    while pos < len(data):
+        (length,) = struct.unpack(">I", data[pos : pos + 4])
+        tag = data[pos + 4 : pos + 8]
+        body = data[pos + 8 : pos + 8 + length]
+        (crc,) = struct.unpack(">I", data[pos + 8 + length : pos + 12 + length])
+        assert crc == zlib.crc32(tag + body) & 0xFFFFFFFF, tag
+        if tag == b"IHDR":
+            width, height, depth, color = struct.unpack(">IIBB", body[:10])
+            assert (depth, color) == (8, 6)  # 8-bit RGBA
+        elif tag == b"IDAT":
+            idat += body
+        pos += 12 + length
+    return width, height, zlib.decompress(idat)
+
+
+# ---------------------------------------------------------------------------------------------
+# The bundle
+# ---------------------------------------------------------------------------------------------
+
+
+def test_committed_bundle_is_what_the_generator_writes() -> None:
+    assert (PLUGIN / "plugin.json").read_text(encoding="utf-8") == bundle.plugin_json_text()
+    assert (PLUGIN / "main.py").read_text(encoding="utf-8") == bundle.MAIN_PY
+    for size in bundle.ICON_SIZES:
+        for dark in (False, True):
+            name = f"accel-drc-{'dark' if dark else 'light'}-{size}.png"
+            assert (PLUGIN / "icons" / name).read_bytes() == bundle.icon_png(size, dark), name
+
+
+def test_plugin_json_is_valid_for_kicad() -> None:
+    from kipy.packaging.validate import validate
+
+    report = validate(str(PLUGIN))
+    assert report.ok, [m.message for m in report.messages]
+    data = json.loads((PLUGIN / "plugin.json").read_text(encoding="utf-8"))
+    assert data["identifier"] == PLUGIN_ID
+    (action,) = data["actions"]
+    assert action["identifier"] == ACTION_ID
+    assert action["scopes"] == ["pcb"] and action["show-button"] is True
+    assert action["entrypoint"] == "main.py"
+    for key in ("icons-light", "icons-dark"):
+        sizes = []
+        for rel in action[key]:
+            w, h, _ = _png_info((PLUGIN / rel).read_bytes())
+            assert w == h
+            sizes.append(w)
+        assert sizes == [24, 48]  # KiCad's toolbar size and its 2x (HiDPI) size
+
+
+def test_icons_are_opaque_in_the_middle_and_transparent_in_the_corner() -> None:
+    w, h, raw = _png_info(bundle.icon_png(24))
+    stride = 1 + 4 * w
+
+    def alpha(x: int, y: int) -> int:
+        return raw[y * stride + 1 + 4 * x + 3]
+
+    assert alpha(0, 0) == 0  # corner: outside the board
+    assert alpha(12, 12) == 255  # centre: board or check mark
+    light = bundle.icon_png(48, dark=False)
+    dark = bundle.icon_png(48, dark=True)
+    assert light != dark
+
+
+def test_requirements_name_kicad_python() -> None:
+    text = (PLUGIN / "requirements.txt").read_text(encoding="utf-8")
+    assert "kicad-python>=0.8.0" in text.splitlines()
+
+
+# ---------------------------------------------------------------------------------------------
+# The installer
+# ---------------------------------------------------------------------------------------------
+
+
+def test_plugins_dir_per_platform(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from accel_drc import kicad_install as ki
+
+    monkeypatch.delenv("KICAD_DOCUMENTS_HOME", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.delenv("XDG_DATA_HOME", raising=False)
+    monkeypatch.setattr(ki.platform, "system", lambda: "Linux")
+    assert ki.plugins_dir("9.0") == tmp_path / ".local/share/kicad/9.0/plugins"
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    assert ki.plugins_dir("10.0") == tmp_path / "data/kicad/10.0/plugins"
+    monkeypatch.setattr(ki.platform, "system", lambda: "Darwin")
+    assert ki.plugins_dir("9.0") == tmp_path / "Documents/KiCad/9.0/plugins"
+    monkeypatch.setattr(ki.platform, "system", lambda: "Windows")
+    assert ki.plugins_dir("9.0") == tmp_path / "Documents/KiCad/9.0/plugins"
+    # KiCad's PATHS::getUserDocumentPath: $KICAD_DOCUMENTS_HOME/<kicad|KiCad>/<version>
+    monkeypatch.setenv("KICAD_DOCUMENTS_HOME", str(tmp_path / "docs"))
+    assert ki.plugins_dir("9.0") == tmp_path / "docs/KiCad/9.0/plugins"
+    monkeypatch.setattr(ki.platform, "system", lambda: "Linux")
+    assert ki.plugins_dir("9.0") == tmp_path / "docs/kicad/9.0/plugins"
+    assert ki.plugins_dir("9.0", str(tmp_path / "x")) == tmp_path / "x"
+
+
+def test_install_without_wheel_pins_this_version(tmp_path: Path) -> None:
+    from accel_drc import __version__
+    from accel_drc import kicad_install as ki
+
+    target = ki.install("9.0", str(tmp_path), build=False)
+    assert target == tmp_path / "accel-drc"
+    req = (target / "requirements.txt").read_text(encoding="utf-8").splitlines()
+    assert "kicad-python>=0.8.0" in req
+    assert f"accel-drc=={__version__}" in req
+    assert (target / "plugin.json").read_text(encoding="utf-8") == bundle.plugin_json_text()
+    assert (target / "accel_drc_kicad" / "live_reader.py").is_file()
+    assert not list(target.rglob("__pycache__"))
+    # reinstall replaces, uninstall removes, a second uninstall says so
+    ki.install("9.0", str(tmp_path), build=False)
+    assert [p.name for p in tmp_path.iterdir()] == ["accel-drc"]
+    assert ki.uninstall("9.0", str(tmp_path)) == target
+    assert not target.exists()
+    assert ki.uninstall("9.0", str(tmp_path)) is None
+
+
+def test_uninstall_refuses_a_folder_that_is_not_the_plugin(tmp_path: Path) -> None:
+    from accel_drc import kicad_install as ki
+
+    (tmp_path / "accel-drc").mkdir()
+    (tmp_path / "accel-drc" / "precious.txt").write_text("mine")
+    with pytest.raises(ki.InstallError):
+        ki.uninstall("9.0", str(tmp_path))
+    assert (tmp_path / "accel-drc" / "precious.txt").exists()
+
+
+@pytest.mark.slow
+def test_cli_install_builds_a_wheel_of_this_checkout(tmp_path: Path) -> None:
+    """``accel-drc kicad install --dest`` from the checkout: the requirements point at a wheel
+    of this very code (so KiCad's venv runs what was tested), and it contains the plugin."""
+    import zipfile
+
+    env = dict(os.environ, KICAD_CONFIG_HOME=str(tmp_path / "cfg"))
+    r = subprocess.run(
+        [sys.executable, "-m", "accel_drc.cli", "kicad", "install", "--dest", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+    )
+    assert r.returncode == 0, r.stderr
+    assert "Enable KiCad API" in r.stdout  # no kicad_common.json in the scratch config: say how
+    target = tmp_path / "accel-drc"
+    (wheel,) = (target / "wheels").glob("accel_drc-*.whl")
+    req = (target / "requirements.txt").read_text(encoding="utf-8").splitlines()
+    assert f"accel-drc @ {wheel.resolve().as_uri()}" in req
+    names = zipfile.ZipFile(wheel).namelist()
+    assert "accel_drc/pipeline.py" in names
+    assert "accel_drc_kicad/live_reader.py" in names
+    # the data the engine loads at run time (a wheel without it fails in KiCad's venv)
+    for data in (
+        "rules/classes/training.yaml",
+        "rules/signals.yaml",
+        "report/templates/report.css",
+    ):
+        assert f"accel_drc/{data}" in names, data
+    r = subprocess.run(
+        [sys.executable, "-m", "kipy.packaging", "validate", str(target)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert r.returncode == 0, r.stdout
+
+
+# ---------------------------------------------------------------------------------------------
+# Pure parts of the live reader
+# ---------------------------------------------------------------------------------------------
+
+
+def _v(x_mm: float, y_mm: float) -> SimpleNamespace:
+    return SimpleNamespace(x_nm=int(round(x_mm * 1e6)), y_nm=int(round(y_mm * 1e6)))
+
+
+def test_arc_flattening_and_extremes() -> None:
+    from accel_drc_kicad.live_reader import _arc_points
+
+    # a half circle of radius 10 around (0, 0) from (10, 0) through (0, -10) to (-10, 0)
+    extremes: list[tuple[float, float]] = []
+    pts = _arc_points(_v(10, 0), _v(0, -10), _v(-10, 0), extremes)
+    assert pts[0] == pytest.approx((10, 0)) and pts[-1] == pytest.approx((-10, 0))
+    assert all(np.hypot(x, y) == pytest.approx(10) for x, y in pts)
+    assert all(y <= 1e-9 for _, y in pts)  # the mid point decides the side
+    ys = [y for _, y in extremes]
+    assert min(ys) == pytest.approx(-10)  # the top of the arc is its extreme, not a vertex
+    # the other way round through (0, 10)
+    pts = _arc_points(_v(10, 0), _v(0, 10), _v(-10, 0))
+    assert all(y >= -1e-9 for _, y in pts)
+
+
+def test_bridged_fill_keeps_the_area_of_polygon_minus_hole() -> None:
+    from accel_drc.model import Zone
+    from accel_drc_kicad.live_reader import _bridged
+
+    def ring(pts: list[tuple[float, float]]) -> SimpleNamespace:
+        nodes = [SimpleNamespace(point=_v(x, y), HasField=lambda f: f == "point") for x, y in pts]
+        return SimpleNamespace(nodes=nodes)
+
+    outer = ring([(0, 0), (10, 0), (10, 10), (0, 10)])
+    hole = ring([(2, 2), (4, 2), (4, 4), (2, 4)])  # same orientation as the outline
+    poly = SimpleNamespace(outline=outer, holes=[hole])
+    arr = _bridged(poly)
+    zone = Zone(net=0, net_name="", layers=(0,), filled={0: (arr,)})
+    assert zone.filled_area_mm2(0) == pytest.approx(100 - 4)
+
+
+def test_chain_rings_joins_loose_outline_segments() -> None:
+    from accel_drc_kicad.live_reader import _chain_rings
+
+    segs = [
+        ([(0.0, 0.0), (10.0, 0.0)], False),
+        ([(10.0, 10.0), (10.0, 0.0)], False),  # reversed piece
+        ([(0.0, 10.0), (0.0, 0.0)], False),
+        ([(10.0, 10.0), (0.0, 10.0)], False),
+        ([(20.0, 20.0), (21.0, 20.0), (21.0, 21.0), (20.0, 20.0)], True),
+    ]
+    rings = _chain_rings(segs)
+    assert len(rings) == 2
+    big = max(rings, key=len)
+    assert len(big) == 5 and tuple(big[0]) == pytest.approx(tuple(big[-1]))
+
+
+@pytest.mark.parametrize("name", sorted(FIXTURE_BOARDS))
+def test_header_stackup_equals_the_file_readers(name: str) -> None:
+    """The 9.0.8 workaround reads only the saved file's header; it must give the stack-up and
+    layer types the full file reader gives."""
+    from accel_drc.readers.kicad_file import parse_stackup, read
+    from accel_drc_kicad.live_reader import (
+        file_version,
+        general_thickness,
+        layer_kinds,
+        read_file_header,
+    )
+
+    path = FIXTURE_BOARDS[name]
+    board = read(str(path))
+    header = read_file_header(str(path))
+    assert header is not None and len(header) < path.stat().st_size
+    assert parse_stackup(header) == board.stackup
+    assert file_version(header) == board.file_version
+    kinds = layer_kinds(header)
+    assert [kinds[c.name] for c in board.copper_layers] == [c.kind for c in board.copper_layers]
+    assert general_thickness(header) == board.board_thickness_mm
+
+
+# ---------------------------------------------------------------------------------------------
+# Markers and the action, without KiCad
+# ---------------------------------------------------------------------------------------------
+
+
+def _finding(**kw: object) -> object:
+    from accel_drc.results import Finding, Severity, Status
+
+    base = {
+        "rule": "r",
+        "check": "via_stub",
+        "severity": Severity.ERROR,
+        "status": Status.VIOLATION,
+        "message": "m",
+    }
+    base.update(kw)
+    return Finding(**base)  # type: ignore[arg-type]
+
+
+def test_marker_labels_and_order() -> None:
+    from accel_drc.results import Severity, Status
+    from accel_drc_kicad.markers import TAG, label_for, marker_findings
+
+    err = _finding(measured=1.4234, limit=0.3, unit="mm")
+    warn = _finding(severity=Severity.WARNING, check="foil")
+    unknown = _finding(status=Status.CANNOT_VERIFY, check="laminate_df")
+    waived = _finding(status=Status.WAIVED)
+    assert marker_findings([unknown, warn, waived, err]) == [err, warn, unknown]
+    assert label_for(err, 3) == f"{TAG} E3 via_stub 1.42 vs 0.3 mm"
+    assert label_for(unknown, 1) == f"{TAG} ?1 laminate_df cannot verify"
+
+
+def test_report_dir_and_settings(tmp_path: Path) -> None:
+    from accel_drc_kicad.action import report_dir_for, report_settings
+
+    board = str(tmp_path / "b" / "x.kicad_pcb")
+    assert report_dir_for(board, None) == tmp_path / "b" / "accel-drc"
+    assert report_dir_for(board, "out/r") == tmp_path / "b" / "out" / "r"
+    assert report_dir_for(board, str(tmp_path / "abs")) == tmp_path / "abs"
+    cfg = SimpleNamespace(data={"report": {"dir": "rep", "marker_layer": "User.2"}})
+    assert report_settings(cfg) == ("rep", "User.2")
+    assert report_settings(SimpleNamespace(data={})) == (None, None)
+
+
+def test_selection_uses_uuids_and_expands_nets() -> None:
+    from accel_drc.readers.kicad_file import read
+    from accel_drc_kicad.action import selection_uuids
+
+    board = read(str(FIXTURE_BOARDS["coral-tpu-m2-adapter"]))
+    net = board.net_index["/3.3V"]
+    f = _finding(items=("/3.3V",))
+    got = set(selection_uuids(f, board))
+    want = {u for u, n in zip(board.tracks.uuid, board.tracks.net.tolist()) if n == net}
+    want |= {u for u, n in zip(board.vias.uuid, board.vias.net.tolist()) if n == net}
+    want |= {p.uuid for _fp, p in board.pads if p.net == net}
+    assert got == want and len(got) > 10
+    uuid = board.vias.uuid[0]
+    assert selection_uuids(_finding(items=(uuid,)), board) == [uuid]
+
+
+def test_server_off_is_a_clear_message_and_an_error_page(tmp_path: Path) -> None:
+    """No KiCad listening: exit 3 and a message that says how to turn the API server on; the
+    button path writes an error page instead of failing silently."""
+    env = dict(
+        os.environ,
+        KICAD_API_SOCKET=f"ipc://{tmp_path}/nothing/api.sock",
+        PYTHONPATH=str(PLUGIN),
+        TMPDIR=str(tmp_path),
+    )
+    r = subprocess.run(
+        [sys.executable, "-m", "accel_drc_kicad", "inspect", "--json"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    assert r.returncode == 3
+    assert "Enable KiCad API" in r.stderr and "Traceback" not in r.stderr
+    r = subprocess.run(
+        [sys.executable, "-m", "accel_drc_kicad", "run", "--no-browser"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    assert r.returncode == 1
+    result = json.loads(r.stdout)
+    assert result["ok"] is False and "Enable KiCad API" in result["error"]
+    page = Path(result["report"])
+    assert page.parent == tmp_path / "accel-drc"
+    assert "Enable KiCad API" in page.read_text(encoding="utf-8")

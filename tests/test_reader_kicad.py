@@ -1,0 +1,393 @@
+"""Reader unit tests on small hand-written boards, one per KiCad format generation.
+
+Expected values are worked out by hand in the comments (footprint transforms, arc extremes,
+line-width inflation, zone areas); the KiCad 6, 8 and 9 boards are also checked against
+KiCad's own pcbnew in ``test_groundtruth_pcbnew.py``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from accel_drc.errors import InputError
+from accel_drc.readers import read_board
+from accel_drc.readers.kicad_file import (
+    _arc_bbox_nm,
+    _Transform,
+    kicad_major,
+    parse_stackup,
+    read,
+    read_text,
+)
+from accel_drc.readers.sexpr import parse_points, parse_span
+from conftest import FIXTURES
+
+VERSIONS = FIXTURES / "kicad_versions"
+
+
+def board(name: str):  # noqa: ANN201
+    return read(str(VERSIONS / f"{name}.kicad_pcb"))
+
+
+def approx(v: float) -> object:
+    return pytest.approx(v, abs=1e-9)
+
+
+# ---------------------------------------------------------------------------------------------
+# KiCad 6 (20211014): fp_text, net codes, KiCad 6 project layout, addsublayer, arcs, escapes
+# ---------------------------------------------------------------------------------------------
+
+
+def test_kicad6_layers_and_stackup() -> None:
+    b = board("kicad6")
+    assert b.file_version == 20211014 and kicad_major(b.file_version) == 6
+    assert [(c.name, c.user_name, c.kind) for c in b.copper_layers] == [
+        ("F.Cu", "F.Cu", "signal"),
+        ("In1.Cu", "GND_PLANE", "power"),
+        ("In2.Cu", "In2.Cu", "mixed"),
+        ("B.Cu", "B.Cu", "signal"),
+    ]
+    st = b.stackup
+    assert st is not None and st.finish == "ENIG" and st.impedance_controlled is False
+    d1 = st.layers[3]
+    assert (d1.name, d1.kind) == ("dielectric 1", "prepreg")
+    # two sublayers: 0.1 mm FR4 + 0.12 mm Megtron6; the layer is their sum, first's material
+    assert d1.thickness_mm == approx(0.22)
+    assert (d1.material, d1.epsilon_r, d1.loss_tangent) == ("FR4", 4.5, 0.02)
+    assert [(s.thickness_mm, s.material, s.epsilon_r, s.loss_tangent) for s in d1.sublayers] == [
+        (0.1, "FR4", 4.5, 0.02),
+        (0.12, "Megtron6", 3.4, 0.004),
+    ]
+    assert [layer.copper_index for layer in st.copper()] == [0, 1, 2, 3]
+    assert [layer.name for layer in st.dielectrics_between(1, 2)] == ["dielectric 2"]
+    assert b.board_thickness_mm == 1.6
+
+
+def test_kicad6_project_net_classes_and_settings() -> None:
+    b = board("kicad6")
+    assert b.project_file and b.project_file.endswith("kicad6.kicad_pro")
+    assert b.warnings == ()
+    rules = b.net_classes
+    assert [c.name for c in rules.classes] == ["Default", "USB"]
+    usb = rules.by_name("USB")
+    assert usb is not None and (usb.diff_pair_width_mm, usb.diff_pair_gap_mm) == (0.2, 0.15)
+    assert rules.class_of("/USB_D+") == "USB" and rules.class_of("GND") == "Default"
+    assert b.text_variables == {"REV": "B"}
+    assert b.design.allow_blind_buried_vias is True and b.design.allow_microvias is True
+    assert b.design.min_via_drill_mm == 0.25 and b.design.min_track_width_mm == 0.15
+
+
+def test_kicad6_nets_tracks_vias() -> None:
+    b = board("kicad6")
+    assert b.nets == ("", "GND", "/USB_D+", "/USB_D-", "/PCIE_TX0_P", "/PCIE_TX0_N")
+    assert [p.name for p in b.diff_pairs] == ["/PCIE_TX0", "/USB_D"]
+    t = b.tracks
+    assert (t.segment_count, t.arc_count) == (3, 1)
+    arc = int(np.flatnonzero(t.is_arc)[0])
+    assert t.start[arc].tolist() == [20.0, 20.485]
+    assert t.mid[arc].tolist() == [21.464466, 21.071786]
+    assert t.end[arc].tolist() == [22.05, 22.535]
+    assert b.layer_name(int(t.layer[arc])) == "F.Cu" and b.nets[int(t.net[arc])] == "/USB_D+"
+    assert b.layer_name(int(t.layer[3])) == "In2.Cu" and t.width[3] == 0.25
+    assert t.uuid[0] == "0d4e2d0c-0000-4000-8000-000000000031"
+    v = b.vias
+    assert v.types == ("through", "blind", "buried", "micro")
+    assert list(zip(v.start.tolist(), v.end.tolist())) == [(0, 3), (0, 2), (1, 2), (0, 1)]
+    assert v[1].diameter_mm == 0.45 and v[1].drill_mm == 0.2 and b.nets[v[1].net] == "GND"
+
+
+def test_kicad6_footprint_transform_rotated_90() -> None:
+    """R1 at (10, 20) rotated 90°: KiCad rotates a local point (x, y) to
+    (x cos + y sin, -x sin + y cos), so pad 1 at local (-0.485, 0) lands at (10, 20.485)
+    and pad 2 at (0.485, 0) at (10, 19.515) — where the two tracks start."""
+    b = board("kicad6")
+    r1 = b.footprints[0]
+    assert (r1.reference, r1.value, r1.name, r1.layer) == (
+        "R1",
+        "10k",
+        "Resistor_SMD:R_0402_1005Metric",
+        "F.Cu",
+    )
+    assert (r1.x, r1.y, r1.rotation, r1.attributes) == (10.0, 20.0, 90.0, ("smd",))
+    p1, p2 = r1.pads
+    assert (p1.x, p1.y) == (approx(10.0), approx(20.485))
+    assert (p2.x, p2.y) == (approx(10.0), approx(19.515))
+    assert (p1.width, p1.height, p1.rotation, p1.type, p1.shape) == (
+        0.59,
+        0.64,
+        90.0,
+        "smd",
+        "roundrect",
+    )
+    assert p1.copper_layers == (0,) and b.nets[p1.net] == "/USB_D+"
+    assert r1.properties["Sheetfile"] == "kicad6.kicad_sch"
+
+
+def test_kicad6_back_footprint_through_hole_pads() -> None:
+    """J1 on B.Cu at (30, 20), 180°: pad 1 at local (1.27, 0) -> (28.73, 20); the oval drill
+    1 x 0.6 reports its smaller dimension; ``*.Cu`` means every copper layer."""
+    j1 = board("kicad6").footprints[1]
+    assert (j1.reference, j1.layer, j1.rotation) == ("J1", "B.Cu", 180.0)
+    p1, npth = j1.pads
+    assert (p1.x, p1.y) == (approx(28.73), approx(20.0))
+    assert p1.drill_mm == 0.6 and p1.copper_layers == (0, 1, 2, 3)
+    assert p1.layers == ("*.Cu", "*.Mask")
+    assert (npth.number, npth.type, npth.drill_mm) == ("", "np_thru_hole", 1.0)
+    assert (npth.x, npth.y) == (approx(31.27), approx(20.0))
+
+
+def test_kicad6_outline_arcs_circle_and_footprint_edge() -> None:
+    """Edge.Cuts: a 50 x 40 frame (0.1 mm lines) with a rounded corner and a half-circle bulge
+    of radius 10 on the left whose extreme is (-10, 20), a circular cut-out and a footprint
+    edge line.  KiCad's board box = union of shape boxes each grown by half the line width:
+    x -10.05 .. 50.05, y -0.05 .. 40.05 (60.1 x 40.1 mm, as pcbnew reports)."""
+    b = board("kicad6")
+    assert b.outline.bbox == (approx(-10.05), approx(-0.05), approx(50.05), approx(40.05))
+    assert b.outline.size_mm == (approx(60.1), approx(40.1))
+    rings = b.outline.rings
+    # the frame chains into one closed ring; the circle is its own ring; the footprint's
+    # edge line (-2,-1)-(2,-1) rotated 180° about (30, 20) becomes (32, 21)-(28, 21)
+    frame = max(rings, key=len)
+    assert np.allclose(frame[0], frame[-1])
+    assert frame[:, 0].min() == approx(-10.0)
+    fp_edge = [r for r in rings if len(r) == 2]
+    assert len(fp_edge) == 1
+    assert sorted(map(tuple, np.round(fp_edge[0], 9).tolist())) == [(28.0, 21.0), (32.0, 21.0)]
+    circle = [r for r in rings if len(r) > 20 and r[:, 0].max() < 42]
+    assert circle and np.allclose(np.hypot(circle[0][:, 0] - 40, circle[0][:, 1] - 30), 1.5)
+
+
+def test_kicad6_zone_fills_are_arrays_per_layer() -> None:
+    b = board("kicad6")
+    (z,) = b.zones
+    assert (z.net_name, b.nets[z.net], z.layers, z.priority, z.name) == (
+        "GND",
+        "GND",
+        (0, 3),
+        2,
+        "gnd pour",
+    )
+    assert z.min_thickness_mm == 0.254 and not z.keepout
+    assert sorted(z.filled) == [0, 3] and 1 not in z.filled
+    (f,) = z.filled[0]
+    assert f.shape == (4, 2) and f.dtype == np.float64
+    assert z.filled_area_mm2(0) == approx(50.0)  # 10 x 5
+    assert z.filled_area_mm2(3) == approx(4.0)  # 2 x 2
+    assert z.outline.tolist() == [[1, 1], [11, 1], [11, 6], [1, 6]]
+    with pytest.raises(KeyError):
+        z.filled[2]
+
+
+def test_escaped_quotes_and_parens_in_strings() -> None:
+    """The gr_text holds ``\\"quoted\\" (text) \\\\ here``: parentheses and escaped quotes
+    inside a string must not disturb the structure (the board still reads exactly)."""
+    b = board("kicad6")
+    assert len(b.footprints) == 2 and len(b.zones) == 1 and len(b.vias) == 4
+    assert parse_span(b'(gr_text "\\"q\\" (t) \\\\ x" (at 1 2))') == [
+        "gr_text",
+        '"q" (t) \\ x',
+        ["at", "1", "2"],
+    ]
+
+
+# ---------------------------------------------------------------------------------------------
+# KiCad 8 (20240108): properties, stroke, locked, rotated footprint at 30°
+# ---------------------------------------------------------------------------------------------
+
+
+def test_kicad8_properties_rotation_and_rect_outline() -> None:
+    b = board("kicad8")
+    assert kicad_major(b.file_version) == 8 and b.generator == "pcbnew"
+    assert [(c.name, c.user_name) for c in b.copper_layers] == [("F.Cu", "TOP"), ("B.Cu", "BOTTOM")]
+    (c1,) = b.footprints
+    assert (c1.reference, c1.value, c1.rotation) == ("C1", "100n", 30.0)
+    assert c1.properties["Footprint"] == "Capacitor_SMD:C_0603_1608Metric"
+    # pad 1 at local (-1, 0), footprint at (15, 10) rotated 30°:
+    # x = 15 - cos 30° = 14.133975, y = 10 + sin 30° = 10.5
+    p1, p2 = c1.pads
+    c, s = math.cos(math.radians(30)), math.sin(math.radians(30))
+    assert (p1.x, p1.y) == (approx(15 - c), approx(10 + s))
+    assert (p2.x, p2.y) == (approx(15 + c), approx(10 - s))
+    assert b.tracks.segment_count == 2  # one of them "(locked yes)"
+    # gr_rect 30 x 20 drawn with a 0.05 mm line: 30.05 x 20.05
+    assert b.outline.size_mm == (approx(30.05), approx(20.05))
+    assert b.stackup is None
+    assert any("no .kicad_pro" in w for w in b.warnings)
+    assert b.net_classes.classes == ()
+
+
+# ---------------------------------------------------------------------------------------------
+# KiCad 9 (20241229): renumbered layer ids, multi-layer zones, keepouts, KiCad 8+ project
+# ---------------------------------------------------------------------------------------------
+
+
+def test_kicad9_layer_order_by_name_not_id() -> None:
+    """KiCad 9 numbers In1.Cu 4, In2.Cu 6, B.Cu 2: the stack order comes from the names."""
+    b = board("kicad9")
+    assert [(c.name, c.user_name, c.kind) for c in b.copper_layers] == [
+        ("F.Cu", "F.Cu", "signal"),
+        ("In1.Cu", "GND", "power"),
+        ("In2.Cu", "PWR", "power"),
+        ("B.Cu", "B.Cu", "signal"),
+    ]
+    assert b.layer_index("GND") == 1 and b.layer_index("B.Cu") == 3
+
+
+def test_kicad9_zones_vias_arcs_outline() -> None:
+    b = board("kicad9")
+    gnd, keepout = b.zones
+    assert gnd.layers == (1, 3) and sorted(gnd.filled) == [1, 3]
+    assert gnd.filled_area_mm2(1) == approx(38 * 28)
+    assert keepout.keepout and keepout.layers == (0, 1, 2, 3) and keepout.name == "no vias here"
+    assert keepout.net == 0 and dict(keepout.filled) == {}
+    assert b.vias.types == ("through", "micro")
+    assert (int(b.vias.start[1]), int(b.vias.end[1])) == (2, 3)  # written "B.Cu" "In2.Cu"
+    assert b.tracks.mid[1].tolist() == [17.5, 2.5]
+    # gr_poly 40 x 30 with a 0.2 mm line: 40.2 x 30.2
+    assert b.outline.bbox == (approx(-0.1), approx(-0.1), approx(40.1), approx(30.1))
+    st = b.stackup
+    assert st is not None and st.impedance_controlled is True
+    assert [d.material for d in st.dielectrics()] == ["Megtron 7", "FR4", "Megtron 7"]
+
+
+def test_kicad9_project_patterns_and_assignments() -> None:
+    rules = board("kicad9").net_classes
+    assert rules.patterns == (("+*V*", "PWR"), ("/SIG*", "HS"))
+    assert rules.class_of("+1V8") == "PWR"
+    assert rules.class_of("/SIG1") == "HS"  # explicit assignment, KiCad 8+ list form
+    assert rules.class_of("GND") == "Default"
+    assert rules.by_name("HS").priority == 1  # type: ignore[union-attr]
+
+
+# ---------------------------------------------------------------------------------------------
+# KiCad 10 (20260101): nets by name, via keywords, backdrill, *.Cu keepout, point
+# ---------------------------------------------------------------------------------------------
+
+
+def test_kicad10_nets_by_name_and_via_types() -> None:
+    b = board("kicad10")
+    assert kicad_major(b.file_version) == 10
+    assert set(b.nets) == {"", "/PCIE_TX0_P", "/PCIE_TX0_N", "GND"} and b.nets[0] == ""
+    assert [b.nets[n] for n in b.tracks.net.tolist()] == ["/PCIE_TX0_P", "/PCIE_TX0_N"]
+    assert b.vias.types == ("through", "blind", "buried")
+    assert [p.name for p in b.diff_pairs] == ["/PCIE_TX0"]
+    assert not any("unknown top-level" in w for w in b.warnings)  # (point …) is KiCad 10
+
+
+def test_kicad10_backdrill_fields_do_not_leak_into_the_via() -> None:
+    """The backdrill's own (size 0.5) and (layers "B.Cu" "In2.Cu") come before the via's
+    (layers …) in the file; the via keeps its 0.6 mm pad, 0.3 mm drill and F.Cu-B.Cu span."""
+    v = board("kicad10").vias[0]
+    assert (v.diameter_mm, v.drill_mm, v.start, v.end, v.type) == (0.6, 0.3, 0, 3, "through")
+    bd = v.backdrill
+    assert bd is not None
+    assert (bd.side, bd.must_not_cut, bd.drill_mm, bd.source) == ("bottom", 2, 0.5, "board")
+    pad = board("kicad10").footprints[0].pads[0]
+    assert pad.drill_mm == 0.5 and pad.copper_layers == (0, 1, 2, 3)
+
+
+def test_kicad10_zones_and_rounded_rect_outline() -> None:
+    b = board("kicad10")
+    gnd, keepout = b.zones
+    assert (gnd.net_name, gnd.layers, gnd.filled_area_mm2(1)) == ("GND", (1,), approx(38 * 23))
+    assert keepout.keepout and keepout.layers == (0, 1, 2, 3) and keepout.net == 0
+    assert b.outline.size_mm == (approx(40.1), approx(25.1))
+    (j1,) = b.footprints
+    assert (j1.reference, j1.value) == ("J1", "PCIe x1")
+
+
+def test_future_version_reads_with_one_warning_each() -> None:
+    b = board("kicad_future")
+    assert b.file_version == 20301231
+    newer = [w for w in b.warnings if "newer than" in w]
+    unknown = [w for w in b.warnings if "unknown top-level" in w]
+    assert len(newer) == 1 and len(unknown) == 1
+    assert "hologram" in unknown[0] and "quantum_widget" in unknown[0]
+    assert len(b.vias) == 3 and len(b.zones) == 2  # the rest is read as usual
+
+
+def test_kicad5_is_refused_with_a_hint() -> None:
+    with pytest.raises(InputError, match="open and save it in KiCad 6 or newer") as exc:
+        board("kicad5")
+    assert exc.value.line == 1
+
+
+# ---------------------------------------------------------------------------------------------
+# helpers and API
+# ---------------------------------------------------------------------------------------------
+
+
+def test_transform_matches_kicad_rotate_point() -> None:
+    # KiCad RotatePoint(+90°) maps +x to -y (y down: "up" on screen, counter-clockwise)
+    assert _Transform(0, 0, 90).apply(1, 0) == (0.0, -1.0)
+    assert _Transform(5, 5, 180).apply(1, 2) == (4.0, 3.0)
+    x, y = _Transform(0, 0, 45).apply(1, 0)
+    assert (x, y) == (approx(math.sqrt(0.5)), approx(-math.sqrt(0.5)))
+
+
+def test_arc_bbox_includes_crossed_axis_extremes() -> None:
+    # half circle centre (0, 0) radius 10 nm-units from (0, 10) through (-10, 0) to (0, -10)
+    pts = _arc_bbox_nm((0, 10), (-10, 0), (0, -10))
+    xs, ys = [p[0] for p in pts], [p[1] for p in pts]
+    assert (min(xs), max(xs), min(ys), max(ys)) == (-10, 0, -10, 10)
+    # quarter arc that crosses no axis extreme: the box is the ends
+    pts = _arc_bbox_nm((10, 0), (7071068, 7071068), (0, 10))
+    assert len(pts) >= 2
+
+
+def test_parse_stackup_from_board_text() -> None:
+    text = (VERSIONS / "kicad6.kicad_pcb").read_text()
+    st = parse_stackup(text)
+    assert st is not None and st == board("kicad6").stackup
+    assert parse_stackup("(kicad_pcb (version 20241229))") is None
+
+
+def test_read_text_without_project_warns() -> None:
+    text = (VERSIONS / "kicad9.kicad_pcb").read_text()
+    b = read_text(text, "live KiCad: kicad9.kicad_pcb")
+    assert b.source == "live KiCad: kicad9.kicad_pcb" and b.project_file is None
+    assert any("no .kicad_pro" in w for w in b.warnings)
+    b2 = read_text(text, "x", project_path=str(VERSIONS / "kicad9.kicad_pro"))
+    assert b2.net_classes.class_of("+1V8") == "PWR" and b2.warnings == ()
+
+
+def test_parse_points_equals_float() -> None:
+    rng = np.random.default_rng(7)
+    words = [
+        f"{v:.{int(d)}f}" for v, d in zip(rng.uniform(-500, 500, 2000), rng.integers(0, 7, 2000))
+    ]
+    text = "(pts " + " ".join(f"(xy {a} {b})" for a, b in zip(words[::2], words[1::2])) + ")"
+    got = parse_points(text.encode())
+    assert got is not None and got.tolist() == [float(w) for w in words]
+    assert parse_points(b"(pts (xy 1 2) (xy 3))") is None  # a point with one number
+    assert parse_points(b"(pts (xy 1 2) (xy 3 oops))") is None
+
+
+def test_read_board_dispatch_and_errors(tmp_path) -> None:  # noqa: ANN001
+    assert read_board(str(VERSIONS / "kicad9.kicad_pcb")).layer_count == 4
+    cases = {
+        "empty.kicad_pcb": (b"", "file is empty"),
+        "gerber.kicad_pcb": (b"G04 Gerber*\n%FSLAX46Y46*%\nM02*\n", "not a KiCad board"),
+        "trunc.kicad_pcb": ((VERSIONS / "kicad9.kicad_pcb").read_bytes()[:3000], "truncated"),
+        "extra.kicad_pcb": (
+            (VERSIONS / "kicad9.kicad_pcb").read_bytes() + b")",
+            r"unexpected '\)'",
+        ),
+        "footprint.kicad_pcb": (b'(footprint "R" (layer "F.Cu"))', "not a KiCad board"),
+        "nocopper.kicad_pcb": (
+            b'(kicad_pcb (version 20241229) (layers (25 "Edge.Cuts" user)))',
+            "no copper",
+        ),
+    }
+    for name, (data, message) in cases.items():
+        p = tmp_path / name
+        p.write_bytes(data)
+        with pytest.raises(InputError, match=message) as exc:
+            read_board(str(p))
+        assert str(exc.value).startswith(str(p))
+    with pytest.raises(InputError, match="footprint, not a board"):
+        read(str(tmp_path / "footprint.kicad_pcb"))  # the KiCad reader itself says what it is
+    with pytest.raises(InputError, match="cannot open"):
+        read_board(str(tmp_path / "missing.kicad_pcb"))
