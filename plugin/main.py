@@ -4,6 +4,8 @@ The working directory is the plugin folder and KICAD_API_SOCKET / KICAD_API_TOKE
 stdout is discarded: everything goes to accel-drc.log here and to the report in the browser.
 """
 
+from __future__ import annotations
+
 import os
 import sys
 

@@ -95,3 +95,18 @@ def test_config_beside_the_board_is_found(tmp_path):
     shutil.copy(TRAINING, tmp_path / "accel-drc.yaml")
     r = run("check", str(tmp_path / FIXTURE_BOARDS["m2-oculink-adapter"].name))
     assert r.returncode == 5 and "class: training" in r.stdout
+
+
+def test_progress_only_on_a_terminal():
+    import shutil
+
+    if shutil.which("script") is None:
+        import pytest
+
+        pytest.skip("util-linux `script` (a pseudo-terminal) is not installed")
+    cmd = " ".join([*EXE, "check", M2, "--quiet"])
+    r = subprocess.run(
+        ["script", "-qec", cmd, "/dev/null"], capture_output=True, text=True, timeout=300
+    )
+    assert r.returncode == 0
+    assert "accel-drc: checking [0/" in r.stdout and "done" in r.stdout  # the pty merges stderr

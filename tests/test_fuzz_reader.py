@@ -1,7 +1,7 @@
 """Fuzz the board reader: truncations and byte mutations of real boards either read as a Board
 or fail with InputError (-> one line, exit 3).  Nothing else: no other exception, no hang.
 
-Inputs are derived from a small real board and from the hand-written KiCad 6 and 10 boards
+Inputs are derived from a small real board and from the hand-written KiCad 6, 7 and 10 boards
 (quoted strings with escapes, arcs, backdrills, nets by name), so mutations land in every part
 of the format.  The whole module runs in well under 30 s.
 """
@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 SOURCES = {
     "coral": FIXTURE_BOARDS["coral-tpu-m2-adapter"].read_bytes(),
     "kicad6": (FIXTURES / "kicad_versions" / "kicad6.kicad_pcb").read_bytes(),
+    "kicad7": (FIXTURES / "kicad_versions" / "kicad7.kicad_pcb").read_bytes(),
     "kicad10": (FIXTURES / "kicad_versions" / "kicad10.kicad_pcb").read_bytes(),
 }
 

@@ -139,7 +139,7 @@ def test_reader_matches_pcbnew(name: str, pcbnew_python: str) -> None:
 
 
 #: the hand-written format boards KiCad 9 can open (KiCad 10's format is newer than it)
-VERSION_BOARDS = ("kicad6", "kicad8", "kicad9")
+VERSION_BOARDS = ("kicad6", "kicad7", "kicad8", "kicad9")
 
 
 @pytest.mark.kicad
@@ -151,6 +151,101 @@ def test_hand_written_boards_match_pcbnew(name: str, pcbnew_python: str) -> None
     kicad = pcbnew_counts(pcbnew_python, path)
     ours = reader_counts(path)
     compare(name, ours, kicad)
+
+
+ITEMS_SCRIPT = r"""
+import json, sys
+import pcbnew
+
+b = pcbnew.LoadBoard(sys.argv[1])
+name = b.GetStandardLayerName
+fps, pads, vias, tracks, zones = [], [], [], {}, []
+for fp in b.GetFootprints():
+    p = fp.GetPosition()
+    fps.append([fp.GetReference(), fp.GetValue(), fp.GetFPIDAsString(), name(fp.GetLayer()),
+                p.x, p.y, round(fp.GetOrientationDegrees(), 6)])
+    for pad in fp.Pads():
+        q = pad.GetPosition()
+        d = pad.GetDrillSize()
+        pads.append([fp.GetReference(), pad.GetNumber(), q.x, q.y, pad.GetNetname(),
+                     min(d.x, d.y) if d.x > 0 else 0])
+for t in b.GetTracks():
+    if t.GetClass() == "PCB_VIA":
+        q = t.GetPosition()
+        vias.append([q.x, q.y, t.GetWidth(pcbnew.F_Cu), t.GetDrillValue(), t.GetNetname()])
+    else:
+        key = name(t.GetLayer()) + "|" + str(t.GetWidth()) + "|" + t.GetNetname()
+        tracks[key] = tracks.get(key, 0) + 1
+for z in b.Zones():
+    zones.append([z.GetNetname(), [name(l) for l in z.GetLayerSet().CuStack()],
+                  z.GetAssignedPriority(), bool(z.GetIsRuleArea())])
+print(json.dumps({"footprints": sorted(fps), "pads": sorted(pads), "vias": sorted(vias),
+                  "tracks": tracks, "zones": sorted(zones)}))
+"""
+
+
+def reader_items(path: str) -> dict:
+    """Per-item data in KiCad's terms: nm integers, angles in (-180, 180]."""
+    b = read(path)
+
+    def nm(v: float) -> int:
+        return round(v * 1e6)
+
+    def angle(deg: float) -> float:
+        d = deg % 360.0
+        return round(d - 360.0 if d > 180.0 else d, 6)
+
+    fps, pads, vias, tracks, zones = [], [], [], {}, []
+    for fp in b.footprints:
+        fps.append(
+            [fp.reference, fp.value, fp.name, fp.layer, nm(fp.x), nm(fp.y), angle(fp.rotation)]
+        )
+        for p in fp.pads:
+            pads.append(
+                [fp.reference, p.number, nm(p.x), nm(p.y), b.nets[p.net], nm(p.drill_mm or 0)]
+            )
+    for v in b.vias:
+        vias.append([nm(v.x), nm(v.y), nm(v.diameter_mm), nm(v.drill_mm), b.nets[v.net]])
+    t = b.tracks
+    for i in range(len(t)):
+        key = f"{b.layer_name(int(t.layer[i]))}|{nm(t.width[i])}|{b.nets[int(t.net[i])]}"
+        tracks[key] = tracks.get(key, 0) + 1
+    for z in b.zones:
+        zones.append([z.net_name, [b.layer_name(x) for x in z.layers], z.priority, z.keepout])
+    return {
+        "footprints": sorted(fps),
+        "pads": sorted(pads),
+        "vias": sorted(vias),
+        "tracks": tracks,
+        "zones": sorted(zones),
+    }
+
+
+@pytest.mark.kicad
+@pytest.mark.parametrize(
+    "path",
+    [str(p) for p in FIXTURE_BOARDS.values()]
+    + [str(FIXTURES / "kicad_versions" / f"{n}.kicad_pcb") for n in VERSION_BOARDS],
+    ids=[*FIXTURE_BOARDS, *VERSION_BOARDS],
+)
+def test_items_match_pcbnew(path: str, pcbnew_python: str) -> None:
+    """Item by item, not only counts: every footprint (reference, value, library id, side,
+    position to the nm, rotation), every pad (absolute position to the nm after the footprint
+    transform, net, drill), every via (position, pad, drill, net), tracks per (layer, width,
+    net) and zones (net, layers, priority, rule area)."""
+    proc = subprocess.run(
+        [pcbnew_python, "-c", ITEMS_SCRIPT, path], capture_output=True, text=True, timeout=600
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    kicad = json.loads(proc.stdout.strip().splitlines()[-1])
+    ours = reader_items(path)
+    for key in sorted(kicad):
+        if kicad[key] != ours[key] and isinstance(kicad[key], list):
+            diff = [(a, b) for a, b in zip(kicad[key], ours[key]) if a != b][:3]
+            pytest.fail(
+                f"{key}: {len(kicad[key])} vs {len(ours[key])} items; first differences {diff}"
+            )
+        assert ours[key] == kicad[key], key
 
 
 def test_fixture_boards_exist() -> None:

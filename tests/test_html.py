@@ -441,7 +441,15 @@ def test_evidence_compacted_but_small_facts_kept() -> None:
     assert out["f_res_hz"] == 52517700000.0  # 6 significant digits
     assert out["stub_mm"] == 0.785
     assert out["nets"] == "(300 items left out of the report)"
-    assert len(json.dumps(out)) <= html._EVIDENCE_MAX
+    assert len(json.dumps(out, separators=(",", ":"))) <= html._EVIDENCE_MAX
+    assert html.evidence_budget(10) == html._EVIDENCE_MAX
+    assert html.evidence_budget(10_000) == 300
+    assert html.evidence_budget(10**6) == 200
+    many = {f"key_{i}": float(i) + 0.5 for i in range(40)}  # 40 short values, ~560 chars
+    small = html._compact_evidence(dict(many), 300)
+    assert len(json.dumps(small, separators=(",", ":"))) <= 300
+    assert small["key_0"] == 0.5 and "key_39" not in small  # the first facts are kept
+    assert small["(left out)"].startswith("key_")
 
 
 def test_declare_is_its_own_field_not_repeated_in_evidence(hostile) -> None:
@@ -451,3 +459,39 @@ def test_declare_is_its_own_field_not_repeated_in_evidence(hostile) -> None:
     cv = [r for r in data["findings"] if r[f.index("status")] == "cannot_verify"]
     assert cv and all(r[f.index("declare")].startswith("declare the foil grade") for r in cv)
     assert all("declare" not in (r[f.index("evidence")] or {}) for r in data["findings"])
+
+
+def test_cli_check_writes_this_report(tmp_path, capsys) -> None:
+    """``accel-drc check BOARD --html F`` writes the real report (not a placeholder), and its
+    JSON findings equal the ``--json`` findings of the same run."""
+    from accel_drc.cli import main
+
+    board = FIXTURE_BOARDS["crosslink-nx-video-converter"]
+    out, js = tmp_path / "r.html", tmp_path / "r.json"
+    code = main(["check", str(board), "--html", str(out), "--json", str(js)])
+    capsys.readouterr()
+    assert code in (0, 5)
+    page = out.read_text(encoding="utf-8")
+    assert 'id="report-data"' in page and "Content-Security-Policy" in page
+    data = _data(page)
+    doc = json.loads(js.read_text(encoding="utf-8"))
+    f = data["fields"]
+    assert [r[f.index("rule")] for r in data["findings"]] == [x["rule"] for x in doc["findings"]]
+    assert ('verdict-text">PASS<' in page) == (code == 0)
+
+
+def test_non_finite_geometry_is_skipped_not_drawn() -> None:
+    """A NaN coordinate (a reader bug, a broken file) must not turn into a huge integer."""
+    a = np.array([[1.0, 1.0], [np.nan, 2.0]])
+    b = np.array([[2.0, 1.0], [3.0, 3.0]])
+    tracks = Tracks(
+        start=a,
+        end=b,
+        mid=np.full((2, 2), np.nan),
+        width=np.full(2, 0.2),
+        layer=np.zeros(2, np.int16),
+        net=np.ones(2, np.int32),
+    )
+    svg = render_board(_tiny_board(tracks=tracks)).svg
+    d = re.search(r'<path class="trk" stroke="[^"]+" stroke-width="\d+" d="([^"]+)"', svg).group(1)
+    assert d == "M100 100l100 0"

@@ -168,10 +168,27 @@ def test_marker_click_selects_row(browser: Browser, hostile_report) -> None:
         "document.getElementById('board-svg').setAttribute('viewBox',(x-3)+' '+(y-3)+' 6 6');})()"
     )
     r = _rect(browser, f'#markers circle[data-i="{k}"]')
+    page_y = browser.eval("window.scrollY")
     browser.click(r["x"] + r["w"] / 2, r["y"] + r["h"] / 2)
     row = f'tr[data-i="{k}"]'
     assert browser.eval(f"document.querySelector('{row}').classList.contains('sel')")
     assert browser.eval(f"document.querySelector('{row}').getAttribute('aria-selected')") == "true"
+    # the page stays on the board; the row is scrolled into the table's own box
+    assert browser.eval("window.scrollY") == page_y
+    wrap = _rect(browser, "#table-wrap")
+    got = _rect(browser, row)
+    assert wrap["y"] - 1 <= got["y"] and got["y"] + got["h"] <= wrap["y"] + wrap["h"] + 1
+
+
+def test_stackup_badge_filters_findings_by_layer(browser: Browser, hostile_report) -> None:
+    path, result = hostile_report
+    _load(browser, path)
+    r = _scroll_to(browser, 'a[data-filter-layer="In2.Cu"] .badge')
+    browser.click(r["x"] + r["w"] / 2, r["y"] + r["h"] / 2)
+    want = sum(1 for f in result.findings if f.layer == "In2.Cu")
+    assert want > 0
+    assert browser.eval("document.querySelectorAll('tr.f:not([hidden])').length") == want
+    assert browser.eval("document.getElementById('f-layer').value") == "In2.Cu"
 
 
 def test_filters_sort_group_and_keyboard(browser: Browser, hostile_report) -> None:
@@ -230,6 +247,18 @@ def test_filters_sort_group_and_keyboard(browser: Browser, hostile_report) -> No
     browser.key("Enter", "Enter", 13)
     assert browser.eval("document.activeElement.getAttribute('aria-selected')") == "true"
     assert browser.console_errors() == []
+
+
+def test_electrical_units_get_engineering_prefixes(browser: Browser, hostile_report) -> None:
+    path, result = hostile_report
+    _load(browser, path)
+    k = next(i for i, f in enumerate(result.findings) if f.unit == "Ω" and i < 40)
+    f = result.findings[k]
+    cells = browser.eval(
+        f"Array.from(document.querySelectorAll('tr[data-i=\"{k}\"] td.num')).map(function(c){{return c.textContent}})"
+    )
+    assert cells == [html.fmt_si(f.measured, "Ω", 4), "150 µΩ"]
+    assert cells[0].endswith(("mΩ", "µΩ"))  # 1e-4 .. 1e-3 Ω: never "1.9e-4 Ω"
 
 
 def test_page_screenshot(browser: Browser, hostile_report) -> None:

@@ -39,6 +39,7 @@ def test_inspect_json_subprocess_on_real_board() -> None:
     assert doc["copper_layers"][0] == {"name": "F.Cu", "user_name": "F.Cu", "type": "signal"}
     assert doc["board_size_mm"] == [100.1, 70.1]
     assert doc["board_thickness_mm"] == 1.552
+    assert doc["outline"] == {"rings": 1, "closed_rings": 1}
     assert doc["counts"] == {
         "segments": 3315,
         "arcs": 831,

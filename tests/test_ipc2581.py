@@ -3,6 +3,7 @@ the fixture text (fixtures/ipc2581/README.md lists them), not read back from the
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import re
@@ -453,3 +454,24 @@ def test_large_file_memory_and_time(tmp_path):
     assert int(n) == 2000 * 300
     assert float(rss) < 1024, f"peak RSS {rss} MB for {size_mb:.0f} MB of XML"
     assert float(dt) < 120
+
+
+def test_mutated_attributes_never_crash():
+    """Garbage in attribute values (and dropped lines): a Board or an InputError, nothing else."""
+    import random
+
+    rng = random.Random(2581)
+    attr = re.compile(rb'(\w+)="([^"]*)"')
+    garbage = [b"", b"abc", b"-1", b"0", b"1e999", b"nan", b"TOP", b"NOPE", b"0.0.0", b"true"]
+    sources = [REV_C.read_bytes(), REV_B.read_bytes()]
+    for _ in range(400):
+        data = rng.choice(sources)
+        for _ in range(rng.randint(1, 3)):
+            m = rng.choice(list(attr.finditer(data)))
+            data = data[: m.start(2)] + rng.choice(garbage) + data[m.end(2) :]
+        if rng.random() < 0.2:
+            lines = data.split(b"\n")
+            del lines[rng.randrange(len(lines))]
+            data = b"\n".join(lines)
+        with contextlib.suppress(InputError):
+            ipc2581.read_bytes(data, source="mutated")

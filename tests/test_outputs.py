@@ -200,7 +200,6 @@ def test_json_has_no_nan(outputs):
 
 def test_nan_becomes_null_and_uuid_lines(tmp_path):
     import numpy as np
-
     from accel_drc.report.json_report import fast_dumps
 
     assert json.loads(fast_dumps({"a": float("nan"), "b": np.float64(1.5), "c": (1, 2)})) == {
@@ -214,3 +213,26 @@ def test_nan_becomes_null_and_uuid_lines(tmp_path):
         f'(kicad_pcb\n  (segment (start 0 0)\n    (uuid "{u2}")\n  )\n  (via\n\n    (uuid "{u1.upper()}"))\n)\n'
     )
     assert sarif.uuid_lines(str(board), [u1, u2, "nope"]) == {u2: 3, u1: 7}
+
+
+def test_a_crashing_check_is_a_finding_not_silence():
+    from accel_drc import checks
+    from accel_drc.pipeline import check_board as cb
+    from accel_drc.results import Severity, Status
+
+    board = read_board(str(BOARD))
+    registry = checks.load_all()
+    saved = registry["tg"]
+
+    def boom(ctx, rule):
+        raise ZeroDivisionError("oops")
+
+    registry["tg"] = boom
+    try:
+        res = cb(board, None, library=load_library())
+    finally:
+        registry["tg"] = saved
+    [f] = [f for f in res.findings if f.rule == "edge.tg"]
+    assert (f.severity, f.status) == (Severity.ERROR, Status.CANNOT_VERIFY)
+    assert "internal error in check tg: ZeroDivisionError: oops" in f.message
+    assert f.evidence["exception"] == "ZeroDivisionError: oops"

@@ -106,6 +106,17 @@ def test_material_aliases(typed, mid):
 def test_unknown_material_and_tables():
     assert LIB.materials.lookup("Unobtainium 9000") is None
     assert LIB.materials.lookup("") is None and LIB.materials.lookup(None) is None
+    assert LIB.materials.lookup("Not specified") is None  # what KiCad writes for "nobody said"
+    # KiCad's own predefined substrates (stackup_predefined_prms.cpp) are consistent with ours
+    for name, er, tand in (
+        ("FR4", 4.5, 0.02),
+        ("FR408-HR", 3.69, 0.0091),
+        ("Polyimide", 3.2, 0.004),
+        ("Kapton", 3.2, 0.004),
+        ("PTFE", 2.1, 0.0002),
+        ("Teflon", 2.1, 0.0002),
+    ):
+        assert LIB.materials.contradiction(LIB.materials.lookup(name), er, tand) == [], name
     m = LIB.materials.materials
     # domain.md §2 table values
     assert (m["megtron7"].dk, m["megtron7"].df, m["megtron7"].tg_c, m["megtron7"].td_c) == (
@@ -278,8 +289,10 @@ def test_rules_command_lists_every_rule(capsys):
 
 def test_schemas_are_valid_draft7():
     import jsonschema
+    from accel_drc.config import CONFIG_SCHEMA
 
     for schema in (
+        CONFIG_SCHEMA,
         packs.PACK_SCHEMA,
         packs.SIGNALS_SCHEMA,
         packs.MATERIALS_SCHEMA,

@@ -164,6 +164,58 @@ def test_markers_read_back_through_the_api(session: Session) -> None:
     assert any("board-level finding" in t for t in texts)
 
 
+def test_unsaved_edits_are_checked(session: Session) -> None:
+    """The live board is what the editor shows: a track added (not saved) is counted, the saved
+    file does not have it; undo takes it away again."""
+    from kipy.board_types import Track
+    from kipy.geometry import Vector2
+    from kipy.proto.board.board_types_pb2 import BoardLayer
+    from kipy.proto.common.commands.editor_commands_pb2 import RunActionStatus
+
+    kicad, board = session.board()
+    track = Track()
+    track.layer = BoardLayer.BL_B_Cu
+    track.start = Vector2.from_xy(140_000_000, 100_000_000)
+    track.end = Vector2.from_xy(141_000_000, 100_000_000)
+    track.width = 250_000
+    commit = board.begin_commit()
+    created = board.create_items([track])
+    board.push_commit(commit, "test track")
+    assert len(created) == 1 and created[0].id.value
+    try:
+        env = session.env()
+        live = json.loads(
+            subprocess.run(
+                [sys.executable, "-m", "accel_drc_kicad", "inspect", "--json"],
+                capture_output=True,
+                text=True,
+                env=env,
+                timeout=300,
+                check=True,
+            ).stdout
+        )
+        file = json.loads(
+            subprocess.run(
+                [
+                    sys.executable,
+                    "-m",
+                    "accel_drc.cli",
+                    "inspect",
+                    "--json",
+                    str(session.kicad.board),
+                ],
+                capture_output=True,
+                text=True,
+                timeout=300,
+                check=True,
+            ).stdout
+        )
+        assert live["counts"]["segments"] == file["counts"]["segments"] + 1
+    finally:
+        assert kicad.run_action("common.Interactive.undo").status == RunActionStatus.RAS_OK
+    assert created[0].id.value not in {t.id.value for t in board.get_tracks()}
+
+
 def _ids(labels: list[Any], rings: list[Any]) -> set[str]:
     return {item.proto.id.value for item in [*labels, *rings]}
 

@@ -220,19 +220,32 @@ def test_arc_flattening_and_extremes() -> None:
     assert all(y >= -1e-9 for _, y in pts)
 
 
-def test_bridged_fill_keeps_the_area_of_polygon_minus_hole() -> None:
+@pytest.mark.parametrize("offset", [0.0, 100.0])
+def test_bridged_fill_keeps_the_area_of_polygon_minus_hole(offset: float) -> None:
+    """Zone fills come as polygon + holes; the model wants one bridged ring (as the file has).
+    Offset 0 puts vertices on x=0 / y=0, which proto3 leaves out of the bytes: that takes the
+    node-by-node path; offset 100 takes the fast numpy decoding of the serialised polyline."""
     from accel_drc.model import Zone
-    from accel_drc_kicad.live_reader import _bridged
+    from accel_drc_kicad.live_reader import _bridged, _ring_nm
+    from kipy.proto.common.types import base_types_pb2
 
-    def ring(pts: list[tuple[float, float]]) -> SimpleNamespace:
-        nodes = [SimpleNamespace(point=_v(x, y), HasField=lambda f: f == "point") for x, y in pts]
-        return SimpleNamespace(nodes=nodes)
+    def fill(line: object, pts: list[tuple[float, float]]) -> None:
+        for x, y in pts:
+            node = line.nodes.add()  # type: ignore[attr-defined]
+            node.point.x_nm = round((x + offset) * 1e6)
+            node.point.y_nm = round((y + offset) * 1e6)
 
-    outer = ring([(0, 0), (10, 0), (10, 10), (0, 10)])
-    hole = ring([(2, 2), (4, 2), (4, 4), (2, 4)])  # same orientation as the outline
-    poly = SimpleNamespace(outline=outer, holes=[hole])
-    arr = _bridged(poly)
-    zone = Zone(net=0, net_name="", layers=(0,), filled={0: (arr,)})
+    poly = base_types_pb2.PolygonWithHoles()
+    fill(poly.outline, [(0, 0), (10, 0), (10, 10), (0, 10)])
+    fill(poly.holes.add(), [(2, 2), (4, 2), (4, 4), (2, 4)])  # same orientation as the outline
+    poly.outline.closed = True
+    assert _ring_nm(poly.outline).tolist() == [
+        [0 + offset, 0 + offset],
+        [10 + offset, 0 + offset],
+        [10 + offset, 10 + offset],
+        [0 + offset, 10 + offset],
+    ]
+    zone = Zone(net=0, net_name="", layers=(0,), filled={0: (_bridged(poly),)})
     assert zone.filled_area_mm2(0) == pytest.approx(100 - 4)
 
 

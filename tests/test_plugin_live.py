@@ -165,3 +165,24 @@ def test_live_reader_matches_file_reader_in_detail(live: LiveKiCad) -> None:
     assert {n: got.net_classes.class_of(n) for n in got.nets} == {
         n: want.net_classes.class_of(n) for n in want.nets
     }
+
+
+def test_every_stackup_path_agrees_where_kicad_fills_it(live: LiveKiCad) -> None:
+    """``--stackup string`` (the exact, slower path: the live board text) gives the file's
+    stack-up; ``--stackup api`` gives the same layers and thicknesses but, on KiCad 9.0.x, no
+    dielectric material/εr/tan δ (the bug the default path works around)."""
+    file = run_json([sys.executable, "-m", "accel_drc.cli", "inspect", "--json", str(live.board)])
+    cmd = [sys.executable, "-m", "accel_drc_kicad", "inspect", "--json", "--stackup"]
+    exact = run_json([*cmd, "string"], env=plugin_env(live))
+    assert exact["stackup"] == file["stackup"]
+    assert exact["board_thickness_mm"] == file["board_thickness_mm"]
+    api = run_json([*cmd, "api"], env=plugin_env(live))
+    assert [(r["name"], r["thickness_mm"]) for r in api["stackup"]] == [
+        (r["name"], r["thickness_mm"]) for r in file["stackup"]
+    ]
+    from kipy import KiCad
+
+    major = KiCad(socket_path=live.socket, timeout_ms=30_000).get_version().major
+    dielectrics = [r for r in api["stackup"] if r["name"].startswith("dielectric")]
+    if major == 9:
+        assert all(r["material"] is None and r["epsilon_r"] is None for r in dielectrics)

@@ -21,8 +21,8 @@ from accel_drc.readers.kicad_file import (
     read,
     read_text,
 )
-from accel_drc.readers.sexpr import parse_points, parse_span
-from conftest import FIXTURES
+from accel_drc.readers.sexpr import SexprIndex, parse_points, parse_span
+from conftest import FIXTURE_BOARDS, FIXTURES
 
 VERSIONS = FIXTURES / "kicad_versions"
 
@@ -193,6 +193,32 @@ def test_escaped_quotes_and_parens_in_strings() -> None:
 
 
 # ---------------------------------------------------------------------------------------------
+# KiCad 7 (20221018): stroke, bare "locked" tokens, an Edge.Cuts arc in a rotated footprint
+# ---------------------------------------------------------------------------------------------
+
+
+def test_kicad7_rotated_footprint_arc_sets_the_board_box() -> None:
+    """Footprint H1 at (40, 15) rotated 30° holds an Edge.Cuts arc of radius 5 about its origin
+    from local (0, -5) through (4.330127, -2.5) to (5, 0), i.e. -90° .. 0°.  Rotated, it runs
+    from (37.5, 10.669873) to (44.330127, 12.5) and passes the circle's top (40, 10); with the
+    0.15 mm line the board box becomes x -0.05 .. 44.405127, y -0.05 .. 30.05 (pcbnew agrees)."""
+    b = board("kicad7")
+    assert kicad_major(b.file_version) == 7
+    assert b.outline.bbox == (approx(-0.05), approx(-0.05), approx(44.405127), approx(30.05))
+    (h1,) = b.footprints
+    assert (h1.reference, h1.value, h1.rotation) == ("H1", "Notch", 30.0)
+    assert h1.attributes == ("board_only", "exclude_from_pos_files", "exclude_from_bom")
+    (pad,) = h1.pads
+    # local (2, 0) rotated 30°: (40 + 2 cos 30°, 15 - 2 sin 30°), on KiCad's 1 nm grid
+    assert (pad.x, pad.y) == (approx(41.732051), approx(14.0))
+    assert 40 + 2 * math.cos(math.radians(30)) == pytest.approx(41.732051, abs=5e-7)
+    assert b.tracks.segment_count == 2 and b.tracks.arc_count == 1  # "(segment locked …)"
+    assert b.vias.types == ("through",)  # "(via locked …)"
+    # the fill is a 19 x 7 rectangle with a 3 x 2 hole bridged into its outline: 133 - 6
+    assert b.zones[0].filled_area_mm2(1) == approx(127.0)
+
+
+# ---------------------------------------------------------------------------------------------
 # KiCad 8 (20240108): properties, stroke, locked, rotated footprint at 30°
 # ---------------------------------------------------------------------------------------------
 
@@ -206,10 +232,10 @@ def test_kicad8_properties_rotation_and_rect_outline() -> None:
     assert c1.properties["Footprint"] == "Capacitor_SMD:C_0603_1608Metric"
     # pad 1 at local (-1, 0), footprint at (15, 10) rotated 30°:
     # x = 15 - cos 30° = 14.133975, y = 10 + sin 30° = 10.5
+    # (KiCad places pads on its 1 nm grid: RotatePoint rounds, so 15 - 0.8660254 -> 14.133975)
     p1, p2 = c1.pads
-    c, s = math.cos(math.radians(30)), math.sin(math.radians(30))
-    assert (p1.x, p1.y) == (approx(15 - c), approx(10 + s))
-    assert (p2.x, p2.y) == (approx(15 + c), approx(10 - s))
+    assert (p1.x, p1.y) == (approx(14.133975), approx(10.5))
+    assert (p2.x, p2.y) == (approx(15.866025), approx(9.5))
     assert b.tracks.segment_count == 2  # one of them "(locked yes)"
     # gr_rect 30 x 20 drawn with a 0.05 mm line: 30.05 x 20.05
     assert b.outline.size_mm == (approx(30.05), approx(20.05))
@@ -315,6 +341,28 @@ def test_kicad5_is_refused_with_a_hint() -> None:
 
 
 # ---------------------------------------------------------------------------------------------
+# real boards: the outline closes
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", sorted(FIXTURE_BOARDS))
+def test_real_board_outline_is_one_closed_valid_ring(name: str) -> None:
+    """Edge.Cuts pieces chain into a closed outer ring (ends within 0.02 mm are joined, as
+    KiCad does): a valid polygon whose bounds are the board box less at most half a line."""
+    from shapely.geometry import Polygon
+
+    b = read(str(FIXTURE_BOARDS[name]))
+    closed = [r for r in b.outline.rings if len(r) > 3 and np.array_equal(r[0], r[-1])]
+    assert closed, "no closed outline ring"
+    outer = Polygon(max(closed, key=lambda r: Polygon(r).area))
+    assert outer.is_valid and outer.area > 100.0
+    x0, y0, x1, y1 = b.outline.bbox  # type: ignore[misc]
+    bx0, by0, bx1, by1 = outer.bounds
+    for inner, outer_edge in ((bx0, x0), (by0, y0), (-bx1, -x1), (-by1, -y1)):
+        assert 0.0 <= inner - outer_edge <= 0.1 + 1e-9
+
+
+# ---------------------------------------------------------------------------------------------
 # helpers and API
 # ---------------------------------------------------------------------------------------------
 
@@ -363,6 +411,55 @@ def test_parse_points_equals_float() -> None:
     assert got is not None and got.tolist() == [float(w) for w in words]
     assert parse_points(b"(pts (xy 1 2) (xy 3))") is None  # a point with one number
     assert parse_points(b"(pts (xy 1 2) (xy 3 oops))") is None
+
+
+def test_structural_index_escapes_and_strings() -> None:
+    """A string ending in an escaped backslash (``"x\\\\"``) is closed by the next quote; an
+    escaped quote (``\\"``) is not a delimiter; parentheses inside strings do not count."""
+    data = b'(a "x\\\\" (b "(\\")") (c))'
+    idx = SexprIndex(data, "t")
+    kids = [data[s:e] for s, e in idx.children(2).tolist()]
+    assert kids == [b'(b "(\\")")', b"(c)"]
+    with pytest.raises(InputError, match="unterminated string"):
+        SexprIndex(b'(a "x\\")', "t")
+    with pytest.raises(InputError, match="left open") as exc:
+        SexprIndex(b"(a\n (b (c))\n (d", "t")
+    assert exc.value.line == 3  # the first top-level item that never closes
+
+
+def test_zone_fills_are_parsed_only_when_asked() -> None:
+    b = read(str(FIXTURE_BOARDS["m2-oculink-adapter"]))
+    zone = next(z for z in b.zones if z.filled)
+    assert zone.filled._cache == {}  # type: ignore[attr-defined]
+    layer = next(iter(zone.filled))
+    polys = zone.filled[layer]
+    assert polys and all(p.ndim == 2 and p.shape[1] == 2 for p in polys)
+    assert zone.filled._cache.keys() == {layer}  # type: ignore[attr-defined]
+
+
+def test_read_text_equals_read_on_a_real_board() -> None:
+    path = FIXTURE_BOARDS["crosslink-nx-video-converter"]
+    a = read(str(path))
+    b = read_text(
+        path.read_text(encoding="utf-8"), "live", project_path=str(path.with_suffix(".kicad_pro"))
+    )
+    assert (len(a.tracks), len(a.vias), a.pad_count, a.nets) == (
+        len(b.tracks),
+        len(b.vias),
+        b.pad_count,
+        b.nets,
+    )
+    assert np.array_equal(a.tracks.start, b.tracks.start) and a.stackup == b.stackup
+    assert a.outline.bbox == b.outline.bbox and a.net_classes.patterns == b.net_classes.patterns
+
+
+def test_broken_project_file_is_bad_input(tmp_path) -> None:  # noqa: ANN001
+    board = tmp_path / "b.kicad_pcb"
+    board.write_bytes((VERSIONS / "kicad9.kicad_pcb").read_bytes())
+    (tmp_path / "b.kicad_pro").write_text('{\n  "net_settings": {\n    "classes": [,]\n  }\n}\n')
+    with pytest.raises(InputError, match="not valid JSON") as exc:
+        read(str(board))
+    assert exc.value.path.endswith("b.kicad_pro") and exc.value.line == 3
 
 
 def test_read_board_dispatch_and_errors(tmp_path) -> None:  # noqa: ANN001

@@ -171,7 +171,9 @@ def test_committed_boards_are_what_the_generator_writes(boards: Path, clean_boar
     committed = sorted(p.relative_to(COMMITTED) for p in COMMITTED.rglob("*") if p.is_file())
     assert committed, "fixtures/synth/boards is empty"
     for rel in committed:
-        fresh = (clean_boards / rel.relative_to("clean")) if rel.parts[0] == "clean" else boards / rel
+        fresh = (
+            (clean_boards / rel.relative_to("clean")) if rel.parts[0] == "clean" else boards / rel
+        )
         assert sha(COMMITTED / rel) == sha(fresh), f"{rel} is stale: rerun the generator"
     for p in COMMITTED.rglob("*.kicad_pcb"):
         assert p.stat().st_size < 5_000_000
@@ -191,7 +193,9 @@ def test_scale_multiplies_routed_content(tmp_path: Path) -> None:
     assert c2["segments"] / c1["segments"] > 1.9
     for key in ("footprints", "pads", "nets", "zones", "copper_layers"):
         assert c1[key] == c2[key] == c3[key]  # only routed content scales
-    assert 1.8 < c2["file_bytes"] / c1["file_bytes"] < 2.1
+    b1, b2 = c2["file_bytes"] - c1["file_bytes"], c3["file_bytes"] - c2["file_bytes"]
+    assert abs(b1 - b2) < 0.01 * b1  # bytes linear in K too
+    assert c1["file_bytes"] + 7 * b1 > 250e6  # K = 8 is the ≈ 300 MB board
 
 
 # --- geometry sanity --------------------------------------------------------------------------
@@ -332,7 +336,15 @@ def test_ipc2581_export_training(kicad_cli: str, tmp_path: Path) -> None:
     generate(tmp_path, "--only", "training-hgx", "--scale", "0.05")
     out = tmp_path / "training-hgx.xml"
     r = subprocess.run(
-        [kicad_cli, "pcb", "export", "ipc2581", "-o", str(out), str(tmp_path / "training-hgx.kicad_pcb")],
+        [
+            kicad_cli,
+            "pcb",
+            "export",
+            "ipc2581",
+            "-o",
+            str(out),
+            str(tmp_path / "training-hgx.kicad_pcb"),
+        ],
         capture_output=True,
         text=True,
         timeout=1200,
@@ -357,8 +369,8 @@ def test_stripline_zdiff_against_cohn_exact() -> None:
     ko = np.tanh(np.pi * w / (2 * b)) / np.tanh(np.pi * (w + s) / (2 * b))
     z0o = 30 * np.pi / np.sqrt(er) * kk(np.sqrt(1 - ko**2)) / kk(ko)
     assert gen.stripline_zdiff(w, s, b, 0.0, er) == pytest.approx(2 * z0o, rel=1e-4)
-    # thickness lowers the impedance a little, never raises it
-    assert 0.9 < gen.stripline_zdiff(w, s, b + 0.018, 0.018, er) / (2 * z0o) < 1.0
+    # at the same plane spacing, strip thickness lowers the impedance a few per cent
+    assert 0.8 < gen.stripline_zdiff(w, s, b, 0.018, er) / (2 * z0o) < 1.0
 
 
 def test_fmt_writes_numbers_like_kicad() -> None:
@@ -372,4 +384,6 @@ def test_fmt_writes_numbers_like_kicad() -> None:
     ]
     table = gen.NumTable(2)
     assert list(table(np.array([0, 1, 10, 1500, 2000]))) == ["0", "0.001", "0.01", "1.5", "2"]
-    assert gen.natural_key("A10") > gen.natural_key("A2") and gen.natural_key("AA1") > gen.natural_key("A10")
+    assert gen.natural_key("A10") > gen.natural_key("A2") and gen.natural_key(
+        "AA1"
+    ) > gen.natural_key("A10")

@@ -180,6 +180,12 @@ def inspect_document(
         "board_size_mm": list(size) if size is not None else None,
         "board_bbox_mm": list(board.outline.bbox) if board.outline.bbox is not None else None,
         "board_thickness_mm": board.board_thickness_mm,
+        "outline": {
+            "rings": len(board.outline.rings),
+            "closed_rings": sum(
+                1 for r in board.outline.rings if len(r) > 3 and bool((r[0] == r[-1]).all())
+            ),
+        },
         "counts": {
             "segments": tracks.segment_count,
             "arcs": tracks.arc_count,
@@ -246,6 +252,9 @@ def render_text(doc: Mapping[str, Any]) -> str:
     )
     size = doc.get("board_size_mm")
     size_txt = f"{size[0]:.3f} x {size[1]:.3f} mm" if size else "no Edge.Cuts outline"
+    ol = doc.get("outline") or {}
+    if size and ol.get("rings") and not ol.get("closed_rings"):
+        size_txt += " (the outline does not close)"
     out.append(
         f"  {doc['layer_count']} copper layers, {size_txt}, "
         f"thickness {_fmt(doc.get('board_thickness_mm'), ' mm')}"

@@ -193,6 +193,7 @@ MATERIALS_SCHEMA: dict[str, Any] = {
         },
         "glass_styles": {"type": "array", "items": _STR},
         "maker_prefixes": {"type": "array", "items": _STR},
+        "not_a_material": {"type": "array", "items": _STR},
         "materials": {
             "type": "object",
             "minProperties": 1,
@@ -811,6 +812,14 @@ def rules_for_class(
     used = [pack.name]
     for extra in extra_packs:
         if board_class in extra.applies_to:
+            have = {r.id for r in rules}
+            for r in extra.rules:
+                if r.id in have:
+                    raise InputError(
+                        extra.file,
+                        f"rule id {r.id!r} is already defined (change it with an override under "
+                        "rules: in accel-drc.yaml instead)",
+                    )
             rules.extend(extra.rules)
             used.append(extra.name)
     if overrides:

@@ -29,6 +29,9 @@ from .waivers import apply_waivers
 
 log = logging.getLogger(__name__)
 
+#: exit code of a run in which a check crashed (cli.EXIT_INTERNAL: a bug, not the user's input)
+EXIT_INTERNAL = 2
+
 #: the pseudo-rule under which assumed signal types are reported
 ASSUMPTION_RULE = Rule(
     id="signals.assumed_type",
@@ -410,6 +413,15 @@ def run_check(args: Any) -> int:
     )
     if not getattr(args, "quiet", False) and getattr(args, "json", None) != "-":
         print(summary(result))
+    crashed = sorted({f.rule for f in result.findings if "exception" in f.evidence})
+    if crashed:
+        # the reports are written, but a run with a broken check must not look clean in CI
+        print(
+            f"accel-drc: internal error in {len(crashed)} rule(s): {', '.join(crashed[:5])} "
+            "(run with -v for the traceback; please report it)",
+            file=sys.stderr,
+        )
+        return EXIT_INTERNAL
     return exit_code(result)
 
 
@@ -446,5 +458,9 @@ def run_rules(args: Any) -> int:
         return EXIT_OK
     from .report.text import rules_table
 
+    for cls in classes:
+        p = lib.packs[cls]
+        print(f"# pack {p.name} {p.version} ({p.file}): {p.description}")
+        print(f"#   follows {p.follows}")
     print(rules_table(out))
     return EXIT_OK

@@ -121,16 +121,18 @@ def run(open_browser: bool = True, kicad: Any = None) -> ActionResult:
         timer.lap("connect")
 
         from accel_drc.config import load_config
+        from accel_drc.packs import load_library
         from accel_drc.pipeline import check_board, write_outputs
         from accel_drc.report import html as html_report
 
-        config = load_config(None, board_file or None)
+        library = load_library()  # once: the config and the check both need it
+        config = load_config(None, board_file or None, library=library)
         configured_dir, marker_layer = report_settings(config)
         report_dir = report_dir_for(board_file, configured_dir)
         timer.lap("config")
 
         live = read_live(kicad, board, timer=timer)
-        check = check_board(live, config=config, board_file=board_file or None)
+        check = check_board(live, config=config, board_file=board_file or None, library=library)
         timer.lap("check")
 
         report_dir.mkdir(parents=True, exist_ok=True)
@@ -166,7 +168,12 @@ def run(open_browser: bool = True, kicad: Any = None) -> ActionResult:
         result.error = str(exc)
         log.error("%s", exc)
     except Exception as exc:
-        result.error = f"{type(exc).__name__}: {exc}"
+        from accel_drc.errors import AccelDrcError
+
+        if isinstance(exc, AccelDrcError):  # bad config, pack or board: the message says where
+            result.error = str(exc)
+        else:
+            result.error = f"{type(exc).__name__}: {exc}"
         log.error("accel-drc failed:\n%s", traceback.format_exc())
     result.timings = {k: round(v, 3) for k, v in timer.stages.items()}
     result.timings["total"] = round(time.perf_counter() - t0, 3)

@@ -244,6 +244,7 @@ def make_result(
             if has_pos
             else None
         )
+        pdn = rule.check == "pdn_impedance"
         layer = board.copper_layers[k % board.layer_count].name
         net = board.nets[1 + k % (len(board.nets) - 1)]
         ev: dict[str, Any] = {"stub_mil": round(float(rng.uniform(5, 30)), 2)}
@@ -256,9 +257,9 @@ def make_result(
                 severity=sev,
                 status=status,
                 message=f"{rule.check} on {net}: {k}",
-                measured=round(float(rng.uniform(0.1, 1.0)), 4),
-                limit=0.25,
-                unit="mm",
+                measured=round(float(rng.uniform(0.1, 1.0)), 4) * (1e-3 if pdn else 1.0),
+                limit=1.5e-4 if pdn else 0.25,
+                unit="Ω" if pdn else "mm",
                 net=net,
                 layer=layer,
                 pos=pos,

@@ -42,9 +42,16 @@ class Analysis:
 
         return assign_signals(self.board, self.library, self.config)
 
+    @functools.cached_property
+    def _signal_nets(self) -> dict[str, tuple[int, ...]]:
+        out: dict[str, list[int]] = {}
+        for n, a in sorted(self.net_signal.items()):
+            out.setdefault(a.signal, []).append(n)
+        return {k: tuple(v) for k, v in out.items()}
+
     def nets_by_signal(self, sig_id: str) -> tuple[int, ...]:
         """Net indexes carrying signal type ``sig_id``, in net order."""
-        return tuple(sorted(n for n, a in self.net_signal.items() if a.signal == sig_id))
+        return self._signal_nets.get(sig_id, ())
 
     def signal_groups(self, sig_id: str):  # noqa: ANN201 - list[signals.SignalGroup]
         """Pairs (both halves of the type) and single nets of signal type ``sig_id``."""

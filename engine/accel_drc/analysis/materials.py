@@ -83,6 +83,7 @@ class MaterialLibrary:
     dk_tolerance_rel: float = 0.15
     kicad_default: Mapping[str, Any] = field(default_factory=dict)
     version: str = ""
+    not_a_material: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         index: dict[str, str] = {}
@@ -100,7 +101,7 @@ class MaterialLibrary:
 
     def match(self, typed: str | None) -> MaterialMatch | None:
         """Resolve a material string as typed in a stack-up; None if nothing matches."""
-        if not typed or not typed.strip():
+        if not typed or not typed.strip() or normalise(typed) in self.not_a_material:
             return None
         index: dict[str, str] = self._index  # type: ignore[attr-defined]
         words = [w for w in re.split(r"[\s,/]+", typed.strip()) if w]
@@ -227,6 +228,7 @@ def library_from_data(data: Mapping[str, Any]) -> MaterialLibrary:
         dk_tolerance_rel=float(tol.get("dk_rel", 0.15)),
         kicad_default=data.get("kicad_default", {}),
         version=str(data.get("version", "")),
+        not_a_material=tuple(normalise(n) for n in data.get("not_a_material", ())),
     )
 
 

@@ -119,6 +119,26 @@ def _describe(row: PairImpedance) -> str:
     return f"{w}, {s}, {h}, {er}"
 
 
+def _judged_rows(table: list[PairImpedance], min_coupled: float) -> list[PairImpedance]:
+    """The pair-layers to judge: where P and N run side by side for ``min_coupled`` mm or more.
+
+    A pair that has tracks but no such run anywhere (routed apart, or only short pieces) is not
+    skipped: its longest layer is judged with the net class gap (the row says so), or comes out
+    cannot_verify when the net class has no gap either.
+    """
+    by_pair: dict[tuple[int, int], list[PairImpedance]] = {}
+    for r in table:
+        by_pair.setdefault((r.positive, r.negative), []).append(r)
+    out: list[PairImpedance] = []
+    for rows in by_pair.values():
+        good = [r for r in rows if r.coupled_mm >= min_coupled]
+        if good:
+            out.extend(good)
+        else:
+            out.append(max(rows, key=lambda r: r.length_mm))
+    return out
+
+
 @register("impedance")
 def check_impedance(ctx: CheckContext, rule: Rule) -> CheckOutcome:
     out = CheckOutcome()
@@ -133,7 +153,7 @@ def check_impedance(ctx: CheckContext, rule: Rule) -> CheckOutcome:
         return out
     target, tol = _target(ctx, rule)
     min_coupled = float((rule.params or {}).get("min_coupled_mm") or MIN_COUPLED_MM)
-    rows = [r for r in pair_table(a, pairs) if r.coupled_mm >= min_coupled]
+    rows = _judged_rows(pair_table(a, pairs), min_coupled)
     if target is None or tol is None:
         out.checked = len(rows)
         if rows:

@@ -111,8 +111,20 @@ _KICAD_DIELECTRIC = re.compile(r"DIELECTRIC_(\d+)\Z")
 _KICAD_UNNUMBERED = re.compile(r"(?:PAD|NPTH)\d+")
 #: what KiCad's exporter writes as the material of a layer whose stack-up entry has none
 _KICAD_PLACEHOLDER_MATERIALS = frozenset({"COPPER", "SOLDERMASK"})
-#: KiCad's exporter uses the user-visible silkscreen names; its stack-up calls them F.SilkS/B.SilkS
-_KICAD_STACKUP_NAMES = {"F.Silkscreen": "F.SilkS", "B.Silkscreen": "B.SilkS"}
+#: KiCad's exporter writes user-visible names ("F.Silkscreen", or a renamed "Top Overlay"); its
+#: stack-up names these layers canonically, by kind and side
+_KICAD_STACKUP_NAMES = {
+    ("silkscreen", "TOP"): "F.SilkS",
+    ("silkscreen", "BOTTOM"): "B.SilkS",
+    ("solderpaste", "TOP"): "F.Paste",
+    ("solderpaste", "BOTTOM"): "B.Paste",
+    ("soldermask", "TOP"): "F.Mask",
+    ("soldermask", "BOTTOM"): "B.Mask",
+}
+
+
+def _kicad_stackup_name(kind: str, side: str) -> str | None:
+    return _KICAD_STACKUP_NAMES.get((kind, side))
 
 
 class _Node:
@@ -1431,7 +1443,7 @@ class _Reader:
             else:
                 layers.append(
                     StackupLayer(
-                        name=_KICAD_STACKUP_NAMES.get(name, name) if kicad else name,
+                        name=_kicad_stackup_name(kind, decl.side) or name if kicad else name,
                         kind=kind,
                         thickness_mm=thickness,
                         material=material,
@@ -1622,10 +1634,14 @@ class _Reader:
         refs = {c["ref"] for c in self.components}
         pins_by_pkg = {pkg: {p.number for p in pins} for pkg, pins in self.packages.items()}
         all_pins = set().union(*pins_by_pkg.values()) if pins_by_pkg else set()
+        # the exporter's one name registry also holds layer, spec, padstack and package names
+        # (a part "L3" on a board with a layer "L3" is written "L3_3")
+        others = all_pins | set(self.layers) | set(self.specs) | set(self.padstacks)
+        others |= set(self.packages)
         ref_map: dict[str, str] = {}
         for ref in refs:
             m = re.fullmatch(r"(.+)_\d+", ref)
-            if m and m.group(1) not in refs and m.group(1) in all_pins:
+            if m and m.group(1) not in refs and m.group(1) in others:
                 ref_map[ref] = m.group(1)
             elif m and m.group(1) in refs:
                 ref_map[ref] = m.group(1)  # KiCad allows duplicate references (REF**)
@@ -1635,9 +1651,18 @@ class _Reader:
             own = pins_by_pkg.get(comp["package"], set())
             for number in own:
                 m = re.fullmatch(r"(.+)_\d+", number)
-                if m and m.group(1) not in own and (m.group(1) in names or m.group(1) in all_pins):
+                if m and m.group(1) not in own and (m.group(1) in names or m.group(1) in others):
                     pin_map[(comp["ref"], number)] = m.group(1)
         return ref_map, pin_map
+
+    @staticmethod
+    def _kicad_value(comp: Mapping[str, Any]) -> str:
+        """KiCad's BOM section lists only top-side parts; every ``Component part`` is
+        ``<library>_<footprint>_<value>`` and the package is ``<footprint>_<n>``."""
+        fp = re.sub(r"_\d+\Z", "", comp["package"])
+        part = comp["part"]
+        at = part.find(fp + "_") if fp else -1
+        return part[at + len(fp) + 1 :] if at >= 0 else ""
 
     def _footprints(self, n: int) -> tuple[Footprint, ...]:
         copper = self._copper()
@@ -1676,7 +1701,7 @@ class _Reader:
             out.append(
                 Footprint(
                     reference=ref_map.get(ref, ref),
-                    value=self.values.get(ref, ""),
+                    value=self.values.get(ref) or (self._kicad_value(comp) if kicad else ""),
                     name=comp["package"],
                     layer=layer,
                     x=comp["x"],

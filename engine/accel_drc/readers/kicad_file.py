@@ -129,7 +129,7 @@ _TRACK_RE = re.compile(
     + rb"\((?:uuid|tstamp) \"?([^()\"]*)\"?\)\s*\)"
 )
 _TRACK_FIELD = re.compile(rb"\((start|end|mid|width|layer|net|uuid|tstamp)\s+([^()]*)\)")
-_VIA_HEAD = re.compile(rb"\(via\s+(blind|buried|micro|through)?")
+_VIA_HEAD = re.compile(rb"\(via((?:\s+(?:locked|blind|buried|micro|through))*)")
 _VIA_FIELD = re.compile(rb"\((at|size|drill|layers|net|uuid|tstamp)\s+([^()]*)")
 _PAD_HEAD = re.compile(rb"\(pad\s+(" + _ATOM + rb")\s+([^\s()]+)\s+([^\s()]+)")
 _PAD_FIELD = re.compile(rb"\((at|size|drill|layers|net|uuid|tstamp)\s+([^()]*)")
@@ -529,33 +529,73 @@ def _bezier_points(p: Sequence[tuple[float, float]], n: int = 32) -> list[tuple[
     return out
 
 
+#: Edge.Cuts ends closer than this are joined (KiCad's board-outline chaining epsilon, 0.02 mm);
+#: exported outlines often miss by a few nanometres to a micrometre
+CHAIN_EPS_MM = 0.02
+
+
 def _chain(pieces: list[list[tuple[float, float]]]) -> list[np.ndarray]:
-    """Join open polylines end to end (within 1 µm) into as few chains as possible."""
+    """Join open polylines end to end into as few chains as possible; a chain whose ends meet
+    (within :data:`CHAIN_EPS_MM`) is closed (its first point repeated at the end).
 
-    def key(p: tuple[float, float]) -> tuple[int, int]:
-        return (round(p[0] * 1000.0), round(p[1] * 1000.0))
+    Endpoints are bucketed on a grid of the epsilon, so this stays linear for outlines imported
+    from DXF with thousands of pieces.
+    """
+    eps = CHAIN_EPS_MM
+    grid: dict[tuple[int, int], list[tuple[int, int]]] = {}
 
-    ends: dict[tuple[int, int], list[int]] = {}
+    def cell(p: tuple[float, float]) -> tuple[int, int]:
+        return (math.floor(p[0] / eps), math.floor(p[1] / eps))
+
     for i, pc in enumerate(pieces):
-        ends.setdefault(key(pc[0]), []).append(i)
-        ends.setdefault(key(pc[-1]), []).append(i)
+        grid.setdefault(cell(pc[0]), []).append((i, 0))
+        grid.setdefault(cell(pc[-1]), []).append((i, 1))
     used = [False] * len(pieces)
+
+    def nearest(p: tuple[float, float]) -> tuple[int, int] | None:
+        cx, cy = cell(p)
+        best: tuple[int, int] | None = None
+        best_d = eps
+        for gx in (cx - 1, cx, cx + 1):
+            for gy in (cy - 1, cy, cy + 1):
+                for i, end in grid.get((gx, gy), ()):
+                    if used[i]:
+                        continue
+                    q = pieces[i][0] if end == 0 else pieces[i][-1]
+                    d = math.hypot(q[0] - p[0], q[1] - p[1])
+                    if d <= best_d:
+                        best, best_d = (i, end), d
+        return best
+
+    def close_enough(a: tuple[float, float], b: tuple[float, float]) -> bool:
+        return math.hypot(a[0] - b[0], a[1] - b[1]) <= eps
+
     out: list[np.ndarray] = []
     for i, pc in enumerate(pieces):
         if used[i]:
             continue
         used[i] = True
         chain = list(pc)
-        while True:
-            tail = key(chain[-1])
-            if tail == key(chain[0]) and len(chain) > 2:
+        closed = False
+        for forward in (True, False):  # grow the tail, then the head
+            while True:
+                if len(chain) > 2 and close_enough(chain[-1], chain[0]):
+                    closed = True
+                    break
+                got = nearest(chain[-1] if forward else chain[0])
+                if got is None:
+                    break
+                j, end = got
+                used[j] = True
+                seg = pieces[j]
+                if forward:
+                    chain.extend(seg[1:] if end == 0 else seg[-2::-1])
+                else:
+                    chain[:0] = seg[:-1] if end == 1 else seg[:0:-1]
+            if closed:
                 break
-            nxt = next((j for j in ends.get(tail, ()) if not used[j]), None)
-            if nxt is None:
-                break
-            used[nxt] = True
-            seg = pieces[nxt]
-            chain.extend(seg[1:] if key(seg[0]) == tail else list(reversed(seg))[1:])
+        if closed and chain[-1] != chain[0]:
+            chain.append(chain[0])
         out.append(np.asarray(chain, dtype=np.float64))
     return out
 
@@ -992,9 +1032,10 @@ class _Reader:
         n = len(spans)
         rows: list[tuple[bytes, ...]] = []
         if n:
+            # one match per item is the proof the layout is the expected one: the region holds
+            # only top-level nodes, and no other node can match "(segment (start …"
             rows = _TRACK_RE.findall(data, spans[0][0], spans[-1][1])
-            starts = [m.start() for m in _TRACK_RE.finditer(data, spans[0][0], spans[-1][1])]
-            if len(rows) != n or starts != [sp[0] for sp in spans]:
+            if len(rows) != n:
                 rows = [self._track_slow(s, e) for s, e in spans]
         if rows:
             cols = list(zip(*rows))
@@ -1122,7 +1163,8 @@ class _Reader:
         last = len(self.copper) - 1
         for row, (s, e) in enumerate(spans):
             head = _VIA_HEAD.match(data, s, e)
-            vtype = head.group(1) if head and head.group(1) else b"through"
+            words = head.group(1).split() if head else []
+            vtype = next((w for w in words if w != b"locked"), b"through")
             f, skips = self._fields(_VIA_FIELD, s, e)
             at = f[b"at"].split()
             pos[row, 0], pos[row, 1] = float(at[0]), float(at[1])
@@ -1348,7 +1390,9 @@ class _Reader:
         at = f.get(b"at", b"0 0").split()
         lx, ly = float(at[0]), float(at[1])
         rot = float(at[2]) if len(at) > 2 else 0.0
-        px, py = t.apply(lx, ly)
+        # placed like KiCad places it: integer nm, RotatePoint with KiROUND, plus the position
+        rx, ry = _rotate_nm(_nm(lx), _nm(ly), t.deg)
+        px, py = (rx + _nm(t.x)) / 1e6, (ry + _nm(t.y)) / 1e6
         size = f.get(b"size", b"0 0").split()
         w = float(size[0])
         h = float(size[1]) if len(size) > 1 else w

@@ -180,11 +180,21 @@ class SexprIndex:
             raise InputError(source, "no S-expression found")
         if n_open != closes.size:
             missing = n_open - closes.size
+            where = len(data)
+            what = ""
+            # the first top-level item that never closes is where the text stops making sense
+            o2 = opens[self.open_level == 2]
+            c2 = closes[self.close_level == 2]
+            if o2.size > c2.size:
+                where = int(o2[c2.size])
+                m = re.match(rb"\(\s*([^\s()\"]{1,40})", data[where : where + 48])
+                if m:
+                    what = f"; the ({m.group(1).decode('utf-8', 'replace')} …) that starts here never closes"
             raise InputError(
                 source,
                 f"unexpected end of file: {missing} parenthes{'i' if missing == 1 else 'e'}s "
-                "left open (is the file truncated?)",
-                line=line_of(data, len(data)),
+                f"left open{what} (is the file truncated?)",
+                line=line_of(data, where),
             )
         # the root must be the whole file: nothing but whitespace after its ')'
         root_end = int(closes[np.flatnonzero(self.close_level == 1)[0]])
@@ -234,7 +244,9 @@ def parse_points(body: bytes) -> np.ndarray | None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # fromstring warns (not raises) on junk; we count instead
         try:
-            flat = np.fromstring(flat_text, dtype=np.float64, sep=" ")  # noqa: NPY201 - text mode
+            flat = np.fromstring(
+                flat_text, dtype=np.float64, sep=" "
+            )  # text mode: not the deprecated binary mode
         except ValueError:
             return None
     if flat.size != 2 * count or not np.isfinite(flat).all():

@@ -187,6 +187,8 @@ def _zone_paths(board: Board, q: float, tol_steps: float) -> dict[int, str]:
         for layer, polys in zone.filled.items():
             for poly in polys:
                 arr = np.asarray(poly, dtype=float)
+                if arr.ndim == 2 and arr.shape[1] == 2:
+                    arr = arr[np.isfinite(arr).all(axis=1)]
                 if arr.ndim == 2 and len(arr) >= 3:
                     by_layer.setdefault(int(layer), []).append(arr)
     out: dict[int, str] = {}
@@ -233,6 +235,8 @@ def _track_paths(board: Board, q: float) -> dict[int, list[tuple[int, str]]]:
     b = np.concatenate([end[~arc], mid[arc], end[arc]])
     width = np.concatenate([tr.width[~arc], tr.width[arc], tr.width[arc]])
     layer = np.concatenate([tr.layer[~arc], tr.layer[arc], tr.layer[arc]]).astype(np.int64)
+    ok = np.isfinite(a).all(axis=1) & np.isfinite(b).all(axis=1) & np.isfinite(width)
+    a, b, width, layer = a[ok], b[ok], width[ok], layer[ok]
     ai = np.round(a / q).astype(np.int64)
     bi = np.round(b / q).astype(np.int64)
     wc = _width_class(np.asarray(width, dtype=float), q)
@@ -303,8 +307,11 @@ def _via_paths(board: Board, q: float) -> list[tuple[int, str]]:
     vias = board.vias
     if not len(vias):
         return []
-    pos = np.round(np.asarray(vias.pos, dtype=float) / q).astype(np.int64)
-    dia = _width_class(np.asarray(vias.diameter, dtype=float), q)
+    pos_mm = np.asarray(vias.pos, dtype=float)
+    dia_mm = np.asarray(vias.diameter, dtype=float)
+    ok = np.isfinite(pos_mm).all(axis=1) & np.isfinite(dia_mm)
+    pos = np.round(pos_mm[ok] / q).astype(np.int64)
+    dia = _width_class(dia_mm[ok], q)
     out = []
     for d in np.unique(dia).tolist():
         sel = pos[dia == d]
@@ -319,6 +326,9 @@ def _outline_path(board: Board, q: float) -> str:
     for ring in board.outline.rings:
         arr = np.asarray(ring, dtype=float)
         if arr.ndim != 2 or len(arr) < 2:
+            continue
+        arr = arr[np.isfinite(arr).all(axis=1)]
+        if len(arr) < 2:
             continue
         pts = np.round(arr / q).astype(np.int64)
         closed = len(arr) > 2 and np.allclose(arr[0], arr[-1])

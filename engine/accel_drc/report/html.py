@@ -325,26 +325,47 @@ def _round_floats(value: Any, digits: int = 6) -> Any:
     return value
 
 
-def _compact_evidence(ev: Any) -> Any:
-    """Evidence within ``_EVIDENCE_MAX`` characters of JSON: the longest values are replaced by
-    a note saying what was left out, so the small facts (stub, f_res, layers) always survive."""
+def evidence_budget(n_findings: int) -> int:
+    """Characters of evidence JSON per finding: ``_EVIDENCE_MAX``, less when there are many
+    findings (about 3 MB of evidence in all, never under 200 characters each), so a
+    10,000-finding report stays quick to parse."""
+    return max(200, min(_EVIDENCE_MAX, 3_000_000 // max(n_findings, 1)))
+
+
+def _compact_evidence(ev: Any, limit: int = _EVIDENCE_MAX) -> Any:
+    """Evidence within about ``limit`` characters of JSON.  Values longer than half the budget
+    become a note saying what was left out; then keys are kept in the check's order while they
+    fit, and the names of the rest are listed, so the first (most telling) facts survive."""
     if not isinstance(ev, dict) or not ev:
         return ev or None
     ev = _round_floats(ev)
-    sizes = {k: len(json.dumps(v, ensure_ascii=False)) for k, v in ev.items()}
-    total = sum(sizes.values()) + 4 * len(sizes)
-    for k in sorted(sizes, key=lambda k: -sizes[k]):
-        if total <= _EVIDENCE_MAX:
-            break
-        v = ev[k]
-        note = (
-            f"({len(v)} items left out of the report)"
-            if isinstance(v, (list, dict))
-            else ("(long value left out of the report)")
-        )
-        ev[k] = note
-        total -= sizes[k] - len(note) - 2
-    return ev
+
+    def size(v: Any) -> int:  # as safe_json writes it (compact separators)
+        return len(json.dumps(v, ensure_ascii=False, separators=(",", ":")))
+
+    if size(ev) <= limit:
+        return ev
+    for k, v in ev.items():
+        if size(v) > limit // 2:
+            ev[k] = (
+                f"({len(v)} items left out of the report)"
+                if isinstance(v, (list, dict))
+                else "(long value left out of the report)"
+            )
+    if size(ev) <= limit:
+        return ev
+    out: dict[str, Any] = {}
+    used, left = 2, []
+    for k, v in ev.items():
+        need = size(k) + size(v) + 2
+        if used + need <= limit - 48:
+            out[k] = v
+            used += need
+        else:
+            left.append(k)
+    names = ", ".join(left)
+    out["(left out)"] = names if len(names) <= 36 else names[:35].rsplit(",", 1)[0] + ", ..."
+    return out
 
 
 def _finding_rows(
@@ -359,10 +380,11 @@ def _finding_rows(
         return texts[s]
 
     rows: list[list[Any]] = []
+    budget = evidence_budget(len(findings))
     for i, f in enumerate(findings):
         ev = _jsonable(dict(f.evidence)) if f.evidence else {}
         declare = ev.pop("declare", None) if isinstance(ev, dict) else None
-        ev = _compact_evidence(ev)
+        ev = _compact_evidence(ev, budget)
         waiver = _jsonable(dict(f.waiver)) if f.waiver else None
         rows.append(
             [
@@ -699,6 +721,9 @@ def _rule_runs(result: CheckResult, findings: Sequence[Finding]) -> list[dict[st
                 "source": run.rule.source,
             }
         )
+    # what needs attention first: failed, unverifiable, waived, then passes and no-ops
+    rank = {"fail": 0, "cannot_verify": 1, "waived": 2, "pass": 3, "nothing": 4}
+    out.sort(key=lambda r: rank[r["outcome"]])
     return out
 
 

@@ -15,14 +15,28 @@ _ST_ORDER = {Status.VIOLATION: 0, Status.CANNOT_VERIFY: 1, Status.WAIVED: 2}
 
 
 def worst(findings: Sequence[Finding], n: int = 10) -> list[Finding]:
-    """Most serious first: unwaived errors, then warnings; violations before cannot-verify."""
-    return sorted(
+    """Most serious first (unwaived errors, then warnings; violations before cannot-verify), one
+    per rule before a second of the same rule, so ten laminate lines do not hide a Tg finding."""
+    ranked = sorted(
         findings,
         key=lambda f: (_ST_ORDER[f.status] == 2, _SEV_ORDER[f.severity], _ST_ORDER[f.status]),
-    )[:n]
+    )
+    first, rest, seen = [], [], set()
+    for f in ranked:
+        (rest if f.rule in seen else first).append(f)
+        seen.add(f.rule)
+    key = {id(f): i for i, f in enumerate(ranked)}
+    head = first[:n]
+    if len(head) < n:
+        head += rest[: n - len(head)]
+    return sorted(head, key=lambda f: key[id(f)])
 
 
 def _fmt(v: Any) -> str:
+    if v is None:
+        return "none"
+    if isinstance(v, bool):
+        return "yes" if v else "no"
     if isinstance(v, float):
         return f"{v:g}"
     return str(v)

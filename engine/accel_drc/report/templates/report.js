@@ -41,7 +41,15 @@
     if (typeof v === "object") return JSON.stringify(v);
     return String(v);
   }
+  var SI_UNITS = { "\u03a9": 1, "ohm": 1, "Hz": 1, "F": 1, "H": 1, "A": 1, "V": 1, "W": 1, "s": 1 };
+  var PREFIX = [[1e9, "G"], [1e6, "M"], [1e3, "k"], [1, ""], [1e-3, "m"], [1e-6, "\u00b5"], [1e-9, "n"], [1e-12, "p"]];
   function withUnit(v, u) {
+    if (typeof v === "number" && u && SI_UNITS[u] && v !== 0 && isFinite(v)) {
+      /* 0.002747 Ω -> 2.747 mΩ: engineering prefixes for electrical units */
+      var a = Math.abs(v), p = PREFIX[PREFIX.length - 1];
+      for (var j = 0; j < PREFIX.length; j++) { if (a >= PREFIX[j][0] * 0.9995) { p = PREFIX[j]; break; } }
+      return String(Number((v / p[0]).toPrecision(4))) + " " + p[1] + u;
+    }
     var s = fmt(v);
     return (v === null || v === undefined || !u) ? s : s + " " + u;
   }
@@ -133,6 +141,8 @@
       idxs.push(k);
     }
     mk.insertAdjacentHTML("beforeend", parts.join(""));
+    /* many markers: draw them smaller so dense areas stay readable */
+    svg.style.setProperty("--mr", idxs.length > 2000 ? "4.5" : idxs.length > 300 ? "5.5" : "7");
     var el = mk.firstElementChild;
     for (var j = 0; j < idxs.length && el; j++) { markerEls[idxs[j]] = el; el = el.nextElementSibling; }
   }
@@ -239,9 +249,17 @@
       row.classList.add("sel");
       row.setAttribute("aria-selected", "true");
       setRoving(row);
-      if (opts.scroll) {
+      if (opts.scroll === "wrap") {
+        /* from a marker: bring the row into the table's own scroll box, leave the page where
+           it is (the reader is looking at the board) */
+        var wrap = document.getElementById("table-wrap");
+        var wr = wrap.getBoundingClientRect(), rr = row.getBoundingClientRect();
+        if (rr.top < wr.top || rr.bottom > wr.bottom) {
+          wrap.scrollTop += rr.top - wr.top - (wrap.clientHeight - rr.height) / 2;
+        }
+      } else if (opts.scroll) {
         row.scrollIntoView({ block: "nearest" });
-        /* sections laid out lazily can move the row once they render: settle, then again */
+        /* rows laid out lazily can move once they render: settle, then again */
         requestAnimationFrame(function () { row.scrollIntoView({ block: "nearest" }); });
       }
       if (opts.focus) row.focus({ preventScroll: !opts.scroll });
@@ -437,7 +455,7 @@
     var t = e.target;
     if (t && t.getAttribute && t.getAttribute("data-i") !== null) {
       e.stopPropagation();
-      select(Number(t.getAttribute("data-i")), { zoom: false, scroll: true });
+      select(Number(t.getAttribute("data-i")), { zoom: false, scroll: "wrap" });
     }
   });
   var drag = null, dragMoved = false;
@@ -474,6 +492,16 @@
   });
   window.addEventListener("resize", function () { svg.style.setProperty("--u", String(unitPerPx())); });
 
+  /* stack-up "findings against this layer" badges filter the table by that layer */
+  document.querySelectorAll("a[data-filter-layer]").forEach(function (a) {
+    a.addEventListener("click", function (e) {
+      e.preventDefault();
+      clearFilters();
+      fLayer.value = a.getAttribute("data-filter-layer");
+      applyFilters();
+      document.getElementById("findings").scrollIntoView();
+    });
+  });
   document.querySelectorAll("a[data-goto]").forEach(function (a) {
     a.addEventListener("click", function (e) {
       e.preventDefault();
