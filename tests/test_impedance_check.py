@@ -81,9 +81,14 @@ def pair_segments(y0: float, w: float, gap: float, layer: int, pnet: int, nnet: 
     return [(a, b, n, w, layer) for a, b, n in segs]
 
 
-def make_board(er_d2: float | None = 3.6, stack: Stackup | None | str = "default") -> Board:
+def make_board(
+    er_d2: float | None = 3.6, stack: Stackup | None | str = "default", apart: float | None = None
+) -> Board:
+    """``apart``: route both pairs with their halves this far apart (uncoupled)."""
     nets = ("", "GND", "/X_P", "/X_N", "/Y_P", "/Y_N")
-    segs = pair_segments(0.0, 0.1, 0.15, 2, 2, 3) + pair_segments(5.0, 0.12, 0.13, 0, 4, 5)
+    segs = pair_segments(0.0, 0.1, apart or 0.15, 2, 2, 3) + pair_segments(
+        5.0, 0.12, apart or 0.13, 0, 4, 5
+    )
     tracks = Tracks(
         start=np.array([s[0] for s in segs], dtype=float),
         end=np.array([s[1] for s in segs], dtype=float),
@@ -433,3 +438,17 @@ def test_pair_rows_stripline_keys() -> None:
     assert x["zdiff_ohm"] == round(X_ZDIFF, 2) and x["method"] == imp.METHOD_STRIPLINE
     assert x["net_class"] == "DIFF" and x["references"] == ["In1.Cu", "In3.Cu"]
     assert x["signal"] is None and x["missing"] == []
+
+
+def test_pair_routed_apart_uses_net_class_gap_or_cannot_verify() -> None:
+    out = run(make_board(apart=2.0), {"zdiff_ohm": 85, "tol_pct": 5})
+    assert out.checked == 2
+    by = {f.net: f for f in out.findings}
+    x = by["/X"]  # net class DIFF declares 0.1 / 0.15: judged with it, and says so
+    assert x.status == Status.VIOLATION
+    assert x.measured == pytest.approx(round(X_ZDIFF, 2))
+    assert x.evidence["geometry"]["gap_source"] == "net class"
+    assert any("net class DIFF" in n for n in x.evidence["notes"])
+    y = by["/Y"]  # Default class has no diff_pair_gap: nothing to compute with
+    assert y.status == Status.CANNOT_VERIFY
+    assert y.evidence["declare"].startswith("net class Default: diff_pair_gap")

@@ -173,6 +173,7 @@ def test_items_match_kicad(name, exports, kicad_boards):
         g = min(by_ref[f.reference], key=lambda g: abs(g.x - f.x) + abs(g.y - f.y))
         assert (f.x, f.y) == pytest.approx((g.x, g.y), abs=1e-3), f.reference
         assert f.layer == g.layer, f.reference
+        assert f.value == g.value, f.reference
         assert (f.rotation - g.rotation) % 360 == pytest.approx(0, abs=1e-3) or (
             f.rotation - g.rotation
         ) % 360 == pytest.approx(360, abs=1e-3), f.reference

@@ -477,3 +477,27 @@ def test_partial_rail_parameters_filled_from_class() -> None:
     assert res.target_ohm == pytest.approx(0.01)
     assert res.target_source == "V·ripple/ΔI (config + class)"
     assert res.assumed == ("default_ripple_pct", "default_transient_a", "vrm")
+
+
+def test_capacitor_overrides_from_config_file(tmp_path) -> None:
+    """`capacitors:` in accel-drc.yaml is validated and reaches the decap models."""
+    from accel_drc.config import load_config
+    from accel_drc.errors import InputError
+
+    good = tmp_path / "accel-drc.yaml"
+    good.write_text(
+        "rails:\n  - name: core\n    nets: ['\\+1V8']\n"
+        "capacitors:\n  mounting_esl_h: 1.0e-10\n  parts:\n    C1: {esl_h: 7.0e-10, esr_ohm: 0.05}\n",
+        encoding="utf-8",
+    )
+    cfg = load_config(str(good), None)
+    b = board4((), (cap_fp("C1", "100n", "Capacitor_SMD:C_0402_1005Metric", 2),))
+    rail = pdn.find_rails(b, cfg.data)[0]  # the pipeline hands the analysis the validated mapping
+    (cap,) = rail.decaps
+    assert cap.esl_h == pytest.approx(7.0e-10) and cap.esr_ohm == pytest.approx(0.05)
+
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("capacitors:\n  parts:\n    C1: {esl: 1}\n", encoding="utf-8")
+    with pytest.raises(InputError) as err:
+        load_config(str(bad), None)
+    assert str(err.value).startswith(f"{bad}:3")

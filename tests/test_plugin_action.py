@@ -141,6 +141,8 @@ def test_markers_read_back_through_the_api(session: Session) -> None:
     from kipy.proto.board.board_types_pb2 import BoardLayer
 
     _kicad, board = session.board()
+    # the worst finding's items are what the editor has selected now
+    assert len(board.get_selection()) == session.first["selected"]
     labels, rings = find_markers(board)
     made = session.first["markers"]["created"]
     assert made > 0 and len(labels) + len(rings) == made

@@ -134,6 +134,38 @@ CONFIG_SCHEMA: dict[str, Any] = {
                 },
             },
         },
+        "capacitors": {
+            "type": "object",
+            "additionalProperties": False,
+            "properties": {
+                "mounting_esl_h": {"type": "number", "minimum": 0},
+                "packages": {
+                    "type": "object",
+                    "additionalProperties": {
+                        "type": "object",
+                        "additionalProperties": False,
+                        "minProperties": 1,
+                        "properties": {
+                            "esl_body_h": {"type": "number", "minimum": 0},
+                            "esr_ohm": {"type": "number", "minimum": 0},
+                        },
+                    },
+                },
+                "parts": {
+                    "type": "object",
+                    "additionalProperties": {
+                        "type": "object",
+                        "additionalProperties": False,
+                        "minProperties": 1,
+                        "properties": {
+                            "esl_h": {"type": "number", "minimum": 0},
+                            "esr_ohm": {"type": "number", "minimum": 0},
+                            "value_f": {"type": "number", "exclusiveMinimum": 0},
+                        },
+                    },
+                },
+            },
+        },
         "report": {
             "type": "object",
             "additionalProperties": False,

@@ -67,8 +67,12 @@ _OUTER_KINDS = {
     "B.Mask": "soldermask",
 }
 
-_PAD_TYPES = {"PT_PTH": "thru_hole", "PT_SMD": "smd", "PT_NPTH": "np_thru_hole"}
-_PAD_TYPES["PT_EDGE_CONNECTOR"] = "connect"
+_PAD_TYPES = {
+    "PT_PTH": "thru_hole",
+    "PT_SMD": "smd",
+    "PT_NPTH": "np_thru_hole",
+    "PT_EDGE_CONNECTOR": "connect",  # KiCad's PAD_ATTRIB::CONN, written "connect" in the file
+}
 _PAD_SHAPES = {
     "PSS_CIRCLE": "circle",
     "PSS_RECTANGLE": "rect",

@@ -1217,11 +1217,14 @@ def pair_table(analysis: Any, pairs: Sequence[Any] | None = None) -> list[PairIm
                 pos=m.pos,
                 items=m.items,
             )
-            missing = list(stack.missing)
+            missing = [f"stack-up: {m}" for m in stack.missing]
             if gap is None:
-                missing.append(f"the pair gap on {stack.layer_name} (net class diff_pair_gap)")
+                missing.append(
+                    f"net class {cls_name}: diff_pair_gap (no parallel P/N run on "
+                    f"{stack.layer_name} to measure the pair gap)"
+                )
             if width is None:
-                missing.append(f"the pair width on {stack.layer_name}")
+                missing.append(f"net class {cls_name}: diff_pair_width")
             if missing:
                 rows.append(
                     _replace(row, notes=tuple(notes), missing=tuple(dict.fromkeys(missing)))

@@ -187,11 +187,11 @@ def check_impedance(ctx: CheckContext, rule: Rule) -> CheckOutcome:
                     rule,
                     Status.CANNOT_VERIFY,
                     f"{row.pair} on {row.layer_name}: Zdiff cannot be computed, the board does not "
-                    f"declare {'; '.join(missing)}",
+                    f"declare: {'; '.join(missing)}",
                     row,
                     limit=limit,
                     evidence={
-                        "declare": "stack-up: " + "; ".join(missing),
+                        "declare": "; ".join(missing),
                         "band": band,
                         "geometry": geo,
                         "notes": list(row.notes),

@@ -423,6 +423,7 @@ class _Reader:
         self.via_pads: dict[tuple[int, int], tuple[float, float, int, set[int], float]] = {}
         self.bores: list[_Bore] = []
         self.foil_rz = foil_thresholds()
+        self._package_bases: list[str] | None = None
         # parse state
         self.root_seen = False
         self.tags: list[str] = []
@@ -1655,14 +1656,21 @@ class _Reader:
                     pin_map[(comp["ref"], number)] = m.group(1)
         return ref_map, pin_map
 
-    @staticmethod
-    def _kicad_value(comp: Mapping[str, Any]) -> str:
+    def _kicad_value(self, comp: Mapping[str, Any]) -> str:
         """KiCad's BOM section lists only top-side parts; every ``Component part`` is
-        ``<library>_<footprint>_<value>`` and the package is ``<footprint>_<n>``."""
-        fp = re.sub(r"_\d+\Z", "", comp["package"])
+        ``<library>_<footprint>_<value>`` and packages are ``<footprint>_<n>`` (one package may
+        serve several footprints with the same pads, so every package name is tried)."""
+        if self._package_bases is None:
+            self._package_bases = sorted(
+                {re.sub(r"_\d+\Z", "", p) for p in self.packages}, key=len, reverse=True
+            )
+        own = re.sub(r"_\d+\Z", "", comp["package"])
         part = comp["part"]
-        at = part.find(fp + "_") if fp else -1
-        return part[at + len(fp) + 1 :] if at >= 0 else ""
+        for fp in [own, *self._package_bases]:
+            at = part.find(fp + "_") if fp else -1
+            if at == 0 or (at > 0 and part[at - 1] == "_"):
+                return part[at + len(fp) + 1 :]
+        return ""
 
     def _footprints(self, n: int) -> tuple[Footprint, ...]:
         copper = self._copper()
