@@ -533,10 +533,34 @@
     }, { root: document.getElementById("table-wrap"), rootMargin: "800px 0px" });
     for (var k = 0; k < N; k++) if (!filled[k]) observer.observe(rowEls[k]);
   }
-  var bgNext = 0;
+  var bgNext = 0, scratch = document.createElement("template");
+  function fillBatch(n) {
+    /* parse the cells of n rows in one go and move them into their rows: one parser run per
+       batch instead of one per row */
+    var ks = [], parts = [];
+    while (bgNext < N && ks.length < n) {
+      var k = bgNext++;
+      if (filled[k] || !rowEls[k]) continue;
+      ks.push(k);
+      parts.push("<tr>" + cellsHtml(rows[k]) + "</tr>");
+    }
+    if (!ks.length) return;
+    scratch.innerHTML = "<table><tbody>" + parts.join("") + "</tbody></table>";
+    var src = scratch.content.querySelector("tbody").firstElementChild;
+    for (var j = 0; j < ks.length && src; j++) {
+      var next = src.nextElementSibling, row = rowEls[ks[j]];
+      if (!filled[ks[j]]) {
+        while (src.firstChild) row.appendChild(src.firstChild);
+        filled[ks[j]] = 1;
+        nFilled++;
+        if (observer) observer.unobserve(row);
+      }
+      src = next;
+    }
+  }
   function backgroundFill() {
     var until = performance.now() + 12; /* short slices keep the page responsive */
-    while (bgNext < N && performance.now() < until) fill(bgNext++);
+    while (bgNext < N && performance.now() < until) fillBatch(100);
     if (bgNext < N) { setTimeout(backgroundFill, 0); return; }
     if (observer) { observer.disconnect(); observer = null; }
     api.complete = true;
