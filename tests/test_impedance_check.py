@@ -452,3 +452,25 @@ def test_pair_routed_apart_uses_net_class_gap_or_cannot_verify() -> None:
     y = by["/Y"]  # Default class has no diff_pair_gap: nothing to compute with
     assert y.status == Status.CANNOT_VERIFY
     assert y.evidence["declare"].startswith("net class Default: diff_pair_gap")
+
+
+def test_inspect_detail_pairs_cli(capsys) -> None:  # noqa: ANN001
+    if OCULINK is None:
+        pytest.skip("fixture board missing")
+    import json
+
+    from accel_drc.cli import main
+
+    assert main(["inspect", str(OCULINK), "--json", "--detail", "pairs"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    rows = doc["details"]["pairs"]
+    assert len(rows) == 16  # 8 PCIe lanes + 2 reference clocks, each on F.Cu and/or B.Cu
+    tx1 = next(r for r in rows if r["name"] == "/PCIe_{x4}.TX1" and r["layer"] == "B.Cu")
+    assert (tx1["width_mm"], tx1["gap_mm"], tx1["h_mm"], tx1["epsilon_r"]) == (
+        0.22,
+        0.111,
+        0.1855,
+        4.2,
+    )
+    assert tx1["zdiff_ohm"] == pytest.approx(87.9, abs=0.2)
+    assert tx1["references"] == ["In2.Cu"]

@@ -190,3 +190,9 @@ def test_future_version_warns_once_and_exits_0() -> None:
     assert proc.stderr.count("newer than the newest") == 1
     assert proc.stderr.count("unknown top-level") == 1
     assert json.loads(proc.stdout)["counts"]["vias"] == 3
+
+
+def test_tiny_si_values_keep_their_significant_digits() -> None:
+    """Farads, henries and µΩ impedances in --detail rails must not round to zero."""
+    doc = inspection._round({"c": 1.234567891234e-9, "l": 3e-10, "z": 1.5e-4, "mm": 0.1234567891})
+    assert doc == {"c": 1.23456789e-9, "l": 3e-10, "z": 1.5e-4, "mm": 0.123457}

@@ -309,7 +309,8 @@ def test_kicad10_backdrill_fields_do_not_leak_into_the_via() -> None:
     assert (v.diameter_mm, v.drill_mm, v.start, v.end, v.type) == (0.6, 0.3, 0, 3, "through")
     bd = v.backdrill
     assert bd is not None
-    assert (bd.side, bd.must_not_cut, bd.drill_mm, bd.source) == ("bottom", 2, 0.5, "board")
+    # drilled from B.Cu through In2.Cu: the first layer it must not cut is In1.Cu (index 1)
+    assert (bd.side, bd.must_not_cut, bd.drill_mm, bd.source) == ("bottom", 1, 0.5, "board")
     pad = board("kicad10").footprints[0].pads[0]
     assert pad.drill_mm == 0.5 and pad.copper_layers == (0, 1, 2, 3)
 

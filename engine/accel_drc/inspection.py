@@ -37,8 +37,13 @@ def _round(value: Any) -> Any:
     if isinstance(value, float):
         if value != value or value in (float("inf"), float("-inf")):
             return None
-        out = round(value, FLOAT_DIGITS)
-        return 0.0 if out == 0 else out
+        if value == 0:
+            return 0.0
+        # lengths in mm keep FLOAT_DIGITS decimals (nm); farads, henries and sub-milliohm
+        # impedances would round to zero, so values below 1e-3 keep 9 significant digits
+        if abs(value) < 1e-3:
+            return float(f"{value:.9g}")
+        return round(value, FLOAT_DIGITS)
     if isinstance(value, Mapping):
         return {str(k): _round(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):

@@ -16,12 +16,17 @@ Methods (see ``docs/impedance.md`` for the formulas and the measured accuracy):
   the cross-section is taken as half of a symmetric stripline of plate spacing 2h+t, and the two
   halves' capacitances are added (air and dielectric separately, so an inhomogeneous stack is
   handled as well as a homogeneous one);
-* edge-coupled microstrip: Hammerstad–Jensen (1980) single line and Kirschning–Jansen (1984)
-  coupled lines, static (quasi-TEM, no dispersion), with Jansen's finite-thickness width
-  correction; soldermask is not in the closed form (the field solver can include it);
-* IPC-2141A closed forms, for comparison only (they are off by 5–10 % outside a narrow range);
+* edge-coupled microstrip, closed form: Kirschning–Jansen (1984) coupled lines on the
+  Hammerstad–Jensen (1980) single line, static (quasi-TEM, no dispersion), at t = 0; the strip
+  thickness added as capacitance increments (:func:`coupled_microstrip`); the literature
+  version with Jansen's width corrections is kept for comparison; no soldermask;
+* IPC-2141A closed forms, for comparison only (off by 5–80 % outside a narrow range);
 * :func:`fd_coupled`: a finite-difference (box-integration) Laplace solver on a graded mesh,
-  numpy only, independent of all the above; used to validate them and to correct for soldermask.
+  numpy only, independent of all the above; used to validate them, and the production method
+  for microstrip (it includes the soldermask).
+
+Board side (:func:`layer_stack`, :func:`measure_pair`, :func:`pair_table`, :func:`pair_rows`):
+the structure and its heights/εr from the stack-up, width and gap measured from the tracks.
 """
 
 from __future__ import annotations
@@ -34,7 +39,7 @@ from typing import Any
 
 import numpy as np
 
-try:  # optional: keeps BLAS single-threaded inside the field solver (see _blas_one_thread)
+try:  # optional: keeps BLAS single-threaded inside the field solver (see _fd_capacitance)
     from threadpoolctl import threadpool_limits as _threadpool_limits
 except ImportError:  # pragma: no cover - depends on the environment
     _threadpool_limits = None

@@ -1146,7 +1146,13 @@ class _Reader:
             return None
         n = len(self.copper)
         side = "top" if a == 0 else ("bottom" if a == n - 1 else ("top" if a < b else "bottom"))
-        return str(node[0]), Backdrill(side=side, must_not_cut=b, drill_mm=size, source="board")
+        # KiCad 10's span names the layers the drill goes *through*; the must-not-cut layer is the
+        # next copper layer beyond it in the drilling direction (KiCad's FabBackdrillMustNotCut).
+        beyond = b + 1 if side == "top" else b - 1
+        must_not_cut = beyond if 0 <= beyond < n else None
+        return str(node[0]), Backdrill(
+            side=side, must_not_cut=must_not_cut, drill_mm=size, source="board"
+        )
 
     def _vias(self, spans: list[tuple[int, int]]) -> Vias:
         data = self.data
