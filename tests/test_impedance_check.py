@@ -333,6 +333,7 @@ def test_check_violation_names_method_and_values() -> None:
     }
     assert f.evidence["deviation_pct"] == pytest.approx(round((X_ZDIFF / 85 - 1) * 100, 1))
     assert f.pos == (10.0, 0.0) and "u0" in f.items
+    assert f.evidence["nets"] == ["/X_P", "/X_N"]
 
 
 def test_check_falls_back_on_signal_type_target() -> None:
@@ -474,3 +475,21 @@ def test_inspect_detail_pairs_cli(capsys) -> None:  # noqa: ANN001
     )
     assert tx1["zdiff_ohm"] == pytest.approx(87.9, abs=0.2)
     assert tx1["references"] == ["In2.Cu"]
+
+
+def test_measure_pair_many_segments_in_chunks() -> None:
+    # 600 P pieces of 0.1 mm and 300 N pieces of 0.2 mm along the same 60 mm: more P rows than
+    # one block of the P × N search; N drawn 0.25 mm off (gap 0.15 at width 0.1)
+    xp = np.arange(601) * 0.1
+    xn = np.arange(301) * 0.2
+    start = np.vstack(
+        [np.column_stack([xp[:-1], np.zeros(600)]), np.column_stack([xn[:-1], np.full(300, 0.25)])]
+    )
+    end = np.vstack(
+        [np.column_stack([xp[1:], np.zeros(600)]), np.column_stack([xn[1:], np.full(300, 0.25)])]
+    )
+    is_p = np.arange(900) < 600
+    m = imp.measure_pair(start, end, np.full(900, 0.1), is_p)
+    assert m.gap_mm == pytest.approx(0.15)
+    assert m.coupled_mm == pytest.approx(60.0)
+    assert m.length_mm == pytest.approx(60.0)

@@ -159,6 +159,11 @@ def test_revc_components_nets_zones_outline(rev_c):
     # 48 x 38 mm fill with a 2 x 2 mm cutout
     assert zone.filled_area_mm2(1) == pytest.approx(48 * 38 - 2 * 2, abs=1e-9)
     assert rev_c.outline.bbox == pytest.approx((0.0, -40.0, 50.0, 0.0))
+    # a 3 mm circle flashed on the BOARD_OUTLINE layer at (45, 35) mm is a cut-out ring
+    profile, hole = rev_c.outline.rings
+    assert len(profile) == 5 and np.allclose(profile[0], profile[-1])
+    np.testing.assert_allclose(hole.mean(axis=0), [45.0, -35.0], atol=0.05)
+    np.testing.assert_allclose(np.hypot(hole[:, 0] - 45.0, hole[:, 1] + 35.0), 1.5, atol=1e-9)
     assert rev_c.outline.size_mm == pytest.approx((50.0, 40.0))
     assert [p.name for p in rev_c.diff_pairs] == ["PCIE5_TX0"]
 
@@ -475,3 +480,36 @@ def test_mutated_attributes_never_crash():
             data = b"\n".join(lines)
         with contextlib.suppress(InputError):
             ipc2581.read_bytes(data, source="mutated")
+
+
+def test_zipped_file_reads_like_the_plain_one(tmp_path, rev_c):
+    """``kicad-cli pcb export ipc2581 --compress`` writes a zip (even when named .xml)."""
+    import zipfile
+
+    z = tmp_path / "board.xml"
+    with zipfile.ZipFile(z, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+        zf.write(REV_C, "board.xml")
+    board = read_board(str(z))
+    assert board.format == "ipc2581"
+    np.testing.assert_array_equal(board.tracks.start, rev_c.tracks.start)
+    np.testing.assert_array_equal(board.vias.pos, rev_c.vias.pos)
+    assert set(board.vias.backdrills) == {0, 1}
+    assert [s.foil for s in board.stackup.copper()] == [s.foil for s in rev_c.stackup.copper()]
+
+
+def test_bad_zips_are_input_errors(tmp_path):
+    import zipfile
+
+    two = tmp_path / "two.zip"
+    with zipfile.ZipFile(two, "w") as zf:
+        zf.writestr("a.xml", REV_C.read_bytes())
+        zf.writestr("b.xml", REV_B.read_bytes())
+    bomb = tmp_path / "bomb.zip"
+    with zipfile.ZipFile(bomb, "w") as zf:
+        zf.writestr("a.xml", b'<?xml version="1.0"?><!DOCTYPE a [<!ENTITY b "c">]><IPC-2581/>')
+    junk = tmp_path / "junk.xml"
+    junk.write_bytes(b"PK\x03\x04" + b"\x00" * 64)
+    for path, msg in ((two, "2 files"), (bomb, "DOCTYPE"), (junk, "unreadable zip")):
+        with pytest.raises(InputError) as err:
+            read_board(str(path))
+        assert msg in str(err.value)

@@ -373,3 +373,23 @@ def test_the_button_runs_in_kicads_venv(session: Session) -> None:
     _kicad, board = session.board()
     labels, rings = find_markers(board)
     assert len(labels) + len(rings) == results[-1]["markers"]["created"]
+
+
+def test_clear_removes_only_our_markers(session: Session) -> None:
+    from accel_drc_kicad.markers import find_markers
+
+    _kicad, board = session.board()
+    labels, rings = find_markers(board)
+    assert labels and rings
+    others = len(board.get_shapes()) - len(rings)
+    r = subprocess.run(
+        [sys.executable, "-m", "accel_drc_kicad", "clear"],
+        capture_output=True,
+        text=True,
+        env=session.env(),
+        timeout=120,
+    )
+    assert r.returncode == 0, r.stderr
+    assert f"removed {len(labels) + len(rings)} marker item(s)" in r.stdout
+    assert find_markers(board) == ([], [])
+    assert len(board.get_shapes()) == others

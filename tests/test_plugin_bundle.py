@@ -194,6 +194,30 @@ def test_cli_install_builds_a_wheel_of_this_checkout(tmp_path: Path) -> None:
     )
     assert r.returncode == 0, r.stdout
 
+    # a user who did `pip install accel-drc` has no plugin/ folder: the installer must work from
+    # the wheel's own files and pin the release from the index
+    from accel_drc import __version__
+
+    site = tmp_path / "site"
+    zipfile.ZipFile(wheel).extractall(site)
+    dest = tmp_path / "from-wheel"
+    r = subprocess.run(
+        [sys.executable, "-m", "accel_drc.cli", "kicad", "install", "--dest", str(dest)],
+        capture_output=True,
+        text=True,
+        env=dict(env, PYTHONPATH=str(site)),
+        cwd=str(tmp_path),
+        timeout=600,
+    )
+    assert r.returncode == 0, r.stderr
+    installed = dest / "accel-drc"
+    req = (installed / "requirements.txt").read_text(encoding="utf-8").splitlines()
+    assert f"accel-drc=={__version__}" in req and not (installed / "wheels").exists()
+    assert (installed / "plugin.json").read_text(encoding="utf-8") == bundle.plugin_json_text()
+    assert (installed / "accel_drc_kicad" / "action.py").read_bytes() == (
+        site / "accel_drc_kicad" / "action.py"
+    ).read_bytes()
+
 
 # ---------------------------------------------------------------------------------------------
 # Pure parts of the live reader
@@ -379,3 +403,26 @@ def test_server_off_is_a_clear_message_and_an_error_page(tmp_path: Path) -> None
     page = Path(result["report"])
     assert page.parent == tmp_path / "accel-drc"
     assert "Enable KiCad API" in page.read_text(encoding="utf-8")
+
+
+def test_marker_layer_falls_back_to_an_enabled_user_layer() -> None:
+    """KiCad silently refuses items on a disabled layer, so the marker layer must be enabled."""
+    from accel_drc_kicad.markers import _resolve_layer
+    from kipy.proto.board.board_types_pb2 import BoardLayer as L
+
+    def board(*enabled: int) -> SimpleNamespace:
+        return SimpleNamespace(get_enabled_layers=lambda: list(enabled))
+
+    assert _resolve_layer(board(L.BL_F_Cu, L.BL_Cmts_User), None) == (
+        L.BL_Cmts_User,
+        "Cmts.User",
+        "",
+    )
+    assert _resolve_layer(board(L.BL_Cmts_User, L.BL_User_2), "User.2")[:2] == (
+        L.BL_User_2,
+        "User.2",
+    )
+    layer, name, note = _resolve_layer(board(L.BL_Cmts_User), "User.2")
+    assert (layer, name) == (L.BL_Cmts_User, "Cmts.User") and "'User.2' is not an enabled" in note
+    layer, name, note = _resolve_layer(board(L.BL_Eco1_User), None)
+    assert (layer, name) == (L.BL_Eco1_User, "Eco1.User") and "Cmts.User is not enabled" in note

@@ -49,6 +49,15 @@ def _run(args: argparse.Namespace) -> int:
     return 0 if result.ok else 1
 
 
+def _clear(args: argparse.Namespace) -> int:
+    from .connection import connect, open_board
+    from .markers import remove_markers
+
+    removed = remove_markers(open_board(connect()))
+    print(f"accel-drc: removed {removed} marker item(s)")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m accel_drc_kicad")
     p.add_argument("-v", "--verbose", action="store_true")
@@ -66,6 +75,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     r = sub.add_parser("run", help="what the toolbar button does; prints the result as JSON")
     r.add_argument("--no-browser", action="store_true")
+    sub.add_parser("clear", help="remove the markers earlier runs put on the board")
     args = p.parse_args(argv)
     logging.basicConfig(
         level=logging.INFO if args.verbose else logging.WARNING,
@@ -76,6 +86,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command == "inspect":
             return _inspect(args)
+        if args.command == "clear":
+            return _clear(args)
         return _run(args)
     except LiveError as exc:
         print(f"accel-drc: {exc}", file=sys.stderr)

@@ -152,15 +152,20 @@ def remove_markers(board: Any) -> int:
 # ---------------------------------------------------------------------------------------------
 
 
+#: where markers may go when the wanted layer is not enabled, in order of preference
+FALLBACK_LAYERS = (DEFAULT_LAYER, "Dwgs.User", "Eco1.User", "Eco2.User") + tuple(
+    f"User.{i}" for i in range(1, 10)
+)
+
+
 def _resolve_layer(board: Any, wanted: str | None) -> tuple[int, str, str]:
-    """(API layer id, name, note): the wanted layer if the board has it enabled, else Cmts.User
-    (KiCad refuses items on a disabled layer, silently)."""
-    from kipy.proto.board.board_types_pb2 import BoardLayer
+    """(API layer id, name, note): the wanted layer if the board has it enabled, else the first
+    enabled of :data:`FALLBACK_LAYERS` (KiCad silently refuses items on a disabled layer)."""
     from kipy.util.board_layer import CANONICAL_LAYER_NAMES
 
     by_name = {v: k for k, v in CANONICAL_LAYER_NAMES.items()}
     enabled = set(retry(board.get_enabled_layers))
-    note = ""
+    notes = []
     if wanted:
         layer = by_name.get(wanted)
         if layer is None:  # a user name ("Comments")? ask KiCad (10.0.6+), else give up on it
@@ -170,13 +175,16 @@ def _resolve_layer(board: Any, wanted: str | None) -> tuple[int, str, str]:
                 layer = None
         if layer is not None and layer in enabled:
             return layer, CANONICAL_LAYER_NAMES.get(layer, wanted), ""
-        note = (
-            f"marker layer {wanted!r} is not an enabled layer of this board; using {DEFAULT_LAYER}"
-        )
-    layer = BoardLayer.BL_Cmts_User
-    if layer not in enabled:
-        note = (note + "; " if note else "") + f"{DEFAULT_LAYER} is disabled on this board"
-    return layer, DEFAULT_LAYER, note
+        notes.append(f"marker layer {wanted!r} is not an enabled layer of this board")
+    for name in FALLBACK_LAYERS:
+        if by_name[name] in enabled:
+            if name != DEFAULT_LAYER:
+                notes.append(f"{DEFAULT_LAYER} is not enabled; markers are on {name}")
+            elif notes:
+                notes.append(f"markers are on {name}")
+            return by_name[name], name, "; ".join(notes)
+    notes.append(f"no user layer is enabled; KiCad will refuse markers on {DEFAULT_LAYER}")
+    return by_name[DEFAULT_LAYER], DEFAULT_LAYER, "; ".join(notes)
 
 
 def _ring(layer: int, x_nm: int, y_nm: int) -> Any:

@@ -3,7 +3,8 @@
 One rule per signal type (``rule.signal``).  Params: ``zdiff_ohm`` (target, Ω) and ``tol_pct``
 (± %), either may be null to fall back on the signal type's ``zdiff_ohm`` / ``zdiff_tol_pct``;
 optional ``min_coupled_mm`` (default 0.5: a layer where P and N run side by side for less is
-fan-out to a via, not routing, and is not judged).
+fan-out to a via, not routing, and is not judged; a pair with no such run anywhere is judged on
+its longest layer with its net class's diff-pair gap, or is cannot_verify without one).
 
 Zdiff comes from :mod:`accel_drc.analysis.impedance`: width and gap measured from the tracks,
 height and εr from the stack-up, microstrip (outer layer) by the 2-D field solver, stripline by
@@ -166,8 +167,7 @@ def check_impedance(ctx: CheckContext, rule: Rule) -> CheckOutcome:
                     None,
                     net=rows[0].pair,
                     evidence={
-                        "declare": f"rules: impedance {rule.signal} zdiff_ohm and tol_pct "
-                        "(accel-drc.yaml)",
+                        "declare": f"accel-drc.yaml rules: {rule.id}: params: zdiff_ohm, tol_pct",
                         "pairs": sorted({r.pair for r in rows}),
                     },
                 )
@@ -177,6 +177,11 @@ def check_impedance(ctx: CheckContext, rule: Rule) -> CheckOutcome:
     # ``limit`` is the target (a number, like every other check's); the band is in evidence
     limit = target
     band = {"target_ohm": target, "tol_pct": tol, "min_ohm": round(lo, 2), "max_ohm": round(hi, 2)}
+    names = a.board.nets
+
+    def nets_of(row: PairImpedance) -> list[str]:
+        return [names[row.positive], names[row.negative]]
+
     for row in rows:
         out.checked += 1
         geo = _geometry(row)
@@ -194,6 +199,7 @@ def check_impedance(ctx: CheckContext, rule: Rule) -> CheckOutcome:
                         "declare": "; ".join(missing),
                         "band": band,
                         "geometry": geo,
+                        "nets": nets_of(row),
                         "notes": list(row.notes),
                     },
                 )
@@ -210,6 +216,7 @@ def check_impedance(ctx: CheckContext, rule: Rule) -> CheckOutcome:
             "deviation_pct": round(dev, 1),
             "band": band,
             "geometry": geo,
+            "nets": nets_of(row),
             "notes": list(row.notes),
         }
         if row.closed_form_ohm is not None:

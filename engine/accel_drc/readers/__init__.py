@@ -38,8 +38,9 @@ def read_board(path: str) -> Board:
         return ipc2581.read(path)
     if not head.strip():
         raise InputError(path, "file is empty")
-    if head.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"<"):
-        # other XML: the IPC-2581 reader names the root element it found (or refuses the DTD)
+    if head.startswith(b"PK\x03\x04") or head.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"<"):
+        # a zip (`kicad-cli pcb export ipc2581 --compress`) or other XML: the IPC-2581 reader
+        # unpacks the one document, and names the root element it found (or refuses the DTD)
         from . import ipc2581
 
         return ipc2581.read(path)

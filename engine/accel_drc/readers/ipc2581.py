@@ -261,12 +261,57 @@ class _Bore:
 # ---------------------------------------------------------------------------------------------
 
 
+#: the largest document a zip may unpack to (a bigger one is more likely a zip bomb than a board)
+MAX_UNZIPPED = 4 << 30
+
+
 def read(path: str) -> Board:
-    """Read an IPC-2581 revision B or C file (``.xml`` / ``.cvg``) into a :class:`Board`."""
+    """Read an IPC-2581 revision B or C file (``.xml`` / ``.cvg``, or the zip that
+    ``kicad-cli pcb export ipc2581 --compress`` writes) into a :class:`Board`."""
     reader = _Reader(path)
     with _open(path) as fh:
-        reader.parse(_chunks(fh, path))
+        if fh.read(4) == b"PK\x03\x04":
+            fh.seek(0)
+            reader.parse(_zip_chunks(fh, path))
+        else:
+            fh.seek(0)
+            reader.parse(_chunks(fh, path))
     return reader.board()
+
+
+def _zip_chunks(fh: Any, path: str) -> Iterator[bytes]:
+    """The one XML document inside a zip, streamed (never unpacked whole)."""
+    import zipfile
+
+    try:
+        zf = zipfile.ZipFile(fh)
+        members = [i for i in zf.infolist() if not i.is_dir()]
+        xml = [i for i in members if i.filename.lower().endswith((".xml", ".cvg"))]
+        if len(xml) != 1 and len(members) != 1:
+            raise InputError(path, f"zip holds {len(members)} files, none or several of them XML")
+        info = xml[0] if len(xml) == 1 else members[0]
+        if info.file_size > MAX_UNZIPPED:
+            raise InputError(path, f"{info.filename} unpacks to {info.file_size} bytes: refused")
+        inner = zf.open(info)
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, NotImplementedError, OSError) as exc:
+        raise InputError(path, f"unreadable zip: {exc}") from None
+
+    def raw() -> Iterator[bytes]:
+        total = 0
+        with inner:
+            while True:
+                try:
+                    chunk = inner.read(CHUNK)
+                except (zipfile.BadZipFile, OSError, EOFError) as exc:
+                    raise InputError(path, f"unreadable zip: {exc}") from None
+                if not chunk:
+                    return
+                total += len(chunk)
+                if total > MAX_UNZIPPED:
+                    raise InputError(path, "zipped document larger than 4 GiB: refused")
+                yield chunk
+
+    return _check_chunks(raw(), path)
 
 
 def read_bytes(data: bytes, source: str = "<ipc2581>") -> Board:
@@ -409,6 +454,7 @@ class _Reader:
         self.nets: dict[str, int] = {"": 0}
         self.logical_pins: dict[tuple[str, str], int] = {}
         self.profile: list[np.ndarray] = []
+        self.cutouts: list[np.ndarray] = []
         # geometry, collected as Python lists and turned into numpy once
         self.t_start: list[tuple[float, float]] = []
         self.t_end: list[tuple[float, float]] = []
@@ -556,7 +602,7 @@ class _Reader:
             if decl.function in COPPER_FUNCTIONS:
                 usage = (attrs.get("geometryUsage") or "").upper()
                 return usage not in ("TEXT", "GRAPHIC") and attrs.get("componentRef") is None
-            return decl.function in DRILL_FUNCTIONS or decl.function == "ROUT"
+            return decl.function in DRILL_FUNCTIONS or decl.function in ("ROUT", "BOARD_OUTLINE")
         if tag == "Layer":
             return parent == "CadData"
         return True
@@ -1026,6 +1072,31 @@ class _Reader:
             self._copper_set(elem, decl)
         elif decl.function in DRILL_FUNCTIONS or decl.function == "ROUT":
             self._drill_set(elem, decl)
+        elif decl.function == "BOARD_OUTLINE":
+            self._outline_set(elem)
+
+    def _outline_set(self, elem: _Node) -> None:
+        """Closed cut-outs flashed on the board-outline layer (KiCad writes Edge.Cuts circles,
+        e.g. mouse bites, there and not as Profile cut-outs); its lines repeat the Profile."""
+        for feats in elem.iter():
+            if feats.tag not in ("Features", "UserSpecial"):
+                continue
+            loc: tuple[float, float] | None = None
+            for child in feats:
+                if child.tag == "Location":
+                    loc = self._xy(child)
+                    continue
+                if loc is None:
+                    continue
+                if child.tag == "StandardPrimitiveRef":
+                    shape = self.standard.get(child.get("id", ""))
+                elif child.tag == "UserPrimitiveRef":
+                    shape = self.user.get(child.get("id", ""))
+                else:
+                    shape = self._primitive(child, self._scale())
+                if shape is not None and shape.shape in ("circle", "rect") and shape.width > 0:
+                    self.cutouts.append(_shape_ring(shape, loc))
+                loc = None
 
     def _copper_set(self, elem: _Node, decl: _LayerDecl) -> None:
         index = self._copper().get(decl.name)
@@ -1609,14 +1680,14 @@ class _Reader:
         if not self.profile:
             self.warnings.append("no <Profile>: board outline unknown")
             return Outline()
-        allpts = np.vstack(self.profile)
+        allpts = np.vstack(self.profile)  # the box is the profile's: cut-outs lie inside it
         bbox = (
             float(allpts[:, 0].min()),
             float(allpts[:, 1].min()),
             float(allpts[:, 0].max()),
             float(allpts[:, 1].max()),
         )
-        return Outline(rings=tuple(self.profile), bbox=bbox)
+        return Outline(rings=tuple(self.profile) + tuple(self.cutouts), bbox=bbox)
 
     def _kicad_version(self) -> tuple[int, ...] | None:
         """KiCad's version when KiCad wrote the file (its exporter has quirks we undo)."""
@@ -1873,6 +1944,19 @@ def _flatten_arc(
     ]
     pts.append(end)
     return pts
+
+
+def _shape_ring(shape: _Shape, at: tuple[float, float]) -> np.ndarray:
+    """A flashed circle (72 chords, closed) or rectangle as a closed ring centred on ``at``."""
+    x, y = at
+    if shape.shape == "circle":
+        a = np.linspace(0.0, 2.0 * math.pi, 73)
+        r = shape.width / 2.0
+        return np.column_stack([x + r * np.cos(a), y + r * np.sin(a)])
+    w, h = shape.width / 2.0, shape.height / 2.0
+    return np.array(
+        [[x - w, y - h], [x + w, y - h], [x + w, y + h], [x - w, y + h], [x - w, y - h]]
+    )
 
 
 def _signed_area(ring: np.ndarray) -> float:
