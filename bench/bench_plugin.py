@@ -32,6 +32,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_BOARD = ROOT.parent / "shared" / "boards" / "vme-wren" / "vme-wren.kicad_pcb"
 TARGET_S = 5.0
+#: inspect fields that name the source rather than describe the board
+SOURCE_FIELDS = ("source", "project_file", "format", "kicad_version")
 sys.path.insert(0, str(ROOT / "plugin"))
 sys.path.insert(0, str(ROOT / "tests"))
 
@@ -90,12 +92,18 @@ def _extraction(socket: str, board_file: str, repeat: int) -> tuple[list[float],
     for _ in range(repeat):
         timer = Timer()
         t0 = time.perf_counter()
-        read_live(kicad, board, timer=timer)
+        live = read_live(kicad, board, timer=timer)
         live_s.append(time.perf_counter() - t0)
         stages = timer.stages
         t0 = time.perf_counter()
-        read(board_file)
+        file = read(board_file)
         file_s.append(time.perf_counter() - t0)
+    # the speed is only worth quoting if both reads say the same about the board
+    from accel_drc.inspection import inspect_document
+
+    a, b = inspect_document(live), inspect_document(file)
+    differ = sorted(k for k in a if a[k] != b.get(k) and k not in SOURCE_FIELDS)
+    stages["inspect_differs"] = differ  # type: ignore[assignment]
     return live_s, file_s, stages
 
 
@@ -141,7 +149,12 @@ def main() -> int:
     print(f"board: {args.board}")
     print(f"live extraction (kipy):   {med_live:6.2f} s  (median of {len(live_s)})")
     print(f"file reader (.kicad_pcb): {med_file:6.2f} s  ratio live/file {med_live / med_file:.2f}")
+    differ = stages.pop("inspect_differs")
     print("  live stages: " + ", ".join(f"{k} {v:.2f}" for k, v in stages.items()))
+    print(
+        "  inspect document live vs file: "
+        + ("equal" if not differ else "DIFFERS in " + ", ".join(differ))
+    )
     print(
         f"click to report open:     {med_click:6.2f} s  (median of {len(to_report)}: "
         + ", ".join(f"{w:.2f}" for w in to_report)

@@ -513,3 +513,60 @@ def test_bad_zips_are_input_errors(tmp_path):
         with pytest.raises(InputError) as err:
             read_board(str(path))
         assert msg in str(err.value)
+
+
+def test_without_stackup_layers_follow_declaration_order():
+    """Allegro-style files may have no <Stackup>: layer order from the declarations, and no
+    thickness, material or foil (unknown, so the checks say cannot verify)."""
+    text = re.sub(r"<Stackup .*?</Stackup>", "", REV_C.read_text(encoding="utf-8"), flags=re.S)
+    board = ipc2581.read_bytes(text.encode(), source="no stackup")
+    assert [c.user_name for c in board.copper_layers] == [
+        "TOP",
+        "GND2",
+        "SIG3",
+        "SIG4",
+        "PWR5",
+        "BOTTOM",
+    ]
+    assert board.stackup is None and board.board_thickness_mm is None
+    assert any("no <Stackup>" in w for w in board.warnings)
+    assert len(board.vias) == 4 and board.vias.backdrills[0].must_not_cut == 2
+
+
+def test_drill_layer_without_span_is_a_through_hole():
+    text = REV_C.read_text(encoding="utf-8").replace('<Span fromLayer="TOP" toLayer="SIG3"/>', "")
+    board = ipc2581.read_bytes(text.encode(), source="no span")
+    v4 = board.vias[3]
+    assert (v4.uuid, v4.start, v4.end, v4.type) == ("V4", 0, 5, "through")
+    assert any('"DRILL_TOP_SIG3" declares no span' in w for w in board.warnings)
+
+
+def test_prefixed_namespace_is_read(rev_c):
+    text = REV_C.read_text(encoding="utf-8")
+    text = re.sub(r"<(/?)(?=[A-Z])", r"<\1ipc:", text)
+    text = text.replace(
+        'xmlns="http://webstds.ipc.org/2581"', 'xmlns:ipc="http://webstds.ipc.org/2581"'
+    )
+    board = ipc2581.read_bytes(text.encode(), source="prefixed")
+    assert [s.foil for s in board.stackup.copper()] == [s.foil for s in rev_c.stackup.copper()]
+    np.testing.assert_array_equal(board.tracks.start, rev_c.tracks.start)
+    assert len(board.vias) == 4 and set(board.vias.backdrills) == {0, 1}
+
+
+def test_span_naming_a_non_copper_layer_is_an_input_error():
+    text = REV_C.read_text(encoding="utf-8").replace(
+        '<Span fromLayer="TOP" toLayer="SIG3"/>', '<Span fromLayer="TOP" toLayer="D3"/>'
+    )
+    with pytest.raises(InputError) as err:
+        ipc2581.read_bytes(text.encode(), source="bad span")
+    assert "not copper layers" in str(err.value)
+
+
+def test_inspect_shows_declared_foil_grades() -> None:
+    """`accel-drc inspect board.xml` shows the foil grade IPC-2581 declares per copper layer."""
+    from accel_drc.inspection import inspect_document
+    from accel_drc.readers import read_board
+
+    doc = inspect_document(read_board(str(REV_C)))
+    foils = {r["name"]: r["foil"] for r in doc["stackup"] if r["type"] == "copper"}
+    assert foils["In4.Cu"] == "VLP"

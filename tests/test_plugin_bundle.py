@@ -286,7 +286,7 @@ def test_chain_rings_joins_loose_outline_segments() -> None:
     rings = _chain_rings(segs)
     assert len(rings) == 2
     big = max(rings, key=len)
-    assert len(big) == 5 and tuple(big[0]) == pytest.approx(tuple(big[-1]))
+    assert len(big) == 5 and (big[0] == big[-1]).all()  # closed: first point repeated exactly
 
 
 @pytest.mark.parametrize("name", sorted(FIXTURE_BOARDS))

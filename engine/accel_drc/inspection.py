@@ -93,6 +93,7 @@ def stackup_rows(board: Board) -> list[dict[str, Any]]:
         }
         if layer.copper_index is not None:
             row["copper_index"] = layer.copper_index
+            row["foil"] = layer.foil  # declared foil grade (IPC-2581 roughness), else None
         if len(layer.sublayers) > 1:
             row["sublayers"] = [
                 {

@@ -149,10 +149,14 @@ def run(open_browser: bool = True, kicad: Any = None) -> ActionResult:
 
         from .markers import place_markers, select_items
 
-        marks = place_markers(
-            board, check.findings, layer_name=marker_layer, outline_bbox=live.outline.bbox
-        )
-        result.markers = asdict(marks)
+        try:
+            marks = place_markers(
+                board, check.findings, layer_name=marker_layer, outline_bbox=live.outline.bbox
+            )
+            result.markers = asdict(marks)
+        except Exception as exc:  # the report is already open: markers failing must not hide it
+            log.error("could not place markers:\n%s", traceback.format_exc())
+            result.markers = {"mode": "failed", "error": f"{type(exc).__name__}: {exc}"}
         timer.lap("markers")
         worst = worst_finding(check.findings)
         if worst is not None:

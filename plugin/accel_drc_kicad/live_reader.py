@@ -457,6 +457,20 @@ def _signed_area(pts: Any) -> float:
     return float(np.dot(x, np.roll(y, -1)) - np.dot(y, np.roll(x, -1))) / 2.0
 
 
+def _kicad_arc_box(arc: Any) -> list[tuple[int, int]] | None:
+    """The arc's bounding-box points as pcbnew computes them (its centre snapping included),
+    from the file reader, so both readers give the board size to the nanometre."""
+    try:
+        from accel_drc.readers.kicad_file import _arc_bbox_nm
+    except ImportError:
+        return None
+    ends = [(p.x_nm, p.y_nm) for p in (arc.start, arc.mid, arc.end)]
+    try:
+        return _arc_bbox_nm(ends[0], ends[1], ends[2])
+    except (ValueError, ZeroDivisionError):
+        return None
+
+
 def _shape_paths(
     geo: Any, bbox_nm: list[tuple[int, int]]
 ) -> list[tuple[list[tuple[float, float]], bool]]:
@@ -475,8 +489,10 @@ def _shape_paths(
         a = geo.arc
         extremes: list[tuple[float, float]] = []
         paths = [(_arc_points(a.start, a.mid, a.end, extremes), False)]
-        pts_nm = [(p.x_nm, p.y_nm) for p in (a.start, a.end)]
-        pts_nm += [(round(x * NM_PER_MM), round(y * NM_PER_MM)) for x, y in extremes]
+        pts_nm = _kicad_arc_box(a)
+        if pts_nm is None:
+            pts_nm = [(p.x_nm, p.y_nm) for p in (a.start, a.end)]
+            pts_nm += [(round(x * NM_PER_MM), round(y * NM_PER_MM)) for x, y in extremes]
     elif which == "circle":
         c, rp = geo.circle.center, geo.circle.radius_point
         r = round(math.hypot(rp.x_nm - c.x_nm, rp.y_nm - c.y_nm))
@@ -522,43 +538,57 @@ def _shape_paths(
     return paths
 
 
+#: Edge.Cuts ends closer than this are joined: KiCad's board-outline chaining epsilon (0.02 mm),
+#: the same the file reader uses; exported outlines often miss by nanometres to a micrometre
+CHAIN_EPS_MM = 0.02
+
+
 def _chain_rings(
-    paths: list[tuple[list[tuple[float, float]], bool]], tol: float = 1e-3
+    paths: list[tuple[list[tuple[float, float]], bool]], tol: float = CHAIN_EPS_MM
 ) -> tuple[np.ndarray, ...]:
-    """Join open Edge.Cuts paths end to end into closed rings (KiCad draws outlines as loose
-    segments and arcs); closed shapes are rings on their own."""
+    """Join open Edge.Cuts paths end to end into rings (KiCad draws outlines as loose segments
+    and arcs); closed shapes are rings on their own.  A ring that closes ends with exactly its
+    first point (the model's convention for "closed")."""
     rings: list[np.ndarray] = []
     open_paths = []
     for pts, closed in paths:
         if closed:
-            rings.append(np.asarray(pts, dtype=np.float64))
+            ring = list(pts)
+            if ring and ring[0] != ring[-1]:
+                ring[-1] = ring[0] if _near(ring[0], ring[-1], tol) else ring[-1]
+                if ring[0] != ring[-1]:
+                    ring.append(ring[0])
+            rings.append(np.asarray(ring, dtype=np.float64))
         elif len(pts) >= 2:
             open_paths.append(list(pts))
 
-    def close(a: tuple[float, float], b: tuple[float, float]) -> bool:
-        return abs(a[0] - b[0]) <= tol and abs(a[1] - b[1]) <= tol
-
     while open_paths:
-        ring = open_paths.pop()
+        ring = open_paths.pop(0)
         grown = True
-        while grown and not close(ring[0], ring[-1]):
+        while grown and not (len(ring) > 2 and _near(ring[0], ring[-1], tol)):
             grown = False
             for i, p in enumerate(open_paths):
-                if close(ring[-1], p[0]):
+                if _near(ring[-1], p[0], tol):
                     ring += p[1:]
-                elif close(ring[-1], p[-1]):
+                elif _near(ring[-1], p[-1], tol):
                     ring += p[-2::-1]
-                elif close(ring[0], p[-1]):
+                elif _near(ring[0], p[-1], tol):
                     ring = p[:-1] + ring
-                elif close(ring[0], p[0]):
+                elif _near(ring[0], p[0], tol):
                     ring = p[:0:-1] + ring
                 else:
                     continue
                 open_paths.pop(i)
                 grown = True
                 break
+        if len(ring) > 2 and _near(ring[0], ring[-1], tol):
+            ring[-1] = ring[0]
         rings.append(np.asarray(ring, dtype=np.float64))
     return tuple(rings)
+
+
+def _near(a: tuple[float, float], b: tuple[float, float], tol: float) -> bool:
+    return math.hypot(a[0] - b[0], a[1] - b[1]) <= tol
 
 
 # ---------------------------------------------------------------------------------------------

@@ -446,6 +446,7 @@ class _Reader:
         self.stack_rows: list[_StackRow] = []
         self.stack_group = 0
         self.overall_thickness: float | None = None
+        self.where_measured = ""
         # step content
         self.padstacks: dict[str, _PadstackDef] = {}
         self.packages: dict[str, list[_Pin]] = {}
@@ -609,9 +610,9 @@ class _Reader:
 
     def _start(self, tag: str, elem: Mapping[str, str]) -> None:
         if tag.startswith("Dictionary"):
-            self.dict_scale = self._units(elem.get("units"), required=False)
+            self.dict_scale = self._units(elem.get("units"))
         elif tag == "CadHeader":
-            self.cad_scale = self._units(elem.get("units"), required=False)
+            self.cad_scale = self._units(elem.get("units"))
             if self.cad_scale is None:
                 self.cad_scale = 1.0
                 self.warnings.append("CadHeader declares no units: assuming MILLIMETER")
@@ -620,6 +621,7 @@ class _Reader:
         elif tag == "StackupGroup":
             self.stack_group += 1
         elif tag == "Stackup":
+            self.where_measured = (elem.get("whereMeasured") or "").upper()
             if self.overall_thickness is None and elem.get("overallThickness"):
                 raw = elem.get("overallThickness", "")
                 try:
@@ -634,7 +636,7 @@ class _Reader:
 
     # -- units and numbers -----------------------------------------------------------------------
 
-    def _units(self, units: str | None, required: bool = True) -> float | None:
+    def _units(self, units: str | None) -> float | None:
         if units is None:
             return None
         scale = UNITS_MM.get(units.strip().upper())
@@ -1396,6 +1398,8 @@ class _Reader:
         thickness = self.overall_thickness
         if thickness is None and stackup is not None:
             thickness = stackup.thickness_mm
+        elif stackup is not None:
+            self._check_overall(stackup)
         project = self._project()
         return Board(
             source=self.path,
@@ -1432,6 +1436,22 @@ class _Reader:
         except InputError as err:
             self.warnings.append(f"project file beside the board not read: {err}")
             return None
+
+    def _check_overall(self, stackup: Stackup) -> None:
+        """Warn when the layers do not add up to ``overallThickness`` (KiCad 9.0.8 writes every
+        dielectric sub-layer with the first slice's thickness, for one)."""
+        kinds = ("copper", "core", "prepreg", "dielectric")
+        if self.where_measured in ("", "MASK"):
+            kinds += ("soldermask",)
+        parts = [x.thickness_mm for x in stackup.layers if x.kind in kinds]
+        if not parts or any(p is None for p in parts) or self.overall_thickness is None:
+            return
+        total = float(sum(parts))  # type: ignore[arg-type]
+        if abs(total - self.overall_thickness) > max(0.01, 0.02 * self.overall_thickness):
+            self.warnings.append(
+                f"the stack-up layers add up to {total:.4g} mm but <Stackup overallThickness> "
+                f"says {self.overall_thickness:.4g} mm: a layer's thickness is wrong"
+            )
 
     def _layer_specs(self, name: str, row: _StackRow | None) -> list[_Spec]:
         refs = list(row.spec_refs if row else ()) + list(self.layers[name].spec_refs)
