@@ -178,7 +178,8 @@ def test_banner_metadata(hostile) -> None:
     assert "training 1.0" in page  # rule pack name and version
     assert "accel-drc 0.1.0" in page
     assert "overridden by config" in page  # hostile result has classification.source == config
-    assert "confidence 82 %" in page
+    # overridden: the banner shows what the classifier alone said (its winner share of the votes)
+    assert "classifier said training (82 %)" in page
 
 
 def test_classification_evidence_rows(hostile) -> None:

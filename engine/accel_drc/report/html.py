@@ -788,6 +788,11 @@ def build_context(result: CheckResult, board: Board) -> dict[str, Any]:
         "worst": _worst(sev_counts),
         "cls": cls,
         "overridden": cls.source != "auto",
+        # what the classifier alone said (the winner's share of the votes, as classify does)
+        "auto_class": max(cls.scores, key=cls.scores.get) if cls.scores else cls.board_class,
+        "auto_conf": (max(cls.scores.values()) / sum(cls.scores.values()))
+        if cls.scores and sum(cls.scores.values()) > 0
+        else cls.confidence,
         "scores": sorted(cls.scores.items(), key=lambda kv: -kv[1]),
         "evidence": [
             {
