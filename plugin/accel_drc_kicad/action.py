@@ -17,6 +17,7 @@ import tempfile
 import time
 import traceback
 import webbrowser
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -105,6 +106,18 @@ def selection_uuids(finding: Any, board: Any) -> list[str]:
     return list(dict.fromkeys(out))[:MAX_SELECTED]
 
 
+def prepare_engine(board_file: str) -> tuple[Any, Any]:
+    """(rule library, project config), loaded once (both the config and the check need the
+    library), and the engine modules imported, so the check starts the moment the board is in."""
+    from accel_drc.config import load_config
+    from accel_drc.packs import load_library
+    from accel_drc.pipeline import check_board  # noqa: F401 - import cost, off the main thread
+    from accel_drc.report import html  # noqa: F401
+
+    library = load_library()
+    return library, load_config(None, board_file or None, library=library)
+
+
 def run(open_browser: bool = True, kicad: Any = None) -> ActionResult:
     """One click.  Never raises: failures become an error page (opened) and ``ok=False``."""
     timer = Timer()
@@ -120,18 +133,19 @@ def run(open_browser: bool = True, kicad: Any = None) -> ActionResult:
         result.board = board_file
         timer.lap("connect")
 
-        from accel_drc.config import load_config
-        from accel_drc.packs import load_library
+        # Load the rule packs and the config in a thread while the main thread waits for KiCad
+        # to serialise the board: YAML parsing fills the time the socket would sit idle.
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            engine = pool.submit(prepare_engine, board_file)
+            live = read_live(kicad, board, timer=timer)
+            library, config = engine.result()
+        timer.lap("config (after extraction)")
+        configured_dir, marker_layer = report_settings(config)
+        report_dir = report_dir_for(board_file, configured_dir)
+
         from accel_drc.pipeline import check_board, write_outputs
         from accel_drc.report import html as html_report
 
-        library = load_library()  # once: the config and the check both need it
-        config = load_config(None, board_file or None, library=library)
-        configured_dir, marker_layer = report_settings(config)
-        report_dir = report_dir_for(board_file, configured_dir)
-        timer.lap("config")
-
-        live = read_live(kicad, board, timer=timer)
         check = check_board(live, config=config, board_file=board_file or None, library=library)
         timer.lap("check")
 
