@@ -22,6 +22,7 @@ import argparse
 import json
 import os
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
@@ -39,7 +40,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 
 #: action stages that come after the report is open in the browser
-AFTER_REPORT = ("markers", "select")
+AFTER_REPORT = ("json", "markers", "select")
 
 
 def _click(socket: str, tmp: str) -> tuple[float, float, float, dict]:
@@ -139,6 +140,7 @@ def main() -> int:
     finally:
         if kicad is not None:
             kicad.stop()
+        shutil.rmtree(work, ignore_errors=True)  # a scratch copy of the (big) board
 
     to_report = [c[0] for c in clicks]
     walls = [c[1] for c in clicks]

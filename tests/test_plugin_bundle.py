@@ -15,14 +15,21 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
-from conftest import FIXTURE_BOARDS, ROOT
+from conftest import FIXTURE_BOARDS, ROOT, need
 
 PLUGIN = ROOT / "plugin"
 sys.path.insert(0, str(PLUGIN))
 
 from accel_drc_kicad import ACTION_ID, PLUGIN_ID, bundle  # noqa: E402
 
-kipy = pytest.importorskip("kipy", reason="kicad-python (the [kicad] extra) is not installed")
+
+@pytest.fixture
+def kipy() -> None:
+    """kicad-python (the ``[kicad]`` extra): skipped locally without it, required in CI."""
+    try:
+        import kipy  # noqa: F401
+    except ImportError:
+        need(False, "kicad-python (the [kicad] extra) is not installed")
 
 
 def _png_info(data: bytes) -> tuple[int, int, bytes]:
@@ -60,7 +67,7 @@ def test_committed_bundle_is_what_the_generator_writes() -> None:
             assert (PLUGIN / "icons" / name).read_bytes() == bundle.icon_png(size, dark), name
 
 
-def test_plugin_json_is_valid_for_kicad() -> None:
+def test_plugin_json_is_valid_for_kicad(kipy: None) -> None:
     from kipy.packaging.validate import validate
 
     report = validate(str(PLUGIN))
@@ -157,7 +164,7 @@ def test_uninstall_refuses_a_folder_that_is_not_the_plugin(tmp_path: Path) -> No
 
 
 @pytest.mark.slow
-def test_cli_install_builds_a_wheel_of_this_checkout(tmp_path: Path) -> None:
+def test_cli_install_builds_a_wheel_of_this_checkout(tmp_path: Path, kipy: None) -> None:
     """``accel-drc kicad install --dest`` from the checkout: the requirements point at a wheel
     of this very code (so KiCad's venv runs what was tested), and it contains the plugin."""
     import zipfile
@@ -228,7 +235,7 @@ def _v(x_mm: float, y_mm: float) -> SimpleNamespace:
     return SimpleNamespace(x_nm=int(round(x_mm * 1e6)), y_nm=int(round(y_mm * 1e6)))
 
 
-def test_arc_flattening_and_extremes() -> None:
+def test_arc_flattening_and_extremes(kipy: None) -> None:
     from accel_drc_kicad.live_reader import _arc_points
 
     # a half circle of radius 10 around (0, 0) from (10, 0) through (0, -10) to (-10, 0)
@@ -245,7 +252,7 @@ def test_arc_flattening_and_extremes() -> None:
 
 
 @pytest.mark.parametrize("offset", [0.0, 100.0])
-def test_bridged_fill_keeps_the_area_of_polygon_minus_hole(offset: float) -> None:
+def test_bridged_fill_keeps_the_area_of_polygon_minus_hole(offset: float, kipy: None) -> None:
     """Zone fills come as polygon + holes; the model wants one bridged ring (as the file has).
     Offset 0 puts vertices on x=0 / y=0, which proto3 leaves out of the bytes: that takes the
     node-by-node path; offset 100 takes the fast numpy decoding of the serialised polyline."""
@@ -273,7 +280,7 @@ def test_bridged_fill_keeps_the_area_of_polygon_minus_hole(offset: float) -> Non
     assert zone.filled_area_mm2(0) == pytest.approx(100 - 4)
 
 
-def test_chain_rings_joins_loose_outline_segments() -> None:
+def test_chain_rings_joins_loose_outline_segments(kipy: None) -> None:
     from accel_drc_kicad.live_reader import _chain_rings
 
     segs = [
@@ -290,7 +297,7 @@ def test_chain_rings_joins_loose_outline_segments() -> None:
 
 
 @pytest.mark.parametrize("name", sorted(FIXTURE_BOARDS))
-def test_header_stackup_equals_the_file_readers(name: str) -> None:
+def test_header_stackup_equals_the_file_readers(name: str, kipy: None) -> None:
     """The 9.0.8 workaround reads only the saved file's header; it must give the stack-up and
     layer types the full file reader gives."""
     from accel_drc.readers.kicad_file import parse_stackup, read
@@ -331,7 +338,7 @@ def _finding(**kw: object) -> object:
     return Finding(**base)  # type: ignore[arg-type]
 
 
-def test_marker_labels_and_order() -> None:
+def test_marker_labels_and_order(kipy: None) -> None:
     from accel_drc.results import Severity, Status
     from accel_drc_kicad.markers import TAG, label_for, marker_findings
 
@@ -344,7 +351,7 @@ def test_marker_labels_and_order() -> None:
     assert label_for(unknown, 1) == f"{TAG} ?1 laminate_df cannot verify"
 
 
-def test_report_dir_and_settings(tmp_path: Path) -> None:
+def test_report_dir_and_settings(tmp_path: Path, kipy: None) -> None:
     from accel_drc_kicad.action import report_dir_for, report_settings
 
     board = str(tmp_path / "b" / "x.kicad_pcb")
@@ -356,7 +363,7 @@ def test_report_dir_and_settings(tmp_path: Path) -> None:
     assert report_settings(SimpleNamespace(data={})) == (None, None)
 
 
-def test_selection_uses_uuids_and_expands_nets() -> None:
+def test_selection_uses_uuids_and_expands_nets(kipy: None) -> None:
     from accel_drc.readers.kicad_file import read
     from accel_drc_kicad.action import selection_uuids
 
@@ -372,7 +379,7 @@ def test_selection_uses_uuids_and_expands_nets() -> None:
     assert selection_uuids(_finding(items=(uuid,)), board) == [uuid]
 
 
-def test_server_off_is_a_clear_message_and_an_error_page(tmp_path: Path) -> None:
+def test_server_off_is_a_clear_message_and_an_error_page(tmp_path: Path, kipy: None) -> None:
     """No KiCad listening: exit 3 and a message that says how to turn the API server on; the
     button path writes an error page instead of failing silently."""
     env = dict(
@@ -405,7 +412,7 @@ def test_server_off_is_a_clear_message_and_an_error_page(tmp_path: Path) -> None
     assert "Enable KiCad API" in page.read_text(encoding="utf-8")
 
 
-def test_marker_layer_falls_back_to_an_enabled_user_layer() -> None:
+def test_marker_layer_falls_back_to_an_enabled_user_layer(kipy: None) -> None:
     """KiCad silently refuses items on a disabled layer, so the marker layer must be enabled."""
     from accel_drc_kicad.markers import _resolve_layer
     from kipy.proto.board.board_types_pb2 import BoardLayer as L

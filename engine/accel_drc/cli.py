@@ -39,7 +39,9 @@ def build_parser() -> argparse.ArgumentParser:
     c = sub.add_parser("check", help="classify a board and check it against the rule packs")
     c.add_argument("board", help=".kicad_pcb or IPC-2581 .xml")
     c.add_argument(
-        "--config", metavar="FILE", help="project config (default: accel-drc.yaml beside the board)"
+        "--config",
+        metavar="FILE",
+        help="project config (default: accel-drc.yaml beside the board; its regexes match the whole name)",
     )
     c.add_argument("--class", dest="board_class", choices=CLASSES, help="override the classifier")
     c.add_argument("--json", metavar="FILE", help="write the findings as JSON ('-' for stdout)")
@@ -59,7 +61,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="add per-item detail (repeatable)",
     )
     i.add_argument(
-        "--config", metavar="FILE", help="project config (default: accel-drc.yaml beside the board)"
+        "--config",
+        metavar="FILE",
+        help="project config (default: accel-drc.yaml beside the board; its regexes match the whole name)",
     )
     i.add_argument(
         "--class", dest="board_class", choices=CLASSES, help="board class for class defaults"

@@ -5,6 +5,15 @@ rails draw or which findings were reviewed and accepted.  The config says so, be
 (or ``--config FILE``).  It is validated strictly: an unknown key, class, signal id, foil grade
 or a bad regular expression is ``file:line: what is wrong`` (exit 3), because a typo that is
 silently ignored is a check that silently does not run.
+
+Every regular expression a user writes in the config matches the **whole** name
+(``re.fullmatch``): ``PCIE_TX`` matches the net ``PCIE_TX`` only, ``PCIE_TX.*`` every net that
+starts so (a leading ``^`` or trailing ``$`` changes nothing).  Whole-name matching is what makes
+``'GND'`` not match ``AGND``; the library's own recognition patterns (``rules/signals.yaml``) are
+searched instead, but those are ours, not the user's.  Because a pattern written as a prefix
+(``'^PCIE_TX'``) would match nothing and silently switch a check off, every config entry that
+matches nothing on the board is reported (:func:`unmatched_entries`, finding
+``config.unmatched``), with the ``.*`` it probably lacks.
 """
 
 from __future__ import annotations
@@ -21,6 +30,9 @@ from . import packs as _packs
 from .errors import InputError
 
 CONFIG_NAME = "accel-drc.yaml"
+
+#: said with every regex error and unmatched-entry warning: how config regexes match
+REGEX_SEMANTICS = "config regexes match the whole name (re.fullmatch); use '.*' for a prefix"
 
 _REGEX_LIST = {"type": "array", "items": {"type": "string"}}
 _NUM = {"type": "number"}
@@ -273,7 +285,9 @@ def load_config(
         try:
             return re.compile(pattern)
         except re.error as exc:
-            raise doc.error(where, f"bad regular expression {pattern!r}: {exc}") from None
+            raise doc.error(
+                where, f"bad regular expression {pattern!r}: {exc} ({REGEX_SEMANTICS})"
+            ) from None
 
     for sid, pats in data.get("signals", {}).items():
         if sid not in lib.signals:
@@ -354,3 +368,187 @@ def check_dielectrics(cfg: ProjectConfig, names: set[str]) -> None:
                 ("stackup", "materials", name),
                 f"no dielectric {name!r} in the stack-up (dielectrics: {', '.join(sorted(names)) or 'none'})",
             )
+
+
+# ---------------------------------------------------------------------------------------------
+# Config entries that apply to nothing on this board
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Unmatched:
+    """A config entry that applies to no net, layer or dielectric of the board being checked."""
+
+    where: tuple[Any, ...]  # path in the config: ("backdrill", 0, "match", "net")
+    key: str  # the same, readable: "backdrill[0].match.net"
+    pattern: str
+    message: str
+    line: int | None = None
+    suggestion: str | None = None  # a pattern that would match, when one is close
+    would_match: int = 0  # how many names the suggestion matches
+
+
+def _key_text(where: tuple[Any, ...]) -> str:
+    out = ""
+    for w in where:
+        out += f"[{w}]" if isinstance(w, int) else (f".{w}" if out else str(w))
+    return out
+
+
+def _fullmatch_count(pattern: str, names: Any) -> int:
+    try:
+        rx = re.compile(pattern)
+    except re.error:
+        return 0
+    return sum(1 for n in names if rx.fullmatch(n))
+
+
+def suggest_pattern(pattern: str, names: Any) -> tuple[str | None, int]:
+    """A whole-name pattern close to ``pattern`` that matches some of ``names``, and how many.
+
+    Written for the usual mistake, a prefix or substring pattern (``'^PCIE_TX'``): tries the
+    prefix form ``PCIE_TX.*``, then ``.*PCIE_TX.*``, then both case-insensitively.
+    """
+    names = list(names)
+    core = pattern
+    if core.startswith("^"):
+        core = core[1:]
+    if core.endswith("$") and not core.endswith("\\$"):
+        core = core[:-1]
+    if "|" in core:
+        core = f"(?:{core})"
+    for cand in (f"{core}.*", f".*{core}.*", f"(?i){core}", f"(?i){core}.*", f"(?i).*{core}.*"):
+        if cand == pattern:
+            continue
+        n = _fullmatch_count(cand, names)
+        if n:
+            return cand, n
+    return None, 0
+
+
+def unmatched_entries(
+    cfg: ProjectConfig | Mapping[str, Any],
+    board: Any,
+    net_signal: Mapping[int, Any] | None = None,
+) -> tuple[list[Unmatched], int]:
+    """The ``signals:``, ``backdrill:``, ``rails:`` and ``stackup: materials:`` entries that
+    apply to nothing on ``board``, and how many entries were looked at.
+
+    Each is matched exactly as its consumer matches it (whole-name ``re.fullmatch``; a rail's
+    patterns also against the net name's last ``/`` part; backdrill through
+    :func:`accel_drc.analysis.via_stubs.config_backdrills` itself), so a warning here means the
+    entry really changed nothing.  An entry whose every net is already taken by an earlier
+    entry (first match wins) is reported too.  Layer and dielectric *names* that do not exist
+    are errors already (:func:`check_layers`, :func:`check_dielectrics`).
+    """
+    pc = cfg if isinstance(cfg, ProjectConfig) else ProjectConfig(data=dict(cfg or {}))
+    data = pc.data
+    nets = [(i, n) for i, n in enumerate(board.nets) if i and n]
+    names = [n for _, n in nets]
+    out: list[Unmatched] = []
+    checked = 0
+
+    def add(where: tuple[Any, ...], pattern: str, what: str, domain: Any = None) -> None:
+        sug, n = suggest_pattern(pattern, domain) if domain is not None else (None, 0)
+        msg = f"{_key_text(where)} '{pattern}' {what}"
+        if domain is not None:
+            msg += f"; {REGEX_SEMANTICS}"
+            if sug is not None:
+                msg += f": '{sug}' would match {n}"
+        out.append(Unmatched(where, _key_text(where), pattern, msg, pc.line_of(*where), sug, n))
+
+    # signals: first declared pattern wins, in config order (analysis.signals.assign_signals)
+    claimed: dict[int, str] = {}
+    for sid, pats in (data.get("signals") or {}).items():
+        for i, p in enumerate(pats or ()):
+            checked += 1
+            try:
+                rx = re.compile(p)
+            except re.error:
+                continue
+            hits = {idx for idx, n in nets if rx.fullmatch(n)}
+            where = ("signals", sid, i)
+            if not hits:
+                add(where, p, "matches no net of this board", names)
+            else:
+                others = {claimed[h] for h in hits if h in claimed}
+                if all(h in claimed for h in hits) and sid not in others:
+                    add(
+                        where,
+                        p,
+                        f"declares no net as {sid}: all {len(hits)} nets it matches are "
+                        f"declared earlier as {', '.join(sorted(others))} (first match wins)",
+                    )
+            for h in hits:
+                claimed.setdefault(h, sid)
+
+    # backdrill: first matching entry wins (analysis.via_stubs.config_backdrills)
+    specs = list(data.get("backdrill") or ())
+    if specs:
+        from .analysis.via_stubs import config_backdrills, signal_of
+
+        classes = sorted({board.net_classes.class_of(n) for n in names})
+        signals = sorted({s for s in (signal_of(a) for a in (net_signal or {}).values()) if s})
+        domains = {"net": names, "net_class": classes, "signal": signals}
+        taken: set[int] = set()
+        for k, spec in enumerate(specs):
+            checked += 1
+            hits = set(config_backdrills(board, [spec], net_signal)[0])
+            match = dict(spec.get("match") or {})
+            if not hits:
+                alone = {
+                    key: _fullmatch_count(str(p), domains.get(key, ())) for key, p in match.items()
+                }
+                dead = [key for key, n in alone.items() if n == 0]
+                for key in dead or list(match)[:1]:
+                    what = {
+                        "net": "matches no net of this board",
+                        "net_class": "matches no net class of this board's nets",
+                        "signal": "matches no signal type carried by a net of this board",
+                    }.get(key, "matches nothing")
+                    if not dead:
+                        what = (
+                            f"applies to no net: each of {', '.join(match)} matches, but no net "
+                            "matches them all"
+                        )
+                    add(
+                        ("backdrill", k, "match", key),
+                        str(match[key]),
+                        what + " (no backdrill is applied)",
+                        domains.get(key) if dead else None,
+                    )
+            elif hits <= taken:
+                key = next(iter(match), "match")
+                add(
+                    ("backdrill", k, "match", key),
+                    str(match.get(key, "")),
+                    f"applies to no via: all {len(hits)} nets it matches are taken by an earlier "
+                    "backdrill entry (first match wins)",
+                )
+            taken |= hits
+
+    # rails: each pattern, on the whole net name or its last "/" part (analysis.pdn)
+    leaves = sorted({n.rsplit("/", 1)[-1] for n in names} | set(names))
+    for i, r in enumerate(data.get("rails") or ()):
+        for j, p in enumerate(r.get("nets") or ()):
+            checked += 1
+            if _fullmatch_count(str(p), leaves) == 0:
+                add(
+                    ("rails", i, "nets", j),
+                    str(p),
+                    f"matches no net of this board (rail {r.get('name', i + 1)!s})",
+                    leaves,
+                )
+
+    # stackup: materials: on a board without a stack-up applies to nothing
+    mats = (data.get("stackup") or {}).get("materials") or {}
+    if mats and getattr(board, "stackup", None) is None:
+        for name in mats:
+            checked += 1
+            add(
+                ("stackup", "materials", name),
+                str(name),
+                "applies to nothing: the board has no stack-up (define it in KiCad's Board "
+                "Setup > Physical Stackup)",
+            )
+    return out, checked

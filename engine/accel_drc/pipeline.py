@@ -12,6 +12,7 @@ import datetime as _dt
 import hashlib
 import logging
 import os
+import re
 import sys
 from collections.abc import Mapping
 from typing import Any, Callable
@@ -20,7 +21,14 @@ from . import __version__
 from . import checks as _checks
 from .analysis import Analysis
 from .classify import classify, override
-from .config import ProjectConfig, check_dielectrics, check_layers, load_config
+from .config import (
+    CONFIG_NAME,
+    ProjectConfig,
+    check_dielectrics,
+    check_layers,
+    load_config,
+    unmatched_entries,
+)
 from .errors import EXIT_OK, EXIT_VIOLATIONS
 from .model import Board
 from .packs import CLASSES, Library, load_library, rules_for_class
@@ -44,6 +52,22 @@ ASSUMPTION_RULE = Rule(
     source="signals.yaml (families); issue: a PCIe net of unknown generation is reported",
     pack="signals",
     title="signal type assumed",
+)
+
+
+#: the pseudo-rule under which config entries that apply to nothing are reported
+CONFIG_RULE = Rule(
+    id="config.unmatched",
+    check="config",
+    severity=Severity.WARNING,
+    params={},
+    why="A config entry that matches nothing changes nothing: a backdrill written as a prefix "
+    "regex ('^PCIE_TX') applies to no via and the stubs stay undrilled, a signals: pattern "
+    "declares no net and the nets keep their guessed type.  Config regexes match the whole name "
+    "(re.fullmatch), so a prefix needs '.*'.",
+    source="accel-drc.yaml (config.py: unmatched_entries)",
+    pack="config",
+    title="config entry matches nothing",
 )
 
 
@@ -175,11 +199,50 @@ def _assumption_findings(analysis: Analysis, board: Board) -> tuple[list[Finding
                     "family": family,
                     "nets": names[:50],
                     "net_count": len(nets),
-                    "declare": f"declare the real type in accel-drc.yaml (signals: {sig}: ['{names[0]}'])",
+                    # escaped: config regexes match the whole name, and '+', '.', '{' in a
+                    # net name are regex syntax ('TX0+' would not match the net 'TX0+')
+                    "declare": f"declare the real type in accel-drc.yaml (signals: {sig}: "
+                    f"['{re.escape(names[0])}'])",
                 },
             )
         )
     return out, len(groups)
+
+
+def _config_findings(
+    cfg: ProjectConfig, board: Board, analysis: Analysis
+) -> tuple[list[Finding], int]:
+    """One warning per config entry that applies to nothing on this board (``config.unmatched``)."""
+    entries, checked = unmatched_entries(cfg, board, analysis.net_signal)
+    out = []
+    for u in entries:
+        where = f"{cfg.path or CONFIG_NAME}:{u.line}" if u.line else (cfg.path or CONFIG_NAME)
+        shown = f"{os.path.basename(cfg.path or CONFIG_NAME)}" + (f":{u.line}" if u.line else "")
+        ev: dict[str, Any] = {
+            "config": where,
+            "file": cfg.path,
+            "line": u.line,
+            "key": u.key,
+            "pattern": u.pattern,
+        }
+        if u.suggestion is not None:
+            ev["suggestion"] = u.suggestion
+            ev["would_match"] = u.would_match
+        out.append(
+            Finding(
+                rule=CONFIG_RULE.id,
+                check=CONFIG_RULE.check,
+                severity=CONFIG_RULE.severity,
+                status=Status.VIOLATION,
+                message=f"{shown}: {u.message}",
+                measured=u.pattern,
+                unit="config entry",
+                why=CONFIG_RULE.why,
+                source=CONFIG_RULE.source,
+                evidence=ev,
+            )
+        )
+    return out, checked
 
 
 def _crash_finding(rule: Rule, exc: BaseException) -> Finding:
@@ -260,7 +323,10 @@ def check_board(
         )
     assumed, _ = _assumption_findings(analysis, board)
     runs.append(RuleRun(ASSUMPTION_RULE, len(analysis.net_signal)))
-    findings = assumed + findings
+    unmatched, n_entries = _config_findings(cfg, board, analysis)
+    if n_entries:
+        runs.append(RuleRun(CONFIG_RULE, n_entries))
+    findings = unmatched + assumed + findings
     waiver_lines = [cfg.line_of("waivers", i) for i in range(len(cfg.waivers))]
     findings, waiver_rows = apply_waivers(findings, cfg.waivers, today=today, lines=waiver_lines)
     if progress is not None:

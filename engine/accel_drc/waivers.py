@@ -2,9 +2,10 @@
 
 A waiver names a rule (glob on the rule id: ``training.laminate_df.*``) and may narrow it with
 regexes on the net, the layer and the item uuids (whole-string match, like every regex in the
-config).  A reason is required.  An expired waiver waives nothing and is reported as expired, with
-the findings it would have covered; a waiver that matches nothing is reported as stale (the
-board changed, or the waiver has a typo), so waivers cannot rot silently.
+config: ``PCIE_TX.*``, not ``^PCIE_TX``).  A reason is required.  An expired waiver waives
+nothing and is reported as expired, with the findings it would have covered; a waiver that
+matches nothing is reported as stale (the board changed, or the waiver has a typo), with a
+``hint`` saying which part matched nothing, so waivers cannot rot silently.
 """
 
 from __future__ import annotations
@@ -74,7 +75,37 @@ def apply_waivers(
                 taken = True
         if not taken:
             out.append(f)
-    for row in rows:
+    for i, row in enumerate(rows):
         if row["matched"] == 0:
             row["state"] = "stale" if row["state"] == "applied" else "expired"
+            hint = _stale_hint(waivers[i], findings)
+            if hint:
+                row["hint"] = hint
     return out, rows
+
+
+def _stale_hint(w: Mapping[str, Any], findings: Sequence[Finding]) -> str | None:
+    """Why a waiver matched nothing, when its rule does match findings but a regex does not:
+    usually a prefix written without ``.*`` (config regexes match the whole name)."""
+    from .config import REGEX_SEMANTICS, suggest_pattern
+
+    same_rule = [
+        f
+        for f in findings
+        if fnmatch.fnmatchcase(f.rule, w["rule"]) or fnmatch.fnmatchcase(f.check, w["rule"])
+    ]
+    if not same_rule:
+        return f"rule {w['rule']!r} matches no finding of this run"
+    for key in ("net", "layer", "uuid"):
+        if key not in w:
+            continue
+        values = {u for f in same_rule for u in f.items} if key == "uuid" else None
+        if values is None:
+            values = {getattr(f, key) for f in same_rule if getattr(f, key) is not None}
+        if not any(re.fullmatch(w[key], v) for v in values):
+            sug, n = suggest_pattern(w[key], sorted(values))
+            text = (
+                f"{key} '{w[key]}' matches no {key} of the {w['rule']} findings; {REGEX_SEMANTICS}"
+            )
+            return text + (f": '{sug}' would match {n}" if sug else "")
+    return None

@@ -153,13 +153,15 @@ def run(open_browser: bool = True, kicad: Any = None) -> ActionResult:
         stem = Path(board_file).stem if board_file else "board"
         report = report_dir / f"{stem}.html"
         html_report.write(str(report), check, live)
-        json_path = report_dir / f"{stem}.json"
-        write_outputs(check, live, json=str(json_path))
-        result.report, result.json = str(report), str(json_path)
+        result.report = str(report)
         timer.lap("report")
         if open_browser:
             webbrowser.open(report.resolve().as_uri())
         timer.lap("browser")
+        json_path = report_dir / f"{stem}.json"  # for CI and scripts; after the user's report
+        write_outputs(check, live, json=str(json_path))
+        result.json = str(json_path)
+        timer.lap("json")
 
         from .markers import place_markers, select_items
 

@@ -802,8 +802,14 @@ MIN_COUPLED_MM = 0.5
 _PARALLEL_SIN = math.sin(math.radians(10.0))
 #: two parallel segments farther apart than max(this × width, 0.5 mm) edge to edge are not coupled
 _MAX_GAP_WIDTHS = 5.0
-#: P segments per block of the vectorised P × N gap search
-_CHUNK = 256
+#: most candidate (P, N) segment pairs evaluated at once (bounds memory on dense clusters)
+_CAND_BLOCK = 1 << 20
+#: a box covering more grid cells than this is joined by brute force (a long diagonal run)
+_GRID_MAX_CELLS = 64
+#: below this many couples a box join compares every couple (cheaper than building a grid)
+_SMALL_JOIN = 4096
+#: slack (mm) added to the candidate search radius, far above float rounding
+_REACH_MARGIN = 1e-3
 #: at most this many distinct microstrip geometries are field-solved per board (≈ 0.5 s each);
 #: beyond it the closed form is used and the row says so
 MAX_FIELD_SOLVES = 48
@@ -1047,6 +1053,116 @@ class PairTraces:
     items: tuple[str, ...]
 
 
+def _grid_cells(
+    lo: np.ndarray, hi: np.ndarray, origin: np.ndarray, cell: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(first cell (M, 2), cells along x, cells along y) of each box on a uniform grid."""
+    i0 = np.floor((lo - origin) / cell).astype(np.int64)
+    i1 = np.floor((hi - origin) / cell).astype(np.int64)
+    n = i1 - i0 + 1
+    return i0, n[:, 0], n[:, 1]
+
+
+def _expand_cells(
+    sel: np.ndarray, i0: np.ndarray, nx: np.ndarray, ny: np.ndarray, span: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """(box index, cell key) for every grid cell each box of ``sel`` covers, box order kept."""
+    cnt = nx[sel] * ny[sel]
+    box = np.repeat(sel, cnt)
+    k = np.arange(int(cnt.sum()), dtype=np.int64) - np.repeat(np.cumsum(cnt) - cnt, cnt)
+    nxb = nx[box]
+    return box, (i0[box, 0] + k % nxb) * span + (i0[box, 1] + k // nxb)
+
+
+def _ranges(lo: np.ndarray, cnt: np.ndarray) -> np.ndarray:
+    """Concatenation of ``arange(lo[i], lo[i] + cnt[i])`` over i, without a Python loop."""
+    return np.arange(int(cnt.sum()), dtype=np.int64) - np.repeat(np.cumsum(cnt) - cnt - lo, cnt)
+
+
+def _boxes_meet(
+    alo: np.ndarray,
+    ahi: np.ndarray,
+    blo: np.ndarray,
+    bhi: np.ndarray,
+    ii: np.ndarray,
+    jj: np.ndarray,
+) -> np.ndarray:
+    """Mask of the couples (a[ii], b[jj]) whose closed boxes intersect."""
+    return (
+        (alo[ii, 0] <= bhi[jj, 0])
+        & (blo[jj, 0] <= ahi[ii, 0])
+        & (alo[ii, 1] <= bhi[jj, 1])
+        & (blo[jj, 1] <= ahi[ii, 1])
+    )
+
+
+def box_pairs(
+    alo: np.ndarray,
+    ahi: np.ndarray,
+    blo: np.ndarray,
+    bhi: np.ndarray,
+    block: int = _CAND_BLOCK,
+) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """Every (i, j) whose closed boxes ``a[i]`` and ``b[j]`` intersect, as index arrays.
+
+    A uniform grid (cell = the median box extent) joins the boxes: each box is listed in every
+    cell it covers, the b entries sorted by cell, the a entries looked up with ``searchsorted``;
+    a box covering more than ``_GRID_MAX_CELLS`` cells (a long diagonal run) is paired with every
+    box of the other side instead.  The candidates are then deduplicated and tested exactly, so
+    the result is exactly the set of intersecting boxes.  Blocks of ascending i are yielded
+    (at most about ``block`` candidates each), each sorted by (i, j): memory stays bounded and
+    the work is linear in the boxes plus the pairs that lie near each other, not na × nb.
+    """
+    na, nb = len(alo), len(blo)
+    if na == 0 or nb == 0:
+        return
+    if na * nb <= _SMALL_JOIN:  # a short pair: every couple, no grid to build
+        ii = np.repeat(np.arange(na, dtype=np.int64), nb)
+        jj = np.tile(np.arange(nb, dtype=np.int64), na)
+        hit = _boxes_meet(alo, ahi, blo, bhi, ii, jj)
+        if hit.any():
+            yield ii[hit], jj[hit]
+        return
+    ext = np.concatenate([(ahi - alo).max(axis=1), (bhi - blo).max(axis=1)])
+    cell = max(float(np.median(ext)), 1e-6)
+    origin = np.minimum(alo.min(axis=0), blo.min(axis=0))
+    a0, anx, any_ = _grid_cells(alo, ahi, origin, cell)
+    b0, bnx, bny = _grid_cells(blo, bhi, origin, cell)
+    span = int(max((a0[:, 1] + any_).max(), (b0[:, 1] + bny).max())) + 1
+    a_big = anx * any_ > _GRID_MAX_CELLS
+    b_big = bnx * bny > _GRID_MAX_CELLS
+    big_b = np.flatnonzero(b_big)
+    a_box, a_key = _expand_cells(np.flatnonzero(~a_big), a0, anx, any_, span)
+    b_box, b_key = _expand_cells(np.flatnonzero(~b_big), b0, bnx, bny, span)
+    order = np.argsort(b_key, kind="stable")
+    b_key, b_box = b_key[order], b_box[order]
+    lo = np.searchsorted(b_key, a_key, side="left")
+    cnt = np.searchsorted(b_key, a_key, side="right") - lo
+    # upper bound of the candidates of each a box, to cut the a boxes into blocks
+    est = np.bincount(a_box, weights=cnt, minlength=na) + len(big_b)
+    est[a_big] = nb
+    cum = np.cumsum(est)
+    i = 0
+    while i < na:
+        before = cum[i - 1] if i else 0.0
+        j = max(int(np.searchsorted(cum, before + block, side="right")), i + 1)
+        e_lo, e_hi = np.searchsorted(a_box, [i, j])
+        parts_i = [np.repeat(a_box[e_lo:e_hi], cnt[e_lo:e_hi])]
+        parts_j = [b_box[_ranges(lo[e_lo:e_hi], cnt[e_lo:e_hi])]]
+        if len(big_b):
+            parts_i.append(np.repeat(np.arange(i, j, dtype=np.int64), len(big_b)))
+            parts_j.append(np.tile(big_b, j - i))
+        for ai in np.flatnonzero(a_big[i:j]) + i:
+            parts_i.append(np.full(nb, ai, dtype=np.int64))
+            parts_j.append(np.arange(nb, dtype=np.int64))
+        code = np.unique(np.concatenate(parts_i) * nb + np.concatenate(parts_j))
+        ii, jj = code // nb, code % nb
+        hit = _boxes_meet(alo, ahi, blo, bhi, ii, jj)
+        if hit.any():
+            yield ii[hit], jj[hit]
+        i = j
+
+
 def measure_pair(
     start: np.ndarray,
     end: np.ndarray,
@@ -1054,12 +1170,17 @@ def measure_pair(
     is_p: np.ndarray,
     uuids: Sequence[str] = (),
 ) -> PairTraces:
-    """Width and gap of a pair from its segments on one layer (vectorised, P × N).
+    """Width and gap of a pair from its segments on one layer (vectorised, near P × N only).
 
     For each P segment, every N segment that is parallel (within 10°), overlaps it along its
     direction, and lies within max(5·w, 0.5 mm) edge to edge is a candidate; the nearest is its
-    partner.  Fan-out segments that are not parallel to any N segment are ignored for the gap.
-    Arcs come in as their chords.
+    partner (the first in N order on a tie).  Fan-out segments that are not parallel to any N
+    segment are ignored for the gap.  Arcs come in as their chords.
+
+    Only (P, N) couples whose boxes come within reach are evaluated (:func:`box_pairs`): an N
+    segment that qualifies has a point within ``limit + (w_P + w_N)/2 + L_N·sin 10°/2`` of the
+    P segment, so its box grown by that much meets the P segment's box.  A serpentine-tuned pair
+    costs linear time, not (segments)²; the values are those of the full P × N comparison.
     """
     start = np.asarray(start, dtype=float).reshape(-1, 2)
     end = np.asarray(end, dtype=float).reshape(-1, 2)
@@ -1082,31 +1203,43 @@ def measure_pair(
     if p.size == 0 or q.size == 0:
         return PairTraces(w_med, None, 0.0, total, pos, items)
     limit = max(_MAX_GAP_WIDTHS * w_med, 0.5)
-    dn = vec[q] / length[q, None]  # (N, 2) unit directions
+    dp = vec[p] / length[p, None]  # (P, 2) unit directions
+    dn = vec[q] / length[q, None]  # (N, 2)
     mid_n = 0.5 * (start[q] + end[q])
+    reach = (
+        limit
+        + 0.5 * (float(width[p].max()) + width[q])
+        + 0.5 * length[q] * _PARALLEL_SIN
+        + _REACH_MARGIN
+    )
+    n_lo = np.minimum(start[q], end[q]) - reach[:, None]
+    n_hi = np.maximum(start[q], end[q]) + reach[:, None]
+    p_lo = np.minimum(start[p], end[p])
+    p_hi = np.maximum(start[p], end[p])
     gaps_l: list[np.ndarray] = []
     weights_l: list[np.ndarray] = []
-    # P × N in chunks of P rows, so a long tuned pair (thousands of segments) stays ~10 MB
-    for lo_i in range(0, p.size, _CHUNK):
-        pc = p[lo_i : lo_i + _CHUNK]
-        d = vec[pc] / length[pc, None]
-        cross = np.abs(d[:, None, 0] * dn[None, :, 1] - d[:, None, 1] * dn[None, :, 0])
-        rel = mid_n[None, :, :] - start[pc][:, None, :]  # (P, N, 2)
-        dist = np.abs(d[:, None, 0] * rel[..., 1] - d[:, None, 1] * rel[..., 0])
-        a = np.einsum("pk,pnk->pn", d, start[q][None, :, :] - start[pc][:, None, :])
-        b = np.einsum("pk,pnk->pn", d, end[q][None, :, :] - start[pc][:, None, :])
-        overlap = np.minimum(np.maximum(a, b), length[pc][:, None]) - np.maximum(
-            np.minimum(a, b), 0.0
+    for i, j in box_pairs(p_lo, p_hi, n_lo, n_hi):
+        pc, qc = p[i], q[j]
+        d = dp[i]
+        cross = np.abs(d[:, 0] * dn[j, 1] - d[:, 1] * dn[j, 0])
+        rel = mid_n[j] - start[pc]
+        dist = np.abs(d[:, 0] * rel[:, 1] - d[:, 1] * rel[:, 0])
+        a = np.einsum("ck,ck->c", d, start[qc] - start[pc])
+        b = np.einsum("ck,ck->c", d, end[qc] - start[pc])
+        overlap = np.minimum(np.maximum(a, b), length[pc]) - np.maximum(np.minimum(a, b), 0.0)
+        edge = dist - 0.5 * (width[pc] + width[qc])
+        ok = np.flatnonzero(
+            (cross <= _PARALLEL_SIN) & (overlap > 1e-6) & (edge > 0.0) & (edge <= limit)
         )
-        edge = dist - 0.5 * (width[pc][:, None] + width[q][None, :])
-        ok = (cross <= _PARALLEL_SIN) & (overlap > 1e-6) & (edge > 0.0) & (edge <= limit)
-        if not ok.any():
+        if not ok.size:
             continue
-        masked = np.where(ok, dist, np.inf)
-        best = np.argmin(masked, axis=1)
-        rows = np.flatnonzero(np.isfinite(masked[np.arange(pc.size), best]))
-        gaps_l.append(edge[rows, best[rows]])
-        weights_l.append(overlap[rows, best[rows]])
+        # nearest partner of each P segment: by P, then distance, then N order
+        order = ok[np.lexsort((j[ok], dist[ok], i[ok]))]
+        first = np.ones(order.size, dtype=bool)
+        first[1:] = i[order[1:]] != i[order[:-1]]
+        best = order[first]
+        gaps_l.append(edge[best])
+        weights_l.append(overlap[best])
     if not gaps_l:
         return PairTraces(w_med, None, 0.0, total, pos, items)
     gaps = np.concatenate(gaps_l)
@@ -1214,14 +1347,15 @@ def zdiff_of(
     return 2.0 * zo, METHOD_MS_FIELD, kj, ()
 
 
-def _pair_rows_of(
-    board: Any, net: np.ndarray, layer: np.ndarray, pos: int, neg: int
-) -> dict[int, np.ndarray]:
-    sel = np.flatnonzero((net == pos) | (net == neg))
-    out: dict[int, list[int]] = {}
-    for r, ly in zip(sel.tolist(), layer[sel].tolist()):
-        out.setdefault(int(ly), []).append(r)
-    return {k: np.asarray(v, dtype=np.int64) for k, v in sorted(out.items())}
+def _pair_rows_of(index: Any, layer: np.ndarray, pos: int, neg: int) -> dict[int, np.ndarray]:
+    """Track rows of the pair's two nets, by layer, each in ascending row order (the order
+    :func:`measure_pair` sees them in); found through the (net, layer) index, so a board with
+    a thousand pairs costs a thousand binary searches, not a thousand scans of every track."""
+    rows = np.sort(np.concatenate([index.net_rows(pos), index.net_rows(neg)]))
+    if not rows.size:
+        return {}
+    ly = layer[rows]
+    return {int(k): rows[ly == k] for k in np.unique(ly).tolist()}
 
 
 def pair_table(analysis: Any, pairs: Sequence[Any] | None = None) -> list[PairImpedance]:
@@ -1240,6 +1374,11 @@ def pair_table(analysis: Any, pairs: Sequence[Any] | None = None) -> list[PairIm
     rows_cache = cache.setdefault("rows", {})
     fd_cache = cache.setdefault("fd", {})
     tr = board.tracks
+    index = getattr(analysis, "track_index", None)
+    if index is None:
+        from .nets import TrackIndex
+
+        index = TrackIndex(board)
     out: list[PairImpedance] = []
     for dp in wanted:
         key = (dp.positive, dp.negative)
@@ -1247,7 +1386,7 @@ def pair_table(analysis: Any, pairs: Sequence[Any] | None = None) -> list[PairIm
             out.extend(rows_cache[key])
             continue
         rows: list[PairImpedance] = []
-        per_layer = _pair_rows_of(board, tr.net, tr.layer, dp.positive, dp.negative)
+        per_layer = _pair_rows_of(index, tr.layer, dp.positive, dp.negative)
         cls_name = board.net_classes.class_of(board.nets[dp.positive])
         cls = board.net_classes.by_name(cls_name)
         for layer, idx in per_layer.items():

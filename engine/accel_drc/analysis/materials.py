@@ -1,19 +1,37 @@
 """The laminate library: what a dielectric named in a stack-up really is.
 
 People type the same laminate many ways ("Megtron 6", "MEGTRON6", "R-5775(N)", "Panasonic
-Megtron-6 1035"), so lookups go through :func:`normalise` and, failing an exact alias, strip a
-maker prefix and a trailing glass style.  A bare glass style ("7628", "2116") names no resin: it
-is what people type for an FR-4-class prepreg, so it resolves to generic FR-4.
+Megtron-6 1035", "Megtron 7 R-5785(N)", "RO4350B LoPro"), so a lookup tries, in order:
+
+1. the whole text, normalised (:func:`normalise`), as an alias; then without a maker prefix
+   ("Panasonic") and without trailing glass styles ("1035", "2x1080");
+2. the longest alias *contained* in the text on word boundaries (:func:`tokens`: "IT968" is the
+   words ``it 968``, so the alias "IT-968" is found in "ITEQ IT968 SE 1078" but "FR4" is not found
+   in "FR408HR").  When the aliases found name different materials: a grade beats its family
+   (``megtron6_k`` beats ``megtron6`` in "Megtron 6 R-5775K": ids ``<family>_<grade>``); a class
+   word without digits ("epoxy", "PTFE") yields to a named laminate ("RO3003 PTFE"); anything
+   else is ambiguous and stays unknown -- we never guess between two families;
+3. glass styles alone ("7628", "2116") name no resin: they are what people type for an FR-4
+   class prepreg, so they resolve to generic FR-4.
+
+Generic FR-4 with an explicit Tg in the name ("FR4 Tg170", "FR-4 TG 135", "High Tg FR4 Tg180")
+gets that Tg (the designer named the grade); without one, the library's assumed lowest grade.
+An unknown name stays unknown (``None``): the checks report it as cannot_verify.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 _NON_ALNUM = re.compile(r"[^0-9a-z+]+")
+_TOKEN = re.compile(r"[a-z]+|[0-9]+|\+")
+#: longest alias, in words, looked for inside a longer text
+_MAX_ALIAS_TOKENS = 8
+#: a Tg named in the text is believed only in this range (°C); outside it is a typo
+_TG_HINT_RANGE = (100.0, 300.0)
 
 
 def normalise(name: str) -> str:
@@ -21,6 +39,32 @@ def normalise(name: str) -> str:
 
     ``+`` is kept because it is part of some names (TU-933+)."""
     return _NON_ALNUM.sub("", name.lower())
+
+
+def tokens(name: str) -> list[str]:
+    """The words of ``name``: runs of letters, runs of digits and ``+``, lower case.
+
+    Letters and digits are split ("R-5775K" -> ``r 5775 k``, "Tg170" -> ``tg 170``) so that an
+    alias is found inside a longer text only on word boundaries: joined, any run of these words
+    is a :func:`normalise`d string, comparable with the alias index.
+    """
+    return _TOKEN.findall(name.lower())
+
+
+def tg_hint(name: str) -> float | None:
+    """The Tg written in a material name ("FR4 Tg170", "FR-4 TG 135°C", "Tg=180"), if any.
+
+    The first number after the word "Tg"; ``None`` when there is none or it is not a plausible
+    glass-transition temperature.
+    """
+    words = tokens(name)
+    for i, w in enumerate(words[:-1]):
+        if w == "tg" and words[i + 1].isdigit():
+            tg = float(words[i + 1])
+            if _TG_HINT_RANGE[0] <= tg <= _TG_HINT_RANGE[1]:
+                return tg
+            return None
+    return None
 
 
 @dataclass(frozen=True)
@@ -71,7 +115,11 @@ class MaterialMatch:
 
     material: Material
     typed: str
-    how: str  # alias | alias+glass | glass-style | maker+alias
+    how: str  # alias | maker+alias | alias+glass | maker+alias+glass | contains | glass-style
+    #: the alias (normalised) that decided, when it was found inside a longer text
+    alias: str = ""
+    #: the Tg taken from the name ("FR4 Tg170"), for generic FR-4 only
+    tg_from_name: float | None = None
 
 
 @dataclass(frozen=True)
@@ -100,9 +148,16 @@ class MaterialLibrary:
         return self.materials.get(material_id)
 
     def match(self, typed: str | None) -> MaterialMatch | None:
-        """Resolve a material string as typed in a stack-up; None if nothing matches."""
+        """Resolve a material string as typed in a stack-up; None if nothing (or two
+        different families) matches.  The order of attempts is in the module docstring."""
         if not typed or not typed.strip() or normalise(typed) in self.not_a_material:
             return None
+        found = self._match_name(typed)
+        if found is None:
+            return None
+        return self._with_tg_hint(found)
+
+    def _match_name(self, typed: str) -> MaterialMatch | None:
         index: dict[str, str] = self._index  # type: ignore[attr-defined]
         words = [w for w in re.split(r"[\s,/]+", typed.strip()) if w]
         candidates: list[tuple[list[str], str]] = [(words, "alias")]
@@ -124,9 +179,81 @@ class MaterialLibrary:
                 if key in index:
                     return MaterialMatch(self.materials[index[key]], typed, how + "+glass")
         # a glass style alone (or only glass styles): an FR-4-class prepreg
-        if all(self.is_glass_style(w) for w in words) and "fr4" in self.materials:
+        if words and all(self.is_glass_style(w) for w in words) and "fr4" in self.materials:
             return MaterialMatch(self.materials["fr4"], typed, "glass-style")
-        return None
+        return self._contained(typed)
+
+    def _contained(self, typed: str) -> MaterialMatch | None:
+        """The alias found inside the text ("Megtron 7 R-5785(N)", "RO4350B LoPro")."""
+        found = self._contained_ids(typed)
+        if len(found) != 1:
+            return None  # nothing, or two families named: unknown, never a guess
+        ((mid, alias),) = found.items()
+        return MaterialMatch(self.materials[mid], typed, "contains", alias=alias)
+
+    def ambiguous(self, typed: str | None) -> list[str]:
+        """The laminates a text names when it names more than one ("Megtron 6 R-5785(N)" names
+        Megtron 6 and Megtron 7): why :meth:`match` said None.  Empty otherwise."""
+        if not typed or self.match(typed) is not None:
+            return []
+        found = self._contained_ids(typed)
+        return sorted(self.materials[m].name for m in found) if len(found) > 1 else []
+
+    def _contained_ids(self, typed: str) -> dict[str, str]:
+        """Material id -> alias for the aliases found in the text, after the tie rules."""
+        index: dict[str, str] = self._index  # type: ignore[attr-defined]
+        words = tokens(typed)
+        spans: list[tuple[int, int, str]] = []
+        for i in range(len(words)):
+            for j in range(i + 1, min(len(words), i + _MAX_ALIAS_TOKENS) + 1):
+                key = "".join(words[i:j])
+                if key in index:
+                    spans.append((i, j, key))
+        # a span inside a longer one is part of that name ("TU-872" in "TU-872 SLK")
+        spans = [
+            s
+            for s in spans
+            if not any(o != s and o[0] <= s[0] and s[1] <= o[1] for o in spans)
+        ]
+        if not spans:
+            return {}
+        by_id: dict[str, str] = {}
+        for _, _, key in sorted(spans, key=lambda s: -len(s[2])):
+            by_id.setdefault(index[key], key)
+        ids = set(by_id)
+        # a class word without digits ("epoxy", "PTFE") yields to a named laminate
+        named = {
+            m
+            for m in ids
+            if self.materials[m].maker != "generic" or re.search(r"\d", by_id[m])
+        }
+        if named:
+            ids = named
+        # a grade beats its family: megtron6_k over megtron6, fr4_tg170 over fr4
+        ids = {m for m in ids if not any(o.startswith(m + "_") for o in ids)}
+        return {m: by_id[m] for m in sorted(ids)}
+
+    def _with_tg_hint(self, found: MaterialMatch) -> MaterialMatch:
+        """Generic FR-4 with a Tg in its name gets that Tg (on the nearest grade's Dk/Df)."""
+        if not _is_generic_fr4(found.material):
+            return found
+        tg = tg_hint(found.typed)
+        if tg is None:
+            return found
+        grades = [m for m in self.materials.values() if _is_generic_fr4(m) and m.tg_c is not None]
+        below = [m for m in grades if float(m.tg_c) <= tg]  # type: ignore[arg-type]
+        base = max(below, key=lambda m: float(m.tg_c)) if below else found.material  # type: ignore[arg-type]
+        if base.tg_c == tg and not base.tg_assumed:
+            return replace(found, material=base, tg_from_name=tg)
+        mat = replace(
+            base,
+            name=f"generic FR-4, Tg {tg:g} (named)",
+            tg_c=tg,
+            tg_method=f"from the name {found.typed!r}",
+            tg_assumed=False,
+            note=f"Tg {tg:g} °C as named in the stack-up; Dk/Df of {base.name}",
+        )
+        return replace(found, material=mat, how=found.how + "+tg", tg_from_name=tg)
 
     def lookup(self, typed: str | None) -> Material | None:
         m = self.match(typed)
@@ -188,6 +315,13 @@ class MaterialLibrary:
         )
 
 
+def _is_generic_fr4(material: Material) -> bool:
+    """Library ids ``fr4`` and ``fr4_<grade>`` with maker ``generic`` (materials.yaml)."""
+    return material.maker == "generic" and (
+        material.id == "fr4" or material.id.startswith("fr4_")
+    )
+
+
 def _range_text(lo_hi: Sequence[float]) -> str:
     lo, hi = lo_hi
     return f"{lo:g}" if lo == hi else f"{lo:g}–{hi:g}"
@@ -243,7 +377,8 @@ class DielectricInfo:
 
     Df: the config (``stackup: materials:``), else the stack-up's loss tangent (0 means KiCad
     was never told, so it is not a value), else the library value of the named material.  Tg:
-    the config, else the library (a KiCad stack-up has no Tg field).  Sublayers count: the worst
+    the config, else a Tg written in a generic FR-4's name ("FR4 Tg170"), else the library (a
+    KiCad stack-up has no Tg field).  Sublayers count: the worst
     (highest Df, lowest Tg) slice decides.
     """
 
@@ -256,7 +391,7 @@ class DielectricInfo:
     df_from: str | None  # config | stack-up | library
     dk: float | None
     tg_c: float | None
-    tg_from: str | None  # config | library | library (assumed)
+    tg_from: str | None  # config | library | library (assumed) | material name
     tg_note: str = ""
     thickness_mm: float | None = None
 
@@ -288,7 +423,8 @@ def resolve_dielectric(
     for sl in slices:
         typed = over.get("material", sl.material)
         materials.append(typed)
-        mat = library.lookup(typed)
+        found = library.match(typed)
+        mat = found.material if found is not None else None
         if mat is not None and matched is None:
             matched, matched_name = mat.id, mat.name
         # Df
@@ -312,6 +448,8 @@ def resolve_dielectric(
         elif mat is not None and mat.tg_c is not None:
             tg = float(mat.tg_c)
             tsrc = "library (assumed)" if mat.tg_assumed else "library"
+            if found is not None and found.tg_from_name is not None:
+                tsrc = "material name"
             note = mat.note if mat.tg_assumed else ""
         else:
             tg, tsrc, note = None, None, ""  # type: ignore[assignment]

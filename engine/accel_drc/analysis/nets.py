@@ -74,6 +74,12 @@ class TrackIndex:
         hi = int(np.searchsorted(self._keys, k, side="right"))
         return self._order[lo:hi]
 
+    def net_rows(self, net: int) -> np.ndarray:
+        """Rows of ``net`` on every layer (by layer, then row): one binary search, not a scan."""
+        lo = int(np.searchsorted(self._keys, net * _LAYER_SPAN, side="left"))
+        hi = int(np.searchsorted(self._keys, (net + 1) * _LAYER_SPAN, side="left"))
+        return self._order[lo:hi]
+
 
 def board_area_mm2(board: Board) -> float | None:
     """Area inside the outline: the largest closed ring, else the bounding box."""

@@ -760,7 +760,10 @@ def config_backdrills(
     """Net index -> Backdrill from the config ``backdrill:`` list (first matching entry wins).
 
     ``match`` may name a ``net_class`` (KiCad net class, regex), a ``signal`` type (regex on the
-    signal id) or a ``net`` (regex on the net name); several keys must all match.
+    signal id) or a ``net`` (regex on the net name); several keys must all match.  Each regex
+    matches the *whole* name (``re.fullmatch``, like every config regex: ``PCIE_TX.*``, not
+    ``^PCIE_TX``); an entry that matches no net is reported by the pipeline
+    (``config.unmatched``, :func:`accel_drc.config.unmatched_entries`).
     """
     out: dict[int, Backdrill] = {}
     notes: list[str] = []

@@ -5,7 +5,8 @@ in the config).  An unknown material, or a known one whose Tg is unconfirmed, is
 with what to declare.  Generic "FR4" (no grade named, or a bare glass style like "7628") spans
 grades from 130 to 170 °C: it passes where even the lowest grade (130 °C) meets the limit, and
 is cannot_verify (measured = the 130 °C lower bound) where it does not: the board may be Tg 170
-FR-4, or not, and only the designer knows.  Params: ``min_tg_c``.
+FR-4, or not, and only the designer knows.  Generic FR-4 whose name states its Tg ("FR4 Tg170",
+"FR-4 TG 180") is checked at that Tg.  Params: ``min_tg_c``.
 """
 
 from __future__ import annotations
@@ -43,11 +44,13 @@ def check_tg(ctx: CheckContext, rule: Rule) -> CheckOutcome:
         info = resolve_dielectric(d, ctx.analysis.materials, overrides)
         ev = {"dielectric": info.to_dict(), "tg_note": info.tg_note}
         if info.tg_c is None:
-            what = (
-                f"material {info.material!r} is not in the library"
-                if info.matched is None
-                else f"{info.matched_name} has no confirmed Tg"
-            )
+            both = ctx.analysis.materials.ambiguous(info.material) if info.matched is None else []
+            if both:
+                what = f"material {info.material!r} names {' and '.join(both)}"
+            elif info.matched is None:
+                what = f"material {info.material!r} is not in the library"
+            else:
+                what = f"{info.matched_name} has no confirmed Tg"
             if not info.material:
                 what = "no material is named"
             ev["declare"] = (

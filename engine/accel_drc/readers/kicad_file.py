@@ -27,7 +27,8 @@ from __future__ import annotations
 import math
 import os
 import re
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+import warnings
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 
@@ -605,6 +606,120 @@ def _chain(pieces: list[list[tuple[float, float]]]) -> list[np.ndarray]:
 # ---------------------------------------------------------------------------------------------
 
 
+def _u64_view(data: bytes) -> np.ndarray:
+    """``view[i]`` = the 8 bytes of ``data`` starting at offset ``i`` as a little-endian
+    uint64 (an overlapping strided view: no copy).  Lets numpy compare short keywords and
+    names at millions of offsets with one gather each."""
+    n = len(data) - 7
+    if n <= 0:
+        return np.zeros(0, dtype=np.uint64)
+    return np.ndarray(shape=(n,), dtype="<u8", buffer=data, offset=0, strides=(1,))
+
+
+#: ``_MASKS[k]`` keeps the low k bytes of a uint64
+_MASKS = np.array([(1 << (8 * k)) - 1 for k in range(9)], dtype=np.uint64)
+
+#: children of a track item: keyword -> code (0 = anything else)
+_TRACK_WORDS = (
+    (b"start", 1),
+    (b"mid", 2),
+    (b"end", 3),
+    (b"width", 4),
+    (b"layer", 5),
+    (b"net", 6),
+    (b"uuid", 7),
+    (b"tstamp", 7),
+)
+#: per code: length of "(" + keyword (for uuid: "(uuid"; tstamp adds 2) and count of numbers
+_KW_LEN = np.array([0, 6, 4, 4, 6, 6, 4, 5], dtype=np.int64)
+_KW_NUMS = np.array([0, 2, 2, 2, 1, 0, 0, 0], dtype=np.int64)
+#: items per block of the vectorised track parser (bounds its temporaries to a few ten MB)
+_TRACK_BLOCK = 1 << 17
+
+
+def data_is_tstamp(data: bytes, pos: np.ndarray) -> np.ndarray:
+    """1 where the node at ``pos`` is ``(tstamp``, 0 where it is ``(uuid``."""
+    if not pos.size:
+        return np.zeros(0, dtype=np.int64)
+    arr = np.frombuffer(data, dtype=np.uint8)
+    return (arr[pos + 1] == ord("t")).astype(np.int64)
+
+
+def _kid_codes(u64: np.ndarray, pos: np.ndarray, words: Sequence[tuple[bytes, int]]) -> np.ndarray:
+    """Code of the keyword of the node opening at each ``pos`` (0 = none of ``words``):
+    the keyword (up to 7 bytes) followed by whitespace, compared as masked 8-byte words."""
+    code = np.zeros(pos.size, dtype=np.int64)
+    if not pos.size or not u64.size:
+        return code
+    inside = pos + 1 < u64.size
+    k = u64[np.minimum(pos + 1, u64.size - 1)]
+    for word, c in words:
+        n = len(word)
+        nxt = (k >> np.uint64(8 * n)) & np.uint64(0xFF)
+        hit = (k & _MASKS[n]) == np.uint64(int.from_bytes(word, "little"))
+        hit &= (nxt == 32) | (nxt == 9) | (nxt == 10) | (nxt == 13)
+        code[hit] = c
+    code[~inside] = 0
+    return code
+
+
+class SpanStrings(Sequence):
+    """Strings kept as (offset, length) into the board text and decoded on access.
+
+    Why: a 279 MB board has 1.7 M track and via uuids; as Python strings they cost 165 MB,
+    as offsets 12 bytes each.  The board text is kept anyway (zone fills are parsed lazily from
+    it).  ``overrides`` holds rows decoded already (items read the slow way).
+    """
+
+    def __init__(
+        self,
+        data: bytes,
+        start: np.ndarray,
+        length: np.ndarray,
+        overrides: Mapping[int, str] | None = None,
+    ) -> None:
+        self._data = data
+        self._start = start
+        self._length = length
+        self._overrides = dict(overrides or {})
+
+    def __len__(self) -> int:
+        return int(self._start.shape[0])
+
+    def _at(self, i: int) -> str:
+        got = self._overrides.get(i)
+        if got is not None:
+            return got
+        s = int(self._start[i])
+        raw = self._data[s : s + int(self._length[i])].strip().strip(b'"')
+        return raw.decode("utf-8", "replace")
+
+    def __getitem__(self, i):  # type: ignore[no-untyped-def]
+        if isinstance(i, slice):
+            return tuple(self._at(j) for j in range(*i.indices(len(self))))
+        i = int(i)
+        n = len(self)
+        if i < 0:
+            i += n
+        if not 0 <= i < n:
+            raise IndexError("uuid index out of range")
+        return self._at(i)
+
+    def __iter__(self) -> Iterator[str]:
+        for i in range(len(self)):
+            yield self._at(i)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, (SpanStrings, tuple, list)):
+            return len(self) == len(other) and all(a == b for a, b in zip(self, other))
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"<{len(self)} strings>"
+
+
 def _find_property(data: bytes, s: int, e: int, name: bytes) -> str:
     at = data.find(b'(property "' + name + b'"', s, e)
     if at < 0:
@@ -859,15 +974,13 @@ class _Reader:
     def run(self, project_path: str | None, expected_project: str | None) -> Board:
         data = self.data
         idx = self.index
-        top = idx.children(2).tolist()
-        by_kw: dict[bytes, list[tuple[int, int]]] = {}
+        arrays = self._top_level()
+        bulk = (b"segment", b"arc", b"via")
+        by_kw: dict[bytes, list[tuple[int, int]]] = {
+            kw: [] if kw in bulk else [(a, b) for a, b in spans.tolist()]
+            for kw, spans in arrays.items()
+        }
         unknown: set[str] = set()
-        for s, e in top:
-            m = _KW.match(data, s)
-            if not m:
-                raise self.fail("malformed node: no keyword after '('", s)
-            kw = m.group(1)
-            by_kw.setdefault(kw, []).append((s, e))
         for kw in by_kw:
             name = kw.decode("utf-8", "replace")
             if name not in KNOWN_TOP_LEVEL:
@@ -897,8 +1010,10 @@ class _Reader:
                 if data.startswith(b"(stackup", cs):
                     stackup = stackup_from_sexpr(self.node(cs, ce))
         self._nets(by_kw)
-        tracks = self._tracks(by_kw.get(b"segment", []), by_kw.get(b"arc", []))
-        vias = self._vias(by_kw.get(b"via", []))
+        none = np.zeros((0, 2), dtype=np.int64)
+        tracks = self._tracks(arrays.get(b"segment", none), arrays.get(b"arc", none))
+        vias = self._vias([(a, b) for a, b in arrays.get(b"via", none).tolist()])
+        del arrays
         zones = tuple(self._zone(s, e) for s, e in by_kw.get(b"zone", []))
         edge_pieces: list[tuple[list[tuple[float, float]], bool]] = []
         bbox_pts: list[tuple[int, int]] = []
@@ -1024,7 +1139,273 @@ class _Reader:
 
     # -- tracks and vias -----------------------------------------------------------------------
 
-    def _tracks(self, segments: list[tuple[int, int]], arcs: list[tuple[int, int]]) -> Tracks:
+    def _top_level(self) -> dict[bytes, np.ndarray]:
+        """Spans of the top-level nodes by keyword, as (n, 2) int64 arrays in file order.
+
+        A big board has millions of top-level nodes (1.9 M on a 279 MB board); a Python tuple
+        per node would cost more memory than the index.  Consecutive nodes whose first 24
+        bytes are equal have the same keyword (KiCad writes runs of segments, vias …), so the
+        keyword regex runs once per run of equal prefixes, not once per node.
+        """
+        data = self.data
+        top = self.index.children(2)
+        n = top.shape[0]
+        out: dict[bytes, np.ndarray] = {}
+        if not n:
+            return out
+        starts = top[:, 0]
+        u64 = _u64_view(data)
+        change = np.ones(n, dtype=bool)
+        if u64.size:
+            lim = u64.size - 1
+            safe = starts + 17 <= lim
+            for off in (1, 9, 17):
+                k = u64[np.minimum(starts + off, lim)]
+                change[1:] |= k[1:] != k[:-1]
+                del k
+            change |= ~safe
+            change[1:] |= ~safe[:-1]
+        run_starts = np.flatnonzero(change)
+        run_ends = np.append(run_starts[1:], n)
+        label = np.empty(n, dtype=np.int32)
+        kws: dict[bytes, int] = {}
+        for r0, r1 in zip(run_starts.tolist(), run_ends.tolist()):
+            s0 = int(starts[r0])
+            m = _KW.match(data, s0)
+            if not m:
+                raise self.fail("malformed node: no keyword after '('", s0)
+            if m.end() - s0 < 24:
+                label[r0:r1] = kws.setdefault(m.group(1), len(kws))
+                continue
+            for i in range(r0, r1):  # a keyword longer than the compared prefix
+                si = int(starts[i])
+                mi = _KW.match(data, si)
+                if not mi:
+                    raise self.fail("malformed node: no keyword after '('", si)
+                label[i] = kws.setdefault(mi.group(1), len(kws))
+        for kw, k in kws.items():
+            out[kw] = top[label == k]
+        return out
+
+    def _token_values(
+        self, a: np.ndarray, b: np.ndarray, value: Callable[[bytes], int]
+    ) -> np.ndarray:
+        """``value(data[a:b])`` for every row, calling ``value`` once per distinct text, in the
+        order of first appearance (``net_ref`` numbers unknown KiCad 10 net names as it meets
+        them, so the order is part of the result).
+
+        Layer names and net codes repeat millions of times; texts of up to 32 bytes are
+        compared as four masked 8-byte words in numpy and only the distinct ones reach Python.
+        """
+        data = self.data
+        out = np.zeros(a.size, dtype=np.int64)
+        if not a.size:
+            return out
+        u64 = _u64_view(data)
+        length = b - a
+        short = (length <= 32) & (a + 24 <= u64.size - 1) & (length >= 0)
+        rows = np.flatnonzero(short)
+        calls: list[tuple[int, int]] = []  # (row, unique index or -1 for a row of its own)
+        inv = first = None
+        if rows.size:
+            aa, ll = a[rows], length[rows]
+            words = [u64[aa + 8 * k] & _MASKS[np.clip(ll - 8 * k, 0, 8)] for k in range(4)]
+            h = words[0]
+            for w in words[1:]:
+                h = h * np.uint64(0x9E3779B97F4A7C15) ^ w
+            _u, first, inv = np.unique(h, return_index=True, return_inverse=True)
+            inv = inv.reshape(-1)
+            if all((w[first][inv] == w).all() for w in words):
+                calls = [(int(rows[f]), u) for u, f in enumerate(first.tolist())]
+            else:  # a hash collision: exact, per row
+                short[:] = False
+                inv = None
+        calls.extend((r, -1) for r in np.flatnonzero(~short).tolist())
+        calls.sort()
+        lut = np.zeros(len(first) if inv is not None else 0, dtype=np.int64)
+        for r, u in calls:
+            got = value(data[int(a[r]) : int(b[r])])
+            if u >= 0:
+                lut[u] = got
+            else:
+                out[r] = got
+        if inv is not None:
+            out[rows] = lut[inv]
+        return out
+
+    def _tracks(self, segments: np.ndarray, arcs: np.ndarray) -> Tracks:
+        """All segments and arcs, parsed in numpy from the structural index.
+
+        Why not a regular expression: one match per item creates eleven Python objects per
+        track (1.1 GB and 8 s for 1.5 M tracks).  Instead, per block of items, the fields are
+        found as level-3 children in the index, classified by their first 8 bytes, the numbers
+        of every start/mid/end/width gathered into one text and parsed by ``np.fromstring``,
+        and layer names and nets looked up once per distinct text.  Items laid out any other
+        way (a missing or repeated field, a segment with a mid point, an unexpected count of
+        numbers) go through :meth:`_track_slow`, one by one, as before.
+        """
+        data = self.data
+        spans = np.concatenate([segments, arcs]).astype(np.int64, copy=False)
+        kind = np.concatenate([np.zeros(len(segments), dtype=bool), np.ones(len(arcs), dtype=bool)])
+        order = np.argsort(spans[:, 0], kind="stable")
+        spans, kind = spans[order], kind[order]
+        del order
+        n = spans.shape[0]
+        start = np.zeros((n, 2))
+        end = np.zeros((n, 2))
+        mid = np.full((n, 2), np.nan)
+        width = np.zeros(n)
+        layer = np.zeros(n, dtype=np.int16)
+        net = np.zeros(n, dtype=np.int32)
+        ustart = np.zeros(n, dtype=np.int64)
+        ulen = np.zeros(n, dtype=np.int32)
+        overrides: dict[int, str] = {}
+        copper_b = {k.encode(): v for k, v in self.copper.items()}
+        for i0 in range(0, n, _TRACK_BLOCK):
+            i1 = min(n, i0 + _TRACK_BLOCK)
+            good = self._track_block(
+                spans[i0:i1], kind[i0:i1], start[i0:i1], mid[i0:i1], end[i0:i1],
+                width[i0:i1], layer[i0:i1], net[i0:i1], ustart[i0:i1], ulen[i0:i1],
+            )  # fmt: skip
+            for row in (np.flatnonzero(~good) + i0).tolist():
+                s0, e0 = int(spans[row, 0]), int(spans[row, 1])
+                f = self._track_slow(s0, e0)
+                num = np.array(f[1:8], dtype="S24")
+                num[num == b""] = b"nan"
+                v = num.astype(np.float64)
+                start[row] = v[0], v[1]
+                mid[row] = v[2], v[3]
+                end[row] = v[4], v[5]
+                width[row] = v[6]
+                li = copper_b.get(f[8])
+                if li is None:
+                    self.warn(
+                        f"tracks on an unknown layer {f[8].decode(errors='replace')!r} put on F.Cu"
+                    )
+                    li = 0
+                layer[row] = li
+                net[row] = self.net_ref(f[9])
+                overrides[row] = f[10].decode("utf-8", "replace")
+        if n and np.isnan(mid[kind, 0]).any():
+            raise InputError(self.source, "an (arc …) track has no (mid …) point")
+        return Tracks(
+            start=start,
+            end=end,
+            mid=mid,
+            width=width,
+            layer=layer,
+            net=net,
+            uuid=SpanStrings(data, ustart, ulen, overrides),
+        )
+
+    def _layer_value(self, raw: bytes) -> int:
+        m = re.match(rb'\s*"([^"]*)"', raw)
+        name = m.group(1) if m else raw.strip().strip(b'"')
+        li = self.copper.get(name.decode("utf-8", "replace"))
+        if li is None:
+            self.warn(f"tracks on an unknown layer {name.decode(errors='replace')!r} put on F.Cu")
+            li = 0
+        return li
+
+    def _track_block(
+        self,
+        spans: np.ndarray,
+        is_arc: np.ndarray,
+        start: np.ndarray,
+        mid: np.ndarray,
+        end: np.ndarray,
+        width: np.ndarray,
+        layer: np.ndarray,
+        net: np.ndarray,
+        ustart: np.ndarray,
+        ulen: np.ndarray,
+    ) -> np.ndarray:
+        """Parse one block of track items into the given row views; returns the rows done
+        (the others go the slow way)."""
+        data = self.data
+        idx = self.index
+        m = spans.shape[0]
+        r0, r1 = int(spans[0, 0]), int(spans[-1, 1])
+        keys = np.array([r0, r1], dtype=idx.opens.dtype)
+        j0, j1 = np.searchsorted(idx.opens, keys)
+        k0, k1 = np.searchsorted(idx.closes, keys)
+        ko = idx.opens[j0:j1][idx.open_level[j0:j1] == 3].astype(np.int64)
+        kc = idx.closes[k0:k1][idx.close_level[k0:k1] == 3].astype(np.int64)
+        if ko.size != kc.size:
+            return np.zeros(m, dtype=bool)
+        parent = np.searchsorted(spans[:, 0], ko, side="right") - 1
+        inside = (parent >= 0) & (ko < spans[np.maximum(parent, 0), 1])
+        ko, kc, parent = ko[inside], kc[inside], parent[inside]
+        code = _kid_codes(_u64_view(data), ko, _TRACK_WORDS)
+        cnt = np.bincount(parent * 8 + code, minlength=m * 8).reshape(m, 8)
+        good = (
+            (cnt[:, 1] == 1)
+            & (cnt[:, 3] == 1)
+            & (cnt[:, 4] == 1)
+            & (cnt[:, 5] == 1)
+            & (cnt[:, 6] == 1)
+            & (cnt[:, 7] <= 1)
+            & (cnt[:, 2] == is_arc)
+        )
+        del cnt
+        keep = good[parent]
+        ko, kc, parent, code = ko[keep], kc[keep], parent[keep], code[keep]
+        # numbers: start (1), mid (2), end (3), width (4)
+        numeric = code <= 4
+        nko, nkc, npar, ncode = ko[numeric], kc[numeric], parent[numeric], code[numeric]
+        a = nko + _KW_LEN[ncode]
+        length = nkc - a
+        if (length < 0).any():
+            return np.zeros(m, dtype=bool)
+        block = length + 1
+        offs = np.cumsum(block) - block
+        total = int(offs[-1] + block[-1]) if offs.size else 0
+        src = np.arange(total, dtype=np.int64) - np.repeat(offs - a, block)
+        buf = np.frombuffer(data, dtype=np.uint8)[src]
+        del src
+        buf[offs + length] = 32  # the ')' that ends each field becomes a separator
+        ws = (buf == 32) | (buf == 9) | (buf == 10) | (buf == 13)
+        tok = ~ws
+        tok[1:] &= ws[:-1]
+        csum = np.zeros(total + 1, dtype=np.int64)
+        np.cumsum(tok, out=csum[1:])
+        del ws, tok
+        ntok = csum[offs + block] - csum[offs]
+        first = csum[offs]
+        del csum
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # fromstring warns (not raises) on junk; we count
+            try:
+                flat = np.fromstring(buf.tobytes(), dtype=np.float64, sep=" ")
+            except ValueError:
+                return np.zeros(m, dtype=bool)
+        del buf
+        if flat.size != int(ntok.sum()):
+            return np.zeros(m, dtype=bool)
+        bad = ntok != _KW_NUMS[ncode]
+        if bad.any():
+            good[npar[bad]] = False
+        ok = ~bad
+        for c, target in ((1, start), (2, mid), (3, end)):
+            sel = ok & (ncode == c)
+            rows, f = npar[sel], first[sel]
+            target[rows, 0] = flat[f]
+            target[rows, 1] = flat[f + 1]
+        sel = ok & (ncode == 4)
+        width[npar[sel]] = flat[first[sel]]
+        del flat
+        # layer (5), net (6), uuid / tstamp (7)
+        sel = code == 5
+        layer[parent[sel]] = self._token_values(ko[sel] + 6, kc[sel], self._layer_value)
+        sel = code == 6
+        net[parent[sel]] = self._token_values(ko[sel] + 4, kc[sel], self.net_ref)
+        sel = code == 7
+        ua = ko[sel] + _KW_LEN[7] + (data_is_tstamp(data, ko[sel]) * 2)
+        ustart[parent[sel]] = ua
+        ulen[parent[sel]] = kc[sel] - ua
+        return good
+
+    def _tracks_regex(self, segments: list[tuple[int, int]], arcs: list[tuple[int, int]]) -> Tracks:
         """All segments and arcs.  One regex pass over the track region (the layout every
         KiCad 6-10 writer uses) with a per-item fallback for anything laid out differently."""
         data = self.data
@@ -1296,7 +1677,7 @@ class _Reader:
         if not fp_spans:
             return out
         fps = np.asarray(fp_spans, dtype=np.int64)
-        kids = self.index.children(3)
+        kids = self.index.children(3, int(fps[0, 0]), int(fps[:, 1].max()))
         parent = np.searchsorted(fps[:, 0], kids[:, 0], side="right") - 1
         ok = parent >= 0
         ok[ok] &= kids[ok, 0] < fps[parent[ok], 1]

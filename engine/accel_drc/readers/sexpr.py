@@ -98,28 +98,62 @@ def find_balanced(data: bytes, start: int) -> int:
 
 
 _CHUNK = 1 << 22
+#: block size (items) for the whole-array steps of the index: bounds their int64 temporaries
+_BLOCK = 1 << 21
+
+
+def offset_dtype(size: int) -> type:
+    """int32 offsets for files under 2 GiB (half the memory of int64), else int64."""
+    return np.int32 if size < (1 << 31) - 1 else np.int64
 
 
 def _scan(arr: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Offsets of every quote, '(' and ')' in ``arr``.
 
     Done in 4 MiB chunks so the boolean temporaries stay small and reuse the same memory
-    (whole-file temporaries cost more in page faults than in compute).  Offsets stay int64:
-    int32 would save 15 MB on vme-wren but every ``searchsorted`` with an int64 key would then
-    copy the whole array to compare (measured: +50 % CPU).
+    (whole-file temporaries cost more in page faults than in compute).  Offsets are int32 for
+    files under 2 GiB: on a 279 MB board the three arrays are 30 M entries, so int64 would cost
+    120 MB more; every ``searchsorted`` on them is given keys of the same dtype (mixed dtypes
+    would copy the whole array per call).  Each list of chunks is joined and freed before the
+    next is built, so the peak is one copy plus the final arrays.
     """
-    qs, os_, cs = [], [], []
-    for lo in range(0, arr.size, _CHUNK):
-        sub = arr[lo : lo + _CHUNK]
-        qs.append(np.flatnonzero(sub == _QUOTE) + lo)
-        os_.append(np.flatnonzero(sub == _OPEN) + lo)
-        cs.append(np.flatnonzero(sub == _CLOSE) + lo)
-    empty = np.zeros(0, dtype=np.int64)
-    return (
-        np.concatenate(qs) if qs else empty,
-        np.concatenate(os_) if os_ else empty,
-        np.concatenate(cs) if cs else empty,
-    )
+    dt = offset_dtype(arr.size)
+    out = []
+    for ch in (_QUOTE, _OPEN, _CLOSE):
+        parts = []
+        for lo in range(0, arr.size, _CHUNK):
+            sub = arr[lo : lo + _CHUNK]
+            parts.append((np.flatnonzero(sub == ch) + lo).astype(dt, copy=False))
+        out.append(np.concatenate(parts) if parts else np.zeros(0, dtype=dt))
+        del parts
+    return out[0], out[1], out[2]
+
+
+def _outside_strings(pos: np.ndarray, quotes: np.ndarray) -> np.ndarray:
+    """``pos`` without the offsets that fall inside a string (odd number of quotes before)."""
+    if not quotes.size:
+        return pos
+    keep = np.empty(pos.size, dtype=bool)
+    for lo in range(0, pos.size, _BLOCK):
+        blk = pos[lo : lo + _BLOCK]
+        keep[lo : lo + _BLOCK] = (np.searchsorted(quotes, blk) & 1) == 0
+    return pos[keep]
+
+
+def _levels(keys: np.ndarray, other: np.ndarray, opens_first: bool) -> np.ndarray:
+    """Nesting level of every paren in ``keys`` (opens: 1 + opens before - closes before;
+    closes: opens before - closes before), block by block, stored as int16 when it fits."""
+    out = np.empty(keys.size, dtype=np.int32)
+    for lo in range(0, keys.size, _BLOCK):
+        blk = keys[lo : lo + _BLOCK]
+        rank = np.arange(lo, lo + blk.size, dtype=np.int64)
+        if opens_first:
+            out[lo : lo + blk.size] = rank + 1 - np.searchsorted(other, blk)
+        else:
+            out[lo : lo + blk.size] = np.searchsorted(other, blk) - rank
+    if out.size and int(out.max()) < 32767 and int(out.min()) > -32768:
+        return out.astype(np.int16)
+    return out
 
 
 class SexprIndex:
@@ -129,6 +163,10 @@ class SexprIndex:
     the node they open or close (the root node is level 1).  Raises :class:`InputError` (with
     the line) for unterminated strings and unbalanced parentheses, so a truncated or corrupt
     file fails in well under a second with a message instead of hanging or crashing later.
+
+    Memory: offsets int32 (files < 2 GiB), levels int16 (nesting < 32767): 12 bytes per
+    parenthesis pair, about 0.55 byte per byte of a track-heavy board.  The quote offsets are
+    only needed to build the index and are not kept.
     """
 
     def __init__(self, data: bytes, source: str) -> None:
@@ -151,7 +189,7 @@ class SexprIndex:
                 if run % 2:
                     keep[np.searchsorted(quotes, q)] = False
             quotes = quotes[keep]
-        del arr
+        del arr, maybe
         if quotes.size % 2:
             last = int(quotes[-1])
             raise InputError(
@@ -159,19 +197,14 @@ class SexprIndex:
                 "unterminated string (the file is truncated or corrupt)",
                 line=line_of(data, last),
             )
-        self.quotes = quotes
-        if quotes.size:
-            opens = opens[(np.searchsorted(quotes, opens) & 1) == 0]
-            closes = closes[(np.searchsorted(quotes, closes) & 1) == 0]
+        opens = _outside_strings(opens, quotes)
+        closes = _outside_strings(closes, quotes)
+        del quotes
         self.opens = opens
         self.closes = closes
         n_open = opens.size
-        self.open_level = (np.arange(1, n_open + 1) - np.searchsorted(closes, opens)).astype(
-            np.int32
-        )
-        self.close_level = (np.searchsorted(opens, closes) - np.arange(closes.size)).astype(
-            np.int32
-        )
+        self.open_level = _levels(opens, closes, opens_first=True)
+        self.close_level = _levels(closes, opens, opens_first=False)
         bad = np.flatnonzero(self.close_level < 1)
         if bad.size:
             off = int(closes[bad[0]])
@@ -223,13 +256,16 @@ class SexprIndex:
         if start is None:
             i0, i1, j0, j1 = 0, opens.size, 0, closes.size
         else:
-            i0, i1 = np.searchsorted(opens, [start, end])
-            j0, j1 = np.searchsorted(closes, [start, end])
+            keys = np.array([start, end], dtype=opens.dtype)
+            i0, i1 = np.searchsorted(opens, keys)
+            j0, j1 = np.searchsorted(closes, keys)
         o = opens[i0:i1][self.open_level[i0:i1] == level]
         c = closes[j0:j1][self.close_level[j0:j1] == level]
         if o.size != c.size:  # cannot happen once the file is balanced; guard anyway
             raise InputError(self.source, "unbalanced parentheses", offset=int(start or 0))
-        return np.stack([o, c + 1], axis=1) if o.size else np.zeros((0, 2), dtype=np.int64)
+        if not o.size:
+            return np.zeros((0, 2), dtype=np.int64)
+        return np.stack([o.astype(np.int64), c.astype(np.int64) + 1], axis=1)
 
 
 def parse_points(body: bytes) -> np.ndarray | None:
