@@ -251,3 +251,14 @@ def test_stale_waiver_says_which_regex_matched_nothing():
         and "would" not in rows[2]["hint"]
     )
     assert "hint" not in rows[3]
+
+
+def test_capacitor_override_for_a_missing_reference():
+    from accel_drc.model import Footprint
+
+    fp = Footprint("C12", "100n", "Capacitor_SMD:C_0402_1005Metric", "F.Cu", 1.0, 1.0)
+    b = make_board(4, NETS, stack=STACK, footprints=[fp])
+    cfg = {"capacitors": {"parts": {"C12": {"esl_h": 3e-10}, "C99": {"esl_h": 3e-10}}}}
+    got = keys(cfg, b)
+    assert list(got) == ["capacitors.parts.C99"]
+    assert "no footprint reference" in got["capacitors.parts.C99"].message

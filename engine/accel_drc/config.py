@@ -431,8 +431,8 @@ def unmatched_entries(
     board: Any,
     net_signal: Mapping[int, Any] | None = None,
 ) -> tuple[list[Unmatched], int]:
-    """The ``signals:``, ``backdrill:``, ``rails:`` and ``stackup: materials:`` entries that
-    apply to nothing on ``board``, and how many entries were looked at.
+    """The ``signals:``, ``backdrill:``, ``rails:``, ``capacitors: parts:`` and ``stackup:
+    materials:`` entries that apply to nothing on ``board``, and how many entries were looked at.
 
     Each is matched exactly as its consumer matches it (whole-name ``re.fullmatch``; a rail's
     patterns also against the net name's last ``/`` part; backdrill through
@@ -538,6 +538,19 @@ def unmatched_entries(
                     str(p),
                     f"matches no net of this board (rail {r.get('name', i + 1)!s})",
                     leaves,
+                )
+
+    # capacitors: parts: by reference designator (analysis.capacitors)
+    parts = (data.get("capacitors") or {}).get("parts") or {}
+    if parts:
+        refs = {fp.reference for fp in getattr(board, "footprints", ())}
+        for ref in parts:
+            checked += 1
+            if str(ref) not in refs:
+                add(
+                    ("capacitors", "parts", ref),
+                    str(ref),
+                    "is no footprint reference of this board (the override applies to nothing)",
                 )
 
     # stackup: materials: on a board without a stack-up applies to nothing

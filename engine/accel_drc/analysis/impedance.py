@@ -1053,29 +1053,9 @@ class PairTraces:
     items: tuple[str, ...]
 
 
-def _grid_cells(
-    lo: np.ndarray, hi: np.ndarray, origin: np.ndarray, cell: float
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(first cell (M, 2), cells along x, cells along y) of each box on a uniform grid."""
-    i0 = np.floor((lo - origin) / cell).astype(np.int64)
-    i1 = np.floor((hi - origin) / cell).astype(np.int64)
-    n = i1 - i0 + 1
-    return i0, n[:, 0], n[:, 1]
-
-
-def _expand_cells(
-    sel: np.ndarray, i0: np.ndarray, nx: np.ndarray, ny: np.ndarray, span: int
-) -> tuple[np.ndarray, np.ndarray]:
-    """(box index, cell key) for every grid cell each box of ``sel`` covers, box order kept."""
-    cnt = nx[sel] * ny[sel]
-    box = np.repeat(sel, cnt)
-    k = np.arange(int(cnt.sum()), dtype=np.int64) - np.repeat(np.cumsum(cnt) - cnt, cnt)
-    nxb = nx[box]
-    return box, (i0[box, 0] + k % nxb) * span + (i0[box, 1] + k // nxb)
-
-
 def _ranges(lo: np.ndarray, cnt: np.ndarray) -> np.ndarray:
     """Concatenation of ``arange(lo[i], lo[i] + cnt[i])`` over i, without a Python loop."""
+    cnt = np.asarray(cnt, dtype=np.int64)
     return np.arange(int(cnt.sum()), dtype=np.int64) - np.repeat(np.cumsum(cnt) - cnt - lo, cnt)
 
 
@@ -1101,66 +1081,212 @@ def box_pairs(
     ahi: np.ndarray,
     blo: np.ndarray,
     bhi: np.ndarray,
+    a_group: np.ndarray | None = None,
+    b_group: np.ndarray | None = None,
     block: int = _CAND_BLOCK,
 ) -> Iterator[tuple[np.ndarray, np.ndarray]]:
-    """Every (i, j) whose closed boxes ``a[i]`` and ``b[j]`` intersect, as index arrays.
+    """(i, j) index arrays of the boxes ``a[i]``, ``b[j]`` (closed, (n, 2) corners) that
+    intersect and belong to the same group (``a_group``/``b_group``: non-decreasing ints; all
+    one group when omitted), in blocks of about ``block`` couples.
 
-    A uniform grid (cell = the median box extent) joins the boxes: each box is listed in every
-    cell it covers, the b entries sorted by cell, the a entries looked up with ``searchsorted``;
-    a box covering more than ``_GRID_MAX_CELLS`` cells (a long diagonal run) is paired with every
-    box of the other side instead.  The candidates are then deduplicated and tested exactly, so
-    the result is exactly the set of intersecting boxes.  Blocks of ascending i are yielded
-    (at most about ``block`` candidates each), each sorted by (i, j): memory stays bounded and
-    the work is linear in the boxes plus the pairs that lie near each other, not na × nb.
+    Every such couple is yielded at least once (a couple may come twice, from the grid and from
+    the long-box pass: callers must not count them).  A uniform grid joins the boxes (cell = the
+    median box extent, keyed by group and cell): each box is listed in every cell it covers, the
+    b entries sorted by key, the a entries looked up with ``searchsorted``; a box covering more
+    than ``_GRID_MAX_CELLS`` cells (a long diagonal run) is compared with every box of its group
+    instead.  Work and memory are linear in the boxes plus the couples that lie near each other,
+    never na × nb.
     """
     na, nb = len(alo), len(blo)
     if na == 0 or nb == 0:
         return
+    ag = np.zeros(na, np.int64) if a_group is None else np.asarray(a_group, np.int64)
+    bg = np.zeros(nb, np.int64) if b_group is None else np.asarray(b_group, np.int64)
     if na * nb <= _SMALL_JOIN:  # a short pair: every couple, no grid to build
         ii = np.repeat(np.arange(na, dtype=np.int64), nb)
         jj = np.tile(np.arange(nb, dtype=np.int64), na)
-        hit = _boxes_meet(alo, ahi, blo, bhi, ii, jj)
+        hit = _boxes_meet(alo, ahi, blo, bhi, ii, jj) & (ag[ii] == bg[jj])
         if hit.any():
             yield ii[hit], jj[hit]
         return
-    ext = np.concatenate([(ahi - alo).max(axis=1), (bhi - blo).max(axis=1)])
-    cell = max(float(np.median(ext)), 1e-6)
-    origin = np.minimum(alo.min(axis=0), blo.min(axis=0))
-    a0, anx, any_ = _grid_cells(alo, ahi, origin, cell)
-    b0, bnx, bny = _grid_cells(blo, bhi, origin, cell)
-    span = int(max((a0[:, 1] + any_).max(), (b0[:, 1] + bny).max())) + 1
+    lo_all = np.minimum(alo.min(axis=0), blo.min(axis=0))
+    hi_all = np.maximum(ahi.max(axis=0), bhi.max(axis=0))
+    ext_a = (ahi - alo).max(axis=1)
+    ext_b = (bhi - blo).max(axis=1)
+    cell = max(
+        float(np.median(ext_a)),
+        float(np.median(ext_b)),
+        float((hi_all - lo_all).max()) / 4096.0,
+        1e-6,
+    )
+    ncx, ncy = (np.floor((hi_all - lo_all) / cell).astype(np.int64) + 1).tolist()
+
+    def cells(lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        i0 = np.floor((lo - lo_all) / cell).astype(np.int64)
+        n = np.floor((hi - lo_all) / cell).astype(np.int64) - i0 + 1
+        return i0, n[:, 0], n[:, 1]
+
+    def entries(
+        sel: np.ndarray, g: np.ndarray, i0: np.ndarray, nx: np.ndarray, ny: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        cnt = nx[sel] * ny[sel]
+        box = np.repeat(sel, cnt)
+        k = np.arange(int(cnt.sum()), dtype=np.int64) - np.repeat(np.cumsum(cnt) - cnt, cnt)
+        nxb = nx[box]
+        return box, (g[box] * ncx + i0[box, 0] + k % nxb) * ncy + (i0[box, 1] + k // nxb)
+
+    a0, anx, any_ = cells(alo, ahi)
+    b0, bnx, bny = cells(blo, bhi)
     a_big = anx * any_ > _GRID_MAX_CELLS
     b_big = bnx * bny > _GRID_MAX_CELLS
-    big_b = np.flatnonzero(b_big)
-    a_box, a_key = _expand_cells(np.flatnonzero(~a_big), a0, anx, any_, span)
-    b_box, b_key = _expand_cells(np.flatnonzero(~b_big), b0, bnx, bny, span)
+    a_box, a_key = entries(np.flatnonzero(~a_big), ag, a0, anx, any_)
+    b_box, b_key = entries(np.flatnonzero(~b_big), bg, b0, bnx, bny)
     order = np.argsort(b_key, kind="stable")
     b_key, b_box = b_key[order], b_box[order]
-    lo = np.searchsorted(b_key, a_key, side="left")
-    cnt = np.searchsorted(b_key, a_key, side="right") - lo
-    # upper bound of the candidates of each a box, to cut the a boxes into blocks
-    est = np.bincount(a_box, weights=cnt, minlength=na) + len(big_b)
-    est[a_big] = nb
-    cum = np.cumsum(est)
-    i = 0
-    while i < na:
-        before = cum[i - 1] if i else 0.0
-        j = max(int(np.searchsorted(cum, before + block, side="right")), i + 1)
-        e_lo, e_hi = np.searchsorted(a_box, [i, j])
-        parts_i = [np.repeat(a_box[e_lo:e_hi], cnt[e_lo:e_hi])]
-        parts_j = [b_box[_ranges(lo[e_lo:e_hi], cnt[e_lo:e_hi])]]
-        if len(big_b):
-            parts_i.append(np.repeat(np.arange(i, j, dtype=np.int64), len(big_b)))
-            parts_j.append(np.tile(big_b, j - i))
-        for ai in np.flatnonzero(a_big[i:j]) + i:
-            parts_i.append(np.full(nb, ai, dtype=np.int64))
-            parts_j.append(np.arange(nb, dtype=np.int64))
-        code = np.unique(np.concatenate(parts_i) * nb + np.concatenate(parts_j))
-        ii, jj = code // nb, code % nb
-        hit = _boxes_meet(alo, ahi, blo, bhi, ii, jj)
-        if hit.any():
-            yield ii[hit], jj[hit]
-        i = j
+    first = np.searchsorted(b_key, a_key, side="left")
+    cnt = np.searchsorted(b_key, a_key, side="right") - first
+    cum = np.cumsum(cnt)
+    e = 0
+    while e < len(a_key):  # blocks of a entries holding about ``block`` couples
+        before = int(cum[e - 1]) if e else 0
+        f = max(int(np.searchsorted(cum, before + block, side="right")), e + 1)
+        ii = np.repeat(a_box[e:f], cnt[e:f])
+        jj = b_box[_ranges(first[e:f], cnt[e:f])]
+        if ii.size:
+            code = np.unique(ii * nb + jj)
+            ii, jj = code // nb, code % nb
+            hit = _boxes_meet(alo, ahi, blo, bhi, ii, jj)
+            if hit.any():
+                yield ii[hit], jj[hit]
+        e = f
+    # long boxes: against every box of the other side in the same group
+    for big, g_big, g_other, swap in (
+        (np.flatnonzero(a_big), ag, bg, False),
+        (np.flatnonzero(b_big), bg, ag, True),
+    ):
+        if not big.size:
+            continue
+        lo = np.searchsorted(g_other, g_big[big], side="left")
+        n = np.searchsorted(g_other, g_big[big], side="right") - lo
+        step = max(1, block // max(int(n.max()), 1))
+        for s in range(0, big.size, step):
+            ii = np.repeat(big[s : s + step], n[s : s + step])
+            jj = _ranges(lo[s : s + step], n[s : s + step])
+            if swap:
+                ii, jj = jj, ii
+            hit = _boxes_meet(alo, ahi, blo, bhi, ii, jj)
+            if hit.any():
+                yield ii[hit], jj[hit]
+
+
+def measure_pairs(
+    start: np.ndarray,
+    end: np.ndarray,
+    width: np.ndarray,
+    is_p: np.ndarray,
+    bounds: Sequence[int],
+    uuids: Sequence[Sequence[str]] | None = None,
+) -> list[PairTraces]:
+    """:func:`measure_pair` of many pair-layers at once: group g is rows
+    ``bounds[g]:bounds[g + 1]``; the result of each group is exactly what
+    :func:`measure_pair` gives for its rows alone (same arithmetic, same tie-breaks), but the
+    near-segment search runs once for the board, not once per pair.
+
+    For each P segment, every N segment of its group that is parallel (within 10°), overlaps
+    it along its direction, and lies within max(5·w, 0.5 mm) edge to edge (w: the group's
+    median width) is a candidate; the nearest (smallest distance from the P line to the N
+    midpoint, the first in row order on a tie) is its partner.  Only couples whose boxes come
+    within reach are evaluated (:func:`box_pairs`): a qualifying N segment has a point within
+    ``limit + (w_P + w_N)/2 + L_N·sin 10°/2`` of the P segment, so its box grown by that much
+    meets the P segment's box.  A serpentine-tuned pair costs linear time, not (segments)².
+    """
+    start = np.asarray(start, dtype=float).reshape(-1, 2)
+    end = np.asarray(end, dtype=float).reshape(-1, 2)
+    width = np.asarray(width, dtype=float)
+    is_p = np.asarray(is_p, dtype=bool)
+    bnd = np.asarray(bounds, dtype=np.int64)
+    n_groups = len(bnd) - 1
+    vec = end - start
+    length = np.hypot(vec[:, 0], vec[:, 1])
+    group = np.repeat(np.arange(n_groups, dtype=np.int64), np.diff(bnd))
+    limit = np.zeros(n_groups)
+    head: list[tuple[Any, ...]] = []
+    for g in range(n_groups):
+        lo, hi = int(bnd[g]), int(bnd[g + 1])
+        items = tuple(u for u in uuids[g] if u) if uuids is not None else ()
+        if hi == lo:
+            head.append((None, 0.0, None, items))
+            continue
+        ln = length[lo:hi].copy()
+        total = float(ln.sum()) / 2.0
+        w_med = weighted_median(width[lo:hi], np.maximum(ln, 1e-9))
+        k = lo + int(np.argmax(ln))
+        pos = (
+            round(float(0.5 * (start[k, 0] + end[k, 0])), 4),
+            round(float(0.5 * (start[k, 1] + end[k, 1])), 4),
+        )
+        limit[g] = max(_MAX_GAP_WIDTHS * w_med, 0.5)
+        head.append((w_med, total, pos, items))
+    p = np.flatnonzero(is_p & (length > 1e-9))
+    q = np.flatnonzero(~is_p & (length > 1e-9))
+    found: list[tuple[np.ndarray, ...]] = []
+    if p.size and q.size:
+        dp = vec[p] / length[p, None]  # (P, 2) unit directions
+        dn = vec[q] / length[q, None]  # (N, 2)
+        mid_n = 0.5 * (start[q] + end[q])
+        reach = (
+            limit[group[q]]
+            + 0.5 * (float(width[p].max()) + width[q])
+            + 0.5 * length[q] * _PARALLEL_SIN
+            + _REACH_MARGIN
+        )
+        n_lo = np.minimum(start[q], end[q]) - reach[:, None]
+        n_hi = np.maximum(start[q], end[q]) + reach[:, None]
+        p_lo = np.minimum(start[p], end[p])
+        p_hi = np.maximum(start[p], end[p])
+        for i, j in box_pairs(p_lo, p_hi, n_lo, n_hi, group[p], group[q]):
+            pc, qc = p[i], q[j]
+            d = dp[i]
+            cross = np.abs(d[:, 0] * dn[j, 1] - d[:, 1] * dn[j, 0])
+            rel = mid_n[j] - start[pc]
+            dist = np.abs(d[:, 0] * rel[:, 1] - d[:, 1] * rel[:, 0])
+            a = np.einsum("ck,ck->c", d, start[qc] - start[pc])
+            b = np.einsum("ck,ck->c", d, end[qc] - start[pc])
+            overlap = np.minimum(np.maximum(a, b), length[pc]) - np.maximum(np.minimum(a, b), 0.0)
+            edge = dist - 0.5 * (width[pc] + width[qc])
+            ok = np.flatnonzero(
+                (cross <= _PARALLEL_SIN)
+                & (overlap > 1e-6)
+                & (edge > 0.0)
+                & (edge <= limit[group[pc]])
+            )
+            if ok.size:
+                found.append((i[ok], j[ok], dist[ok], edge[ok], overlap[ok]))
+    gaps_of: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+    if found:
+        i, j, dist, edge, overlap = (np.concatenate(c) for c in zip(*found))
+        # nearest partner of each P segment: by P, then distance, then N row order
+        order = np.lexsort((j, dist, i))
+        keep = np.ones(order.size, dtype=bool)
+        keep[1:] = i[order[1:]] != i[order[:-1]]
+        best = order[keep]  # ascending P row, as the per-pair search finds them
+        g_best = group[p[i[best]]]
+        cuts = np.flatnonzero(np.diff(g_best)) + 1
+        for sl in np.split(np.arange(best.size), cuts):
+            sel = best[sl]
+            gaps_of[int(g_best[sl[0]])] = (edge[sel], overlap[sel])
+    out: list[PairTraces] = []
+    for g, (w_med, total, pos, items) in enumerate(head):
+        got = gaps_of.get(g)
+        if w_med is None:
+            out.append(PairTraces(None, None, 0.0, 0.0, None, items))
+        elif got is None:
+            out.append(PairTraces(w_med, None, 0.0, total, pos, items))
+        else:
+            gaps, weights = got
+            gap = weighted_median(gaps, weights)
+            out.append(PairTraces(w_med, gap, float(weights.sum()), total, pos, items))
+    return out
 
 
 def measure_pair(
@@ -1174,78 +1300,11 @@ def measure_pair(
 
     For each P segment, every N segment that is parallel (within 10°), overlaps it along its
     direction, and lies within max(5·w, 0.5 mm) edge to edge is a candidate; the nearest is its
-    partner (the first in N order on a tie).  Fan-out segments that are not parallel to any N
-    segment are ignored for the gap.  Arcs come in as their chords.
-
-    Only (P, N) couples whose boxes come within reach are evaluated (:func:`box_pairs`): an N
-    segment that qualifies has a point within ``limit + (w_P + w_N)/2 + L_N·sin 10°/2`` of the
-    P segment, so its box grown by that much meets the P segment's box.  A serpentine-tuned pair
-    costs linear time, not (segments)²; the values are those of the full P × N comparison.
+    partner.  Fan-out segments that are not parallel to any N segment are ignored for the gap.
+    Arcs come in as their chords.  (:func:`measure_pairs` with one group.)
     """
-    start = np.asarray(start, dtype=float).reshape(-1, 2)
-    end = np.asarray(end, dtype=float).reshape(-1, 2)
-    width = np.asarray(width, dtype=float)
-    is_p = np.asarray(is_p, dtype=bool)
-    vec = end - start
-    length = np.hypot(vec[:, 0], vec[:, 1])
-    total = float(length.sum()) / 2.0
-    items = tuple(u for u in uuids if u)
-    if width.size == 0:
-        return PairTraces(None, None, 0.0, 0.0, None, items)
-    w_med = weighted_median(width, np.maximum(length, 1e-9))
-    longest = int(np.argmax(length))
-    pos = (
-        round(float(0.5 * (start[longest, 0] + end[longest, 0])), 4),
-        round(float(0.5 * (start[longest, 1] + end[longest, 1])), 4),
-    )
-    p = np.flatnonzero(is_p & (length > 1e-9))
-    q = np.flatnonzero(~is_p & (length > 1e-9))
-    if p.size == 0 or q.size == 0:
-        return PairTraces(w_med, None, 0.0, total, pos, items)
-    limit = max(_MAX_GAP_WIDTHS * w_med, 0.5)
-    dp = vec[p] / length[p, None]  # (P, 2) unit directions
-    dn = vec[q] / length[q, None]  # (N, 2)
-    mid_n = 0.5 * (start[q] + end[q])
-    reach = (
-        limit
-        + 0.5 * (float(width[p].max()) + width[q])
-        + 0.5 * length[q] * _PARALLEL_SIN
-        + _REACH_MARGIN
-    )
-    n_lo = np.minimum(start[q], end[q]) - reach[:, None]
-    n_hi = np.maximum(start[q], end[q]) + reach[:, None]
-    p_lo = np.minimum(start[p], end[p])
-    p_hi = np.maximum(start[p], end[p])
-    gaps_l: list[np.ndarray] = []
-    weights_l: list[np.ndarray] = []
-    for i, j in box_pairs(p_lo, p_hi, n_lo, n_hi):
-        pc, qc = p[i], q[j]
-        d = dp[i]
-        cross = np.abs(d[:, 0] * dn[j, 1] - d[:, 1] * dn[j, 0])
-        rel = mid_n[j] - start[pc]
-        dist = np.abs(d[:, 0] * rel[:, 1] - d[:, 1] * rel[:, 0])
-        a = np.einsum("ck,ck->c", d, start[qc] - start[pc])
-        b = np.einsum("ck,ck->c", d, end[qc] - start[pc])
-        overlap = np.minimum(np.maximum(a, b), length[pc]) - np.maximum(np.minimum(a, b), 0.0)
-        edge = dist - 0.5 * (width[pc] + width[qc])
-        ok = np.flatnonzero(
-            (cross <= _PARALLEL_SIN) & (overlap > 1e-6) & (edge > 0.0) & (edge <= limit)
-        )
-        if not ok.size:
-            continue
-        # nearest partner of each P segment: by P, then distance, then N order
-        order = ok[np.lexsort((j[ok], dist[ok], i[ok]))]
-        first = np.ones(order.size, dtype=bool)
-        first[1:] = i[order[1:]] != i[order[:-1]]
-        best = order[first]
-        gaps_l.append(edge[best])
-        weights_l.append(overlap[best])
-    if not gaps_l:
-        return PairTraces(w_med, None, 0.0, total, pos, items)
-    gaps = np.concatenate(gaps_l)
-    weights = np.concatenate(weights_l)
-    gap = weighted_median(gaps, weights)
-    return PairTraces(w_med, gap, float(weights.sum()), total, pos, items)
+    n = len(np.asarray(width).reshape(-1))
+    return measure_pairs(start, end, width, is_p, [0, n], [uuids])[0]
 
 
 # ---------------------------------------------------------------------------------------------

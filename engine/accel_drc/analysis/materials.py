@@ -211,9 +211,7 @@ class MaterialLibrary:
                     spans.append((i, j, key))
         # a span inside a longer one is part of that name ("TU-872" in "TU-872 SLK")
         spans = [
-            s
-            for s in spans
-            if not any(o != s and o[0] <= s[0] and s[1] <= o[1] for o in spans)
+            s for s in spans if not any(o != s and o[0] <= s[0] and s[1] <= o[1] for o in spans)
         ]
         if not spans:
             return {}
@@ -223,9 +221,7 @@ class MaterialLibrary:
         ids = set(by_id)
         # a class word without digits ("epoxy", "PTFE") yields to a named laminate
         named = {
-            m
-            for m in ids
-            if self.materials[m].maker != "generic" or re.search(r"\d", by_id[m])
+            m for m in ids if self.materials[m].maker != "generic" or re.search(r"\d", by_id[m])
         }
         if named:
             ids = named
@@ -317,9 +313,7 @@ class MaterialLibrary:
 
 def _is_generic_fr4(material: Material) -> bool:
     """Library ids ``fr4`` and ``fr4_<grade>`` with maker ``generic`` (materials.yaml)."""
-    return material.maker == "generic" and (
-        material.id == "fr4" or material.id.startswith("fr4_")
-    )
+    return material.maker == "generic" and (material.id == "fr4" or material.id.startswith("fr4_"))
 
 
 def _range_text(lo_hi: Sequence[float]) -> str:

@@ -633,6 +633,18 @@ _TRACK_WORDS = (
 #: per code: length of "(" + keyword (for uuid: "(uuid"; tstamp adds 2) and count of numbers
 _KW_LEN = np.array([0, 6, 4, 4, 6, 6, 4, 5], dtype=np.int64)
 _KW_NUMS = np.array([0, 2, 2, 2, 1, 0, 0, 0], dtype=np.int64)
+#: children of a via: keyword -> code; per code the length of "(" + keyword and the numbers
+_VIA_WORDS = (
+    (b"at", 1),
+    (b"size", 2),
+    (b"drill", 3),
+    (b"layers", 4),
+    (b"net", 5),
+    (b"uuid", 6),
+    (b"tstamp", 6),
+)
+_VIA_KW_LEN = np.array([0, 3, 5, 6, 7, 4, 5, 0], dtype=np.int64)
+_VIA_NUMS = np.array([0, 2, 1, 1, 0, 0, 0, 0], dtype=np.int64)
 #: items per block of the vectorised track parser (bounds its temporaries to a few ten MB)
 _TRACK_BLOCK = 1 << 17
 
@@ -1012,7 +1024,7 @@ class _Reader:
         self._nets(by_kw)
         none = np.zeros((0, 2), dtype=np.int64)
         tracks = self._tracks(arrays.get(b"segment", none), arrays.get(b"arc", none))
-        vias = self._vias([(a, b) for a, b in arrays.get(b"via", none).tolist()])
+        vias = self._vias(arrays.get(b"via", none))
         del arrays
         zones = tuple(self._zone(s, e) for s, e in by_kw.get(b"zone", []))
         edge_pieces: list[tuple[list[tuple[float, float]], bool]] = []
@@ -1143,9 +1155,11 @@ class _Reader:
         """Spans of the top-level nodes by keyword, as (n, 2) int64 arrays in file order.
 
         A big board has millions of top-level nodes (1.9 M on a 279 MB board); a Python tuple
-        per node would cost more memory than the index.  Consecutive nodes whose first 24
-        bytes are equal have the same keyword (KiCad writes runs of segments, vias …), so the
-        keyword regex runs once per run of equal prefixes, not once per node.
+        per node would cost more memory than the index.  Consecutive nodes whose first 8 bytes
+        after the ``(`` are equal have the same keyword when the keyword ends inside them
+        (``segment``, ``via``, ``arc``, ``net`` …; KiCad writes them in long runs), so the
+        keyword regex runs once per run, not once per node; longer keywords (``footprint``,
+        ``gr_circle``: a few thousand nodes at most) are matched node by node.
         """
         data = self.data
         top = self.index.children(2)
@@ -1158,14 +1172,14 @@ class _Reader:
         change = np.ones(n, dtype=bool)
         if u64.size:
             lim = u64.size - 1
-            safe = starts + 17 <= lim
-            for off in (1, 9, 17):
-                k = u64[np.minimum(starts + off, lim)]
-                change[1:] |= k[1:] != k[:-1]
-                del k
+            safe = starts + 1 <= lim
+            k = u64[np.minimum(starts + 1, lim)]
+            change[1:] = k[1:] != k[:-1]
+            del k
             change |= ~safe
             change[1:] |= ~safe[:-1]
         run_starts = np.flatnonzero(change)
+        del change
         run_ends = np.append(run_starts[1:], n)
         label = np.empty(n, dtype=np.int32)
         kws: dict[bytes, int] = {}
@@ -1174,10 +1188,11 @@ class _Reader:
             m = _KW.match(data, s0)
             if not m:
                 raise self.fail("malformed node: no keyword after '('", s0)
-            if m.end() - s0 < 24:
+            if m.end() - s0 <= 8:
                 label[r0:r1] = kws.setdefault(m.group(1), len(kws))
                 continue
-            for i in range(r0, r1):  # a keyword longer than the compared prefix
+            label[r0] = kws.setdefault(m.group(1), len(kws))
+            for i in range(r0 + 1, r1):  # a keyword longer than the compared prefix
                 si = int(starts[i])
                 mi = _KW.match(data, si)
                 if not mi:
@@ -1307,61 +1322,41 @@ class _Reader:
             li = 0
         return li
 
-    def _track_block(
-        self,
-        spans: np.ndarray,
-        is_arc: np.ndarray,
-        start: np.ndarray,
-        mid: np.ndarray,
-        end: np.ndarray,
-        width: np.ndarray,
-        layer: np.ndarray,
-        net: np.ndarray,
-        ustart: np.ndarray,
-        ulen: np.ndarray,
-    ) -> np.ndarray:
-        """Parse one block of track items into the given row views; returns the rows done
-        (the others go the slow way)."""
-        data = self.data
+    def _block_kids(self, spans: np.ndarray, level: int) -> tuple[np.ndarray, ...] | None:
+        """(opens, closes, parent row) of the nodes at ``level`` inside the items ``spans``
+        (sorted, non-overlapping); nodes of other items in the same region are dropped."""
         idx = self.index
-        m = spans.shape[0]
         r0, r1 = int(spans[0, 0]), int(spans[-1, 1])
         keys = np.array([r0, r1], dtype=idx.opens.dtype)
         j0, j1 = np.searchsorted(idx.opens, keys)
         k0, k1 = np.searchsorted(idx.closes, keys)
-        ko = idx.opens[j0:j1][idx.open_level[j0:j1] == 3].astype(np.int64)
-        kc = idx.closes[k0:k1][idx.close_level[k0:k1] == 3].astype(np.int64)
+        ko = idx.opens[j0:j1][idx.open_level[j0:j1] == level].astype(np.int64)
+        kc = idx.closes[k0:k1][idx.close_level[k0:k1] == level].astype(np.int64)
         if ko.size != kc.size:
-            return np.zeros(m, dtype=bool)
+            return None
         parent = np.searchsorted(spans[:, 0], ko, side="right") - 1
         inside = (parent >= 0) & (ko < spans[np.maximum(parent, 0), 1])
-        ko, kc, parent = ko[inside], kc[inside], parent[inside]
-        code = _kid_codes(_u64_view(data), ko, _TRACK_WORDS)
-        cnt = np.bincount(parent * 8 + code, minlength=m * 8).reshape(m, 8)
-        good = (
-            (cnt[:, 1] == 1)
-            & (cnt[:, 3] == 1)
-            & (cnt[:, 4] == 1)
-            & (cnt[:, 5] == 1)
-            & (cnt[:, 6] == 1)
-            & (cnt[:, 7] <= 1)
-            & (cnt[:, 2] == is_arc)
-        )
-        del cnt
-        keep = good[parent]
-        ko, kc, parent, code = ko[keep], kc[keep], parent[keep], code[keep]
-        # numbers: start (1), mid (2), end (3), width (4)
-        numeric = code <= 4
-        nko, nkc, npar, ncode = ko[numeric], kc[numeric], parent[numeric], code[numeric]
-        a = nko + _KW_LEN[ncode]
-        length = nkc - a
+        return ko[inside], kc[inside], parent[inside]
+
+    def _block_numbers(
+        self, a: np.ndarray, b: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+        """The numbers in the texts ``data[a:b]`` (one text per field): (all numbers in one
+        array, index of each text's first number, count of numbers per text), or None when
+        something in them is not a number.
+
+        The texts are gathered into one buffer (separated by a space) and parsed by one
+        ``np.fromstring``; the count per text comes from counting token starts, so a field
+        with an unexpected count of numbers is detected per field, not per block.
+        """
+        length = b - a
         if (length < 0).any():
-            return np.zeros(m, dtype=bool)
+            return None
         block = length + 1
         offs = np.cumsum(block) - block
         total = int(offs[-1] + block[-1]) if offs.size else 0
         src = np.arange(total, dtype=np.int64) - np.repeat(offs - a, block)
-        buf = np.frombuffer(data, dtype=np.uint8)[src]
+        buf = np.frombuffer(self.data, dtype=np.uint8)[src]
         del src
         buf[offs + length] = 32  # the ')' that ends each field becomes a separator
         ws = (buf == 32) | (buf == 9) | (buf == 10) | (buf == 13)
@@ -1378,10 +1373,52 @@ class _Reader:
             try:
                 flat = np.fromstring(buf.tobytes(), dtype=np.float64, sep=" ")
             except ValueError:
-                return np.zeros(m, dtype=bool)
-        del buf
+                return None
         if flat.size != int(ntok.sum()):
+            return None
+        return flat, first, ntok
+
+    def _track_block(
+        self,
+        spans: np.ndarray,
+        is_arc: np.ndarray,
+        start: np.ndarray,
+        mid: np.ndarray,
+        end: np.ndarray,
+        width: np.ndarray,
+        layer: np.ndarray,
+        net: np.ndarray,
+        ustart: np.ndarray,
+        ulen: np.ndarray,
+    ) -> np.ndarray:
+        """Parse one block of track items into the given row views; returns the rows done
+        (the others go the slow way)."""
+        m = spans.shape[0]
+        got = self._block_kids(spans, 3)
+        if got is None:
             return np.zeros(m, dtype=bool)
+        ko, kc, parent = got
+        code = _kid_codes(_u64_view(self.data), ko, _TRACK_WORDS)
+        cnt = np.bincount(parent * 8 + code, minlength=m * 8).reshape(m, 8)
+        good = (
+            (cnt[:, 1] == 1)
+            & (cnt[:, 3] == 1)
+            & (cnt[:, 4] == 1)
+            & (cnt[:, 5] == 1)
+            & (cnt[:, 6] == 1)
+            & (cnt[:, 7] <= 1)
+            & (cnt[:, 2] == is_arc)
+        )
+        del cnt
+        keep = good[parent]
+        ko, kc, parent, code = ko[keep], kc[keep], parent[keep], code[keep]
+        # numbers: start (1), mid (2), end (3), width (4)
+        numeric = (code >= 1) & (code <= 4)
+        npar, ncode = parent[numeric], code[numeric]
+        nums = self._block_numbers(ko[numeric] + _KW_LEN[ncode], kc[numeric])
+        if nums is None:
+            return np.zeros(m, dtype=bool)
+        flat, first, ntok = nums
         bad = ntok != _KW_NUMS[ncode]
         if bad.any():
             good[npar[bad]] = False
@@ -1400,7 +1437,80 @@ class _Reader:
         sel = code == 6
         net[parent[sel]] = self._token_values(ko[sel] + 4, kc[sel], self.net_ref)
         sel = code == 7
-        ua = ko[sel] + _KW_LEN[7] + (data_is_tstamp(data, ko[sel]) * 2)
+        ua = ko[sel] + _KW_LEN[7] + (data_is_tstamp(self.data, ko[sel]) * 2)
+        ustart[parent[sel]] = ua
+        ulen[parent[sel]] = kc[sel] - ua
+        return good
+
+    def _via_block(
+        self,
+        spans: np.ndarray,
+        pos: np.ndarray,
+        dia: np.ndarray,
+        drill: np.ndarray,
+        net: np.ndarray,
+        ustart: np.ndarray,
+        ulen: np.ndarray,
+    ) -> np.ndarray:
+        """Parse one block of plain through vias (no type keyword, no nested drill or
+        padstack, each field once at level 3 and nowhere deeper) into the given row views;
+        returns the rows done (the others go the slow way)."""
+        data = self.data
+        m = spans.shape[0]
+        got = self._block_kids(spans, 3)
+        deep = self._block_kids(spans, 4)
+        if got is None or deep is None:
+            return np.zeros(m, dtype=bool)
+        ko, kc, parent = got
+        u64 = _u64_view(data)
+        code = _kid_codes(u64, ko, _VIA_WORDS)
+        cnt = np.bincount(parent * 8 + code, minlength=m * 8).reshape(m, 8)
+        good = (
+            (cnt[:, 1] == 1)
+            & (cnt[:, 2] == 1)
+            & (cnt[:, 3] <= 1)
+            & (cnt[:, 4] <= 1)
+            & (cnt[:, 5] <= 1)
+            & (cnt[:, 6] <= 1)
+        )
+        del cnt
+        dko, _dkc, dpar = deep
+        dcode = _kid_codes(u64, dko, _VIA_WORDS)
+        good[dpar[dcode > 0]] = False  # a field name deeper down: the old first-match rule
+        # "(via" then only whitespace up to the first child: no type keyword, not locked
+        first_kid = np.full(m, -1, dtype=np.int64)
+        if parent.size:  # parent is sorted: the first child of each via starts a new value
+            lead = np.flatnonzero(np.r_[True, parent[1:] != parent[:-1]])
+            first_kid[parent[lead]] = ko[lead]
+        gap = first_kid - (spans[:, 0] + 4)
+        good &= (gap >= 1) & (gap <= 16)
+        arr = np.frombuffer(data, dtype=np.uint8)
+        for j in range(16):
+            ch = arr[np.minimum(spans[:, 0] + 4 + j, arr.size - 1)]
+            good &= (j >= gap) | (ch == 32) | (ch == 9) | (ch == 10) | (ch == 13)
+        keep = good[parent]
+        ko, kc, parent, code = ko[keep], kc[keep], parent[keep], code[keep]
+        numeric = (code >= 1) & (code <= 3)
+        npar, ncode = parent[numeric], code[numeric]
+        nums = self._block_numbers(ko[numeric] + _VIA_KW_LEN[ncode], kc[numeric])
+        if nums is None:
+            return np.zeros(m, dtype=bool)
+        flat, first, ntok = nums
+        bad = ntok != _VIA_NUMS[ncode]
+        if bad.any():
+            good[npar[bad]] = False
+        ok = ~bad
+        sel = ok & (ncode == 1)
+        pos[npar[sel], 0] = flat[first[sel]]
+        pos[npar[sel], 1] = flat[first[sel] + 1]
+        sel = ok & (ncode == 2)
+        dia[npar[sel]] = flat[first[sel]]
+        sel = ok & (ncode == 3)
+        drill[npar[sel]] = flat[first[sel]]
+        sel = code == 5
+        net[parent[sel]] = self._token_values(ko[sel] + 4, kc[sel], self.net_ref)
+        sel = code == 6
+        ua = ko[sel] + 5 + (data_is_tstamp(data, ko[sel]) * 2)
         ustart[parent[sel]] = ua
         ulen[parent[sel]] = kc[sel] - ua
         return good
@@ -1535,49 +1645,46 @@ class _Reader:
             side=side, must_not_cut=must_not_cut, drill_mm=size, source="board"
         )
 
-    def _vias(self, spans: list[tuple[int, int]]) -> Vias:
+    def _vias(self, spans: np.ndarray) -> Vias:
+        """All vias: plain through vias in numpy blocks (:meth:`_via_block`), the others
+        (blind/buried/micro, locked, backdrilled, padstacks, unusual layouts) one by one."""
         data = self.data
-        n = len(spans)
+        spans = spans.astype(np.int64, copy=False)
+        n = spans.shape[0]
         pos = np.zeros((n, 2))
         drill = np.zeros(n)
         dia = np.zeros(n)
         start = np.zeros(n, dtype=np.int16)
-        end = np.zeros(n, dtype=np.int16)
+        end = np.full(n, max(len(self.copper) - 1, 0), dtype=np.int16)
         net = np.zeros(n, dtype=np.int32)
         micro = np.zeros(n, dtype=bool)
-        uuids: list[str] = []
+        ustart = np.zeros(n, dtype=np.int64)
+        ulen = np.zeros(n, dtype=np.int32)
+        overrides: dict[int, str] = {}
         backdrills: dict[int, Backdrill] = {}
-        last = len(self.copper) - 1
-        for row, (s, e) in enumerate(spans):
-            head = _VIA_HEAD.match(data, s, e)
-            words = head.group(1).split() if head else []
-            vtype = next((w for w in words if w != b"locked"), b"through")
-            f, skips = self._fields(_VIA_FIELD, s, e)
-            at = f[b"at"].split()
-            pos[row, 0], pos[row, 1] = float(at[0]), float(at[1])
-            dia[row] = float(f[b"size"].split()[0])
-            dr = f.get(b"drill", b"").split()
-            drill[row] = float(dr[0]) if dr else 0.0
-            if vtype == b"through":
-                # KiCad ignores the layer pair of a through via (PCB_VIA::SanitizeLayers)
-                a, b = 0, last
-            else:
-                got, names = self.layer_indexes(f.get(b"layers", b""))
-                if len(names) >= 2 and names[0] in self.copper and names[1] in self.copper:
-                    a, b = sorted((self.copper[names[0]], self.copper[names[1]]))
-                elif got:
-                    a, b = got[0], got[-1]
-                else:
-                    raise self.fail("a blind/buried/micro via without valid (layers …)", s)
-            start[row], end[row] = a, b
-            micro[row] = vtype == b"micro"
-            net[row] = self.net_ref(f.get(b"net", b""))
-            uuids.append(unquote(f.get(b"uuid", f.get(b"tstamp", b"")).strip()))
-            for ks, ke in skips:
-                if data.startswith(b"(backdrill", ks):
-                    got_bd = self._backdrill(ks, ke)
-                    if got_bd:
-                        backdrills[row] = got_bd[1]
+        nested = np.zeros(n, dtype=bool)
+        if n:
+            hits = [m.start() for m in _NESTED_DRILL.finditer(data, spans[0, 0], spans[-1, 1])]
+            if hits:
+                h = np.asarray(hits, dtype=np.int64)
+                row = np.searchsorted(spans[:, 0], h, side="right") - 1
+                ok = (row >= 0) & (h < spans[np.maximum(row, 0), 1])
+                nested[row[ok]] = True
+        for i0 in range(0, n, _TRACK_BLOCK):
+            i1 = min(n, i0 + _TRACK_BLOCK)
+            good = self._via_block(
+                spans[i0:i1], pos[i0:i1], dia[i0:i1], drill[i0:i1], net[i0:i1],
+                ustart[i0:i1], ulen[i0:i1],
+            )  # fmt: skip
+            good &= ~nested[i0:i1]
+            for row in (np.flatnonzero(~good) + i0).tolist():
+                s0, e0 = int(spans[row, 0]), int(spans[row, 1])
+                got = self._via_slow(s0, e0)
+                pos[row], dia[row], drill[row] = got[0], got[1], got[2]
+                start[row], end[row], micro[row], net[row] = got[3], got[4], got[5], got[6]
+                overrides[row] = got[7]
+                if got[8] is not None:
+                    backdrills[row] = got[8]
         return Vias(
             pos=pos,
             drill=drill,
@@ -1586,10 +1693,46 @@ class _Reader:
             end=end,
             net=net,
             micro=micro,
-            uuid=tuple(uuids),
+            uuid=SpanStrings(data, ustart, ulen, overrides),
             layer_count=len(self.copper),
             backdrills=backdrills,
         )
+
+    def _via_slow(
+        self, s: int, e: int
+    ) -> tuple[tuple[float, float], float, float, int, int, bool, int, str, Backdrill | None]:
+        """One via, any layout: (pos, diameter, drill, start, end, micro, net, uuid, backdrill)."""
+        data = self.data
+        last = len(self.copper) - 1
+        backdrill: Backdrill | None = None
+        head = _VIA_HEAD.match(data, s, e)
+        words = head.group(1).split() if head else []
+        vtype = next((w for w in words if w != b"locked"), b"through")
+        f, skips = self._fields(_VIA_FIELD, s, e)
+        at = f[b"at"].split()
+        xy = (float(at[0]), float(at[1]))
+        dia = float(f[b"size"].split()[0])
+        dr = f.get(b"drill", b"").split()
+        drill = float(dr[0]) if dr else 0.0
+        if vtype == b"through":
+            # KiCad ignores the layer pair of a through via (PCB_VIA::SanitizeLayers)
+            a, b = 0, last
+        else:
+            got, names = self.layer_indexes(f.get(b"layers", b""))
+            if len(names) >= 2 and names[0] in self.copper and names[1] in self.copper:
+                a, b = sorted((self.copper[names[0]], self.copper[names[1]]))
+            elif got:
+                a, b = got[0], got[-1]
+            else:
+                raise self.fail("a blind/buried/micro via without valid (layers …)", s)
+        net = self.net_ref(f.get(b"net", b""))
+        uuid = unquote(f.get(b"uuid", f.get(b"tstamp", b"")).strip())
+        for ks, ke in skips:
+            if data.startswith(b"(backdrill", ks):
+                got_bd = self._backdrill(ks, ke)
+                if got_bd:
+                    backdrill = got_bd[1]
+        return xy, dia, drill, a, b, vtype == b"micro", net, uuid, backdrill
 
     # -- zones -------------------------------------------------------------------------------
 
