@@ -110,3 +110,20 @@ def test_progress_only_on_a_terminal():
     )
     assert r.returncode == 0
     assert "accel-drc: checking [0/" in r.stdout and "done" in r.stdout  # the pty merges stderr
+
+
+def test_outputs_go_into_new_folders_and_bad_output_paths_exit_1(tmp_path):
+    """`--html out/report.html` on a fresh checkout: the folder is created.  A path that is a
+    folder, or under a file, is refused before the check runs (exit 1, one line)."""
+    r = run("check", M2, "--json", "out/a/f.json", "--html", "out/b/r.html", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert (
+        json.loads((tmp_path / "out/a/f.json").read_text(encoding="utf-8"))["findings"] is not None
+    )
+    assert (tmp_path / "out/b/r.html").read_text(encoding="utf-8").startswith("<!")
+    (tmp_path / "afile").write_text("x", encoding="utf-8")
+    for bad in (str(tmp_path), str(tmp_path / "afile" / "r.json")):
+        r = run("check", M2, "--json", bad)
+        assert r.returncode == 1, (bad, r.stdout, r.stderr)
+        assert len(r.stderr.strip().splitlines()) == 1 and "Traceback" not in r.stderr
+        assert bad in r.stderr

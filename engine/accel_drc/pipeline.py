@@ -29,7 +29,7 @@ from .config import (
     load_config,
     unmatched_entries,
 )
-from .errors import EXIT_OK, EXIT_VIOLATIONS
+from .errors import EXIT_OK, EXIT_VIOLATIONS, UsageError
 from .model import Board
 from .packs import CLASSES, Library, load_library, rules_for_class
 from .results import CheckResult, Finding, Rule, RuleRun, Severity, Status
@@ -441,6 +441,24 @@ def write_outputs(
             fh.write(_placeholder_html(result))
 
 
+def prepare_outputs(*paths: str | None) -> None:
+    """Create the folders of the output files the user named, before a long check runs, and
+    refuse (exit 1, as kicad-cli does for a bad output path) the ones that cannot be written.
+    Nothing is written anywhere else."""
+    for path in paths:
+        if not path or path == "-":
+            continue
+        folder = os.path.dirname(os.path.abspath(path))
+        if os.path.isdir(path):
+            raise UsageError(f"{path}: is a folder; name the output file")
+        try:
+            os.makedirs(folder, exist_ok=True)
+        except OSError as exc:
+            raise UsageError(f"{path}: cannot create its folder: {exc.strerror or exc}") from None
+        if not os.access(folder, os.W_OK):
+            raise UsageError(f"{path}: its folder is not writable")
+
+
 def exit_code(result: CheckResult) -> int:
     return EXIT_VIOLATIONS if result.unwaived_errors() else EXIT_OK
 
@@ -450,6 +468,8 @@ def run_check(args: Any) -> int:
     from .readers import read_board
     from .report.text import summary
 
+    outputs = {k: getattr(args, k, None) for k in ("json", "junit", "sarif", "html")}
+    prepare_outputs(*outputs.values())
     tty = sys.stderr.isatty()
     if tty:
         print(f"accel-drc: reading {args.board} …", file=sys.stderr, end="\r", flush=True)
@@ -469,14 +489,12 @@ def run_check(args: Any) -> int:
         library=lib,
         progress=progress if tty else None,
     )
-    write_outputs(
-        result,
-        board,
-        json=getattr(args, "json", None),
-        junit=getattr(args, "junit", None),
-        sarif=getattr(args, "sarif", None),
-        html=getattr(args, "html", None),
-    )
+    try:
+        write_outputs(result, board, **outputs)
+    except OSError as exc:
+        raise UsageError(
+            f"{exc.filename or 'output'}: cannot write: {exc.strerror or exc}"
+        ) from None
     if not getattr(args, "quiet", False) and getattr(args, "json", None) != "-":
         print(summary(result))
     crashed = sorted({f.rule for f in result.findings if "exception" in f.evidence})
