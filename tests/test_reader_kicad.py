@@ -489,3 +489,102 @@ def test_read_board_dispatch_and_errors(tmp_path) -> None:  # noqa: ANN001
         read(str(tmp_path / "footprint.kicad_pcb"))  # the KiCad reader itself says what it is
     with pytest.raises(InputError, match="cannot open"):
         read_board(str(tmp_path / "missing.kicad_pcb"))
+
+
+# ---------------------------------------------------------------------------------------------
+# the vectorised track / via parse (P1): equal to the item-by-item parse, uuids as offsets
+# ---------------------------------------------------------------------------------------------
+
+
+def _columns(b) -> list:  # noqa: ANN001
+    t, v = b.tracks, b.vias
+    return [
+        t.start.tolist(),
+        t.end.tolist(),
+        np.nan_to_num(t.mid, nan=-1.0).tolist(),
+        t.width.tolist(),
+        t.layer.tolist(),
+        t.net.tolist(),
+        list(t.uuid),
+        v.pos.tolist(),
+        v.drill.tolist(),
+        v.diameter.tolist(),
+        v.start.tolist(),
+        v.end.tolist(),
+        v.net.tolist(),
+        v.micro.tolist(),
+        list(v.uuid),
+        sorted(v.backdrills.items()),
+        b.nets,
+        b.warnings,
+    ]
+
+
+@pytest.mark.parametrize(
+    "path",
+    [FIXTURE_BOARDS["crosslink-nx-video-converter"], FIXTURE_BOARDS["openpci2-backplane"]]
+    + [VERSIONS / f"kicad{n}.kicad_pcb" for n in (6, 7, 8, 9, 10)],
+    ids=lambda p: p.stem,
+)
+def test_block_parse_equals_item_by_item(path, monkeypatch) -> None:  # noqa: ANN001
+    """Every track and via read by the numpy block parser equals what the per-item parser
+    (the fallback for unusual layouts) reads from the same text, column by column."""
+    from accel_drc.readers import kicad_file
+
+    fast = read(str(path))
+    assert len(fast.tracks) > 0
+    monkeypatch.setattr(
+        kicad_file._Reader, "_track_block", lambda self, spans, *a: np.zeros(len(spans), bool)
+    )
+    monkeypatch.setattr(
+        kicad_file._Reader, "_via_block", lambda self, spans, *a: np.zeros(len(spans), bool)
+    )
+    slow = read(str(path))
+    assert _columns(fast) == _columns(slow)
+
+
+def test_block_parse_sends_odd_items_the_slow_way() -> None:
+    """Fields out of order, extra children, a number count that is not the usual one and
+    tstamp instead of uuid: read exactly, each item on its own merits."""
+    text = (VERSIONS / "kicad9.kicad_pcb").read_text("utf-8")
+    i = text.index("\t(segment")
+    odd = (
+        '\t(segment (width 0.2) (end 3 4) (start 1 2) (layer "F.Cu") (net 1) (tstamp "t-1"))\n'
+        '\t(segment (start 5 6 7) (end 8 9) (width 0.3) (layer "B.Cu") (net 1) (uuid "u-2"))\n'
+        '\t(segment (start 1e1 -2) (end 0.5 .5) (width 0.1) (layer "F.Cu") (locked yes) '
+        '(net 1) (uuid "u-3"))\n'
+    )
+    b = read_text(text[:i] + odd + text[i:], "odd.kicad_pcb")
+    t = b.tracks
+    assert t.start[:3].tolist() == [[1.0, 2.0], [5.0, 6.0], [10.0, -2.0]]
+    assert t.end[:3].tolist() == [[3.0, 4.0], [8.0, 9.0], [0.5, 0.5]]
+    assert t.width[:3].tolist() == [0.2, 0.3, 0.1]
+    assert t.layer[:3].tolist() == [0, len(b.copper_layers) - 1, 0]
+    assert list(t.uuid[:3]) == ["t-1", "u-2", "u-3"]
+
+
+def test_kicad10_net_names_with_parentheses() -> None:
+    """KiCad's default net names look like ``Net-(U1-PadA1)``; KiCad 10 refers to nets by name,
+    so tracks, vias and pads must read the whole quoted name (the field regexes used to stop at
+    the first parenthesis)."""
+    text = (
+        (VERSIONS / "kicad10.kicad_pcb").read_text("utf-8").replace("/PCIE_TX0_N", "Net-(U1-PadA1)")
+    )
+    b = read_text(text, "paren.kicad_pcb")
+    k = b.nets.index("Net-(U1-PadA1)")
+    assert '"Net-' not in b.nets
+    assert k in b.tracks.net.tolist()
+    assert k in [p.net for fp in b.footprints for p in fp.pads]
+
+
+def test_uuids_are_decoded_on_access() -> None:
+    from accel_drc.readers.kicad_file import SpanStrings
+
+    t = board("kicad9").tracks
+    assert isinstance(t.uuid, SpanStrings)
+    uuids = list(t.uuid)
+    assert len(uuids) == len(t) and all(isinstance(u, str) and u for u in uuids)
+    assert t.uuid[-1] == uuids[-1] and t.uuid[0:2] == tuple(uuids[:2])
+    assert t.uuid == tuple(uuids) and t.uuid == uuids
+    with pytest.raises(IndexError):
+        t.uuid[len(t)]

@@ -802,12 +802,18 @@ MIN_COUPLED_MM = 0.5
 _PARALLEL_SIN = math.sin(math.radians(10.0))
 #: two parallel segments farther apart than max(this × width, 0.5 mm) edge to edge are not coupled
 _MAX_GAP_WIDTHS = 5.0
+#: most item uuids a pair row keeps (as many as a finding lists)
+MAX_ITEMS = 200
 #: most candidate (P, N) segment pairs evaluated at once (bounds memory on dense clusters)
-_CAND_BLOCK = 1 << 20
+_CAND_BLOCK = 1 << 18
 #: a box covering more grid cells than this is joined by brute force (a long diagonal run)
 _GRID_MAX_CELLS = 64
 #: below this many couples a box join compares every couple (cheaper than building a grid)
 _SMALL_JOIN = 4096
+#: segments per batch of :func:`measure_pairs` in :func:`pair_table` (bounds temporaries, ~50 MB)
+_BATCH_ROWS = 1 << 17
+#: direction sectors of the parallel-segment search (12° each: > the 10° parallel tolerance)
+_SECTORS = 15
 #: slack (mm) added to the candidate search radius, far above float rounding
 _REACH_MARGIN = 1e-3
 #: at most this many distinct microstrip geometries are field-solved per board (≈ 0.5 s each);
@@ -1050,7 +1056,7 @@ class PairTraces:
     coupled_mm: float
     length_mm: float
     pos: tuple[float, float] | None
-    items: tuple[str, ...]
+    items: tuple[str, ...]  # uuids of the segments given (pair_table keeps them on its rows)
 
 
 def _ranges(lo: np.ndarray, cnt: np.ndarray) -> np.ndarray:
@@ -1089,10 +1095,11 @@ def box_pairs(
     intersect and belong to the same group (``a_group``/``b_group``: non-decreasing ints; all
     one group when omitted), in blocks of about ``block`` couples.
 
-    Every such couple is yielded at least once (a couple may come twice, from the grid and from
-    the long-box pass: callers must not count them).  A uniform grid joins the boxes (cell = the
-    median box extent, keyed by group and cell): each box is listed in every cell it covers, the
-    b entries sorted by key, the a entries looked up with ``searchsorted``; a box covering more
+    Every such couple is yielded at least once (a couple of two long boxes comes twice, from
+    both long-box passes: callers must not count them).  A uniform grid joins the boxes (cell =
+    the median box extent, keyed by group and cell): each box is listed in every cell it covers,
+    the b entries sorted by key, the a entries looked up with ``searchsorted``, and a couple is
+    kept only in the cell holding the low corner of the two boxes' intersection; a box covering more
     than ``_GRID_MAX_CELLS`` cells (a long diagonal run) is compared with every box of its group
     instead.  Work and memory are linear in the boxes plus the couples that lie near each other,
     never na × nb.
@@ -1153,9 +1160,11 @@ def box_pairs(
         ii = np.repeat(a_box[e:f], cnt[e:f])
         jj = b_box[_ranges(first[e:f], cnt[e:f])]
         if ii.size:
-            code = np.unique(ii * nb + jj)
-            ii, jj = code // nb, code % nb
-            hit = _boxes_meet(alo, ahi, blo, bhi, ii, jj)
+            # two boxes share every cell their intersection covers: keep the couple only in
+            # the cell of the intersection's low corner, so each comes once (no dedupe sort)
+            corner = np.floor((np.maximum(alo[ii], blo[jj]) - lo_all) / cell).astype(np.int64)
+            key = (ag[ii] * ncx + corner[:, 0]) * ncy + corner[:, 1]
+            hit = (key == np.repeat(a_key[e:f], cnt[e:f])) & _boxes_meet(alo, ahi, blo, bhi, ii, jj)
             if hit.any():
                 yield ii[hit], jj[hit]
         e = f
@@ -1177,6 +1186,12 @@ def box_pairs(
             hit = _boxes_meet(alo, ahi, blo, bhi, ii, jj)
             if hit.any():
                 yield ii[hit], jj[hit]
+
+
+def _sector(d: np.ndarray) -> np.ndarray:
+    """Direction sector (0 .. _SECTORS - 1, each 180°/_SECTORS wide) of unit vectors ``d``."""
+    ang = np.mod(np.arctan2(d[:, 1], d[:, 0]), np.pi)
+    return np.minimum((ang * (_SECTORS / np.pi)).astype(np.int64), _SECTORS - 1)
 
 
 def measure_pairs(
@@ -1244,7 +1259,25 @@ def measure_pairs(
         n_hi = np.maximum(start[q], end[q]) + reach[:, None]
         p_lo = np.minimum(start[p], end[p])
         p_hi = np.maximum(start[p], end[p])
-        for i, j in box_pairs(p_lo, p_hi, n_lo, n_hi, group[p], group[q]):
+        # direction sectors: a couple within 10° of parallel lies in the same or a neighbouring
+        # 12° sector (mod 180°), so each P box is joined with 3 sectors of N boxes only and the
+        # crossing legs of a serpentine never become candidates
+        bin_p = _sector(dp)
+        bin_n = _sector(dn)
+        nb_order = np.argsort(group[q] * _SECTORS + bin_n, kind="stable")
+        copies = np.concatenate([(bin_p + k) % _SECTORS for k in (-1, 0, 1)])
+        a_key = np.tile(group[p], 3) * _SECTORS + copies
+        na_order = np.argsort(a_key, kind="stable")
+        a_src = np.tile(np.arange(p.size, dtype=np.int64), 3)[na_order]
+        for ia, jb in box_pairs(
+            p_lo[a_src],
+            p_hi[a_src],
+            n_lo[nb_order],
+            n_hi[nb_order],
+            a_key[na_order],
+            (group[q] * _SECTORS + bin_n)[nb_order],
+        ):
+            i, j = a_src[ia], nb_order[jb]
             pc, qc = p[i], q[j]
             d = dp[i]
             cross = np.abs(d[:, 0] * dn[j, 1] - d[:, 1] * dn[j, 0])
@@ -1336,7 +1369,7 @@ class PairImpedance:
     notes: tuple[str, ...] = ()
     missing: tuple[str, ...] = ()
     pos: tuple[float, float] | None = None
-    items: tuple[str, ...] = ()
+    items: tuple[str, ...] = ()  # the first MAX_ITEMS segment uuids (what a finding lists)
 
     @property
     def routed(self) -> bool:
@@ -1406,6 +1439,58 @@ def zdiff_of(
     return 2.0 * zo, METHOD_MS_FIELD, kj, ()
 
 
+def _first_uuids(uuids: Sequence[str], rows: np.ndarray, n_uuid: int) -> list[str]:
+    """The first :data:`MAX_ITEMS` non-empty uuids of track ``rows``: all a finding lists.
+
+    The reader keeps uuids as spans of the board text, decoded one by one on access; decoding
+    every segment of every pair (1.5 M on a 279 MB board) cost more than measuring them."""
+    out: list[str] = []
+    for lo in range(0, len(rows), 2 * MAX_ITEMS):
+        for i in rows[lo : lo + 2 * MAX_ITEMS].tolist():
+            if i < n_uuid:
+                u = uuids[i]
+                if u:
+                    out.append(u)
+                    if len(out) >= MAX_ITEMS:
+                        return out
+    return out
+
+
+class _ItemUuids(Sequence):
+    """The first :data:`MAX_ITEMS` non-empty uuids of some track rows, decoded when first read
+    (only rows that become findings ever are): a tuple-like stand-in for ``items``."""
+
+    def __init__(self, uuids: Sequence[str], rows: np.ndarray, n_uuid: int) -> None:
+        self._src: tuple[Sequence[str], np.ndarray, int] | None = (uuids, rows, n_uuid)
+        self._got: tuple[str, ...] = ()
+
+    def _items(self) -> tuple[str, ...]:
+        if self._src is not None:
+            self._got = tuple(_first_uuids(*self._src))
+            self._src = None
+        return self._got
+
+    def __len__(self) -> int:
+        return len(self._items())
+
+    def __getitem__(self, i):  # type: ignore[no-untyped-def]  # noqa: ANN001, ANN204
+        return self._items()[i]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._items())
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, (_ItemUuids, tuple, list)):
+            return self._items() == tuple(other)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self._items())
+
+    def __repr__(self) -> str:
+        return repr(self._items())
+
+
 def _pair_rows_of(index: Any, layer: np.ndarray, pos: int, neg: int) -> dict[int, np.ndarray]:
     """Track rows of the pair's two nets, by layer, each in ascending row order (the order
     :func:`measure_pair` sees them in); found through the (net, layer) index, so a board with
@@ -1438,24 +1523,49 @@ def pair_table(analysis: Any, pairs: Sequence[Any] | None = None) -> list[PairIm
         from .nets import TrackIndex
 
         index = TrackIndex(board)
-    out: list[PairImpedance] = []
+    # every pair-layer not cached yet is measured in one batch (one near-segment search for
+    # the board), then the rows are built in the same order as before
+    plan: list[tuple[Any, list[tuple[int, np.ndarray]]]] = []
+    chunks: list[np.ndarray] = []
+    positives: list[int] = []
+    n_uuid = len(tr.uuid)
+    planned: set[tuple[int, int]] = set()
     for dp in wanted:
         key = (dp.positive, dp.negative)
-        if key in rows_cache:
-            out.extend(rows_cache[key])
+        if key in rows_cache or key in planned:
             continue
-        rows: list[PairImpedance] = []
+        planned.add(key)
         per_layer = _pair_rows_of(index, tr.layer, dp.positive, dp.negative)
+        plan.append((dp, list(per_layer.items())))
+        for idx in per_layer.values():
+            chunks.append(idx)
+            positives.append(dp.positive)
+    measured_l: list[PairTraces] = []
+    lo = 0
+    while lo < len(chunks):  # batches of about _BATCH_ROWS segments bound the temporaries
+        hi, n_rows = lo, 0
+        while hi < len(chunks) and (hi == lo or n_rows + len(chunks[hi]) <= _BATCH_ROWS):
+            n_rows += len(chunks[hi])
+            hi += 1
+        rows_all = np.concatenate(chunks[lo:hi])
+        sizes = [len(c) for c in chunks[lo:hi]]
+        is_p = tr.net[rows_all] == np.repeat(np.asarray(positives[lo:hi], dtype=np.int64), sizes)
+        bounds = np.concatenate([[0], np.cumsum(sizes)])
+        measured_l += measure_pairs(
+            tr.start[rows_all], tr.end[rows_all], tr.width[rows_all], is_p, bounds
+        )
+        lo = hi
+    measured = iter(measured_l)
+    for dp, layers in plan:
+        key = (dp.positive, dp.negative)
+        rows: list[PairImpedance] = []
         cls_name = board.net_classes.class_of(board.nets[dp.positive])
         cls = board.net_classes.by_name(cls_name)
-        for layer, idx in per_layer.items():
+        for layer, idx in layers:
             if layer not in stacks:
                 stacks[layer] = layer_stack(board, layer, planes)
             stack = stacks[layer]
-            uuids = [tr.uuid[i] for i in idx.tolist() if i < len(tr.uuid)]
-            m = measure_pair(
-                tr.start[idx], tr.end[idx], tr.width[idx], tr.net[idx] == dp.positive, uuids
-            )
+            m = next(measured)
             notes = list(stack.notes)
             width, wsrc = m.width_mm, "tracks"
             gap, gsrc = m.gap_mm, "tracks"
@@ -1485,7 +1595,7 @@ def pair_table(analysis: Any, pairs: Sequence[Any] | None = None) -> list[PairIm
                 length_mm=m.length_mm,
                 stack=stack,
                 pos=m.pos,
-                items=m.items,
+                items=_ItemUuids(tr.uuid, idx, n_uuid),  # type: ignore[arg-type]
             )
             missing = [f"stack-up: {m}" for m in stack.missing]
             if gap is None:
@@ -1519,7 +1629,9 @@ def pair_table(analysis: Any, pairs: Sequence[Any] | None = None) -> list[PairIm
                 )
             )
         rows_cache[key] = rows
-        out.extend(rows)
+    out: list[PairImpedance] = []
+    for dp in wanted:
+        out.extend(rows_cache[(dp.positive, dp.negative)])
     return out
 
 

@@ -9,7 +9,7 @@ track arrays, so a million segments cost milliseconds, not a Python loop.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -79,6 +79,39 @@ class TrackIndex:
         lo = int(np.searchsorted(self._keys, net * _LAYER_SPAN, side="left"))
         hi = int(np.searchsorted(self._keys, (net + 1) * _LAYER_SPAN, side="left"))
         return self._order[lo:hi]
+
+
+class JoinedStrings(Sequence):
+    """``head[0:n]`` (missing rows read as "") followed by ``tail``, without decoding ``head``.
+
+    Why: the reader keeps track and via uuids as spans of the board text, decoded on access;
+    copying 166k via uuids into a tuple cost more than the via-stub analysis that needs a few
+    of them (the ones a finding names)."""
+
+    def __init__(self, head: Sequence[str], n: int, tail: Sequence[str] = ()) -> None:
+        self._head = head
+        self._n = n
+        self._n_head = min(n, len(head))
+        self._tail = tuple(tail)
+
+    def __len__(self) -> int:
+        return self._n + len(self._tail)
+
+    def __getitem__(self, i):  # type: ignore[no-untyped-def]  # noqa: ANN001, ANN204
+        if isinstance(i, slice):
+            return tuple(self[j] for j in range(*i.indices(len(self))))
+        i = int(i)
+        if i < 0:
+            i += len(self)
+        if not 0 <= i < len(self):
+            raise IndexError("index out of range")
+        if i < self._n:
+            return self._head[i] if i < self._n_head else ""
+        return self._tail[i - self._n]
+
+    def __iter__(self) -> Iterator[str]:
+        for i in range(len(self)):
+            yield self[i]
 
 
 def board_area_mm2(board: Board) -> float | None:

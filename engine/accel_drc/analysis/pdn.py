@@ -117,6 +117,30 @@ def ground_layers(board: Board, ground_nets: set[int]) -> dict[int, Any]:
     return {li: layer_region(gnd_z, li) for li in range(board.layer_count)} if gnd_z else {}
 
 
+class _LazyRegions(Mapping):
+    """Layer -> union of the fills of ``zones`` on it, built the first time a layer is asked
+    for: a ground union is costly (120k-vertex planes on vme-wren) and only the layers that
+    face a rail plane are ever needed.  Same values as :func:`ground_layers`."""
+
+    def __init__(self, zones: Sequence[Zone], layer_count: int) -> None:
+        self._zones = list(zones)
+        self._n = layer_count if self._zones else 0
+        self._done: dict[int, Any] = {}
+
+    def __getitem__(self, li: int) -> Any:
+        if not (isinstance(li, int) and 0 <= li < self._n):
+            raise KeyError(li)
+        if li not in self._done:
+            self._done[li] = layer_region(self._zones, li)
+        return self._done[li]
+
+    def __iter__(self) -> Any:
+        return iter(range(self._n))
+
+    def __len__(self) -> int:
+        return self._n
+
+
 def dielectric_between(
     board: Board, upper: int, lower: int
 ) -> tuple[float | None, float | None, str]:
@@ -168,13 +192,17 @@ def plane_pairs(
         return []
     n = board.layer_count
     gnd_reg = ground_regions if ground_regions is not None else ground_layers(board, ground_nets)
-    rail_reg = {li: layer_region(rail_z, li) for li in range(n)}
+    rail_layers = {li for z in rail_z for li, rings in z.filled.items() if rings}
+    rail_reg = {li: layer_region(rail_z, li) for li in sorted(rail_layers) if 0 <= li < n}
     out: list[PlanePair] = []
     for upper in range(n - 1):
         lower = upper + 1
         for r_layer, g_layer in ((upper, lower), (lower, upper)):
-            r, g = rail_reg.get(r_layer), gnd_reg.get(g_layer)
-            if r is None or g is None or r.is_empty or g.is_empty:
+            r = rail_reg.get(r_layer)
+            if r is None or r.is_empty:
+                continue  # the ground union of g_layer is then never built
+            g = gnd_reg.get(g_layer)
+            if g is None or g.is_empty:
                 continue
             area = float(r.intersection(g).area)
             if area <= 0:
@@ -325,13 +353,27 @@ def _decaps(
     return caps, unread
 
 
-def _rail_pos(board: Board, rail_nets: set[int]) -> tuple[tuple[float, float] | None, str | None]:
+def _zone_area(z: Zone, li: int, cache: dict[tuple[int, int], float] | None) -> float:
+    """``z.filled_area_mm2(li)``, remembered in ``cache`` (detection and the rail positions
+    ask for the same zone areas; a 120k-vertex fill costs milliseconds each time)."""
+    if cache is None:
+        return z.filled_area_mm2(li)
+    key = (id(z), li)
+    got = cache.get(key)
+    if got is None:
+        got = cache[key] = z.filled_area_mm2(li)
+    return got
+
+
+def _rail_pos(
+    board: Board, rail_nets: set[int], areas: dict[tuple[int, int], float] | None = None
+) -> tuple[tuple[float, float] | None, str | None]:
     best = None
     for z in board.zones:
         if z.net not in rail_nets:
             continue
         for li in z.filled:
-            a = z.filled_area_mm2(li)
+            a = _zone_area(z, li, areas)
             if best is None or a > best[0]:
                 pts = np.concatenate(z.filled[li]) if z.filled[li] else z.outline
                 if len(pts):
@@ -353,6 +395,7 @@ def find_rails(board: Board, config: Any = None) -> list[Rail]:
     if not ground_ids:
         notes_common.append("no ground net (GND/VSS…) found")
     entries: list[tuple[str, set[int], str, Any]] = []
+    areas: dict[tuple[int, int], float] = {}
     if specs:
         for k, spec in enumerate(specs):
             pats = cfg_get(spec, "nets", ()) or ()
@@ -367,19 +410,20 @@ def find_rails(board: Board, config: Any = None) -> list[Rail]:
             if z.keepout or z.net <= 0 or z.net in ground_ids:
                 continue
             plane_area[z.net] = plane_area.get(z.net, 0.0) + sum(
-                z.filled_area_mm2(li) for li in z.filled
+                _zone_area(z, li, areas) for li in z.filled
             )
         for net_id, area in sorted(plane_area.items()):
             name = board.nets[net_id]
             if area >= MIN_PLANE_MM2 and is_power(name):
                 entries.append((name, {net_id}, "detected", None))
-    gnd_regions: dict[int, Any] | None = None
+    gnd_regions: Mapping[int, Any] | None = None
     for name, ids, source, spec in entries:
         notes = list(notes_common)
         if not ids:
             notes.append("the rail's net patterns match no net of the board")
         if gnd_regions is None and ground_ids:
-            gnd_regions = ground_layers(board, ground_ids)
+            gnd_z = [z for z in board.zones if z.net in ground_ids and not z.keepout]
+            gnd_regions = _LazyRegions(gnd_z, board.layer_count)
         pairs = plane_pairs(board, ids, ground_ids, gnd_regions) if ids and ground_ids else []
         caps, unread = _decaps(board, ids, ground_ids, lib) if ids and ground_ids else ([], [])
         if unread:
@@ -391,7 +435,7 @@ def find_rails(board: Board, config: Any = None) -> list[Rail]:
                 "r_ohm": float(cfg_get(vrm, "r_ohm", 0.0)),
                 "l_h": float(cfg_get(vrm, "l_h", 0.0)),
             }
-        pos, layer = _rail_pos(board, ids)
+        pos, layer = _rail_pos(board, ids, areas)
         volt = cfg_get(spec, "voltage")
         if volt is None and source == "detected":
             volt = voltage_from_name(name)

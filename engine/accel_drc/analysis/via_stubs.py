@@ -723,9 +723,9 @@ def find_connections(board: Board) -> dict[str, Any]:
     connected[net <= 0] = False
     types = tuple(vias.types) + ("pth",) * npth
     refs = ("",) * nv + tuple(pads.ref[i] for i in pth_idx)
-    uuids = tuple(vias.uuid[i] if i < len(vias.uuid) else "" for i in range(nv)) + tuple(
-        pads.uuid[i] for i in pth_idx
-    )
+    from .nets import JoinedStrings  # via uuids stay undecoded until a finding names one
+
+    uuids = JoinedStrings(vias.uuid, nv, tuple(pads.uuid[i] for i in pth_idx))
     via_row = np.concatenate([np.arange(nv), np.full(npth, -1)])
     return {
         "xy": xy,

@@ -64,10 +64,9 @@ def where(analysis: Any, rows: np.ndarray) -> tuple[tuple[float, float] | None, 
         return None, ()
     first = int(rows[0])
     pos = (round(float(t.start[first, 0]), 4), round(float(t.start[first, 1]), 4))
-    uuids = tuple(
-        t.uuid[int(r)] for r in rows[:MAX_ITEMS] if int(r) < len(t.uuid) and t.uuid[int(r)]
-    )
-    return pos, uuids
+    n = len(t.uuid)  # uuids may be decoded on access (the reader's spans): read each once
+    got = (t.uuid[r] for r in rows[:MAX_ITEMS].tolist() if r < n)
+    return pos, tuple(u for u in got if u)
 
 
 def assumption_of(analysis: Any, nets: Iterable[int]) -> str | None:

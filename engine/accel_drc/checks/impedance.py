@@ -17,12 +17,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..analysis.impedance import MIN_COUPLED_MM, PairImpedance, pair_table
+from ..analysis.impedance import MAX_ITEMS, MIN_COUPLED_MM, PairImpedance, pair_table
 from ..results import Finding, Rule, Severity, Status
 from . import CheckContext, CheckOutcome, register
 
-#: most item uuids one finding lists
-_MAX_ITEMS = 200
+#: most item uuids one finding lists (a pair row keeps no more)
+_MAX_ITEMS = MAX_ITEMS
 
 
 def _target(ctx: CheckContext, rule: Rule) -> tuple[float | None, float | None]:

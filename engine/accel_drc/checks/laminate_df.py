@@ -105,8 +105,6 @@ def check_laminate_df(ctx: CheckContext, rule: Rule) -> CheckOutcome:
                 if d.name not in cache:
                     cache[d.name] = resolve_dielectric(d, a.materials, overrides)
                 infos.append((side, cache[d.name]))
-            rows = track_rows(a, g.nets, layer)
-            pos, items = where(a, rows)
             ev: dict[str, Any] = {
                 "geometry": geometry,
                 "dielectrics": [{"side": s, **i.to_dict()} for s, i in infos],
@@ -118,6 +116,9 @@ def check_laminate_df(ctx: CheckContext, rule: Rule) -> CheckOutcome:
             note = " (signal type assumed: see evidence)" if assumption else ""
             over = [(s, i) for s, i in infos if i.df is not None and i.df > max_df]
             unknown = [(s, i) for s, i in infos if i.df is None]
+            if over or unknown or not infos:
+                # where the finding points (only for findings: uuids are decoded on access)
+                pos, items = where(a, track_rows(a, g.nets, layer))
             if over:
                 worst = max(i.df for _, i in over)  # type: ignore[type-var]
                 named = ", ".join(

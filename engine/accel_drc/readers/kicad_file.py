@@ -109,31 +109,14 @@ _EDGE_FP = frozenset({b"fp_line", b"fp_arc", b"fp_circle", b"fp_rect", b"fp_poly
 _STR = rb'"(?:[^"\\]|\\.)*"'
 _ATOM = rb'(?:"(?:[^"\\]|\\.)*"|[^\s()"]+)'
 _KW = re.compile(rb"\(\s*([^\s()\"]+)")
-_NUM = rb"([^\s()]+)"
-_TRACK_RE = re.compile(
-    rb"\((segment|arc)(?:\s+locked)?\s*\(start "
-    + _NUM
-    + rb" "
-    + _NUM
-    + rb"\)\s*(?:\(mid "
-    + _NUM
-    + rb" "
-    + _NUM
-    + rb"\)\s*)?\(end "
-    + _NUM
-    + rb" "
-    + _NUM
-    + rb"\)\s*\(width "
-    + _NUM
-    + rb"\)\s*(?:\(locked[^()]*\)\s*)?\(layers? \"([^\"]*)\"[^()]*\)\s*"
-    + rb"(?:\(solder_mask_margin[^()]*\)\s*)?\(net ([^()]*)\)\s*"
-    + rb"\((?:uuid|tstamp) \"?([^()\"]*)\"?\)\s*\)"
-)
-_TRACK_FIELD = re.compile(rb"\((start|end|mid|width|layer|net|uuid|tstamp)\s+([^()]*)\)")
+#: a field's value: text up to the next parenthesis, quoted strings whole (KiCad 10 refers to
+#: nets by name, and KiCad's default net names look like "Net-(D1-Pad1)")
+_VALUE = rb'((?:"(?:[^"\\]|\\.)*"|[^()"])*)'
+_TRACK_FIELD = re.compile(rb"\((start|end|mid|width|layer|net|uuid|tstamp)\s+" + _VALUE + rb"\)")
 _VIA_HEAD = re.compile(rb"\(via((?:\s+(?:locked|blind|buried|micro|through))*)")
-_VIA_FIELD = re.compile(rb"\((at|size|drill|layers|net|uuid|tstamp)\s+([^()]*)")
+_VIA_FIELD = re.compile(rb"\((at|size|drill|layers|net|uuid|tstamp)\s+" + _VALUE)
 _PAD_HEAD = re.compile(rb"\(pad\s+(" + _ATOM + rb")\s+([^\s()]+)\s+([^\s()]+)")
-_PAD_FIELD = re.compile(rb"\((at|size|drill|layers|net|uuid|tstamp)\s+([^()]*)")
+_PAD_FIELD = re.compile(rb"\((at|size|drill|layers|net|uuid|tstamp)\s+" + _VALUE)
 _NESTED_DRILL = re.compile(rb"\((backdrill|tertiary_drill|padstack|primitives)\b")
 _FP_HEAD = re.compile(rb"\((?:footprint|module)\s+(" + _ATOM + rb")")
 _PROPERTY = re.compile(rb"\(property\s+(" + _ATOM + rb")\s+(" + _ATOM + rb")")
@@ -645,8 +628,17 @@ _VIA_WORDS = (
 )
 _VIA_KW_LEN = np.array([0, 3, 5, 6, 7, 4, 5, 0], dtype=np.int64)
 _VIA_NUMS = np.array([0, 2, 1, 1, 0, 0, 0, 0], dtype=np.int64)
-#: items per block of the vectorised track parser (bounds its temporaries to a few ten MB)
-_TRACK_BLOCK = 1 << 17
+#: items per block of the vectorised track, via and pad parsers (bounds their temporaries to a
+#: few MB; smaller blocks also stay in cache: 32 k was faster than 131 k on 1.5 M tracks)
+_TRACK_BLOCK = 1 << 15
+
+
+def _ranges(start: np.ndarray, count: np.ndarray) -> np.ndarray:
+    """The concatenation of ``arange(start[i], start[i] + count[i])`` for every i."""
+    count = count.astype(np.int64, copy=False)
+    total = int(count.sum())
+    shift = np.cumsum(count) - count - start.astype(np.int64)
+    return np.arange(total, dtype=np.int64) - np.repeat(shift, count)
 
 
 def data_is_tstamp(data: bytes, pos: np.ndarray) -> np.ndarray:
@@ -673,6 +665,23 @@ def _kid_codes(u64: np.ndarray, pos: np.ndarray, words: Sequence[tuple[bytes, in
         code[hit] = c
     code[~inside] = 0
     return code
+
+
+#: first bytes of the nested nodes whose fields must not be taken for a via's own
+#: (``_NESTED_DRILL``): vias holding one are read the slow way
+_NESTED_PREFIXES = (b"backdri", b"tertiar", b"padstac", b"primiti")
+
+
+def _kid_prefix(u64: np.ndarray, pos: np.ndarray, prefixes: Sequence[bytes]) -> np.ndarray:
+    """True where the node opening at ``pos`` starts with one of ``prefixes`` (≤ 7 bytes)."""
+    hit = np.zeros(pos.size, dtype=bool)
+    if not pos.size or not u64.size:
+        return hit
+    k = u64[np.minimum(pos + 1, u64.size - 1)]
+    for word in prefixes:
+        hit |= (k & _MASKS[len(word)]) == np.uint64(int.from_bytes(word, "little"))
+    hit[pos + 1 >= u64.size] = True  # too close to the end to tell: the slow way
+    return hit
 
 
 class SpanStrings(Sequence):
@@ -900,6 +909,8 @@ class _Reader:
         self.net_by_code: dict[int, int] = {0: 0}
         self.net_by_name: dict[str, int] = {"": 0}
         self._layer_cache: dict[bytes, tuple[tuple[int, ...], tuple[str, ...]]] = {}
+        self._drill_cache: dict[bytes, float | None] = {}
+        self._pad_rows: dict[int, tuple] = {}
         self._net_cache: dict[bytes, int] = {}
 
     # -- small helpers ----------------------------------------------------------------------
@@ -1030,10 +1041,13 @@ class _Reader:
         edge_pieces: list[tuple[list[tuple[float, float]], bool]] = []
         bbox_pts: list[tuple[int, int]] = []
         fp_spans = by_kw.get(b"footprint", [])
+        fp_kids = self._footprint_children(fp_spans)
+        self._pad_prepass([span for kids in fp_kids for span in kids.get(b"pad", ())])
         footprints = tuple(
             self._footprint(s, e, kids, edge_pieces, bbox_pts)
-            for (s, e), kids in zip(fp_spans, self._footprint_children(fp_spans))
+            for (s, e), kids in zip(fp_spans, fp_kids)
         )
+        self._pad_rows = {}
         for kw in _EDGE_GR:
             for s, e in by_kw.get(kw, []):
                 if data.find(b"Edge.Cuts", s, e) >= 0:
@@ -1224,7 +1238,10 @@ class _Reader:
         inv = first = None
         if rows.size:
             aa, ll = a[rows], length[rows]
-            words = [u64[aa + 8 * k] & _MASKS[np.clip(ll - 8 * k, 0, 8)] for k in range(4)]
+            n_words = (int(ll.max()) + 7) // 8 if ll.size else 0
+            words = [
+                u64[aa + 8 * k] & _MASKS[np.clip(ll - 8 * k, 0, 8)] for k in range(max(n_words, 1))
+            ]
             h = words[0]
             for w in words[1:]:
                 h = h * np.uint64(0x9E3779B97F4A7C15) ^ w
@@ -1324,19 +1341,27 @@ class _Reader:
 
     def _block_kids(self, spans: np.ndarray, level: int) -> tuple[np.ndarray, ...] | None:
         """(opens, closes, parent row) of the nodes at ``level`` inside the items ``spans``
-        (sorted, non-overlapping); nodes of other items in the same region are dropped."""
+        (sorted, non-overlapping).  Only the items' own parentheses are looked at (their index
+        ranges), so items far apart in the file (vias before and after the tracks) do not
+        drag in everything between them."""
         idx = self.index
-        r0, r1 = int(spans[0, 0]), int(spans[-1, 1])
-        keys = np.array([r0, r1], dtype=idx.opens.dtype)
-        j0, j1 = np.searchsorted(idx.opens, keys)
-        k0, k1 = np.searchsorted(idx.closes, keys)
-        ko = idx.opens[j0:j1][idx.open_level[j0:j1] == level].astype(np.int64)
-        kc = idx.closes[k0:k1][idx.close_level[k0:k1] == level].astype(np.int64)
-        if ko.size != kc.size:
+        m = spans.shape[0]
+        lo = spans[:, 0].astype(idx.opens.dtype)
+        hi = spans[:, 1].astype(idx.opens.dtype)
+        out = []
+        for pos, lev in ((idx.opens, idx.open_level), (idx.closes, idx.close_level)):
+            i_lo = np.searchsorted(pos, lo)
+            i_hi = np.searchsorted(pos, hi)
+            count = i_hi - i_lo
+            sel = _ranges(i_lo, count)
+            par = np.repeat(np.arange(m, dtype=np.int64), count)
+            at = lev[sel] == level
+            out.append((pos[sel[at]].astype(np.int64), par[at]))
+            del sel, par, at
+        (ko, parent), (kc, cpar) = out
+        if ko.size != kc.size or not np.array_equal(parent, cpar):
             return None
-        parent = np.searchsorted(spans[:, 0], ko, side="right") - 1
-        inside = (parent >= 0) & (ko < spans[np.maximum(parent, 0), 1])
-        return ko[inside], kc[inside], parent[inside]
+        return ko, kc, parent
 
     def _block_numbers(
         self, a: np.ndarray, b: np.ndarray
@@ -1364,10 +1389,9 @@ class _Reader:
         tok[1:] &= ws[:-1]
         csum = np.zeros(total + 1, dtype=np.int64)
         np.cumsum(tok, out=csum[1:])
-        del ws, tok
         ntok = csum[offs + block] - csum[offs]
         first = csum[offs]
-        del csum
+        del csum, ws, tok
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # fromstring warns (not raises) on junk; we count
             try:
@@ -1477,6 +1501,9 @@ class _Reader:
         dko, _dkc, dpar = deep
         dcode = _kid_codes(u64, dko, _VIA_WORDS)
         good[dpar[dcode > 0]] = False  # a field name deeper down: the old first-match rule
+        # backdrill / tertiary_drill / padstack / primitives (by prefix: a superset is safe)
+        for kpos, kpar in ((ko, parent), (dko, dpar)):
+            good[kpar[_kid_prefix(u64, kpos, _NESTED_PREFIXES)]] = False
         # "(via" then only whitespace up to the first child: no type keyword, not locked
         first_kid = np.full(m, -1, dtype=np.int64)
         if parent.size:  # parent is sorted: the first child of each via starts a new value
@@ -1514,58 +1541,6 @@ class _Reader:
         ustart[parent[sel]] = ua
         ulen[parent[sel]] = kc[sel] - ua
         return good
-
-    def _tracks_regex(self, segments: list[tuple[int, int]], arcs: list[tuple[int, int]]) -> Tracks:
-        """All segments and arcs.  One regex pass over the track region (the layout every
-        KiCad 6-10 writer uses) with a per-item fallback for anything laid out differently."""
-        data = self.data
-        spans = sorted(segments + arcs)
-        n = len(spans)
-        rows: list[tuple[bytes, ...]] = []
-        if n:
-            # one match per item is the proof the layout is the expected one: the region holds
-            # only top-level nodes, and no other node can match "(segment (start …"
-            rows = _TRACK_RE.findall(data, spans[0][0], spans[-1][1])
-            if len(rows) != n:
-                rows = [self._track_slow(s, e) for s, e in spans]
-        if rows:
-            cols = list(zip(*rows))
-            num = np.array(cols[1:8], dtype="S24")
-            num[num == b""] = b"nan"
-            vals = num.astype(np.float64)
-        else:
-            cols = [()] * 11
-            vals = np.zeros((7, 0))
-        # columns: kind, sx, sy, mx, my, ex, ey, width, layer, net, uuid
-        copper_b = {k.encode(): v for k, v in self.copper.items()}
-        layer = np.zeros(n, dtype=np.int16)
-        for i, lname in enumerate(cols[8]):
-            li = copper_b.get(lname)
-            if li is None:
-                self.warn(
-                    f"tracks on an unknown layer {lname.decode(errors='replace')!r} put on F.Cu"
-                )
-                li = 0
-            layer[i] = li
-        cache: dict[bytes, int] = {}
-        net = np.zeros(n, dtype=np.int32)
-        for i, raw in enumerate(cols[9]):
-            got = cache.get(raw)
-            if got is None:
-                got = cache[raw] = self.net_ref(raw)
-            net[i] = got
-        is_arc = np.array([k == b"arc" for k in cols[0]], dtype=bool)
-        if np.isnan(vals[2][is_arc]).any():
-            raise InputError(self.source, "an (arc …) track has no (mid …) point")
-        return Tracks(
-            start=np.stack([vals[0], vals[1]], axis=1) if n else np.zeros((0, 2)),
-            end=np.stack([vals[4], vals[5]], axis=1) if n else np.zeros((0, 2)),
-            mid=np.stack([vals[2], vals[3]], axis=1) if n else np.zeros((0, 2)),
-            width=vals[6].copy() if n else np.zeros(0),
-            layer=layer,
-            net=net,
-            uuid=tuple(u.decode("utf-8", "replace") for u in cols[10]),
-        )
 
     def _track_slow(self, s: int, e: int) -> tuple[bytes, ...]:
         """One track item, fields in any order (hand-edited or unusual files)."""
@@ -1662,21 +1637,12 @@ class _Reader:
         ulen = np.zeros(n, dtype=np.int32)
         overrides: dict[int, str] = {}
         backdrills: dict[int, Backdrill] = {}
-        nested = np.zeros(n, dtype=bool)
-        if n:
-            hits = [m.start() for m in _NESTED_DRILL.finditer(data, spans[0, 0], spans[-1, 1])]
-            if hits:
-                h = np.asarray(hits, dtype=np.int64)
-                row = np.searchsorted(spans[:, 0], h, side="right") - 1
-                ok = (row >= 0) & (h < spans[np.maximum(row, 0), 1])
-                nested[row[ok]] = True
         for i0 in range(0, n, _TRACK_BLOCK):
             i1 = min(n, i0 + _TRACK_BLOCK)
             good = self._via_block(
                 spans[i0:i1], pos[i0:i1], dia[i0:i1], drill[i0:i1], net[i0:i1],
                 ustart[i0:i1], ulen[i0:i1],
             )  # fmt: skip
-            good &= ~nested[i0:i1]
             for row in (np.flatnonzero(~good) + i0).tolist():
                 s0, e0 = int(spans[row, 0]), int(spans[row, 1])
                 got = self._via_slow(s0, e0)
@@ -1911,11 +1877,121 @@ class _Reader:
             properties=props,
         )
 
+    def _pad_prepass(self, spans: list[tuple[int, int]]) -> None:
+        """Find the fields of every pad and parse their numbers in numpy blocks.
+
+        Why: a Python regex pass per pad cost ≈ 28 µs (1.2 s for the 42 k pads of the synthetic
+        training board, the largest fixed cost of a read).  Here the fields of plain pads (each
+        of at/size/drill/layers/net/uuid once, directly under the pad, nothing nested that
+        could hold them) are located in the index and the ``at``/``size`` numbers parsed for all
+        pads at once; :meth:`_pad` then only slices and looks up.  Other pads (custom shapes,
+        padstacks, odd layouts) keep the regex path.
+        """
+        self._pad_rows: dict[int, tuple] = {}
+        if not spans:
+            return
+        arr = np.asarray(spans, dtype=np.int64)
+        u64 = _u64_view(self.data)
+        for i0 in range(0, arr.shape[0], _TRACK_BLOCK):
+            blk = arr[i0 : i0 + _TRACK_BLOCK]
+            m = blk.shape[0]
+            got = self._block_kids(blk, 4)
+            if got is None:
+                continue
+            ko, kc, parent = got
+            code = _kid_codes(u64, ko, _VIA_WORDS)
+            cnt = np.bincount(parent * 8 + code, minlength=m * 8).reshape(m, 8)
+            good = (
+                (cnt[:, 1] == 1)
+                & (cnt[:, 2] == 1)
+                & (cnt[:, 3] <= 1)
+                & (cnt[:, 4] <= 1)
+                & (cnt[:, 5] <= 1)
+                & (cnt[:, 6] <= 1)
+            )
+            del cnt
+            good[parent[_kid_prefix(u64, ko, _NESTED_PREFIXES)]] = False
+            for level in (5, 6):  # a field name deeper down: the regex's first-match rule
+                deep = self._block_kids(blk, level)
+                if deep is None:
+                    good[:] = False
+                    break
+                dko, _dkc, dpar = deep
+                good[dpar[_kid_codes(u64, dko, _VIA_WORDS) > 0]] = False
+                good[dpar[_kid_prefix(u64, dko, _NESTED_PREFIXES)]] = False
+            numeric = (code >= 1) & (code <= 2) & good[parent]
+            nums = self._block_numbers(ko[numeric] + _VIA_KW_LEN[code[numeric]], kc[numeric])
+            if nums is None:
+                continue
+            flat, first, ntok = nums
+            npar, ncode = parent[numeric], code[numeric]
+            ok = np.where(ncode == 1, (ntok == 2) | (ntok == 3), (ntok == 1) | (ntok == 2))
+            good[npar[~ok]] = False
+            at = np.zeros((m, 3))
+            size = np.zeros((m, 2))
+            for c, target, width in ((1, at, 3), (2, size, 2)):
+                sel = ncode == c
+                rows, f, nt = npar[sel], first[sel], ntok[sel]
+                target[rows, 0] = flat[f]
+                second = flat[np.minimum(f + 1, flat.size - 1)]
+                target[rows, 1] = np.where(nt > 1, second, 0.0 if c == 1 else flat[f])
+                if width == 3:
+                    third = flat[np.minimum(f + 2, flat.size - 1)]
+                    target[rows, 2] = np.where(nt > 2, third, 0.0)
+            # text spans of drill (3), layers (4), net (5), uuid / tstamp (6); -1 = absent
+            text = np.full((m, 4, 2), -1, dtype=np.int64)
+            for c in (3, 4, 5, 6):
+                sel = code == c
+                a = ko[sel] + _VIA_KW_LEN[c]
+                if c == 6:
+                    a = a + data_is_tstamp(self.data, ko[sel]) * 2
+                text[parent[sel], c - 3, 0] = a
+                text[parent[sel], c - 3, 1] = kc[sel]
+            starts = blk[:, 0].tolist()
+            at_l, size_l, text_l = at.tolist(), size.tolist(), text.tolist()
+            for r in np.flatnonzero(good).tolist():
+                self._pad_rows[starts[r]] = (at_l[r], size_l[r], text_l[r])
+
+    def _drill_of(self, raw: bytes) -> float | None:
+        """A pad's drill in mm from the text of its ``(drill …)`` (an oval's smaller side)."""
+        got = self._drill_cache.get(raw)
+        if got is None and raw not in self._drill_cache:
+            drill_mm = None
+            dr = [p for p in raw.split(b"(")[0].split() if p != b"oval"]
+            if dr:
+                d0 = float(dr[0])
+                drill_mm = min(d0, float(dr[1])) if len(dr) > 1 else d0
+                if drill_mm <= 0:
+                    drill_mm = None
+            self._drill_cache[raw] = got = drill_mm
+        return got
+
     def _pad(self, s: int, e: int, t: _Transform) -> Pad:
         data = self.data
         head = _PAD_HEAD.match(data, s, e)
         if not head:
             raise self.fail("malformed (pad …): expected number, type and shape", s)
+        fast = self._pad_rows.get(s)
+        if fast is not None:
+            (lx, ly, rot), (w, h), spans = fast
+            rx, ry = _rotate_nm(_nm(lx), _nm(ly), t.deg)
+            (da, db), (la, lb), (na, nb), (ua, ub) = spans
+            copper, names = self.layer_indexes(data[la:lb] if la >= 0 else b"")
+            return Pad(
+                number=unquote(head.group(1)),
+                net=self.net_ref(data[na:nb] if na >= 0 else b""),
+                type=head.group(2).decode("utf-8", "replace"),
+                shape=head.group(3).decode("utf-8", "replace"),
+                x=(rx + _nm(t.x)) / 1e6,
+                y=(ry + _nm(t.y)) / 1e6,
+                width=w,
+                height=h,
+                rotation=rot,
+                drill_mm=self._drill_of(data[da:db]) if da >= 0 else None,
+                copper_layers=copper,
+                layers=names,
+                uuid=unquote(data[ua:ub].strip()) if ua >= 0 else "",
+            )
         f, _skips = self._fields(_PAD_FIELD, s, e)
         at = f.get(b"at", b"0 0").split()
         lx, ly = float(at[0]), float(at[1])
