@@ -8,7 +8,9 @@ of the format.  The whole module runs in well under 30 s.
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -28,6 +30,7 @@ SOURCES = {
 }
 
 _TMP = tempfile.mkdtemp(prefix="accel-drc-fuzz-")
+atexit.register(shutil.rmtree, _TMP, ignore_errors=True)  # no scratch folder left per run
 
 
 def _read(data: bytes) -> Board | InputError:

@@ -517,6 +517,7 @@ def _columns(b) -> list:  # noqa: ANN001
         sorted(v.backdrills.items()),
         b.nets,
         b.warnings,
+        [repr(fp.pads) for fp in b.footprints],
     ]
 
 
@@ -527,7 +528,7 @@ def _columns(b) -> list:  # noqa: ANN001
     ids=lambda p: p.stem,
 )
 def test_block_parse_equals_item_by_item(path, monkeypatch) -> None:  # noqa: ANN001
-    """Every track and via read by the numpy block parser equals what the per-item parser
+    """Every track, via and pad read by the numpy block parsers equals what the per-item parser
     (the fallback for unusual layouts) reads from the same text, column by column."""
     from accel_drc.readers import kicad_file
 
@@ -538,6 +539,9 @@ def test_block_parse_equals_item_by_item(path, monkeypatch) -> None:  # noqa: AN
     )
     monkeypatch.setattr(
         kicad_file._Reader, "_via_block", lambda self, spans, *a: np.zeros(len(spans), bool)
+    )
+    monkeypatch.setattr(
+        kicad_file._Reader, "_pad_prepass", lambda self, spans: setattr(self, "_pad_rows", {})
     )
     slow = read(str(path))
     assert _columns(fast) == _columns(slow)

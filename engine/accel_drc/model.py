@@ -246,7 +246,7 @@ class Tracks:
     width: np.ndarray = field(default_factory=lambda: _empty((0,)))  # (n,) mm
     layer: np.ndarray = field(default_factory=lambda: _empty((0,), np.int16))  # (n,)
     net: np.ndarray = field(default_factory=lambda: _empty((0,), np.int32))  # (n,)
-    uuid: tuple[str, ...] = ()
+    uuid: Sequence[str] = ()  # a tuple, or a lazy read-only sequence decoded on access
 
     def __len__(self) -> int:
         return int(self.width.shape[0])
@@ -323,7 +323,7 @@ class Vias:
     end: np.ndarray = field(default_factory=lambda: _empty((0,), np.int16))
     net: np.ndarray = field(default_factory=lambda: _empty((0,), np.int32))
     micro: np.ndarray = field(default_factory=lambda: _empty((0,), bool))  # flagged micro
-    uuid: tuple[str, ...] = ()
+    uuid: Sequence[str] = ()  # a tuple, or a lazy read-only sequence decoded on access
     layer_count: int = 2
     backdrills: Mapping[int, Backdrill] = field(default_factory=dict)  # row -> backdrill
 
