@@ -67,6 +67,11 @@ def test_committed_bundle_is_what_the_generator_writes() -> None:
             assert (PLUGIN / "icons" / name).read_bytes() == bundle.icon_png(size, dark), name
 
 
+@pytest.mark.skipif(
+    sys.version_info < (3, 10),
+    reason="kipy.packaging (a developer tool, not used by the plugin at run time) needs Python 3.10+; "
+    "CI validates plugin.json in its 3.11 run",
+)
 def test_plugin_json_is_valid_for_kicad(kipy: None) -> None:
     from kipy.packaging.validate import validate
 
@@ -193,13 +198,14 @@ def test_cli_install_builds_a_wheel_of_this_checkout(tmp_path: Path, kipy: None)
         "report/templates/report.css",
     ):
         assert f"accel_drc/{data}" in names, data
-    r = subprocess.run(
-        [sys.executable, "-m", "kipy.packaging", "validate", str(target)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert r.returncode == 0, r.stdout
+    if sys.version_info >= (3, 10):  # kipy.packaging itself needs 3.10+ (see above)
+        r = subprocess.run(
+            [sys.executable, "-m", "kipy.packaging", "validate", str(target)],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert r.returncode == 0, r.stdout
 
     # a user who did `pip install accel-drc` has no plugin/ folder: the installer must work from
     # the wheel's own files and pin the release from the index
