@@ -89,7 +89,9 @@
       '<td role="cell"><div class="msg">' + esc(g(r, "message")) + "</div>" +
       (why || src ? '<div class="why">' + esc(why) + (src ? " \u00b7 source: " + esc(src) : "") + "</div>" : "") +
       (dec ? '<div class="why">declare: ' + esc(dec) + "</div>" : "") +
-      '<div class="items">' + pos + (items.length ? " \u00b7 items: " + esc(items.join(", ")) : "") + "</div></td>";
+      '<div class="items">' + pos + (items.length ? " \u00b7 items: " + esc(items.slice(0, 3).join(", ")) +
+        (items.length > 3 ? " \u2026 and " + (items.length - 3) + " more (all in the panel and the JSON)" : "") : "") +
+      "</div></td>";
   }
   function fill(k) {
     if (filled[k] || !rowEls[k]) return;
