@@ -175,9 +175,14 @@ def test_marker_click_selects_row(browser: Browser, hostile_report) -> None:
     assert browser.eval(f"document.querySelector('{row}').getAttribute('aria-selected')") == "true"
     # the page stays on the board; the row is scrolled into the table's own box
     assert browser.eval("window.scrollY") == page_y
-    wrap = _rect(browser, "#table-wrap")
-    got = _rect(browser, row)
-    assert wrap["y"] - 1 <= got["y"] and got["y"] + got["h"] <= wrap["y"] + wrap["h"] + 1
+    # (rows above it fill lazily and may move it; the page settles it within a few frames)
+    inside = (
+        "(function(){var w=document.getElementById('table-wrap').getBoundingClientRect();"
+        f"var r=document.querySelector('{row}').getBoundingClientRect();"
+        "return w.top-1<=r.top && r.bottom<=w.bottom+1;})()"
+    )
+    browser.wait_for(inside, timeout=5)
+    assert browser.eval("window.scrollY") == page_y
 
 
 def test_stackup_badge_filters_findings_by_layer(browser: Browser, hostile_report) -> None:

@@ -255,10 +255,15 @@
         /* from a marker: bring the row into the table's own scroll box, leave the page where
            it is (the reader is looking at the board) */
         var wrap = document.getElementById("table-wrap");
-        var wr = wrap.getBoundingClientRect(), rr = row.getBoundingClientRect();
-        if (rr.top < wr.top || rr.bottom > wr.bottom) {
-          wrap.scrollTop += rr.top - wr.top - (wrap.clientHeight - rr.height) / 2;
-        }
+        var intoWrap = function () {
+          var wr = wrap.getBoundingClientRect(), rr = row.getBoundingClientRect();
+          if (rr.top < wr.top || rr.bottom > wr.bottom) {
+            wrap.scrollTop += rr.top - wr.top - (wrap.clientHeight - rr.height) / 2;
+          }
+        };
+        intoWrap();
+        /* rows above it fill lazily as they come into view and can push it out again: settle */
+        requestAnimationFrame(function () { intoWrap(); requestAnimationFrame(intoWrap); });
       } else if (opts.scroll) {
         row.scrollIntoView({ block: "nearest" });
         /* rows laid out lazily can move once they render: settle, then again */
