@@ -501,3 +501,17 @@ def test_capacitor_overrides_from_config_file(tmp_path) -> None:
     with pytest.raises(InputError) as err:
         load_config(str(bad), None)
     assert str(err.value).startswith(f"{bad}:3")
+
+
+def test_overlap_area_clip_equals_plain_intersection() -> None:
+    """The bounding-box clip is only a speed-up: same area as the plain intersection."""
+    import shapely
+
+    ground = shapely.Polygon(
+        [(0, 0), (100, 0), (100, 80), (0, 80)], holes=[[(10, 10), (20, 10), (20, 20), (10, 20)]]
+    )
+    rail = shapely.Polygon([(5, 5), (30, 5), (30, 25), (5, 25)])
+    assert pdn._overlap_area(rail, ground) == pytest.approx(25 * 20 - 100, rel=1e-12)
+    assert pdn._overlap_area(rail, ground) == pytest.approx(rail.intersection(ground).area)
+    far = shapely.box(200, 200, 210, 210)
+    assert pdn._overlap_area(far, ground) == 0.0

@@ -178,6 +178,22 @@ def plane_capacitance(area_mm2: float, thickness_mm: float, epsilon_r: float) ->
     return EPS0 * epsilon_r * (area_mm2 * 1e-6) / (thickness_mm * 1e-3)
 
 
+def _overlap_area(rail: Any, ground: Any) -> float:
+    """Area of ``rail`` ∩ ``ground``.  A ground plane has ~10⁵ vertices and a rail is usually a
+    small part of it, so the ground is first cut to the rail's bounding box (GEOS's rectangle
+    clip, 2.6× faster on vme-wren; areas equal to 1e-15 relative).  That fast clip does not
+    promise a valid result, so any topology error falls back to the plain intersection."""
+    import shapely
+
+    rb, gb = rail.bounds, ground.bounds
+    if rb[2] < gb[0] or gb[2] < rb[0] or rb[3] < gb[1] or gb[3] < rb[1]:
+        return 0.0
+    try:
+        return float(rail.intersection(shapely.clip_by_rect(ground, *rb)).area)
+    except shapely.errors.GEOSException:
+        return float(rail.intersection(ground).area)
+
+
 def plane_pairs(
     board: Board,
     rail_nets: set[int],
@@ -204,7 +220,7 @@ def plane_pairs(
             g = gnd_reg.get(g_layer)
             if g is None or g.is_empty:
                 continue
-            area = float(r.intersection(g).area)
+            area = _overlap_area(r, g)
             if area <= 0:
                 continue
             t, er, names = dielectric_between(board, upper, lower)
