@@ -29,6 +29,7 @@ import os
 import re
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from typing import NamedTuple
 
 import numpy as np
 
@@ -890,6 +891,20 @@ def _read_bytes(
         raise InputError(source, f"malformed board file: {exc}") from None
 
 
+class _NumberFields(NamedTuple):
+    """The kept fields of a block of items and the numbers read from their numeric fields."""
+
+    ko: np.ndarray  # field start offsets
+    kc: np.ndarray  # field end offsets
+    parent: np.ndarray  # item row of each field
+    code: np.ndarray  # field kind of each field
+    npar: np.ndarray  # item row of each numeric field
+    ncode: np.ndarray  # field kind of each numeric field
+    flat: np.ndarray  # all numbers, in field order
+    first: np.ndarray  # index in ``flat`` of each numeric field's first number
+    ok: np.ndarray  # numeric field has the expected count of numbers
+
+
 class _Reader:
     def __init__(self, data: bytes, source: str) -> None:
         self.data = data
@@ -1402,6 +1417,32 @@ class _Reader:
             return None
         return flat, first, ntok
 
+    def _number_fields(
+        self,
+        good: np.ndarray,
+        kids: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray],
+        last_code: int,
+        kw_len: np.ndarray,
+        kw_nums: np.ndarray,
+    ) -> _NumberFields | None:
+        """The shared step of the block parsers: keep the fields of the items still ``good``,
+        read the numbers of their numeric fields (codes 1..``last_code``) in one pass, and mark
+        not-good every item one of whose fields holds the wrong count of numbers.  None when a
+        field holds something that is not a number (the whole block then goes the slow way)."""
+        ko, kc, parent, code = kids
+        keep = good[parent]
+        ko, kc, parent, code = ko[keep], kc[keep], parent[keep], code[keep]
+        numeric = (code >= 1) & (code <= last_code)
+        npar, ncode = parent[numeric], code[numeric]
+        nums = self._block_numbers(ko[numeric] + kw_len[ncode], kc[numeric])
+        if nums is None:
+            return None
+        flat, first, ntok = nums
+        bad = ntok != kw_nums[ncode]
+        if bad.any():
+            good[npar[bad]] = False
+        return _NumberFields(ko, kc, parent, code, npar, ncode, flat, first, ~bad)
+
     def _track_block(
         self,
         spans: np.ndarray,
@@ -1434,19 +1475,11 @@ class _Reader:
             & (cnt[:, 2] == is_arc)
         )
         del cnt
-        keep = good[parent]
-        ko, kc, parent, code = ko[keep], kc[keep], parent[keep], code[keep]
         # numbers: start (1), mid (2), end (3), width (4)
-        numeric = (code >= 1) & (code <= 4)
-        npar, ncode = parent[numeric], code[numeric]
-        nums = self._block_numbers(ko[numeric] + _KW_LEN[ncode], kc[numeric])
-        if nums is None:
+        f = self._number_fields(good, (ko, kc, parent, code), 4, _KW_LEN, _KW_NUMS)
+        if f is None:
             return np.zeros(m, dtype=bool)
-        flat, first, ntok = nums
-        bad = ntok != _KW_NUMS[ncode]
-        if bad.any():
-            good[npar[bad]] = False
-        ok = ~bad
+        ko, kc, parent, code, npar, ncode, flat, first, ok = f
         for c, target in ((1, start), (2, mid), (3, end)):
             sel = ok & (ncode == c)
             rows, f = npar[sel], first[sel]
@@ -1515,18 +1548,11 @@ class _Reader:
         for j in range(16):
             ch = arr[np.minimum(spans[:, 0] + 4 + j, arr.size - 1)]
             good &= (j >= gap) | (ch == 32) | (ch == 9) | (ch == 10) | (ch == 13)
-        keep = good[parent]
-        ko, kc, parent, code = ko[keep], kc[keep], parent[keep], code[keep]
-        numeric = (code >= 1) & (code <= 3)
-        npar, ncode = parent[numeric], code[numeric]
-        nums = self._block_numbers(ko[numeric] + _VIA_KW_LEN[ncode], kc[numeric])
-        if nums is None:
+        # numbers: at (1), size (2), drill (3)
+        f = self._number_fields(good, (ko, kc, parent, code), 3, _VIA_KW_LEN, _VIA_NUMS)
+        if f is None:
             return np.zeros(m, dtype=bool)
-        flat, first, ntok = nums
-        bad = ntok != _VIA_NUMS[ncode]
-        if bad.any():
-            good[npar[bad]] = False
-        ok = ~bad
+        ko, kc, parent, code, npar, ncode, flat, first, ok = f
         sel = ok & (ncode == 1)
         pos[npar[sel], 0] = flat[first[sel]]
         pos[npar[sel], 1] = flat[first[sel] + 1]
