@@ -235,6 +235,36 @@
     }
   }
 
+  /* Bring row k into the table's own scroll box and keep it there while the layout settles:
+     rows above it fill lazily, the detail panel and the board view re-lay out, and any of these
+     can push the row out again a few frames later (seen in CI as a row half below the box).
+     Re-check every frame until the row has stayed put for 10 frames (at most ~2 s); stop at once
+     if the reader scrolls the table (scrollTop no longer what we set) or selects another row, so
+     the page never fights the reader. */
+  var settleId = 0;
+  function settleInWrap(k, row) {
+    var wrap = document.getElementById("table-wrap");
+    var id = ++settleId, frames = 0, still = 0, lastTop = null, setTop = null;
+    function step() {
+      if (id !== settleId || selected !== k) return;
+      if (setTop !== null && Math.abs(wrap.scrollTop - setTop) > 1) return; /* the reader scrolled */
+      var wr = wrap.getBoundingClientRect(), rr = row.getBoundingClientRect();
+      if (rr.top < wr.top || rr.bottom > wr.bottom) {
+        wrap.scrollTop += rr.top - wr.top - (wrap.clientHeight - rr.height) / 2;
+        rr = row.getBoundingClientRect();
+        still = 0;
+      } else if (lastTop !== null && Math.abs(rr.top - lastTop) < 0.5) {
+        still++;
+      } else {
+        still = 0;
+      }
+      setTop = wrap.scrollTop;
+      lastTop = rr.top;
+      if (still < 10 && ++frames < 120) requestAnimationFrame(step);
+    }
+    step();
+  }
+
   function select(k, opts) {
     opts = opts || {};
     if (k < 0 || k >= N) return;
@@ -254,16 +284,7 @@
       if (opts.scroll === "wrap") {
         /* from a marker: bring the row into the table's own scroll box, leave the page where
            it is (the reader is looking at the board) */
-        var wrap = document.getElementById("table-wrap");
-        var intoWrap = function () {
-          var wr = wrap.getBoundingClientRect(), rr = row.getBoundingClientRect();
-          if (rr.top < wr.top || rr.bottom > wr.bottom) {
-            wrap.scrollTop += rr.top - wr.top - (wrap.clientHeight - rr.height) / 2;
-          }
-        };
-        intoWrap();
-        /* rows above it fill lazily as they come into view and can push it out again: settle */
-        requestAnimationFrame(function () { intoWrap(); requestAnimationFrame(intoWrap); });
+        settleInWrap(k, row);
       } else if (opts.scroll) {
         row.scrollIntoView({ block: "nearest" });
         /* rows laid out lazily can move once they render: settle, then again */
