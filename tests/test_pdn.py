@@ -515,3 +515,93 @@ def test_overlap_area_clip_equals_plain_intersection() -> None:
     assert pdn._overlap_area(rail, ground) == pytest.approx(rail.intersection(ground).area)
     far = shapely.box(200, 200, 210, 210)
     assert pdn._overlap_area(far, ground) == 0.0
+
+
+def test_overlap_area_split_into_quadrants_equals_plain_intersection(monkeypatch) -> None:
+    """Big planes are cut into quadrants before the overlay (a speed-up only): with the split
+    forced down to a few vertices, a plane with hundreds of antipad holes against a ground with
+    its own holes still gives the plain overlay's area, and the exact one."""
+    import shapely
+
+    holes_r = [
+        shapely.box(x, y, x + 0.6, y + 0.6) for x in range(2, 60, 3) for y in range(2, 40, 3)
+    ]
+    holes_g = [
+        shapely.Point(x + 1.5, y + 0.7).buffer(0.4, quad_segs=8)
+        for x in range(0, 70, 4)
+        for y in range(0, 45, 4)
+    ]
+    rail = shapely.box(0, 0, 62, 42).difference(shapely.union_all(holes_r))
+    ground = shapely.box(-5, -5, 70, 45).difference(shapely.union_all(holes_g))
+    plain = shapely.area(shapely.intersection(rail, ground))
+    monkeypatch.setattr(pdn, "_SPLIT_VERTICES", 50)
+    split = pdn._overlap_area(rail, ground)
+    assert split == pytest.approx(plain, rel=1e-12)
+    # and the exact value: the rail minus the ground's holes inside it, by inclusion-exclusion
+    lost = shapely.area(shapely.intersection(rail, shapely.union_all(holes_g)))
+    assert split == pytest.approx(shapely.area(rail) - lost, rel=1e-12)
+    monkeypatch.setattr(pdn, "_SPLIT_DEPTH", 0)  # no split at all: the same number
+    assert pdn._overlap_area(rail, ground) == pytest.approx(plain, rel=1e-12)
+
+
+def test_rails_on_threads_equal_serial(monkeypatch) -> None:
+    """The rails are measured on a thread pool, and the pipeline starts them on a background
+    thread: the same rails, plane pairs and findings as one thread doing it all."""
+    from accel_drc import concurrency, pipeline
+    from accel_drc.analysis import Analysis as A
+
+    path = FIXTURE_BOARDS["openpci2-backplane"]
+
+    def run() -> tuple[list, list]:
+        b = read_board(str(path))
+        r = pipeline.check_board(b)
+        rails = [
+            (x.name, [(p.rail_layer, p.ground_layer, p.area_mm2) for p in x.plane_pairs])
+            for x in pdn.find_rails(b)
+        ]
+        return rails, [(f.rule, f.status.value, f.measured, f.net, f.message) for f in r.findings]
+
+    threaded = run()
+    monkeypatch.setattr(concurrency, "workers", lambda: 1)
+    monkeypatch.setattr(pdn, "workers", lambda: 1)
+    monkeypatch.setattr(A, "prefetch", lambda self, name: None)
+    serial = run()
+    assert threaded == serial
+    assert any(pairs for _name, pairs in threaded[0])  # the board has plane pairs to compare
+
+
+def test_prefetched_rails_error_becomes_a_crash_finding(monkeypatch) -> None:
+    """A bug in the rails computed on the background thread is not lost with the thread: the
+    PDN rule reports it as an error, as it would if the rails were computed in line."""
+    from accel_drc import pipeline
+    from accel_drc.analysis import Analysis as A
+
+    def boom(self: A) -> list:
+        raise RuntimeError("rails exploded")
+
+    monkeypatch.setattr(A, "_compute_rails", boom)
+    b = read_board(str(FIXTURE_BOARDS["openpci2-backplane"]))
+    r = pipeline.check_board(b)
+    crashed = [f for f in r.findings if f.check == "pdn_impedance"]
+    assert crashed and all("rails exploded" in f.message for f in crashed)
+    assert all(f.severity == Severity.ERROR for f in crashed)
+
+
+def test_warm_regions_fills_the_cache_with_the_same_geometry() -> None:
+    """The plugin makes plane fills valid ahead of the check: the cached geometry is what the
+    check would have computed, and only ground and power zones are warmed."""
+    import shapely
+
+    rail = with_hole(rect(0, 0, 40, 40), rect(10, 10, 20, 20))
+    zones = (
+        Zone(net=2, net_name="+1V8", layers=(1,), filled={1: (rail,)}),
+        Zone(net=1, net_name="GND", layers=(0,), filled={0: (rect(0, 0, 40, 40),)}),
+        Zone(net=3, net_name="SIG", layers=(0,), filled={0: (rect(50, 0, 60, 10),)}),
+    )
+    pdn.warm_regions(zones, ("", "GND", "+1V8", "SIG")).join(timeout=30)
+    assert 1 in zones[0].__dict__.get("_regions", {}) and 0 in zones[1].__dict__["_regions"]
+    assert "_regions" not in zones[2].__dict__
+    assert shapely.area(zones[0].region(1)) == pytest.approx(1600 - 100)
+    fresh = Zone(net=2, net_name="+1V8", layers=(1,), filled={1: (rail,)})
+    assert shapely.equals(fresh.region(1), zones[0].region(1))
+    assert zones[0].region(0) is None

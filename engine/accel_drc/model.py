@@ -22,8 +22,10 @@ from __future__ import annotations
 
 import functools
 import re
+import threading
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -380,6 +382,33 @@ class Zone:
     uuid: str = ""
     keepout: bool = False
     min_thickness_mm: float | None = None
+
+    def region(self, layer: int) -> Any:
+        """The fill on ``layer`` as one valid shapely geometry (None where the zone has no fill
+        there), computed once per zone and layer.
+
+        KiCad writes a fill's holes into its outline with zero-width bridges; ``buffer(0)``
+        turns such a ring into the polygon-with-holes it means (20× faster than ``make_valid``
+        on the 123k-vertex planes of vme-wren, same area).  Cached on the zone because several
+        analyses need it (each rail's planes, the ground union) and because the KiCad plugin
+        warms it on a second thread while it waits for KiCad to send the footprints; a per-zone
+        lock makes a thread that asks meanwhile wait for that result instead of redoing it."""
+        cache: dict[int, Any] = self.__dict__.setdefault("_regions", {})
+        if layer in cache:
+            return cache[layer]
+        with self.__dict__.setdefault("_regions_lock", threading.Lock()):
+            if layer in cache:
+                return cache[layer]
+            import shapely
+
+            rings = [np.asarray(r, dtype=float) for r in self.filled.get(layer, ()) if len(r) >= 3]
+            got = None
+            if rings:
+                polys = shapely.polygons([shapely.linearrings(r) for r in rings])
+                polys = shapely.buffer(polys, 0)
+                got = polys[0] if len(polys) == 1 else shapely.union_all(polys)
+            cache[layer] = got
+            return got
 
     def filled_area_mm2(self, layer: int) -> float:
         """Shoelace area of the filled polygons on ``layer`` (bridged holes cancel out)."""

@@ -258,6 +258,16 @@ def _crash_finding(rule: Rule, exc: BaseException) -> Finding:
     )
 
 
+def _wants_rails(board: Board, lib: Library, cfg: ProjectConfig) -> bool:
+    """Whether the PDN rails are worth starting early: the board has copper zones and some pack
+    this run may use has a PDN rule (the class is not known yet when they are started; a wrong
+    guess only costs the second core)."""
+    if not board.zones:
+        return False
+    packs = list(lib.packs.values()) + list(cfg.extra_packs)
+    return any(r.check == "pdn_impedance" for p in packs for r in p.rules)
+
+
 def check_board(
     board: Board,
     config: ProjectConfig | Mapping[str, Any] | None = None,
@@ -283,6 +293,8 @@ def check_board(
     data = cfg.as_mapping()
     analysis = Analysis(board, data)
     analysis.library = lib  # type: ignore[misc]
+    if _wants_rails(board, lib, cfg):
+        analysis.prefetch("rails")  # GEOS-bound: overlaps the classification and other checks
     auto = classify(board, analysis, lib)
     if board_class is not None:
         if board_class not in CLASSES:
@@ -302,18 +314,26 @@ def check_board(
     runs: list[RuleRun] = []
     skipped: list[str] = []
     runnable = [r for r in rules if r.check in registry]
-    for k, rule in enumerate(runnable):
+    # Rules whose facts are being computed on the background thread run last, so the main
+    # thread does the other checks meanwhile; results are kept in the pack's order.
+    late = {"pdn_impedance"} if analysis.prefetching("rails") else set()
+    schedule = [k for k, r in enumerate(runnable) if r.check not in late]
+    schedule += [k for k, r in enumerate(runnable) if r.check in late]
+    outcomes: list[tuple[list[Finding], RuleRun]] = [([], RuleRun(r, 0)) for r in runnable]
+    for done, k in enumerate(schedule):
+        rule = runnable[k]
         if progress is not None:
-            progress(k, len(runnable), rule.id)
+            progress(done, len(runnable), rule.id)
         try:
             outcome = registry[rule.check](ctx, rule)
         except Exception as exc:  # a bug in one check: reported as a finding, logged in full
             log.error("check %s crashed on rule %s", rule.check, rule.id, exc_info=True)
-            findings.append(_crash_finding(rule, exc))
-            runs.append(RuleRun(rule, 0))
+            outcomes[k] = ([_crash_finding(rule, exc)], RuleRun(rule, 0))
             continue
-        findings.extend(outcome.findings)
-        runs.append(RuleRun(rule, outcome.checked))
+        outcomes[k] = (list(outcome.findings), RuleRun(rule, outcome.checked))
+    for got, run in outcomes:
+        findings.extend(got)
+        runs.append(run)
     for r in rules:
         if r.check not in registry:
             skipped.append(r.id)

@@ -112,8 +112,9 @@ def prepare_engine(board_file: str) -> tuple[Any, Any]:
     from accel_drc.config import load_config
     from accel_drc.packs import load_library
     from accel_drc.pipeline import check_board  # noqa: F401 - import cost, off the main thread
-    from accel_drc.report import html  # noqa: F401
+    from accel_drc.report import html
 
+    html.template()  # compiled now, not after the check
     library = load_library()
     return library, load_config(None, board_file or None, library=library)
 
@@ -137,7 +138,7 @@ def run(open_browser: bool = True, kicad: Any = None) -> ActionResult:
         # to serialise the board: YAML parsing fills the time the socket would sit idle.
         with ThreadPoolExecutor(max_workers=1) as pool:
             engine = pool.submit(prepare_engine, board_file)
-            live = read_live(kicad, board, timer=timer)
+            live = read_live(kicad, board, timer=timer, warm=True)
             library, config = engine.result()
         timer.lap("config (after extraction)")
         configured_dir, marker_layer = report_settings(config)

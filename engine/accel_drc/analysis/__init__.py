@@ -10,6 +10,7 @@ import functools
 from collections.abc import Mapping
 from typing import Any
 
+from ..concurrency import Background
 from ..model import Board
 
 
@@ -17,6 +18,25 @@ class Analysis:
     def __init__(self, board: Board, config: Mapping[str, Any] | None = None) -> None:
         self.board = board
         self.config = config or {}
+        self._jobs: dict[str, Background] = {}
+
+    #: facts that may be computed ahead on a background thread (see :meth:`prefetch`)
+    PREFETCHABLE = ("rails",)
+
+    def prefetch(self, name: str) -> None:
+        """Start computing ``name`` (one of :attr:`PREFETCHABLE`) on a background thread; the
+        property then returns that thread's result (the same value, computed once).  The PDN
+        rails are GEOS-bound (see :mod:`accel_drc.concurrency`), so they overlap the
+        classification and the Python-bound checks on the main thread."""
+        if name not in self.PREFETCHABLE:
+            raise ValueError(f"{name!r} cannot be prefetched")
+        if name in self._jobs or name in self.__dict__:
+            return
+        self._jobs[name] = Background(getattr(self, f"_compute_{name}"), name)
+
+    def prefetching(self, name: str) -> bool:
+        """Whether ``name`` was started by :meth:`prefetch` (and may still be running)."""
+        return name in self._jobs
 
     @functools.cached_property
     def diff_pairs(self):  # noqa: ANN201 - tuple[DiffPair, ...]
@@ -128,6 +148,10 @@ class Analysis:
 
     @functools.cached_property
     def rails(self):  # noqa: ANN201 - list[pdn.Rail]
+        job = self._jobs.get("rails")
+        return job.result() if job is not None else self._compute_rails()
+
+    def _compute_rails(self):  # noqa: ANN202 - list[pdn.Rail]
         from .pdn import find_rails
 
         return find_rails(self.board, self.config)
