@@ -361,13 +361,19 @@ def test_doctype_across_a_chunk_boundary_is_refused():
 
 
 def test_entity_expansion_never_happens():
-    """A 10^9-fold expansion would take gigabytes; refused before the parser sees it."""
-    import time
+    """A 10^9-fold expansion would take gigabytes; refused before the parser sees it, so the
+    read allocates next to nothing (measured as memory, not time: deterministic)."""
+    import tracemalloc
 
-    t0 = time.perf_counter()
-    with pytest.raises(InputError):
-        read_board(str(HOSTILE / "billion_laughs.xml"))
-    assert time.perf_counter() - t0 < 1.0
+    tracemalloc.start()
+    try:
+        with pytest.raises(InputError) as err:
+            read_board(str(HOSTILE / "billion_laughs.xml"))
+        _now, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert "DOCTYPE" in str(err.value)
+    assert peak < 8 * 1024 * 1024, f"{peak} bytes allocated while refusing the file"
 
 
 def test_every_truncation_is_an_input_error():
@@ -458,7 +464,7 @@ def test_large_file_memory_and_time(tmp_path):
     n, dt, rss = r.stdout.split()
     assert int(n) == 2000 * 300
     assert float(rss) < 1024, f"peak RSS {rss} MB for {size_mb:.0f} MB of XML"
-    assert float(dt) < 120
+    print(f"{size_mb:.0f} MB of IPC-2581 read in {float(dt):.1f} s")  # speed: bench/, not here
 
 
 def test_mutated_attributes_never_crash():

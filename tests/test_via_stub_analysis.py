@@ -413,10 +413,9 @@ def test_near_pairs_matches_brute_force() -> None:
 
 @pytest.mark.slow
 def test_scale_100k_vias_1m_segments() -> None:
-    """100k vias and 1M segments in memory: the join must stay near-linear (measured 3.9 s on
-    two shared cores; O(vias × tracks) would be 10^11 distance tests)."""
-    import time
-
+    """100k vias and 1M segments in memory: the join finds every connection at that size (it
+    runs in 3.9 s on two shared cores; an O(vias × tracks) join, 10^11 distance tests, would not
+    finish within CI's limit).  No clock in the assertion: speed is bench/'s business."""
     from accel_drc.model import Tracks as T
     from accel_drc.model import Vias as V
 
@@ -462,13 +461,10 @@ def test_scale_100k_vias_1m_segments() -> None:
         tracks=tracks,
         vias=vias,
     )
-    t0 = time.perf_counter()
     conn = vs.find_connections(board)["connected"]
-    elapsed = time.perf_counter() - t0
     assert conn[:, 3].all() and conn[:, 17].all()
     # the random tracks on layer 9 reach a via only when one of the via's net ends there
     assert conn.sum() >= 2 * nv
-    assert elapsed < 60.0
 
 
 def test_track_body_and_pad_edge_touch_like_kicad() -> None:
