@@ -222,8 +222,10 @@ def test_filters_sort_group_and_keyboard(browser: Browser, hostile_report) -> No
         "var n=document.getElementById('f-net'); n.value='/net_1';"
         "n.dispatchEvent(new Event('input'))"
     )
-    time.sleep(0.4)
     want = sum(1 for f in result.findings if f.net and "/net_1" in f.net.lower())
+    assert 0 < want < len(result.findings)
+    # the filter applies after its debounce: wait for it rather than sleep a guessed time
+    browser.wait_for(f"({visible}) === {want}", timeout=10)
     assert browser.eval(visible) == want
     browser.eval("document.getElementById('f-clear').click()")
     # sort by measured: ascending, first row has the smallest measured value
