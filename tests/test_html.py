@@ -478,7 +478,10 @@ def test_cli_check_writes_this_report(tmp_path, capsys) -> None:
     doc = json.loads(js.read_text(encoding="utf-8"))
     f = data["fields"]
     assert [r[f.index("rule")] for r in data["findings"]] == [x["rule"] for x in doc["findings"]]
-    assert ('verdict-text">PASS<' in page) == (code == 0)
+    assert ('verdict-text">FAIL<' in page) == (code == 5)
+    assert doc["summary"]["verdict"] in ("fail", "unverified", "pass")
+    want = {"fail": "FAIL", "unverified": "NOT VERIFIED", "pass": "PASS"}[doc["summary"]["verdict"]]
+    assert f'verdict-text">{want}<' in page
 
 
 def test_non_finite_geometry_is_skipped_not_drawn() -> None:

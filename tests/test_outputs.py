@@ -236,3 +236,43 @@ def test_a_crashing_check_is_a_finding_not_silence():
     assert (f.severity, f.status) == (Severity.ERROR, Status.CANNOT_VERIFY)
     assert "internal error in check tg: ZeroDivisionError: oops" in f.message
     assert f.evidence["exception"] == "ZeroDivisionError: oops"
+
+
+def test_verdict_fail_unverified_pass_in_every_output():
+    """Unknown is not pass: an error-severity rule that could not be checked makes the verdict
+    NOT VERIFIED (exit 0, as the issue's kicad-cli convention says), a violation FAIL (exit 5);
+    a waived error or a warning-level cannot-verify leaves it PASS.  Text, JSON and HTML agree."""
+    from dataclasses import replace
+
+    from accel_drc.pipeline import exit_code
+    from accel_drc.report import html
+    from accel_drc.report.text import verdict_line
+    from accel_drc.results import Finding, Severity, Status
+
+    board = read_board(str(BOARD))
+    base = check_board(board, board_class="edge", today=dt.date(2026, 11, 22))
+
+    def f(sev: Severity, st: Status) -> Finding:
+        return Finding(rule="x.rule", check="tg", severity=sev, status=st, message="m")
+
+    cases = [
+        ([f(Severity.ERROR, Status.VIOLATION), f(Severity.ERROR, Status.CANNOT_VERIFY)], "fail", 5),
+        (
+            [f(Severity.ERROR, Status.CANNOT_VERIFY), f(Severity.WARNING, Status.VIOLATION)],
+            "unverified",
+            0,
+        ),
+        ([f(Severity.ERROR, Status.WAIVED), f(Severity.WARNING, Status.CANNOT_VERIFY)], "pass", 0),
+        ([], "pass", 0),
+    ]
+    for findings, want, code in cases:
+        r = replace(base, findings=findings)
+        assert r.verdict() == want
+        assert exit_code(r) == code
+        assert json_report.to_dict(r)["summary"]["verdict"] == want
+        line = verdict_line(r)
+        assert line.startswith({"fail": "FAIL", "unverified": "NOT VERIFIED", "pass": "PASS"}[want])
+        page = html.render(r, board)
+        text = {"fail": "FAIL", "unverified": "NOT VERIFIED", "pass": "PASS"}[want]
+        assert f'class="verdict-text">{text}<' in page
+        assert f'<header class="banner {want}"' in page

@@ -126,3 +126,20 @@ class CheckResult:
             for f in self.findings
             if f.severity == Severity.ERROR and f.status == Status.VIOLATION
         ]
+
+    def unverified_errors(self) -> list[Finding]:
+        """Error-severity findings that could not be checked (the board does not declare what
+        the rule needs): not violations, but not passes either."""
+        return [
+            f
+            for f in self.findings
+            if f.severity == Severity.ERROR and f.status == Status.CANNOT_VERIFY
+        ]
+
+    def verdict(self) -> str:
+        """``fail``: an unwaived error violation (exit 5).  ``unverified``: none, but an
+        error-severity rule could not be checked — exit 0 as the issue's kicad-cli convention
+        says, yet never printed as a pass (unknown is not pass).  ``pass``: neither."""
+        if self.unwaived_errors():
+            return "fail"
+        return "unverified" if self.unverified_errors() else "pass"

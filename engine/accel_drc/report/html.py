@@ -787,6 +787,8 @@ def build_context(result: CheckResult, board: Board) -> dict[str, Any]:
         "tool_version": result.tool_version or __version__,
         "packs": result.rule_packs,
         "passed": unwaived_errors == 0,
+        "verdict": result.verdict(),
+        "unverified_errors": len(result.unverified_errors()),
         "unwaived_errors": unwaived_errors,
         "total": len(findings),
         # by severity over every finding (as the text summary counts), by status beside it

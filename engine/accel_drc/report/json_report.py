@@ -89,7 +89,8 @@ def summary_counts(result: CheckResult) -> dict[str, Any]:
         "rules_run": len(result.rules),
         "items_checked": sum(r.checked for r in result.rules),
         "waivers": dict(Counter(w["state"] for w in result.waivers)),
-        "verdict": "fail" if errors else "pass",
+        "unverified_errors": len(result.unverified_errors()),
+        "verdict": result.verdict(),  # fail | unverified | pass
     }
 
 

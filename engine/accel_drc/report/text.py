@@ -82,12 +82,7 @@ def summary(result: CheckResult, top: int = 10) -> str:
             if w["state"] != "applied":
                 where = f" (line {w['line']})" if w.get("line") else ""
                 lines.append(f"  {w['state']}: {w['rule']}{where}: {w['reason']}")
-    errors = len(result.unwaived_errors())
-    lines.append(
-        f"verdict: FAIL ({errors} unwaived error violation{'s' if errors != 1 else ''})"
-        if errors
-        else "verdict: PASS (no unwaived error violation)"
-    )
+    lines.append("verdict: " + verdict_line(result))
     return "\n".join(lines)
 
 
@@ -114,3 +109,20 @@ def rules_table(rules: Sequence[Mapping[str, Any]]) -> str:
         )
     out.append(f"{len(rules)} rules")
     return "\n".join(out)
+
+
+def verdict_line(result: CheckResult) -> str:
+    """``FAIL (…)``, ``NOT VERIFIED (…)`` or ``PASS (…)``: an error-severity rule that could not
+    be checked is never summed up as a pass, though it does not fail the exit code."""
+    v = result.verdict()
+    if v == "fail":
+        n = len(result.unwaived_errors())
+        return f"FAIL ({n} unwaived error violation{'s' if n != 1 else ''})"
+    if v == "unverified":
+        n = len(result.unverified_errors())
+        return (
+            f"NOT VERIFIED (no error violation, but {n} error-severity check"
+            f"{'s' if n != 1 else ''} could not be verified: declare what "
+            f"{'they name' if n != 1 else 'it names'}; exit code 0)"
+        )
+    return "PASS (no unwaived error violation, nothing unverified at error severity)"
