@@ -439,3 +439,123 @@ def test_marker_layer_falls_back_to_an_enabled_user_layer(kipy: None) -> None:
     assert (layer, name) == (L.BL_Cmts_User, "Cmts.User") and "'User.2' is not an enabled" in note
     layer, name, note = _resolve_layer(board(L.BL_Eco1_User), None)
     assert (layer, name) == (L.BL_Eco1_User, "Eco1.User") and "Cmts.User is not enabled" in note
+
+
+class _FakeClient:
+    """A KiCad API server reduced to what the marker code sends: it records every command and
+    answers ``InjectDrcError`` as KiCad 10 does, or refuses it as KiCad 9 does (no handler)."""
+
+    def __init__(self, kicad10: bool) -> None:
+        self.kicad10 = kicad10
+        self.sent: list = []
+
+    def send(self, cmd, response_type):
+        from kipy.errors import ApiError
+        from kipy.proto.common import ApiStatusCode
+
+        self.sent.append(cmd)
+        if not self.kicad10:
+            raise ApiError(
+                "no handler available for request of type InjectDrcError",
+                code=ApiStatusCode.AS_UNHANDLED,
+            )
+        resp = response_type()
+        resp.marker.value = f"00000000-0000-0000-0000-{len(self.sent):012d}"
+        return resp
+
+
+class _FakeBoard:
+    """Just enough of kipy's ``Board`` for :func:`markers.place_markers` on the KiCad 10 path
+    (and to notice if it wrongly takes the graphics path: that would call begin_commit)."""
+
+    def __init__(self, kicad10: bool) -> None:
+        from kipy.proto.common.types import base_types_pb2
+
+        self.client = _FakeClient(kicad10)
+        self.document = base_types_pb2.DocumentSpecifier()
+        self.document.board_filename = "x.kicad_pcb"
+        self.commits = 0
+        self.deleted: list[list[str]] = []
+
+    def remove_items_by_id(self, ids) -> None:
+        self.deleted.append([k.value for k in ids])
+
+    def get_project(self):
+        raise RuntimeError("no project in this fake")
+
+    def get_text(self):
+        return []
+
+    def get_shapes(self):
+        return []
+
+    def begin_commit(self):
+        self.commits += 1
+        raise RuntimeError("graphics path taken")
+
+
+def test_kicad10_drc_markers_carry_the_findings(kipy, tmp_path) -> None:
+    """KiCad 10 (``InjectDrcError`` answered): one real DRC marker per positioned finding, worst
+    first, with KiCad's severity, our label, the position in nm and the finding's item uuids;
+    waived findings get none, and no graphics commit is made.  No KiCad 10 is packaged for this
+    machine, so the server is simulated with the real protobuf messages of kicad-python."""
+    from accel_drc.results import Finding, Severity, Status
+    from accel_drc_kicad import markers
+    from kipy.proto.board import board_commands_pb2 as bc
+
+    uuid = "0f0e0d0c-0b0a-0908-0706-050403020100"
+    findings = [
+        Finding("r.warn", "foil", Severity.WARNING, Status.VIOLATION, "w", pos=(1.0, 2.0)),
+        Finding(
+            "r.err",
+            "via_stub",
+            Severity.ERROR,
+            Status.VIOLATION,
+            "e",
+            measured=1.42,
+            limit=0.3,
+            unit="mm",
+            pos=(10.5, -3.25),
+            items=(uuid,),
+        ),
+        Finding("r.waived", "tg", Severity.ERROR, Status.WAIVED, "x", pos=(5.0, 5.0)),
+        Finding("r.board", "tg", Severity.ERROR, Status.VIOLATION, "no position"),
+    ]
+    board = _FakeBoard(kicad10=True)
+    state = tmp_path / "accel-drc-markers.json"
+    got = markers.place_markers(board, findings, drc_state=state)
+    assert (got.mode, got.created, got.removed, board.commits) == ("drc", 2, 0, 0)
+    cmds = board.client.sent
+    assert [type(c).__name__ for c in cmds] == ["InjectDrcError", "InjectDrcError"]
+    first, second = cmds
+    # worst first: the error violation, then the warning
+    assert first.severity == bc.DRS_ERROR and second.severity == bc.DRS_WARNING
+    assert (first.position.x_nm, first.position.y_nm) == (10_500_000, -3_250_000)
+    assert [k.value for k in first.items] == [uuid]
+    assert first.message == "accel-drc: E1 via_stub 1.42 vs 0.3 mm"
+    assert first.board.board_filename == "x.kicad_pcb"
+    assert (second.position.x_nm, second.position.y_nm) == (1_000_000, 2_000_000)
+    # a rerun deletes the markers the first click made (by the ids KiCad returned), once
+    first_ids = [f"00000000-0000-0000-0000-{n:012d}" for n in (1, 2)]
+    again = markers.place_markers(board, findings, drc_state=state)
+    assert (again.mode, again.created, again.removed) == ("drc", 2, 2)
+    assert board.deleted == [first_ids]
+    third = markers.place_markers(board, findings, drc_state=state)
+    assert board.deleted[-1] == [f"00000000-0000-0000-0000-{n:012d}" for n in (3, 4)]
+    assert third.removed == 2
+
+
+def test_kicad9_refusal_falls_back_to_graphics(kipy, tmp_path) -> None:
+    """KiCad 9 answers "no handler": that, not a version number, sends the markers to the
+    graphics path (which the live tests run against a real KiCad 9)."""
+    from accel_drc.results import Finding, Severity, Status
+    from accel_drc_kicad import markers
+
+    f = Finding("r.err", "via_stub", Severity.ERROR, Status.VIOLATION, "e", pos=(1.0, 1.0))
+    board = _FakeBoard(kicad10=False)
+    board.get_enabled_layers = lambda: []  # type: ignore[attr-defined]
+    state = tmp_path / "accel-drc-markers.json"
+    with pytest.raises(RuntimeError, match="graphics path taken"):
+        markers.place_markers(board, [f], drc_state=state)
+    assert len(board.client.sent) == 1  # asked once, then gave up on DRC markers
+    assert not state.exists()  # no DRC marker ids to remember on KiCad 9

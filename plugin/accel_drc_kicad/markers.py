@@ -20,10 +20,13 @@ back), a second Undo takes those away too.
 
 from __future__ import annotations
 
+import json
 import logging
 import math
+import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from .connection import is_no_handler, retry
@@ -221,8 +224,9 @@ def _label(layer: int, x_nm: int, y_nm: int, text: str) -> Any:
     return BoardText(p)
 
 
-def _inject_drc(board: Any, findings: Sequence[Any]) -> int | None:
-    """KiCad 10's real DRC markers; None when the server has no such command (KiCad 9)."""
+def _inject_drc(board: Any, findings: Sequence[Any], ids: list[str] | None = None) -> int | None:
+    """KiCad 10's real DRC markers; None when the server has no such command (KiCad 9).
+    The new markers' ids are appended to ``ids``."""
     from kipy.proto.board import board_commands_pb2 as bc
     from kipy.proto.common.types import base_types_pb2
 
@@ -240,13 +244,70 @@ def _inject_drc(board: Any, findings: Sequence[Any]) -> int | None:
         for uuid in f.items:
             cmd.items.append(base_types_pb2.KIID(value=uuid))
         try:
-            retry(board.client.send, cmd, bc.InjectDrcErrorResponse)
+            resp = retry(board.client.send, cmd, bc.InjectDrcErrorResponse)
         except Exception as exc:
             if made == 0 and is_no_handler(exc):
                 return None
             raise
         made += 1
+        marker = getattr(getattr(resp, "marker", None), "value", "")
+        if ids is not None and marker:
+            ids.append(marker)
     return made
+
+
+# ---------------------------------------------------------------------------------------------
+# KiCad 10's DRC markers carry no tag we can query (kicad-python 0.8 has no marker item type), so
+# the ids KiCad returns are kept in the plugin's own directory, per board, and the next click
+# deletes those before injecting new ones: a rerun replaces its markers instead of doubling them.
+# ---------------------------------------------------------------------------------------------
+
+#: where the ids of the DRC markers of the last click live (beside the plugin's log)
+DRC_STATE = Path(__file__).resolve().parent.parent / "accel-drc-markers.json"
+
+
+def _board_key(board: Any) -> str:
+    try:
+        from .connection import board_path
+
+        return board_path(board) or board.document.board_filename
+    except Exception:
+        return str(getattr(getattr(board, "document", None), "board_filename", ""))
+
+
+def _read_state(path: Path) -> dict[str, list[str]]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(data, dict):
+        return {}
+    return {str(k): [str(i) for i in v] for k, v in data.items() if isinstance(v, list)}
+
+
+def _write_state(path: Path, state: dict[str, list[str]]) -> None:
+    for target in (path, Path(tempfile.gettempdir()) / path.name):
+        try:
+            target.write_text(json.dumps(state, indent=1), encoding="utf-8")
+            return
+        except OSError:
+            continue
+    log.warning("could not record the DRC marker ids (%s): a rerun will not remove them", path)
+
+
+def _remove_old_drc(board: Any, ids: Sequence[str]) -> int:
+    """Delete the DRC markers of the previous click (gone already if KiCad re-ran its DRC or the
+    board was reopened: then KiCad refuses the ids, which is fine)."""
+    if not ids:
+        return 0
+    from kipy.proto.common.types import base_types_pb2
+
+    try:
+        board.remove_items_by_id([base_types_pb2.KIID(value=i) for i in ids])
+    except Exception as exc:
+        log.info("previous DRC markers not removed (%s): probably cleared by KiCad already", exc)
+        return 0
+    return len(ids)
 
 
 def place_markers(
@@ -255,16 +316,28 @@ def place_markers(
     layer_name: str | None = None,
     use_drc: bool = True,
     outline_bbox: tuple[float, float, float, float] | None = None,
+    drc_state: Path | None = None,
 ) -> MarkerResult:
     """Replace this plugin's earlier markers with markers for ``findings``, in one commit
-    (one Undo reverts exactly what this click did to the board)."""
+    (one Undo reverts exactly what this click did to the board).
+
+    On KiCad 10 they are real DRC markers instead (not part of the undo history: KiCad clears
+    them on its next DRC run, and the next click replaces them, see :data:`DRC_STATE`)."""
     labels, rings = find_markers(board)
     old = [*labels, *rings]
     chosen = marker_findings(findings)
     if use_drc and chosen:
-        made = _inject_drc(board, chosen[:MAX_MARKERS])
+        state_path = drc_state or DRC_STATE
+        state = _read_state(state_path)
+        key = _board_key(board)
+        previous = state.get(key, [])
+        ids_out: list[str] = []
+        made = _inject_drc(board, chosen[:MAX_MARKERS], ids_out)
         if made is not None:
-            removed = remove_markers(board) if old else 0
+            removed = _remove_old_drc(board, previous)
+            removed += remove_markers(board) if old else 0
+            state[key] = ids_out
+            _write_state(state_path, state)
             return MarkerResult("drc", made, min(len(chosen), MAX_MARKERS), removed, None)
     layer, name, note = _resolve_layer(board, layer_name)
     items: list[Any] = []
