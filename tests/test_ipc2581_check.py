@@ -52,11 +52,30 @@ def test_declared_foil_and_backdrill_are_verified(tmp_path):
     # PCIE5_TX0_P runs on F.Cu, declared HVLP2 (Rz 1.4 µm): meets pcie5's RTF minimum
     assert rules["training.foil.pcie5"]["checked"] >= 1
     assert "training.foil.pcie5" not in findings
-    # its through via is backdrilled from the bottom, residual stub <= 0.2 mm < 0.238 mm limit
+    # its through via is backdrilled from the bottom, but only up to SIG3 (In2.Cu), the
+    # must-not-cut layer, while the net uses F.Cu alone: the drill leaves the barrel from F.Cu's
+    # bottom face to In2's bottom face (D1 0.1 + In1 0.018 + D2 0.2 + In2 0.018 = 0.336 mm)
+    # plus the 0.2 mm allowance = 0.536 mm > 0.238 mm: a real violation, stated in mm
     assert rules["training.via_stub.pcie5"]["checked"] >= 1
     for rid, fs in findings.items():
         if "via_stub" in rid:
             assert all(f["status"] != "cannot_verify" for f in fs), fs
+    (stub,) = findings["training.via_stub.pcie5"]
+    assert stub["status"] == "violation" and stub["unit"] == "mm"
+    assert stub["measured"] == pytest.approx(0.536, abs=1e-9)
+    assert stub["limit"] == pytest.approx(0.238)
+
+
+def test_backdrill_to_the_connected_layer_leaves_the_allowance(tmp_path):
+    """The same board with the must-not-cut layer at TOP (the layer the net really uses): the
+    drill goes up to it and leaves only the fabricator's 0.2 mm, under pcie5's 0.238 mm."""
+    text = REV_C.read_text(encoding="utf-8")
+    old = '<Backdrill type="MUST_NOT_CUT_LAYER"><Property layerOrGroupRef="SIG3"/></Backdrill>'
+    assert old in text
+    board = tmp_path / "mnc_top.xml"
+    board.write_text(text.replace(old, old.replace("SIG3", "TOP")), encoding="utf-8")
+    rules, findings = _check(board, tmp_path, "mnc_top")
+    assert rules["training.via_stub.pcie5"]["checked"] >= 1
     assert not any(rid.startswith("training.via_stub.pcie5") for rid in findings), findings
 
 

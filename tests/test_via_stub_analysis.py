@@ -307,6 +307,46 @@ def test_backdrill_from_board_and_cut() -> None:
     assert s.backdrill_cuts[1]
 
 
+def test_backdrill_stops_at_must_not_cut_below_the_connected_layer() -> None:
+    """The drill stops at the must-not-cut layer, not at the deepest connected one: what it
+    leaves is the barrel between them plus the allowance (a too-deep must-not-cut layer is a
+    real stub, never hidden behind the residual).  Hand-worked on the 6-layer stack."""
+    tracks = [(10, 10, 12, 10, 0, 1), (10, 10, 12, 10, 1, 1), (30, 10, 32, 10, 4, 1)]
+    tracks += [(30, 10, 32, 10, 5, 1)]
+    bds = {
+        # via 0 used on F.Cu and In1; drilled from the bottom up to In3 (must not cut)
+        0: Backdrill(side="bottom", must_not_cut=3, residual_stub_mm=0.05),
+        # via 1 used on In4 and B.Cu; drilled from the top down to In2 (must not cut)
+        1: Backdrill(side="top", must_not_cut=2, residual_stub_mm=0.05),
+    }
+    board = make_board([(10, 10, 0, 5, 1, False), (30, 10, 0, 5, 1, False)], tracks, backdrills=bds)
+    s = _stubs(board)
+    # via 0: left from In1's bottom face to In3's bottom face: d2 0.2 + In2 0.0175 + d3 0.3 +
+    # In3 0.0175 = 0.535, + 0.05 = 0.585 (the undrilled stub was 0.9525)
+    assert s.geometric_stub_mm[0] == pytest.approx(0.8875)  # In1 bottom -> B.Cu bottom
+    assert s.bottom_stub_mm[0] == pytest.approx(0.535 + 0.05)
+    assert s.stub_mm[0] == pytest.approx(0.585)
+    assert not s.backdrill_cuts[0]
+    # via 1: left from In2's top face to In4's top face: In2 0.0175 + d3 0.3 + In3 0.0175 +
+    # d4 0.2 = 0.535, + 0.05 = 0.585
+    assert s.top_stub_mm[1] == pytest.approx(0.535 + 0.05)
+    assert not s.backdrill_cuts[1]
+    # its resonance uses the dielectrics it still crosses: d2 0.2@3.5, d3 0.1@3.8 + 0.2@4.1
+    assert s.eps_eff[0] == pytest.approx((0.2 * 3.5 + 0.1 * 3.8 + 0.2 * 4.1) / 0.5)
+
+
+def test_backdrill_residual_never_longer_than_the_undrilled_stub() -> None:
+    """A generous allowance cannot make a stub longer than the barrel it is cut from."""
+    board = make_board(
+        [(10, 10, 0, 5, 1, False)],
+        [(10, 10, 12, 10, 0, 1), (10, 10, 12, 10, 4, 1)],
+        backdrills={0: Backdrill(side="bottom", must_not_cut=4, residual_stub_mm=5.0)},
+    )
+    s = _stubs(board)
+    assert s.bottom_stub_mm[0] == pytest.approx(0.1 + 0.035)  # In4 bottom -> B.Cu bottom
+    assert s.stub_mm[0] == pytest.approx(s.geometric_stub_mm[0])
+
+
 def test_backdrill_from_config_by_net_and_class() -> None:
     board = make_board(
         [(10, 10, 0, 5, 1, False), (20, 10, 0, 5, 3, False)],

@@ -829,8 +829,10 @@ def compute_stubs(
 
     Top stub: top face of the start layer -> top face of the topmost connected layer.
     Bottom stub: bottom face of the bottommost connected layer -> bottom face of the end layer.
-    A backdrill replaces the stub on its side with the residual stub (the fabricator's
-    allowance; unknown if undeclared); one that would cut a connected layer is flagged.
+    A backdrill replaces the stub on its side with what it leaves: the barrel from the deepest
+    connected layer to the must-not-cut layer (none when they are the same layer), plus the
+    fabricator's residual allowance (unknown if undeclared, and so is the stub), never more
+    than the undrilled stub.  One that would cut a connected layer is flagged.
     """
     n = len(start)
     n_layers = connected.shape[1] if connected.ndim == 2 else geom.n_layers
@@ -855,32 +857,49 @@ def compute_stubs(
     cuts = np.zeros(n, bool)
     # a residual stub with no dielectric of its own on record takes the board's average εr
     eps_board = geom.eps_eff(np.array([0]), np.array([2 * geom.n_layers - 1]))[0]
+
+    def span(lo: int, hi: int) -> tuple[float, float]:
+        """(length mm, εr) of the barrel between faces ``lo`` and ``hi`` (NaN if unknown)."""
+        a, b = np.array([lo]), np.array([hi])
+        return float(geom.length(a, b)[0]), float(geom.eps_eff(a, b)[0])
+
     if backdrills is not None:
         for i, bd in enumerate(backdrills):
             if bd is None or not any_conn[i]:
                 continue
             residual = bd.residual_stub_mm if bd.residual_stub_mm is not None else bd.max_stub_mm
+            # The drill stops at the must-not-cut layer: what is left is the barrel from the
+            # deepest connected layer to that layer, plus the fabricator's residual allowance
+            # beyond it (just the allowance when the must-not-cut layer is the connected one).
             if bd.side == "top":
                 if start[i] != 0:
                     continue
                 limit = bd.must_not_cut if bd.must_not_cut is not None else int(top_c[i])
                 cuts[i] = bool(connected[i, :limit].any())
-                if residual is None:
-                    top[i] = np.nan
-                else:
-                    top[i] = min(top[i], residual) if not np.isnan(top[i]) else residual
-                if np.isnan(eps_top[i]):
+                kept, kept_eps = (
+                    span(2 * limit, 2 * int(top_c[i])) if limit < top_c[i] else (0.0, math.nan)
+                )
+                left = math.nan if residual is None else kept + residual
+                top[i] = left if np.isnan(top[i]) or np.isnan(left) else min(top[i], left)
+                if not np.isnan(kept_eps):
+                    eps_top[i] = kept_eps
+                elif np.isnan(eps_top[i]):
                     eps_top[i] = eps_board
             else:
                 if end[i] != geom.n_layers - 1:
                     continue
                 limit = bd.must_not_cut if bd.must_not_cut is not None else int(bot_c[i])
                 cuts[i] = bool(connected[i, limit + 1 :].any())
-                if residual is None:
-                    bottom[i] = np.nan
-                else:
-                    bottom[i] = min(bottom[i], residual) if not np.isnan(bottom[i]) else residual
-                if np.isnan(eps_bot[i]):
+                kept, kept_eps = (
+                    span(2 * int(bot_c[i]) + 1, 2 * limit + 1)
+                    if limit > bot_c[i]
+                    else (0.0, math.nan)
+                )
+                left = math.nan if residual is None else kept + residual
+                bottom[i] = left if np.isnan(bottom[i]) or np.isnan(left) else min(bottom[i], left)
+                if not np.isnan(kept_eps):
+                    eps_bot[i] = kept_eps
+                elif np.isnan(eps_bot[i]):
                     eps_bot[i] = eps_board
     stub = np.fmax(top, bottom)
     stub[np.isnan(top) | np.isnan(bottom)] = np.nan
