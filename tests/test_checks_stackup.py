@@ -94,6 +94,18 @@ def test_tg_per_dielectric_with_assumed_fr4_and_unknown_material():
     assert (f.layer, f.measured, f.limit, f.status) == ("d5", 150.0, 170.0, Status.VIOLATION)
 
 
+def test_tg_of_ptfe_is_not_applicable_not_unknown():
+    """RO3003 / PTFE have no glass transition (domain §2: Tg "n/a (PTFE)"): no finding, and
+    certainly not a cannot-verify asking for a Tg that does not exist."""
+    cfg = {"stackup": {"materials": {"d5": {"material": "RO3003"}}}}
+    out = run(six([]), "tg", "training", cfg)
+    assert out.checked == 5
+    assert "d5" not in {f.layer for f in out.findings}
+    # the same layer with a material not in the library is still unknown
+    cfg = {"stackup": {"materials": {"d5": {"material": "Mystery 9000"}}}}
+    assert "d5" in {f.layer for f in run(six([]), "tg", "training", cfg).findings}
+
+
 def test_tg_without_stackup_is_cannot_verify():
     [f] = run(make_board(4), "tg", "edge").findings
     assert f.status == Status.CANNOT_VERIFY and "no stack-up" in f.message

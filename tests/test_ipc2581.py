@@ -576,3 +576,31 @@ def test_inspect_shows_declared_foil_grades() -> None:
     doc = inspect_document(read_board(str(REV_C)))
     foils = {r["name"]: r["foil"] for r in doc["stackup"] if r["type"] == "copper"}
     assert foils["In4.Cu"] == "VLP"
+
+
+def test_impossible_values_are_refused_or_undeclared(tmp_path):
+    """Negative lengths are malformed (exit 3, with the line); an εr ≤ 0 or a negative loss
+    tangent is physically impossible and is treated as not declared, with a warning — never fed
+    to the stub and impedance maths as a number."""
+    text = REV_C.read_text(encoding="utf-8")
+    stub = '<Backdrill type="MAX_STUB_LENGTH"><Property value="200" unit="MICRON"/></Backdrill>'
+    assert stub in text
+    neg = tmp_path / "neg_stub.xml"
+    neg.write_text(text.replace(stub, stub.replace('"200"', '"-200"')), encoding="utf-8")
+    with pytest.raises(InputError) as err:
+        read_board(str(neg))
+    assert "negative" in str(err.value) and err.value.line is not None
+    m = re.search(r'(<StackupLayer [^>]*thickness=")([0-9.]+)(")', text)
+    assert m
+    negt = tmp_path / "neg_thickness.xml"
+    negt.write_text(text[: m.start(2)] + "-" + text[m.start(2) :], encoding="utf-8")
+    with pytest.raises(InputError) as err:
+        read_board(str(negt))
+    assert "thickness is negative" in str(err.value)
+    dk = re.search(r'(<Dielectric type="DIELECTRIC_CONSTANT"><Property value=")([0-9.]+)', text)
+    assert dk
+    zero = tmp_path / "zero_dk.xml"
+    zero.write_text(text[: dk.start(2)] + "0" + text[dk.end(2) :], encoding="utf-8")
+    b = read_board(str(zero))
+    assert any("DIELECTRIC_CONSTANT 0 is impossible" in w for w in b.warnings)
+    assert all((d.epsilon_r or 1) > 0 for d in b.stackup.dielectrics())

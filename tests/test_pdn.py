@@ -460,6 +460,37 @@ def test_inspect_details_vias_and_rails() -> None:
     assert r["target_source"] == "class target_ohm" and len(r["impedance"]) == 201
 
 
+def test_inspect_rails_use_the_config_class_like_check(tmp_path) -> None:
+    """`inspect --detail rails` and `check` judge a rail with the same class defaults when the
+    class comes from accel-drc.yaml (not only from --class)."""
+    import shutil
+
+    from accel_drc.config import load_config
+    from accel_drc.inspection import inspect_document
+    from accel_drc.packs import load_library
+    from accel_drc.pipeline import check_board
+
+    src = FIXTURE_BOARDS["openpci2-backplane"]
+    for f in src.parent.iterdir():
+        if f.is_file():
+            shutil.copy(f, tmp_path / f.name)
+    (tmp_path / "accel-drc.yaml").write_text(
+        "class: inference\nrails:\n  - {name: P12, nets: ['[+]12V'], voltage: 12}\n",
+        encoding="utf-8",
+    )
+    path = str(tmp_path / src.name)
+    lib = load_library()
+    cfg = load_config(None, path, lib)
+    board = read_board(path)
+    doc = inspect_document(board, details=("rails",), config=cfg)
+    rail = {r["name"]: r for r in doc.get("details", doc)["rails"]}["P12"]
+    # 12 V × 3 % (inference default ripple) / 400 A (inference default transient) = 0.9 mΩ
+    assert rail["target_ohm"] == pytest.approx(12 * 0.03 / 400)
+    res = check_board(board, cfg, board_file=path, library=lib)
+    (f,) = [x for x in res.findings if x.check == "pdn_impedance" and "P12" in x.message]
+    assert f.limit == pytest.approx(rail["target_ohm"])
+
+
 def test_partial_rail_parameters_filled_from_class() -> None:
     b = board4((), (cap_fp("C1", "100n", "C_0402_1005Metric", 2),))
     rail = pdn.find_rails(b, {"rails": [{"name": "r", "nets": ["[+]1V8"], "voltage": 1.8}]})[0]

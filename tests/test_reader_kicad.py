@@ -592,3 +592,48 @@ def test_uuids_are_decoded_on_access() -> None:
     assert t.uuid == tuple(uuids) and t.uuid == uuids
     with pytest.raises(IndexError):
         t.uuid[len(t)]
+
+
+@pytest.mark.parametrize("bad", ["0", "-0.1", "abc"])
+def test_unusable_stackup_number_warns_and_checks_say_unknown(tmp_path, bad) -> None:
+    """A dielectric thickness of 0, negative or not a number: the reader warns (naming the
+    layer and the value) and treats it as not declared; the checks then say cannot verify for
+    what needs it (impedance over that dielectric) instead of crashing or passing."""
+    import shutil
+
+    from accel_drc.pipeline import check_board
+    from accel_drc.results import Status
+
+    src = FIXTURE_BOARDS["m2-oculink-adapter"]
+    for f in src.parent.iterdir():
+        if f.is_file():
+            shutil.copy(f, tmp_path / f.name)
+    path = tmp_path / src.name
+    text = path.read_text(encoding="utf-8")
+    assert "(thickness 0.1855)" in text
+    path.write_text(text.replace("(thickness 0.1855)", f"(thickness {bad})", 1), encoding="utf-8")
+    board = read(str(path))
+    (w,) = [x for x in board.warnings if "stack-up layer" in x]
+    assert "'dielectric 1'" in w and repr(bad) in w and "not declared" in w
+    d1 = next(d for d in board.stackup.dielectrics() if d.name == "dielectric 1")
+    assert d1.thickness_mm is None
+    res = check_board(board, {"signals": {"nvlink4": [".*PCIe.*"]}}, board_class="training")
+    crashed = [f for f in res.findings if "crashed" in f.message.lower()]
+    assert crashed == []
+    f_cu = [f for f in res.findings if f.check == "impedance" and f.layer == "F.Cu"]
+    assert f_cu and all(f.status == Status.CANNOT_VERIFY for f in f_cu)
+    assert all("thickness of dielectric 1" in f.message for f in f_cu)
+
+
+def test_a_number_that_is_not_a_number_names_its_line(tmp_path) -> None:
+    """`(at xx …)` in a via: exit-3 error naming the token and the line it is on (the fast
+    parsers read numbers in blocks, so the line is found afterwards)."""
+    text = FIXTURE_BOARDS["m2-oculink-adapter"].read_text(encoding="utf-8")
+    i = text.index("(via")
+    j = text.index("(at ", i)
+    bad = tmp_path / "b.kicad_pcb"
+    bad.write_text(text[:j] + "(at xx " + text[j + 4 :], encoding="utf-8")
+    with pytest.raises(InputError) as err:
+        read(str(bad))
+    assert "'xx' is not a number" in str(err.value)
+    assert err.value.line == text[:j].count("\n") + 1

@@ -146,6 +146,46 @@ def test_unknown_is_cannot_verify_once() -> None:
     assert "residual_stub_mm" in out.findings[0].evidence["declare"]
 
 
+def test_ratio_fails_alone_reports_the_ratio_not_the_length() -> None:
+    """A stub under the length limit whose resonance is too low: measured and limit state the
+    ratio that failed (3.65 < 10), not a length that passed (0.67 < 1.2 mm)."""
+    out, _ = run(board_three(), rule(max_stub_mm=1.2, min_fres_ratio=10, require_backdrill=False))
+    (f,) = out.findings
+    assert f.status == Status.VIOLATION and f.unit == "f_res/f_Nyquist"
+    assert f.measured == pytest.approx(3.651, abs=2e-3) and f.limit == 10
+    # both failing: the length is the headline, the ratio is in the message
+    out, _ = run(board_three(), rule(max_stub_mm=0.25, min_fres_ratio=10, require_backdrill=False))
+    (f,) = out.findings
+    assert f.unit == "mm" and f.measured == pytest.approx(0.67) and "Nyquist" in f.message
+
+
+def test_unknown_dielectric_constant_is_not_a_ratio_pass() -> None:
+    """Thicknesses known, εr of no dielectric on record: the stub length is checked, but its
+    resonance is unknown, so the ratio rule reports cannot verify instead of passing."""
+    from dataclasses import replace
+
+    from test_via_stub_analysis import stackup6
+
+    st = stackup6()
+    no_er = Stackup(
+        tuple(
+            replace(
+                sl,
+                epsilon_r=None,
+                sublayers=tuple(replace(x, epsilon_r=None) for x in sl.sublayers),
+            )
+            for sl in st.layers
+        )
+    )
+    out, _ = run(
+        board_three(stackup=no_er),
+        rule(max_stub_mm=1.2, min_fres_ratio=10, require_backdrill=False),
+    )
+    (f,) = out.findings
+    assert f.status == Status.CANNOT_VERIFY and "εr" in f.evidence["declare"]
+    assert f.evidence["vias"] == 1  # via 0's 0.67 mm stub; via 1 has none to resonate
+
+
 def test_no_nyquist_is_cannot_verify() -> None:
     out, _ = run(
         board_three(),

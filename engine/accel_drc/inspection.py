@@ -145,6 +145,9 @@ def _details(
 
     mapping = config.as_mapping() if hasattr(config, "as_mapping") else (config or {})
     analysis = Analysis(board, mapping)
+    # the class whose defaults the details use, with check's precedence: --class, then the
+    # config's class:, then (inside the providers) the classifier
+    board_class = board_class or getattr(config, "board_class", None) or mapping.get("class")
     if board_class:
         analysis.board_class = board_class  # type: ignore[attr-defined]
     out: dict[str, Any] = {}

@@ -327,7 +327,11 @@ def check_board(
         try:
             outcome = registry[rule.check](ctx, rule)
         except Exception as exc:  # a bug in one check: reported as a finding, logged in full
-            log.error("check %s crashed on rule %s", rule.check, rule.id, exc_info=True)
+            # the finding carries the error; the traceback is for -v (a bug report), not for
+            # every user's terminal
+            log.error("check %s crashed on rule %s: %s: %s", rule.check, rule.id,
+                      type(exc).__name__, exc)  # fmt: skip
+            log.info("traceback of the crash in %s (shown with -v)", rule.check, exc_info=True)
             outcomes[k] = ([_crash_finding(rule, exc)], RuleRun(rule, 0))
             continue
         outcomes[k] = (list(outcome.findings), RuleRun(rule, outcome.checked))

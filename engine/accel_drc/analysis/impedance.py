@@ -913,8 +913,16 @@ def _height_er(
                 missing.append(f"thickness of {name}")
                 ok = False
                 continue
-            if er is None:
-                missing.append(f"epsilon_r of {name}")
+            if th <= 0.0:  # a broken stack-up, not a geometry: unknown, never a crash
+                missing.append(f"a positive thickness of {name} (the stack-up says {th:g} mm)")
+                ok = False
+                continue
+            if er is None or er <= 0.0:
+                missing.append(
+                    f"epsilon_r of {name}"
+                    if er is None
+                    else f"a positive epsilon_r of {name} (the stack-up says {er:g})"
+                )
                 ok = False
             else:
                 weighted += er * th
@@ -929,6 +937,8 @@ def _height_er(
     if not ok or h <= 0.0 or wsum <= 0.0:
         if not diel:
             missing.append("a dielectric between the layer and its reference plane")
+        elif ok:
+            missing.append("a dielectric of positive height between the layer and its plane")
         return None, None
     # round off float noise (3.6·0.15/0.15 = 3.6000000000000005) far below any data's precision
     return round(h, 9), round(weighted / wsum, 9)

@@ -43,6 +43,11 @@ def check_tg(ctx: CheckContext, rule: Rule) -> CheckOutcome:
     for d in dielectrics:
         info = resolve_dielectric(d, ctx.analysis.materials, overrides)
         ev = {"dielectric": info.to_dict(), "tg_note": info.tg_note}
+        mat = ctx.analysis.materials.get(info.matched) if info.matched else None
+        if info.tg_c is None and mat is not None and mat.tg_not_applicable:
+            # PTFE laminates (RO3003, …) have no glass transition below decomposition: there is
+            # no Tg to fall short of, and asking the user to declare one would be wrong
+            continue
         if info.tg_c is None:
             both = ctx.analysis.materials.ambiguous(info.material) if info.matched is None else []
             if both:

@@ -140,6 +140,7 @@ def check_via_stub(ctx: CheckContext, rule: Rule) -> CheckOutcome:
 
     unknown_stack: list[int] = []
     unknown_residual: list[int] = []
+    unknown_eps: list[int] = []
     for i in idx.tolist():
         stub = float(stubs.stub_mm[i])
         fres = float(stubs.f_res_hz[i])
@@ -169,18 +170,26 @@ def check_via_stub(ctx: CheckContext, rule: Rule) -> CheckOutcome:
             continue
         ev = _evidence(stubs, i, nyq, params)
         reasons = []
-        if max_stub is not None and stub > float(max_stub) + _TOL:
+        too_long = max_stub is not None and stub > float(max_stub) + _TOL
+        if too_long:
             reasons.append(f"> {float(max_stub):.3f} mm")
         ratio = ev["f_res_ratio"]
-        if (
+        if min_ratio is not None and nyq is not None and ratio is None and stub > 1e-6:
+            # a stub whose dielectric εr is not on record has no known resonance: the ratio
+            # rule cannot pass it (unknown is not pass), even when the length rule does
+            unknown_eps.append(i)
+        too_low = (
             min_ratio is not None
             and nyq is not None
             and ratio is not None
             and ratio < float(min_ratio)
-        ):
+        )
+        if too_low:
             reasons.append(f"f_res {_fmt_hz(fres)} = {ratio:.1f}× Nyquist < {float(min_ratio):g}×")
         if reasons:
-            if max_stub is not None:
+            # measured and limit state the reason that failed (the length when both did), so
+            # JSON, SARIF and JUnit never show a value under its limit as a violation
+            if too_long:
                 measured, limit, unit = round(stub, 4), float(max_stub), "mm"
             else:
                 measured, limit, unit = ratio, float(min_ratio), "f_res/f_Nyquist"
@@ -236,6 +245,10 @@ def check_via_stub(ctx: CheckContext, rule: Rule) -> CheckOutcome:
     _unknown(findings, rule, stubs, board, unknown_residual, sig_name,
              "residual_stub_mm of the backdrill (accel-drc.yaml `backdrill:`)",
              "backdrilled, but the residual stub the fabricator leaves is not declared")  # fmt: skip
+    _unknown(findings, rule, stubs, board, unknown_eps, sig_name,
+             "εr of the dielectrics along the stub (the board's stack-up)",
+             "stub resonance unknown: the dielectric εr along the stub is not on record, "
+             "f_res / f_Nyquist not checked")  # fmt: skip
     return out
 
 

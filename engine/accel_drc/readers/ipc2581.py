@@ -788,6 +788,12 @@ class _Reader:
                         spec.foil_text = text.split(":", 1)[1].strip()
             elif kind == "Dielectric" and typ in ("DIELECTRIC_CONSTANT", "LOSS_TANGENT"):
                 val = self._prop_value(props, name, typ)
+                if val is not None and (val <= 0 if typ == "DIELECTRIC_CONSTANT" else val < 0):
+                    # physically impossible: not declared (and said so), never used as a number
+                    self.warnings.append(
+                        f'Spec "{name}" {typ} {val:g} is impossible; treated as not declared'
+                    )
+                    val = None
                 if typ == "DIELECTRIC_CONSTANT":
                     spec.dk = val
                 else:
@@ -858,6 +864,8 @@ class _Reader:
                 bd["must_not_cut"] = layer.strip()
             elif typ in ("MAX_STUB_LENGTH", "STUB_LENGTH") and p.get("value") is not None:
                 value = self._prop_value([p], name, typ) or 0.0
+                if value < 0:
+                    raise self._bad(p, f'Spec "{name}" {typ} is negative ({value:g})')
                 unit = (p.get("unit") or "").upper()
                 if unit in PROPERTY_UNITS_UM:
                     bd["max_stub_mm"] = value * PROPERTY_UNITS_UM[unit] / 1000.0
@@ -894,6 +902,8 @@ class _Reader:
         if not ref:
             return
         thickness = self._len(elem, "thickness") if elem.get("thickness") is not None else None
+        if thickness is not None and thickness < 0:
+            raise self._bad(elem, f'(layer "{ref}") thickness is negative ({thickness:g} mm)')
         seq_raw = elem.get("sequence")
         try:
             seq = float(seq_raw) if seq_raw is not None else float(len(self.stack_rows))

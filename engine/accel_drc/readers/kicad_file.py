@@ -214,8 +214,31 @@ def _float(value: str | None) -> float | None:
     return out if math.isfinite(out) else None
 
 
-def stackup_from_sexpr(node: Sexpr) -> Stackup | None:
-    """Build a :class:`Stackup` from a parsed ``(stackup …)`` node."""
+#: stack-up fields that must be positive numbers (loss tangent may be 0)
+_POSITIVE = {"thickness": "thickness", "epsilon_r": "epsilon_r"}
+
+
+def _stack_number(
+    name: str, key: str, raw: str | None, warn: Callable[[str], None] | None
+) -> float | None:
+    """A stack-up number, or None (not declared) with a warning when the file's value is not a
+    usable one: a non-number, or a thickness / εr that is not positive.  Silently dropping it
+    would make later messages say the board "does not declare" what it declares wrongly."""
+    if raw is None:
+        return None
+    val = _float(raw)
+    bad = val is None or (key in _POSITIVE and val <= 0) or (key == "loss_tangent" and val < 0)
+    if bad:
+        if warn is not None:
+            want = "a number ≥ 0" if key == "loss_tangent" else "a positive number"
+            warn(f"stack-up layer {name!r}: {key} {raw!r} is not {want}; treated as not declared")
+        return None
+    return val
+
+
+def stackup_from_sexpr(node: Sexpr, warn: Callable[[str], None] | None = None) -> Stackup | None:
+    """Build a :class:`Stackup` from a parsed ``(stackup …)`` node; ``warn`` receives one line
+    per unusable number (the field is then not declared)."""
     if not isinstance(node, list):
         return None
     layers: list[StackupLayer] = []
@@ -254,10 +277,10 @@ def stackup_from_sexpr(node: Sexpr) -> Stackup | None:
             kind = _kind_of(raw_type)
             sublayers = tuple(
                 DielectricSublayer(
-                    thickness_mm=_float(s.get("thickness")),
+                    thickness_mm=_stack_number(name, "thickness", s.get("thickness"), warn),
                     material=s.get("material"),
-                    epsilon_r=_float(s.get("epsilon_r")),
-                    loss_tangent=_float(s.get("loss_tangent")),
+                    epsilon_r=_stack_number(name, "epsilon_r", s.get("epsilon_r"), warn),
+                    loss_tangent=_stack_number(name, "loss_tangent", s.get("loss_tangent"), warn),
                 )
                 for s in subs
             )
@@ -887,8 +910,27 @@ def _read_bytes(
         ZeroDivisionError,
     ) as exc:
         # malformed content inside a well-bracketed file (a number that is not a number, a node
-        # with missing fields): bad input, not a crash
+        # with missing fields): bad input, not a crash.  The vectorised parsers do not know
+        # where the bad number sat, so find the token in the file to name its line.
+        token, line = _locate_bad_number(data, exc)
+        if token is not None:
+            raise InputError(
+                source, f"malformed board file: {token!r} is not a number", line=line
+            ) from None
         raise InputError(source, f"malformed board file: {exc}") from None
+
+
+_BAD_FLOAT = re.compile(r"could not convert string to float: (?:np\.bytes_\()?b?'([^']*)'")
+
+
+def _locate_bad_number(data: bytes, exc: BaseException) -> tuple[str | None, int | None]:
+    """(the token that is not a number, the line of its first occurrence as an atom)."""
+    m = _BAD_FLOAT.search(str(exc))
+    if not m or not m.group(1):
+        return None, None
+    token = m.group(1)
+    found = re.search(rb"[(\s]" + re.escape(token.encode("utf-8", "replace")) + rb"[)\s]", data)
+    return token, (line_of(data, found.start() + 1) if found else None)
 
 
 class _NumberFields(NamedTuple):
@@ -1041,12 +1083,19 @@ class _Reader:
         for s, e in by_kw.get(b"general", [])[:1]:
             for key, val in _SIMPLE.findall(data, s, e):
                 if key == b"thickness":
-                    thickness = _float(val.split()[0].decode()) if val.split() else None
+                    raw = val.split()[0].decode(errors="replace") if val.split() else None
+                    thickness = _float(raw) if raw is not None else None
+                    if raw is not None and (thickness is None or thickness <= 0):
+                        self.warn(
+                            f"board thickness {raw!r} (general) is not a positive number; "
+                            "treated as not declared"
+                        )
+                        thickness = None
         stackup = None
         for s, e in by_kw.get(b"setup", [])[:1]:
             for cs, ce in idx.children(3, s, e).tolist():
                 if data.startswith(b"(stackup", cs):
-                    stackup = stackup_from_sexpr(self.node(cs, ce))
+                    stackup = stackup_from_sexpr(self.node(cs, ce), self.warn)
         self._nets(by_kw)
         none = np.zeros((0, 2), dtype=np.int64)
         tracks = self._tracks(arrays.get(b"segment", none), arrays.get(b"arc", none))
