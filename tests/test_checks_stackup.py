@@ -118,7 +118,24 @@ def test_copper_weight_of_plane_layers():
     [f] = out.findings
     assert (f.layer, f.net, f.measured, f.limit, f.unit) == ("In1.Cu", "GND", 1.0, 2.0, "oz")
     assert f.evidence["thickness_mm"] == 0.035
+    # marked on the board: inside the GND plane's fill, with the zone to select in KiCad
+    assert f.pos is not None and 0 < f.pos[0] < 100 and 0 < f.pos[1] < 80
+    assert f.items == ("zone-0",)
     assert run(six([]), "copper_weight", "inference").findings == []  # 1 oz is enough
+
+
+def test_copper_weight_marker_lands_on_copper_of_a_c_shaped_plane():
+    """A C-shaped plane's centroid is in the gap; the marker must sit on its copper."""
+    import numpy as np
+    import shapely
+
+    c_shape = np.array(
+        [[0, 0], [100, 0], [100, 20], [20, 20], [20, 60], [100, 60], [100, 80], [0, 80]], float
+    )
+    b = make_board(6, NETS, [], [("GND", 1, c_shape), ("+0V8", 3, FULL)], SIX)
+    [f] = run(b, "copper_weight", "training").findings
+    assert f.layer == "In1.Cu" and f.pos is not None
+    assert shapely.Polygon(c_shape).contains(shapely.Point(f.pos))
 
 
 def test_copper_weight_small_zone_is_not_a_plane_but_a_power_typed_layer_is():

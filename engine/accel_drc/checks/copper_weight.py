@@ -9,6 +9,8 @@ passes within 0.5 µm of the limit (1 oz foil is 34.8 µm nominal).  Params: ``m
 
 from __future__ import annotations
 
+from typing import Any
+
 from ..analysis.nets import plane_layers
 from ..results import Rule, Status
 from . import CheckContext, CheckOutcome, register
@@ -16,6 +18,31 @@ from ._common import finding
 
 UM_PER_OZ = 35.0
 _TOL_MM = 0.0005
+
+
+def plane_anchor(
+    board: Any, layer: int, net: str | None
+) -> tuple[tuple[float, float] | None, tuple[str, ...]]:
+    """(a point inside the plane, the uuids of its zones) for the plane of ``net`` on copper
+    layer ``layer``: where the report's board view and the KiCad plugin put the marker of a
+    layer-level finding, and what the plugin selects.  The point is inside the fill of the
+    zone with the most copper there (GEOS's point-on-surface of :meth:`Zone.region`, shared
+    with the PDN check, so never in a hole or off a C-shaped plane)."""
+    import shapely
+
+    zones = [z for z in board.zones if not z.keepout and z.net_name == net and layer in z.filled]
+    uuids = tuple(z.uuid for z in zones if z.uuid)
+    if not zones:
+        return None, uuids
+    biggest = max(zones, key=lambda z: z.filled_area_mm2(layer))
+    try:
+        region = biggest.region(layer)
+        if region is None or region.is_empty:
+            return None, uuids
+        p = shapely.point_on_surface(region)
+    except shapely.errors.GEOSException:
+        return None, uuids
+    return (round(float(p.x), 4), round(float(p.y), 4)), uuids
 
 
 @register("copper_weight")
@@ -76,6 +103,7 @@ def check_copper_weight(ctx: CheckContext, rule: Rule) -> CheckOutcome:
         oz = t * 1000.0 / UM_PER_OZ
         if t < min_oz * UM_PER_OZ / 1000.0 - _TOL_MM:
             planes_txt = ", ".join(n for n, _ in nets) or "typed power"
+            pos, items = plane_anchor(board, idx, net) if net else (None, ())
             out.append(
                 finding(
                     rule,
@@ -87,6 +115,8 @@ def check_copper_weight(ctx: CheckContext, rule: Rule) -> CheckOutcome:
                     unit="oz",
                     layer=name,
                     net=net,
+                    pos=pos,
+                    items=items,
                     evidence=ev,
                 )
             )
