@@ -406,3 +406,32 @@ def test_check_end_to_end_same_findings(name, exports, tmp_path):
     assert Counter((f["rule"], f["status"]) for f in a["findings"]) == Counter(
         (f["rule"], f["status"]) for f in b["findings"]
     )
+
+
+def test_slotted_pads_are_barrels_like_in_kicad(exports, kicad_boards):
+    """KiCad exports slotted pads (crosslink's J1 shield tabs, 0.6 mm slots) as ``SlotCavity``
+    outlines: read as plated barrels at the slot's centre, the narrow side as their drill, so
+    their stubs are checked exactly as from the .kicad_pcb."""
+    from accel_drc.analysis import Analysis
+    from accel_drc.analysis.via_stubs import via_rows
+
+    name = "crosslink-nx-video-converter"
+    ipc = ipc2581.read(str(exports.get(name)))
+    pcb = kicad_boards(name)
+    slots = {}
+    for fp in ipc.footprints:
+        for p in fp.pads:
+            if fp.reference == "J1" and p.number == "S1":
+                slots[(round(p.x, 3), round(p.y, 3))] = p
+    assert len(slots) == 4
+    assert all(p.type == "thru_hole" and p.drill_mm == pytest.approx(0.6) for p in slots.values())
+
+    def j1(board):
+        rows = via_rows(Analysis(board, {}))
+        return sorted(
+            (round(r["x"], 3), round(r["y"], 3), round(r["stub_mm"], 4))
+            for r in rows
+            if r.get("ref") == "J1.S1"
+        )
+
+    assert len(j1(ipc)) == 4 and j1(ipc) == j1(pcb)

@@ -540,8 +540,8 @@ class _Reader:
         tag = name[name.find(":") + 1 :]
         cap = self.cap
         if cap:
-            if tag in _PRUNE:
-                self.skip = 1
+            if tag in _PRUNE and not (tag == "Outline" and cap[-1].tag == "SlotCavity"):
+                self.skip = 1  # a slot's outline is its hole: kept; other outlines are drawings
                 return
             if tag == "PolyStepSegment":  # the bulk of a file: keep just the attributes
                 cap[-1].children.append(attrs)  # type: ignore[arg-type]
@@ -1266,6 +1266,9 @@ class _Reader:
         span = self._span(decl)
         for child in elem.iter():
             tag = child.tag
+            if tag == "SlotCavity":
+                self._slot(child)
+                continue
             if tag != "Hole":
                 continue
             x, y = self._xy(child)
@@ -1294,6 +1297,29 @@ class _Reader:
                 )
             else:
                 self.pin_holes[(round(x * 1e4), round(y * 1e4))] = (drill, plating)
+
+    def _slot(self, elem: _Node) -> None:
+        """A ``SlotCavity`` (an oval or routed hole, as KiCad exports a slotted pad): a plated
+        barrel at its outline's centre, its width the narrower side (the model's drill of a
+        slot), attached to the pad there like a round hole.  Non-plated slots carry no barrel."""
+        plating = (elem.get("platingStatus") or "PLATED").upper()
+        outline = _child(elem, "Outline")
+        poly = _child(outline, "Polygon") if outline is not None else None
+        if poly is None:
+            self.warnings.append(f'SlotCavity "{elem.get("name", "")}" has no outline: ignored')
+            return
+        ring = self._ring(poly)
+        if len(ring) < 3:
+            return
+        loc = _child(elem, "Location")
+        dx, dy = self._xy(loc) if loc is not None else (0.0, 0.0)
+        xmin, ymin = ring.min(axis=0)
+        xmax, ymax = ring.max(axis=0)
+        x, y = (xmin + xmax) / 2 + dx, (ymin + ymax) / 2 + dy
+        width = float(min(xmax - xmin, ymax - ymin))
+        if plating == "NONPLATED" or width <= 0:
+            return
+        self.pin_holes[(round(x * 1e4), round(y * 1e4))] = (width, plating)
 
     def _on_padstack(self, elem: _Node, parent: str) -> None:
         """Altium/Allegro style: ``<PadStack net>`` with ``LayerHole`` (+``Span``) and
