@@ -14,7 +14,13 @@ from accel_drc.model import Board, CopperLayer, Footprint, Outline, Pad, Tracks,
 from accel_drc.report import html
 from accel_drc.report.board_svg import grid_for, render_board
 from accel_drc.results import Severity, Status
-from browser.synthetic import HOSTILE_FILE, HOSTILE_NET, make_board, make_result
+from browser.synthetic import (
+    HOSTILE_FILE,
+    HOSTILE_NET,
+    LOSSY_DIELECTRIC,
+    make_board,
+    make_result,
+)
 from conftest import FIXTURE_BOARDS, SHARED_BOARDS
 
 DATA_RE = re.compile(r'<script type="application/json" id="report-data">(.*?)</script>', re.S)
@@ -499,3 +505,153 @@ def test_non_finite_geometry_is_skipped_not_drawn() -> None:
     svg = render_board(_tiny_board(tracks=tracks)).svg
     d = re.search(r'<path class="trk" stroke="[^"]+" stroke-width="\d+" d="([^"]+)"', svg).group(1)
     assert d == "M100 100l100 0"
+
+
+# ---------------------------------------------------------------------------------------------
+# issue 5 review: dielectric badges, banner, stack-up labels, hatching, waiver cells
+# ---------------------------------------------------------------------------------------------
+
+
+def test_dielectric_findings_are_a_layer_filter_option(hostile) -> None:
+    """A laminate_df finding sits on a copper layer but names the lossy dielectric in its
+    evidence; the dielectric's badge counts it, so the layer filter must offer the dielectric
+    and the row must carry its name (the page matches f.layer or these names)."""
+    page, result, board = hostile
+    lossy = [f for f in result.findings if (f.evidence or {}).get("dielectric") == LOSSY_DIELECTRIC]
+    assert lossy and all(f.check == "laminate_df" and f.layer != LOSSY_DIELECTRIC for f in lossy)
+    select = page[page.index('id="f-layer"') :]
+    select = select[: select.index("</select>")]
+    assert f'<option value="{LOSSY_DIELECTRIC}">' in select
+    data = _data(page)
+    f = data["fields"]
+    tagged = [r[f.index("i")] for r in data["findings"] if r[f.index("slayers")]]
+    assert tagged == [result.findings.index(x) for x in lossy]
+    assert all(
+        r[f.index("slayers")] == [LOSSY_DIELECTRIC]
+        for r in data["findings"]
+        if r[f.index("slayers")]
+    )
+    # the badge counts exactly these findings
+    rows = {r["name"]: r for r in html._stackup_rows(result, board, result.findings)}
+    assert sum(rows[LOSSY_DIELECTRIC]["counts"].values()) == len(lossy)
+
+
+def test_banner_says_severity_counts_cover_every_status(hostile) -> None:
+    """The severity chips equal summary.by_severity of the JSON report (every status), say so,
+    and show the violation-only number beside it when it differs (the verdict's number)."""
+    from accel_drc.report.json_report import summary_counts
+
+    page, result, _board = hostile
+    summary = summary_counts(result)
+    counts = page[page.index('<ul class="counts"') :]
+    counts = counts[: counts.index("</ul>")]
+    assert "By severity, all statuses:" in counts and "by status:" in counts
+    viol = Counter(f.severity.value for f in result.findings if f.status == Status.VIOLATION)
+    n, v = summary["by_severity"]["error"], viol["error"]
+    assert n > v  # cannot-verify and waived errors exist in the generator
+    assert f'<b>{n}</b> errors <span class="c-sub">({v} violations)</span>' in counts
+    assert f'title="{n} error-severity findings of every status: {v} violations, ' in counts
+    unwaived = len(result.unwaived_errors())
+    assert unwaived == v
+    assert f'class="verdict-why">{unwaived} unwaived errors<' in page
+    assert f"<b>{summary['by_severity']['warning']}</b> warning" in counts
+
+
+def test_banner_meta_has_full_text_and_does_not_clip() -> None:
+    board = make_board(n_tracks=80, n_vias=10, zones=False)
+    result = make_result(board, 4)
+    result.rule_packs = [
+        {"name": f"pack-{i}", "version": f"{i}.0.{i}", "file": "x.yaml"} for i in range(6)
+    ]
+    page = html.render(result, board)
+    assert f'<dd class="mono sha" title="{"ab" * 32}">' in page
+    packs = ", ".join(f"pack-{i} {i}.0.{i}" for i in range(6))
+    assert f'<dd class="packs" title="{packs}">' in page
+    css = (html._TEMPLATES / "report.css").read_text(encoding="utf-8")
+    meta_dd = re.search(r"\.meta dd \{([^}]*)\}", css).group(1)
+    assert "nowrap" not in meta_dd and "ellipsis" not in meta_dd
+    assert "word-break: break-all" in re.search(r"\.meta dd\.sha \{([^}]*)\}", css).group(1)
+
+
+def test_place_labels_keeps_order_gap_and_bounds() -> None:
+    wanted = [1.0, 2.0, 2.5, 50.0, 99.0, 99.5]
+    ys = html.place_labels(wanted, 5.0, 100.0, 10.0)
+    assert ys == [5.0, 15.0, 25.0, 50.0, 90.0, 100.0]
+    assert html.place_labels([30.0, 70.0], 5.0, 100.0, 10.0) == [30.0, 70.0]  # room: untouched
+
+
+def test_stackup_labels_of_many_layers_do_not_overlap() -> None:
+    """26 copper layers (53 stack-up rows): labels at least a line apart, inside the drawing,
+    every layer with findings and every copper layer labelled, a leader line per label."""
+    board = make_board(layers=26, n_tracks=200, n_vias=20, zones=False)
+    result = make_result(board, 80, rails=False)
+    rows = html._stackup_rows(result, board, result.findings)
+    svg = str(html.stackup_svg(rows))
+    labels = re.findall(r'<text class="sl-label" x="[\d.]+" y="([\d.]+)">([^<]*)</text>', svg)
+    ys = [float(y) for y, _ in labels]
+    assert ys == sorted(ys)
+    assert min(b - a for a, b in zip(ys, ys[1:])) >= html._LABEL_H - 0.01
+    height = 53 * html._LABEL_H  # the drawing grows to give each of the 53 layers a line
+    assert ys[0] > 0 and ys[-1] <= height + 4
+    assert f'viewBox="0 0 300 {int(height) + 24}"' in svg
+    names = {t.lstrip("✖⚠? ") for _, t in labels}
+    copper = {r["name"] for r in rows if r["kind"] == "copper"}
+    flagged = {r["name"] for r in rows if r["state"] in ("error", "warning", "cannot_verify")}
+    assert len(rows) == len(labels) == 53
+    assert copper | flagged <= names
+    assert svg.count('class="sl-leader"') == len(labels)
+    # 40 copper layers (81 rows): 60 lines, the layers with findings and the copper ones first
+    board = make_board(layers=40, n_tracks=200, n_vias=20, zones=False)
+    result = make_result(board, 80, rails=False)
+    rows = html._stackup_rows(result, board, result.findings)
+    svg = str(html.stackup_svg(rows))
+    labels = re.findall(r'<text class="sl-label" x="[\d.]+" y="([\d.]+)">([^<]*)</text>', svg)
+    ys = [float(y) for y, _ in labels]
+    assert len(rows) == 81 and len(labels) == html._LABEL_ROWS_MAX
+    assert min(b - a for a, b in zip(ys, ys[1:])) >= html._LABEL_H - 0.01
+    names = {t.lstrip("✖⚠? ") for _, t in labels}
+    flagged = {r["name"] for r in rows if r["state"] in ("error", "warning", "cannot_verify")}
+    assert {r["name"] for r in rows if r["kind"] == "copper"} | flagged <= names
+
+
+def test_over_limit_bars_are_hatched() -> None:
+    svg = str(html.stub_histogram("pcie5", [0.1, 0.1, 0.2, 0.3, 0.45, 0.5], 0.25))
+    over = re.findall(r'<rect class="bar over" (x="[\d.]+" y="[\d.]+")', svg)
+    hatched = re.findall(
+        r'<rect class="bar-hatch" (x="[\d.]+" y="[\d.]+")[^>]*fill="url\(#hatch\)"', svg
+    )
+    assert over and hatched == over  # one hatch over each over-limit bar, none elsewhere
+    # the pattern is defined once per page, also when no stack-up is drawn
+    board = make_board(n_tracks=80, n_vias=10, zones=False)
+    result = make_result(board, 4, rails=False)
+    result.extras.pop("stackup")
+    page = html.render(result, board)
+    assert page.count('<pattern id="hatch"') == 1
+    assert 'class="bar-hatch"' in page and "bars over the limit are hatched" in page
+
+
+def test_waiver_cells_never_say_none() -> None:
+    """Rows as waivers.apply_waivers writes them: expires None, a rule-only stale waiver."""
+    board = make_board(n_tracks=80, n_vias=10, zones=False)
+    result = make_result(board, 4, rails=False)
+    result.waivers = [
+        {
+            "rule": "training.tg",
+            "net": None,
+            "layer": None,
+            "uuid": None,
+            "reason": "board Tg declared by the fab",
+            "owner": None,
+            "expires": None,
+            "state": "stale",
+            "matched": 0,
+            "line": 12,
+        }
+    ]
+    page = html.render(result, board)
+    table = page[page.index('class="data waivers"') :]
+    table = table[: table.index("</table>")]
+    row = re.search(r'<tr class="w-stale">(.*?)</tr>', table, re.S).group(1)
+    cells = [re.sub(r"<[^>]+>", "", c).strip() for c in re.findall(r"<td[^>]*>(.*?)</td>", row)]
+    assert cells == ["∅ stale", "training.tg", "any", "board Tg declared by the fab", "—", "—", "0"]
+    assert "None" not in table

@@ -9,7 +9,9 @@ them as artefacts).
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import re
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,7 +20,7 @@ import pytest
 from accel_drc.report import html
 from accel_drc.results import Status
 from browser.cdp import Browser
-from browser.synthetic import HOSTILE_NET, make_board, make_result
+from browser.synthetic import HOSTILE_NET, LOSSY_DIELECTRIC, make_board, make_result
 from conftest import ROOT
 
 pytestmark = pytest.mark.browser
@@ -378,3 +380,143 @@ def test_show_on_board_link_scrolls_to_the_marker(browser: Browser, hostile_repo
     top = browser.eval("document.getElementById('board').getBoundingClientRect().top")
     assert abs(top) < 60  # the board section is at the top of the view
     assert browser.eval("location.hash") == ""  # the link did not navigate
+
+
+def test_dielectric_badge_filters_the_findings_it_counts(browser: Browser, hostile_report) -> None:
+    """The badge on a dielectric counts findings that name it in their evidence (laminate_df);
+    a click shows exactly those rows, and the Layer filter shows the dielectric's name."""
+    path, result = hostile_report
+    _load(browser, path)
+    want = [
+        i
+        for i, f in enumerate(result.findings)
+        if f.layer == LOSSY_DIELECTRIC or (f.evidence or {}).get("dielectric") == LOSSY_DIELECTRIC
+    ]
+    assert want
+    r = _scroll_to(browser, f'a[data-filter-layer="{LOSSY_DIELECTRIC}"] .badge')
+    browser.click(r["x"] + r["w"] / 2, r["y"] + r["h"] / 2)
+    shown = browser.eval(
+        "Array.from(document.querySelectorAll('tr.f:not([hidden])'))"
+        ".map(function(r){return +r.dataset.i}).sort(function(a,b){return a-b})"
+    )
+    assert shown == want
+    assert browser.eval("document.getElementById('f-layer').value") == LOSSY_DIELECTRIC
+    badge = browser.eval(
+        f"document.querySelector('a[data-filter-layer=\"{LOSSY_DIELECTRIC}\"]').textContent"
+    )
+    assert sum(int(n) for n in re.findall(r"(\d+) ", badge)) == len(want)
+    browser.eval("document.getElementById('f-clear').click()")
+
+
+def test_print_shows_whole_why_and_opens_every_group(browser: Browser, tmp_path: Path) -> None:
+    """On screen the why/source text is clamped to two lines and cannot-verify groups after the
+    third are closed; printed (print media + beforeprint), nothing is clipped and every group is
+    open; afterprint closes again what was closed."""
+    board = make_board(n_tracks=300, n_vias=40, zones=False)
+    result = make_result(board, 80, rails=False)
+    long_why = " ".join(["the loss of this channel at Nyquist must stay within budget"] * 8)
+    result.findings = [dataclasses.replace(f, why=long_why) for f in result.findings]
+    path = tmp_path / "print.html"
+    html.write(path, result, board)
+    _load(browser, path)
+    clipped = (
+        "Array.from(document.querySelectorAll('tr.f .why'))"
+        ".filter(function(e){return e.scrollHeight > e.clientHeight + 1}).length"
+    )
+    closed = "document.querySelectorAll('details.cv-group:not([open])').length"
+    try:
+        assert browser.eval(clipped) > 0  # on screen: clamped (the test sees the clamp)
+        assert browser.eval(closed) == 1  # 4 groups, the fourth closed
+        browser.send("Emulation.setEmulatedMedia", media="print")
+        browser.eval("window.dispatchEvent(new Event('beforeprint'))")
+        assert browser.eval("document.querySelectorAll('tr.f:empty').length") == 0
+        assert browser.eval("document.querySelectorAll('tr.f .why').length") >= len(result.findings)
+        assert browser.eval(clipped) == 0
+        assert browser.eval(closed) == 0
+        browser.eval("window.dispatchEvent(new Event('afterprint'))")
+        assert browser.eval(closed) == 1
+    finally:
+        browser.send("Emulation.setEmulatedMedia", media="")
+
+
+def test_many_layer_stackup_fits_and_labels_do_not_overlap(
+    browser: Browser, tmp_path: Path
+) -> None:
+    """26 copper layers at the 1400 px window: the page does not scroll sideways (the stack-up
+    table scrolls in its own box when wider than its column) and no two stack-up labels'
+    boxes overlap."""
+    board = make_board(layers=26, n_tracks=600, n_vias=60, zones=False)
+    result = make_result(board, 120, rails=False)
+    for row in result.extras["stackup"]:  # realistic lengths: fab material names, many signals
+        if row["kind"] != "copper":
+            row["material"] = "Panasonic Megtron 6 R-5775(N) 2x1078 RC 69 %"
+        else:
+            row["signals"] = ["nvlink4", "pcie5", "ddr5", "usb4", "eth_112g"]
+    path = tmp_path / "layers26.html"
+    html.write(path, result, board)
+    _load(browser, path)
+    assert browser.eval("window.innerWidth") == 1400
+    sizes = browser.eval(
+        "(function(){var w=document.querySelector('.stackup-table-wrap'),"
+        "t=w.querySelector('table');return [document.documentElement.scrollWidth,"
+        "document.documentElement.clientWidth, t.scrollWidth, w.clientWidth];})()"
+    )
+    page_w, view_w, table_w, box_w = sizes
+    assert table_w > box_w  # the table is wider than its column here...
+    assert page_w <= view_w  # ...and still the page does not scroll sideways
+    boxes = browser.eval(
+        "Array.from(document.querySelectorAll('.stackup-svg .sl-label')).map(function(e){"
+        "var r=e.getBoundingClientRect();return [r.left,r.top,r.right,r.bottom,e.textContent];})"
+    )
+    assert len(boxes) >= 26
+    overlaps = [
+        (a[4], b[4])
+        for i, a in enumerate(boxes)
+        for b in boxes[i + 1 :]
+        if a[0] < b[2] - 0.5 and b[0] < a[2] - 0.5 and a[1] < b[3] - 0.5 and b[1] < a[3] - 0.5
+    ]
+    assert overlaps == []
+    svg = browser.eval(
+        "(function(){var r=document.querySelector('.stackup-svg').getBoundingClientRect();"
+        "return [r.left,r.top,r.right,r.bottom];})()"
+    )
+    assert all(svg[0] <= b[0] and b[2] <= svg[2] + 1 and svg[1] <= b[1] for b in boxes)
+    ARTIFACTS.mkdir(exist_ok=True)
+    _scroll_to(browser, "#stackup h2")
+    browser.screenshot(ARTIFACTS / "html_stackup_26_layers.png")
+
+
+def test_banner_meta_wraps_instead_of_clipping(browser: Browser, tmp_path: Path) -> None:
+    board = make_board(n_tracks=80, n_vias=10, zones=False)
+    result = make_result(board, 4, rails=False)
+    result.rule_packs = [
+        {"name": f"accelerator-pack-{i}", "version": f"{i}.0.{i}", "file": "x.yaml"}
+        for i in range(6)
+    ]
+    result.board_sha256 = "0123456789abcdef" * 4
+    path = tmp_path / "meta.html"
+    html.write(path, result, board)
+    _load(browser, path)
+    for sel in (".meta dd.sha", ".meta dd.packs"):
+        w = browser.eval(
+            f"(function(){{var e=document.querySelector('{sel}');"
+            "return [e.scrollWidth, e.clientWidth, e.innerText];})()"
+        )
+        assert w[0] <= w[1] + 1, (sel, w)
+    assert (
+        browser.eval("document.querySelector('.meta dd.sha').innerText").replace("\n", "")
+        == result.board_sha256
+    )
+
+
+def test_over_limit_stub_bars_are_hatched_in_the_browser(browser: Browser, hostile_report) -> None:
+    """The hatch overlay resolves to the page's pattern (a missing id paints nothing)."""
+    path, _result = hostile_report
+    _load(browser, path)
+    n = browser.eval(
+        "(function(){var b=document.querySelectorAll('.plot .bar-hatch'),ok=0;"
+        "b.forEach(function(e){var id=getComputedStyle(e).fill.match(/#([^\"')]+)/);"
+        "if(id&&document.getElementById(id[1])&&document.getElementById(id[1]).tagName==='pattern')ok++;});"
+        "return [b.length, ok, document.querySelectorAll('.plot .bar.over').length];})()"
+    )
+    assert n[0] == n[1] == n[2] > 0

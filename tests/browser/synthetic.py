@@ -36,6 +36,8 @@ from accel_drc.results import (
 )
 
 HOSTILE_NET = "</script><img src=x onerror=alert(1)>\"'&\u2028\u2029<!--"
+#: the FR4 dielectric of make_board (Df 0.02): laminate_df findings name it in their evidence
+LOSSY_DIELECTRIC = "dielectric 4"
 HOSTILE_FILE = (
     "/tmp/evil</title>/x<script>alert(2)</script><img src=x onerror=alert(3)>\"'&.kicad_pcb"
 )
@@ -250,6 +252,10 @@ def make_result(
         ev: dict[str, Any] = {"stub_mil": round(float(rng.uniform(5, 30)), 2)}
         if status == Status.CANNOT_VERIFY:
             ev["declare"] = f"declare the foil grade of {layer} in accel-drc.yaml (stackup.foil)"
+        elif rule.check == "laminate_df":
+            # as checks/laminate_df.py reports it: on the copper layer, naming the dielectric
+            # whose Df is over the limit (the FR4 layer of make_board)
+            ev["dielectric"] = LOSSY_DIELECTRIC
         findings.append(
             Finding(
                 rule=rule.id,

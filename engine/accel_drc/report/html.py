@@ -284,6 +284,11 @@ def stub_histogram(signal: str, stubs: Sequence[float], limit: float | None) -> 
             f'width="{pw / nbins - 2:.1f}" height="{h:.1f}"><title>{lo:.3f}–{lo + step:.3f} mm: '
             f"{c} vias</title></rect>"
         )
+        if over:  # hatched as well as red (the page's #hatch pattern, as the stack-up uses)
+            out.append(
+                f'<rect class="bar-hatch" x="{x + 1:.1f}" y="{mt + ph - h:.1f}" '
+                f'width="{pw / nbins - 2:.1f}" height="{h:.1f}" fill="url(#hatch)"/>'
+            )
     for k in range(0, nbins + 1, max(1, math.ceil(nbins / 6))):
         x = ml + k * pw / nbins
         out.append(
@@ -369,6 +374,23 @@ def _compact_evidence(ev: Any, limit: int = _EVIDENCE_MAX) -> Any:
     return out
 
 
+#: evidence keys that name a stack-up layer a finding is about besides ``Finding.layer`` (e.g.
+#: laminate_df names the over-limit dielectric next to the copper layer it reports)
+_STACKUP_EVIDENCE_KEYS = ("dielectric", "layer_name", "stackup_layer")
+
+
+def stackup_names(f: Finding) -> list[str]:
+    """Stack-up layer names a finding is counted against beyond its own ``layer``, in a stable
+    order.  The stack-up badges count with these and the layer filter matches them, so a badge
+    on a dielectric filters to exactly the findings it counts."""
+    out: list[str] = []
+    for key in _STACKUP_EVIDENCE_KEYS:
+        v = f.evidence.get(key) if f.evidence else None
+        if isinstance(v, str) and v and v != f.layer and v not in out:
+            out.append(v)
+    return out
+
+
 def _finding_rows(
     findings: Sequence[Finding], texts: dict[str, int]
 ) -> tuple[list[list[Any]], dict[str, int]]:
@@ -410,6 +432,7 @@ def _finding_rows(
                 else (None if declare is None else str(declare)),
                 ev or None,
                 waiver,
+                stackup_names(f) or None,
             ]
         )
     return rows, texts
@@ -436,6 +459,7 @@ FIELDS = (
     "declare",
     "evidence",
     "waiver",
+    "slayers",  # other stack-up layers the finding counts against (see stackup_names)
 )
 
 
@@ -478,10 +502,7 @@ def _stackup_rows(
     against: dict[str, Counter[str]] = {}
     for f in findings:
         names = {f.layer} if f.layer else set()
-        for key in ("dielectric", "layer_name", "stackup_layer"):
-            v = f.evidence.get(key) if f.evidence else None
-            if isinstance(v, str):
-                names.add(v)
+        names.update(stackup_names(f))
         for name in names:
             c = against.setdefault(name, Counter())
             if f.status == Status.VIOLATION:
@@ -517,30 +538,65 @@ def _stackup_rows(
     return rows
 
 
+#: the fill patterns the stack-up drawing and the stub histograms share, written once per page
+#: (an id must be unique, and a histogram may be drawn without a stack-up): diagonal hatching
+#: marks errors and over-limit bars, dots mark cannot-verify layers
+PATTERN_DEFS = Markup(
+    '<svg class="pattern-defs" width="0" height="0" aria-hidden="true" focusable="false"><defs>'
+    '<pattern id="hatch" width="6" height="6" patternUnits="userSpaceOnUse" '
+    'patternTransform="rotate(45)"><rect width="6" height="6" class="hatch-bg"/>'
+    '<line x1="0" y1="0" x2="0" y2="6" class="hatch-line"/></pattern>'
+    '<pattern id="dots" width="5" height="5" patternUnits="userSpaceOnUse">'
+    '<rect width="5" height="5" class="dots-bg"/><circle cx="2.5" cy="2.5" r="1" '
+    'class="dots-dot"/></pattern></defs></svg>'
+)
+
+#: height of one stack-up label line in the drawing's user units (the font is 11 px; Chromium's
+#: box for it, with the ✖ glyph's fallback font, is 14 px)
+_LABEL_H = 15.0
+
+#: the stack-up drawing grows past its 420 units to give up to this many layers a line each
+_LABEL_ROWS_MAX = 60
+
+
+def place_labels(wanted: Sequence[float], top: float, bottom: float, gap: float) -> list[float]:
+    """Label centre lines as near to ``wanted`` (ascending) as possible, at least ``gap`` apart,
+    inside ``[top, bottom]``: pushed down past the previous label, then pulled back up from the
+    bottom.  Why: on a 26-layer board most layers are thinner than a line of text, and labels at
+    their layers' centres overlap (29 of 38 did); a column with leader lines stays readable.
+    The caller keeps at most ``(bottom - top) / gap + 1`` labels, so a solution exists."""
+    ys: list[float] = []
+    for w in wanted:
+        ys.append(max(w, top, ys[-1] + gap) if ys else max(w, top))
+    limit = bottom
+    for i in range(len(ys) - 1, -1, -1):
+        ys[i] = min(ys[i], limit)
+        limit = ys[i] - gap
+    return ys
+
+
 def stackup_svg(rows: Sequence[Mapping[str, Any]]) -> Markup:
     """The stack-up cross-section drawn to scale (height proportional to thickness); layers
-    with findings are hatched or dotted as well as coloured."""
+    with findings are hatched or dotted as well as coloured.  Labels sit in a column beside the
+    drawing, joined to their layers by leader lines; the drawing grows (to scale) to give up to
+    ``_LABEL_ROWS_MAX`` layers a line each; past that, the layers with findings and the copper
+    layers keep their labels first (every layer still has its tooltip, and the table beside
+    lists them all)."""
     known = [r for r in rows if r.get("known")]
     if not known:
         return Markup('<p class="muted">No layer thicknesses declared: cannot draw to scale.</p>')
     total = sum(float(r["thickness_mm"]) for r in known)
-    height, width, x0, bw = 420, 300, 8, 150
+    # taller with many layers (still to scale), so every layer's label gets a line of its own
+    height = max(420, int(min(len(known), _LABEL_ROWS_MAX) * _LABEL_H))
+    width, x0, bw = 300, 8, 150
     scale = height / total
     out = [
         f'<svg class="stackup-svg" viewBox="0 0 {width} {height + 24}" role="img" '
         f'aria-label="stack-up cross-section to scale, {total:.3f} mm total">',
-        "<defs>"
-        '<pattern id="hatch" width="6" height="6" patternUnits="userSpaceOnUse" '
-        'patternTransform="rotate(45)"><rect width="6" height="6" class="hatch-bg"/>'
-        '<line x1="0" y1="0" x2="0" y2="6" class="hatch-line"/></pattern>'
-        '<pattern id="dots" width="5" height="5" patternUnits="userSpaceOnUse">'
-        '<rect width="5" height="5" class="dots-bg"/><circle cx="2.5" cy="2.5" r="1" '
-        'class="dots-dot"/></pattern></defs>',
     ]
     y = 0.0
-    for r in rows:
-        if not r.get("known"):
-            continue
+    spans: list[tuple[int, float, Mapping[str, Any]]] = []  # (order, centre y, row)
+    for r in known:
         h = float(r["thickness_mm"]) * scale
         kind = str(r.get("kind") or "")
         state = str(r.get("state"))
@@ -559,13 +615,28 @@ def stackup_svg(rows: Sequence[Mapping[str, Any]]) -> Markup:
                 f'<rect x="{x0}" y="{y:.2f}" width="{bw}" height="{max(h, 0.8):.2f}" '
                 f'fill="url(#dots)" opacity="0.6" pointer-events="none"/>'
             )
-        if h >= 9 or kind == "copper":
-            icon = {"error": "✖ ", "warning": "⚠ ", "cannot_verify": "? "}.get(state, "")
-            out.append(
-                f'<text class="sl-label" x="{x0 + bw + 6}" y="{y + h / 2 + 4:.2f}">'
-                f"{escape(icon)}{escape(str(r.get('name')))}</text>"
-            )
+        spans.append((len(spans), y + h / 2, r))
         y += h
+    # which layers get a label: all when they fit, else findings first, then copper, then thick
+    cap = int((height - _LABEL_H) // _LABEL_H) + 1  # centres _LABEL_H apart, inside the drawing
+    if len(spans) > cap:
+
+        def priority(item: tuple[int, float, Mapping[str, Any]]) -> tuple[int, int, float]:
+            r = item[2]
+            flagged = str(r.get("state")) in ("error", "warning", "cannot_verify")
+            copper = str(r.get("kind")) == "copper"
+            return (0 if flagged else 1, 0 if copper else 1, -float(r["thickness_mm"]))
+
+        spans = sorted(sorted(spans, key=priority)[:cap])
+    ys = place_labels([c for _, c, _ in spans], _LABEL_H / 2, height - _LABEL_H / 2, _LABEL_H)
+    xl = x0 + bw
+    for (_, c, r), ly in zip(spans, ys):
+        icon = {"error": "✖ ", "warning": "⚠ ", "cannot_verify": "? "}.get(str(r.get("state")), "")
+        out.append(
+            f'<path class="sl-leader" d="M{xl} {c:.2f}h6L{xl + 18} {ly:.2f}h4"/>'
+            f'<text class="sl-label" x="{xl + 25}" y="{ly + 4:.2f}">'
+            f"{escape(icon)}{escape(str(r.get('name')))}</text>"
+        )
     out.append(f'<text class="tick" x="{x0}" y="{height + 18}">total {total:.3f} mm</text>')
     out.append("</svg>")
     return Markup("".join(out))
@@ -663,9 +734,13 @@ def _waivers(result: CheckResult) -> dict[str, list[dict[str, Any]]]:
         sel = entry.get("selector", entry.get("match"))
         if sel is None:
             sel = {k: entry[k] for k in ("net", "layer", "uuid", "item") if entry.get(k)}
-        entry["selector_text"] = (
-            ", ".join(f"{k}: {v}" for k, v in sel.items()) if isinstance(sel, Mapping) else str(sel)
+        text = (
+            ", ".join(f"{k}: {v}" for k, v in sel.items() if v not in (None, ""))
+            if isinstance(sel, Mapping)
+            else ("" if sel is None else str(sel))
         )
+        # a waiver that names only a rule matches every finding of it: say so, not a blank cell
+        entry["selector_text"] = text or "any"
         groups.setdefault(state, []).append(entry)
     return groups
 
@@ -786,6 +861,13 @@ def build_context(result: CheckResult, board: Board) -> dict[str, Any]:
         "date": result.date,
         "tool_version": result.tool_version or __version__,
         "packs": result.rule_packs,
+        # the whole pack list as one line for the banner's tooltip
+        "packs_text": ", ".join(
+            f"{p.get('name', '')} {p.get('version', '')}".strip()
+            for p in result.rule_packs
+            if isinstance(p, Mapping)
+        ),
+        "pattern_defs": PATTERN_DEFS,
         "passed": unwaived_errors == 0,
         "verdict": result.verdict(),
         "unverified_errors": len(result.unverified_errors()),
@@ -844,7 +926,11 @@ def build_context(result: CheckResult, board: Board) -> dict[str, Any]:
             if isinstance(v, int)
         ),
         "checks": sorted({f.check for f in findings}),
-        "finding_layers": sorted({f.layer for f in findings if f.layer}),
+        # the layer filter's options: every layer a finding is on or counted against (a
+        # stack-up badge on a dielectric sets the filter to the dielectric's name)
+        "finding_layers": sorted(
+            {f.layer for f in findings if f.layer} | {n for f in findings for n in stackup_names(f)}
+        ),
         "rule_ids": sorted({f.rule for f in findings}),
         "data_json": safe_json(data),
         "css": _read_asset("report.css"),

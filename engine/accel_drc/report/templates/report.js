@@ -83,7 +83,8 @@
       "</span> " + esc(ST_LABEL[st] || st) + "</span></td>" +
       '<td role="cell"><code>' + esc(g(r, "rule")) + '</code><div class="muted">' + esc(g(r, "check")) + "</div></td>" +
       '<td role="cell">' + esc(g(r, "net") || "\u2014") + "</td>" +
-      '<td role="cell">' + esc(g(r, "layer") || "\u2014") + "</td>" +
+      '<td role="cell">' + esc(g(r, "layer") || "\u2014") +
+      (g(r, "slayers") ? '<div class="muted">+ ' + esc(g(r, "slayers").join(", ")) + "</div>" : "") + "</td>" +
       '<td role="cell" class="num">' + esc(withUnit(g(r, "measured"), g(r, "unit"))) + "</td>" +
       '<td role="cell" class="num">' + esc(withUnit(g(r, "limit"), g(r, "unit"))) + "</td>" +
       '<td role="cell"><div class="msg">' + esc(g(r, "message")) + "</div>" +
@@ -217,6 +218,7 @@
     dlRow(dl, "Limit", withUnit(g(r, "limit"), g(r, "unit")));
     dlRow(dl, "Net", g(r, "net"));
     dlRow(dl, "Layer", g(r, "layer"));
+    dlRow(dl, "Also against", (g(r, "slayers") || []).join(", "));
     var x = g(r, "x");
     dlRow(dl, "Position", x === null || x === undefined ? "not on the board view" : "(" + x.toFixed(3) + ", " + g(r, "y").toFixed(3) + ") mm");
     dlRow(dl, "Items", (g(r, "items") || []).join(", "));
@@ -317,7 +319,12 @@
     if (fSev.value && g(r, "severity") !== fSev.value) return false;
     if (fSt.value && g(r, "status") !== fSt.value) return false;
     if (fCheck.value && g(r, "check") !== fCheck.value) return false;
-    if (fLayer.value && g(r, "layer") !== fLayer.value) return false;
+    if (fLayer.value && g(r, "layer") !== fLayer.value) {
+      /* a finding also counts against the stack-up layers its evidence names (a dielectric):
+         the stack-up badges count those, so the filter matches them too */
+      var sl = g(r, "slayers");
+      if (!sl || sl.indexOf(fLayer.value) < 0) return false;
+    }
     var n = fNet.value.trim().toLowerCase();
     if (n && String(g(r, "net") || "").toLowerCase().indexOf(n) < 0) return false;
     var t = fText.value.trim().toLowerCase();
@@ -541,6 +548,21 @@
   [fNet, fText].forEach(function (s) { s.addEventListener("input", scheduleFilter); });
   fGroup.addEventListener("change", reorder);
   document.getElementById("f-clear").addEventListener("click", clearFilters);
+
+  /* ---------------------------------------------------------------- printing */
+  /* Paper cannot be clicked: before printing, open every collapsed <details> (cannot-verify
+     groups after the third) and fill every row not filled yet; after printing, close again
+     what was closed, so the page looks as the reader left it. */
+  var printOpened = [];
+  window.addEventListener("beforeprint", function () {
+    document.querySelectorAll("details:not([open])").forEach(function (d) { d.open = true; printOpened.push(d); });
+    while (bgNext < N) fillBatch(200); /* what the background fill has not reached yet */
+    for (var k = 0; k < N; k++) fill(k);
+  });
+  window.addEventListener("afterprint", function () {
+    printOpened.forEach(function (d) { d.open = false; });
+    printOpened = [];
+  });
 
   /* ---------------------------------------------------------------- first render, in chunks */
   setVB(home.slice());
