@@ -263,3 +263,148 @@ def test_waivers_end_to_end_on_a_real_board(tmp_path):
     assert all(f.status == Status.CANNOT_VERIFY for f in res.findings if f.rule == "training.tg")
     assert [w["line"] for w in res.waivers] == [14, 19, 22]  # the config has 12 lines before
     assert Path(res.board_file).name == board.name
+
+
+# --- hostile or unusual values ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("value", "words"),
+    [
+        ("2027-02-30", "cannot read '2027-02-30': day is out of range for month"),
+        ("2027-13-01", "cannot read '2027-13-01': month must be in 1..12"),
+    ],
+)
+def test_impossible_expiry_date_is_file_line_not_internal_error(tmp_path, value, words):
+    p = tmp_path / "accel-drc.yaml"
+    p.write_text(
+        f"class: edge\nwaivers:\n  - rule: '*'\n    reason: ok then\n    expires: {value}\n"
+    )
+    with pytest.raises(InputError) as ei:
+        load_config(str(p), None, LIB)
+    assert str(ei.value) == f"{p}:5: {words}"
+
+
+def test_impossible_date_from_the_cli_is_exit_3(tmp_path):
+    import subprocess
+    import sys
+
+    p = tmp_path / "accel-drc.yaml"
+    p.write_text("waivers:\n  - rule: '*'\n    reason: ok then\n    expires: 2027-02-30\n")
+    r = subprocess.run(
+        [sys.executable, "-m", "accel_drc.cli", "rules", "--class", "edge", "--config", str(p)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert r.returncode == 3, r.stderr
+    assert r.stderr.strip().endswith(
+        f"{p}:4: cannot read '2027-02-30': day is out of range for month"
+    )
+
+
+def test_exponent_floats_without_a_dot_are_numbers(tmp_path):
+    """`l_h: 1e-9` failed with "'1e-9' is not of type 'number'" (YAML 1.1 wants 1.0e-9)."""
+    p = tmp_path / "accel-drc.yaml"
+    p.write_text(
+        "rails:\n  - name: VCORE\n    nets: [VCORE]\n    transient_a: 3E2\n"
+        "    vrm: {r_ohm: 2e-4, l_h: 1e-9}\n"
+        "rules:\n  edge.pdn_impedance: {params: {target_ohm: 5e-4}}\n"
+    )
+    cfg = load_config(str(p), None, LIB)
+    [rail] = cfg.data["rails"]
+    assert rail["vrm"] == {"r_ohm": 0.0002, "l_h": 1e-9} and rail["transient_a"] == 300.0
+    assert cfg.rule_overrides["edge.pdn_impedance"]["params"]["target_ohm"] == 0.0005
+
+
+# --- overridden limits say where they come from ------------------------------------------------
+
+
+def test_overridden_limit_is_attributed_to_the_config_not_the_seed(tmp_path):
+    from accel_drc.packs import rules_for_class
+
+    p = tmp_path / "accel-drc.yaml"
+    p.write_text(
+        "class: edge\n"
+        "rules:\n"
+        "  edge.layer_count: {params: {min: 2}}\n"
+        "  edge.tg: {severity: warning}\n"
+        "  edge.copper_weight:\n"
+        "    params: {min_oz: 2}\n"
+        "    source: our fab's plating spec FS-7\n"
+    )
+    cfg = load_config(str(p), None, LIB)
+    rules, _ = rules_for_class(LIB, "edge", cfg.extra_packs, cfg.rule_overrides, cfg.doc)
+    by = {r.id: r for r in rules}
+    pack = {r.id: r for r in LIB.packs["edge"].rules}
+    lc = by["edge.layer_count"]
+    assert lc.params == {"min": 2, "max": 8}
+    assert lc.source == f"accel-drc.yaml:3 (overrides {pack['edge.layer_count'].source})"
+    assert lc.why.startswith("Limit set by the project (accel-drc.yaml:3: min=2), not by the pack.")
+    assert lc.why.endswith(pack["edge.layer_count"].why)
+    # severity only: the limit is still the pack's, and so are why and source
+    assert (by["edge.tg"].why, by["edge.tg"].source) == (
+        pack["edge.tg"].why,
+        pack["edge.tg"].source,
+    )
+    assert by["edge.tg"].severity == Severity.WARNING
+    # an override with its own source keeps it
+    assert by["edge.copper_weight"].source == "our fab's plating spec FS-7"
+    assert "accel-drc.yaml:5" in by["edge.copper_weight"].why
+
+
+def test_rules_command_shows_the_override_source(tmp_path, capsys):
+    from types import SimpleNamespace
+
+    from accel_drc.pipeline import run_rules
+
+    p = tmp_path / "accel-drc.yaml"
+    p.write_text("rules:\n  edge.layer_count: {params: {min: 2}}\n")
+    assert run_rules(SimpleNamespace(board_class="edge", config=str(p), json=False)) == 0
+    out = capsys.readouterr().out
+    assert "source: accel-drc.yaml:2 (overrides 000_9033d485f7eb5cd5.txt" in out
+
+
+# --- sub-rule ids: findings carry rule.sub, reports list rule --------------------------------
+
+
+def test_waiver_on_a_rule_id_covers_its_sub_rule_findings():
+    fs = [
+        _f("edge.material_consistency.kicad_default", layer="dielectric 1"),
+        _f("edge.material_consistency", layer="dielectric 2"),
+        _f("edge.material_consistency_x", layer="dielectric 3"),  # another rule: not a sub-id
+        _f("edge.tg", layer="dielectric 1"),
+    ]
+    ws = [
+        {"rule": "edge.material_consistency", "reason": "stack-up comes from the fab"},
+        {"rule": "signals.assumed_type", "reason": "generation unknown, fine"},
+    ]
+    out, rows = apply_waivers(fs, ws, today=dt.date(2026, 11, 22))
+    assert [f.status for f in out] == [
+        Status.WAIVED,
+        Status.WAIVED,
+        Status.VIOLATION,
+        Status.VIOLATION,
+    ]
+    assert [(r["state"], r["matched"]) for r in rows] == [("applied", 2), ("stale", 0)]
+    assert rows[1]["hint"] == "rule 'signals.assumed_type' matches no finding of this run"
+    # the assumed-type pseudo-rule's findings are sub-ids too
+    a = _f("signals.assumed_type.pcie4")
+    out2, rows2 = apply_waivers([a], ws[1:], today=dt.date(2026, 11, 22))
+    assert out2[0].status == Status.WAIVED and rows2[0]["state"] == "applied"
+
+
+def test_override_accepts_a_finding_sub_id(tmp_path):
+    from accel_drc.packs import override_matches, rules_for_class
+
+    p = tmp_path / "accel-drc.yaml"
+    p.write_text("rules:\n  edge.material_consistency.kicad_default: {severity: info}\n")
+    cfg = load_config(str(p), None, LIB)  # was: exit 3 "matches no rule"
+    rules, _ = rules_for_class(LIB, "edge", cfg.extra_packs, cfg.rule_overrides, cfg.doc)
+    by = {r.id: r for r in rules}
+    assert by["edge.material_consistency"].severity == Severity.INFO
+    assert by["edge.layer_count"].severity == Severity.ERROR
+    assert override_matches("edge.tg", "edge.tg") and override_matches("edge.tg", "*.tg")
+    assert override_matches("edge.tg", "edge.tg.sub")
+    assert not override_matches("edge.tg", "edge.tg.a.b")  # one sub-word only
+    assert not override_matches("edge.tg", "edge.tgx")

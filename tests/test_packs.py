@@ -300,3 +300,181 @@ def test_schemas_are_valid_draft7():
         *packs.PARAM_SCHEMAS.values(),
     ):
         jsonschema.Draft7Validator.check_schema(schema)
+
+
+# --- hostile YAML: aliases, depth, impossible values, YAML 1.2 floats ---------------------------
+
+
+def _bomb(levels: int) -> str:
+    """The billion-laughs shape from the review: each level lists the previous one 10 times."""
+    items = ["&a0 [1,1,1,1,1,1,1,1,1,1]"]
+    items += [f"&a{i} [" + ",".join([f"*a{i - 1}"] * 10) + "]" for i in range(1, levels)]
+    return "x: [" + ", ".join(items) + "]\n"
+
+
+@pytest.mark.parametrize(
+    ("text", "line"),
+    [
+        (_bomb(4), 1),  # 10^4 leaves: loaded (and expanded) before the fix
+        ("a: &s hello\nb: *s\n", 2),  # a scalar alias, on the line that uses it
+        ("base: &b {x: 1}\nd:\n  y: 2\n  <<: *b\n", 4),  # a merge key is an alias too
+        ("l:\n  - &n [1, 2]\n  - *n\n", 2),  # a sequence item: where the sequence starts
+    ],
+)
+def test_yaml_aliases_are_refused_with_the_line(text, line):
+    with pytest.raises(InputError) as ei:
+        load_yaml("f.yaml", text)
+    assert str(ei.value) == f"f.yaml:{line}: YAML anchors/aliases are not supported"
+
+
+def test_yaml_anchor_without_alias_still_loads():
+    assert load_yaml("f.yaml", "a: &x [1, 2]\nb: 3\n").data == {"a": [1, 2], "b": 3}
+
+
+def _cli(args: list[str], tmp_path, timeout: float = 60):
+    import subprocess
+    import sys
+
+    return subprocess.run(
+        [sys.executable, "-m", "accel_drc.cli", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        cwd=tmp_path,
+    )
+
+
+def test_cli_refuses_a_seven_level_alias_bomb_at_once(tmp_path):
+    """7 levels (10^8 leaves in 400 bytes) never finished before the fix."""
+    cfg = tmp_path / "accel-drc.yaml"
+    cfg.write_text(_bomb(7))
+    assert len(cfg.read_bytes()) < 500
+    r = _cli(["rules", "--class", "edge", "--config", str(cfg)], tmp_path, timeout=30)
+    assert r.returncode == 3, r.stderr
+    assert r.stderr.strip() == f"accel-drc: {cfg}:1: YAML anchors/aliases are not supported"
+
+
+@pytest.mark.parametrize(
+    ("text", "line"),
+    [
+        ("[" * 101 + "]" * 101, 1),
+        ("x: " + "{a: " * 150 + "1" + "}" * 150 + "\n", 1),
+        ("a:\n" + "".join("  " * i + f"k{i}:\n" for i in range(1, 150)) + "  " * 150 + "v\n", 101),
+        ("- " * 120 + "1\n", 1),
+        ("a:\n  - b:\n" + "".join("  " * (i + 2) + "- [\n" for i in range(110)), 100),
+    ],
+)
+def test_yaml_nesting_deeper_than_the_bound_is_refused_before_parsing(text, line):
+    with pytest.raises(InputError) as ei:
+        load_yaml("f.yaml", text)
+    assert str(ei.value) == (
+        f"f.yaml:{line}: YAML nested more than {packs.MAX_DEPTH} levels deep is not supported"
+    )
+
+
+def test_yaml_nesting_within_the_bound_and_brackets_in_strings_load():
+    assert load_yaml("f.yaml", "[" * 99 + "]" * 99).data is not None
+    deep = "".join("  " * i + f"k{i}:\n" for i in range(90)) + "  " * 90 + "v\n"
+    assert load_yaml("f.yaml", deep).data is not None
+    text = 'why: \'a [[[[ b\' # [[[[\nc: "[[[\\" ["\nd: see [1 and {\n' + "".join(
+        f"e{i}: '[[[['\n" for i in range(200)
+    )
+    assert load_yaml("f.yaml", text).data["d"] == "see [1 and {"
+    # the real rule files come nowhere near the bound
+    for p in (packs.RULES_DIR.glob("*.yaml"), packs.RULES_DIR.glob("classes/*.yaml")):
+        for f in p:
+            depth, over = packs.nesting_depth(f.read_text(encoding="utf-8"))
+            assert over == 0 and depth < packs.MAX_DEPTH // 4, (f, depth)
+
+
+def test_recursion_error_is_an_input_error(monkeypatch):
+    """Whatever the bound, running out of Python stack is bad input (exit 3), not a crash."""
+    monkeypatch.setattr(packs, "MAX_DEPTH", 10**6)
+    with pytest.raises(InputError) as ei:
+        load_yaml("f.yaml", "[" * 3000 + "]" * 3000)
+    assert str(ei.value).startswith("f.yaml: YAML nested too deeply")
+
+
+@pytest.mark.parametrize("depth", [5_000, 100_000])
+def test_cli_deep_nesting_is_exit_3_not_a_crash(tmp_path, depth):
+    """5,000 deep gave 'internal error: RecursionError' (exit 2), 100,000 a segfault."""
+    cfg = tmp_path / "accel-drc.yaml"
+    cfg.write_text("x: " + "[" * depth + "]" * depth + "\n")
+    r = _cli(["rules", "--class", "edge", "--config", str(cfg)], tmp_path)
+    assert r.returncode == 3, (r.returncode, r.stderr[-300:])
+    assert r.stderr.strip() == (
+        f"accel-drc: {cfg}:1: YAML nested more than {packs.MAX_DEPTH} levels deep is not supported"
+    )
+
+
+@pytest.mark.parametrize(
+    ("value", "words"),
+    [
+        ("2027-02-30", "cannot read '2027-02-30': day is out of range for month"),
+        ("2027-13-01", "cannot read '2027-13-01': month must be in 1..12"),
+    ],
+)
+def test_impossible_date_in_a_pack_names_file_and_line(tmp_path, value, words):
+    body = textwrap.dedent(GOOD).replace('version: "1"', f"version: {value}")
+    p = _pack(tmp_path, body)
+    with pytest.raises(InputError) as ei:
+        load_pack(p, LIB.signals, LIB.foils)
+    assert str(ei.value) == f"{p}:2: {words}"
+
+
+def test_yaml_12_exponent_floats_are_numbers():
+    doc = load_yaml(
+        "f.yaml", "a: 1e-9\nb: [2E6, 1.5e3, -3e+2, .5e1, 1.0e-9, '1e-9', 1e, e5, 1_0]\n"
+    )
+    assert doc.data == {
+        "a": 1e-9,
+        "b": [2e6, 1500.0, -300.0, 5.0, 1e-9, "1e-9", "1e", "e5", 10],
+    }
+    assert isinstance(doc.data["a"], float)
+
+
+def test_pack_params_accept_exponent_floats(tmp_path):
+    body = textwrap.dedent(GOOD).replace("{max_df: 0.004}", "{max_df: 4e-3}")
+    [r] = load_pack(_pack(tmp_path, body), LIB.signals, LIB.foils).rules
+    assert r.params == {"max_df": 0.004}
+
+
+# --- wording of rule data ----------------------------------------------------------------------
+
+
+def test_pcie_assumption_note_suggests_no_pattern_as_if_it_matched():
+    """The note used to say `signals: pcie5: ['.*PCIe_.*']` on every board, matching or not."""
+    note = LIB.families["pcie"].note
+    assert "PCIe_" not in note and "pcie5: [...]" in note
+    assert "for example only" in note and "whole net name" in note
+    assert "evidence.declare" in note
+
+
+def test_via_stub_why_states_the_basis_of_each_limit():
+    """Each max_stub_mm is Bogatin's 0.3/baud; the why must say so and give the Dk at which that
+    length is 10× Nyquist (≈ 3.87), and what 10× Nyquist allows at Dk 3.5 (0.250 mm for PCIe
+    Gen5, 0.151 mm for NVLink 4; the old text claimed 0.238 / 0.143 at Dk 3.5)."""
+    c = 299_792_458.0
+    seen = 0
+    for p in LIB.packs.values():
+        for r in p.rules:
+            if r.check != "via_stub":
+                continue
+            seen += 1
+            s = LIB.signals[r.signal]
+            stub = r.params["max_stub_mm"]
+            assert stub == pytest.approx(25.4 * 0.3 / s.baud_gbd, abs=0.0006)
+            assert f"0.3 / {s.baud_gbd:g} in = {stub:.3f} mm" in r.why, r.id
+            dk = float(re.search(r"only at Dk_eff (\d\.\d\d)", r.why).group(1))
+            assert dk == pytest.approx((c / (40 * s.nyquist_hz * stub * 1e-3)) ** 2, abs=0.006)
+            assert 3.8 < dk < 3.95, r.id
+            at35 = float(re.search(r"at Dk 3\.5, 10× Nyquist would allow (\d\.\d{3}) mm", r.why)[1])
+            assert at35 == pytest.approx(c / (40 * s.nyquist_hz * 3.5**0.5) * 1e3, abs=0.0006)
+            assert "mm at Dk 3.5)" not in r.why
+            assert r.source.startswith("domain.md §4 (Bogatin: L[in] < 0.3 / baud[GBd])"), r.id
+            if r.params["require_backdrill"]:
+                assert r.why.endswith("This class requires backdrill on these vias."), r.id
+    assert seen == 39
+    by = {r.id: r for r in LIB.packs["edge"].rules}
+    assert "would allow 0.250 mm" in by["edge.via_stub.pcie5"].why
+    assert "would allow 0.151 mm" in by["edge.via_stub.nvlink4"].why

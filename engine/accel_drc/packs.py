@@ -72,10 +72,126 @@ class YamlDoc:
 #: libyaml's safe loader when PyYAML was built with it (about 10x faster than the pure-Python
 #: one: loading the rule packs took 1.5 s of every run), else the pure-Python SafeLoader.  Both
 #: are safe loaders and give nodes with the same line marks.
-_SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_BASE_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+#: deepest nesting of collections a rule pack or config may have.  The deepest real file (a
+#: class pack) nests 6 levels; the bound stops a hostile file before libyaml's composer, which
+#: recurses on the C stack (100,000 nested ``[`` segfault the interpreter; 5,000 raise
+#: RecursionError in the constructor).
+MAX_DEPTH = 100
+
+#: YAML 1.2 (core schema) floats PyYAML's YAML 1.1 resolver reads as strings: an exponent
+#: without a dot or without a sign (``1e-9``, ``2E6``, ``1.5e3``).  Users write them for
+#: inductances and frequencies; a schema error "'1e-9' is not of type 'number'" helps nobody.
+_FLOAT_12 = re.compile(r"^[-+]?(?:[0-9][0-9_]*(?:\.[0-9_]*)?|\.[0-9_]+)[eE][-+]?[0-9]+$")
 
 
-def _walk(node: yaml.Node, path: tuple[Any, ...], lines: dict, file: str) -> None:
+class _Loader(_BASE_LOADER):  # type: ignore[misc,valid-type]
+    """The safe loader plus two fixes: YAML 1.2 exponent floats, and construction errors
+    (``2027-02-30``, month 13) raised as YAML errors carrying the node's line, so they become
+    ``file:line:`` input errors instead of an internal ``ValueError``."""
+
+    def construct_object(self, node: yaml.Node, deep: bool = False) -> Any:
+        try:
+            return super().construct_object(node, deep=deep)
+        except (ValueError, OverflowError) as exc:
+            what = f"{node.value!r}: " if isinstance(node, yaml.ScalarNode) else ""
+            raise yaml.constructor.ConstructorError(
+                None, None, f"cannot read {what}{exc}", node.start_mark
+            ) from None
+
+
+_Loader.add_implicit_resolver("tag:yaml.org,2002:float", _FLOAT_12, list("-+0123456789."))
+
+_SAFE_LOADER = _Loader
+
+
+def _quoted_end(line: str, i: int) -> int:
+    """Index just past the quoted scalar that starts at ``line[i]`` (or the line's end when it
+    continues on the next line: good enough for a depth bound)."""
+    q = line[i]
+    j = i + 1
+    while j < len(line):
+        c = line[j]
+        if q == '"' and c == "\\":
+            j += 2
+            continue
+        if c == q:
+            if q == "'" and j + 1 < len(line) and line[j + 1] == "'":
+                j += 2
+                continue
+            return j + 1
+        j += 1
+    return len(line)
+
+
+def nesting_depth(text: str, limit: int = MAX_DEPTH) -> tuple[int, int]:
+    """An upper bound of how deep ``text`` nests collections, found without parsing it, and the
+    1-based line where it first exceeds ``limit`` (0 if it never does).
+
+    Why a pre-scan: libyaml composes nodes recursively in C, so a deep enough file crashes the
+    interpreter before any Python check could run.  Counted: flow brackets ``[``/``{`` outside
+    quoted scalars and comments, block indentation levels, and compact ``- - -`` sequence
+    entries.  Block-scalar text is counted as if it were structure, which can only overestimate
+    (no real file comes near the bound).
+    """
+    indents: list[int] = []
+    flow = 0
+    deepest = 0
+    for lineno, line in enumerate(text.splitlines(), 1):
+        stripped = line.lstrip(" ")
+        if flow == 0:
+            if not stripped or stripped.startswith("#"):
+                continue
+            col = len(line) - len(stripped)
+            while indents and indents[-1] > col:
+                indents.pop()
+            if not indents or indents[-1] < col:
+                indents.append(col)
+            block = len(indents)
+            k = 0
+            while stripped[k : k + 2] == "- " or stripped[k:] == "-":
+                block += 1
+                k += 2
+                while k < len(stripped) and stripped[k] == " ":
+                    k += 1
+        else:
+            block = len(indents)
+        i = len(line) - len(stripped)
+        prev = " "
+        while i < len(line):
+            c = line[i]
+            if c == "#" and prev in " \t":
+                break
+            if c in "\"'" and (flow or prev in " \t[{,:-"):
+                i = _quoted_end(line, i)
+                prev = line[i - 1]
+                continue
+            if c in "[{" and (flow or prev in " \t-:"):
+                flow += 1
+            elif c in "]}" and flow:
+                flow -= 1
+            deepest = max(deepest, block + flow)
+            if deepest > limit:
+                return deepest, lineno
+            prev = c
+            i += 1
+        deepest = max(deepest, block + flow)
+        if deepest > limit:
+            return deepest, lineno
+    return deepest, 0
+
+
+def _walk(node: yaml.Node, path: tuple[Any, ...], lines: dict, file: str, seen_nodes: set) -> None:
+    """Record the line of every node; refuse aliases (a node met twice).
+
+    An alias makes the tree a graph: a 373-byte file of nested aliases expands to billions of
+    nodes (took 20 s and 2.5 GB at 6 levels, never finished at 7), so aliases are refused before
+    anything walks or copies the expansion.  The line is that of the key or sequence holding the
+    alias, which is where a reader finds the ``*name``."""
+    if id(node) in seen_nodes:
+        raise InputError(file, "YAML anchors/aliases are not supported", line=lines.get(path))
+    seen_nodes.add(id(node))
     lines[path] = node.start_mark.line + 1
     if isinstance(node, yaml.MappingNode):
         seen: dict[Any, int] = {}
@@ -88,12 +204,25 @@ def _walk(node: yaml.Node, path: tuple[Any, ...], lines: dict, file: str) -> Non
                     line=key_node.start_mark.line + 1,
                 )
             seen[key] = key_node.start_mark.line + 1
-            _walk(value_node, (*path, key), lines, file)
-            # the key's own line is where a reader looks for an unknown or bad key
+            if id(key_node) in seen_nodes:
+                raise InputError(
+                    file,
+                    "YAML anchors/aliases are not supported",
+                    line=key_node.start_mark.line + 1,
+                )
+            seen_nodes.add(id(key_node))
+            # the key's own line is where a reader looks for an unknown or bad key (and where an
+            # alias value is written)
+            lines[(*path, key)] = key_node.start_mark.line + 1
+            _walk(value_node, (*path, key), lines, file, seen_nodes)
             lines[(*path, key)] = key_node.start_mark.line + 1
     elif isinstance(node, yaml.SequenceNode):
         for i, item in enumerate(node.value):
-            _walk(item, (*path, i), lines, file)
+            if id(item) in seen_nodes:
+                raise InputError(
+                    file, "YAML anchors/aliases are not supported", line=lines.get(path)
+                )
+            _walk(item, (*path, i), lines, file, seen_nodes)
 
 
 def _fix_keys(data: Any) -> Any:
@@ -106,7 +235,13 @@ def _fix_keys(data: Any) -> Any:
 
 
 def load_yaml(path: str | Path, text: str | None = None) -> YamlDoc:
-    """Parse ``path`` with the safe loader; syntax errors become ``InputError`` with the line."""
+    """Parse ``path`` with the safe loader; every problem becomes ``InputError`` with the line.
+
+    Hostile input is bounded before it can hang or crash the process: nesting deeper than
+    :data:`MAX_DEPTH` is refused by a pre-scan (libyaml recurses on the C stack), aliases are
+    refused while the line map is built (before any expansion), and a ``RecursionError`` left
+    anywhere is an input error too, never an internal one.
+    """
     path = str(path)
     if text is None:
         try:
@@ -116,11 +251,20 @@ def load_yaml(path: str | Path, text: str | None = None) -> YamlDoc:
             raise InputError(path, f"cannot read: {exc.strerror or exc}") from None
         except UnicodeDecodeError as exc:
             raise InputError(path, f"not UTF-8 text ({exc.reason})") from None
+    depth, too_deep = nesting_depth(text, MAX_DEPTH)
+    if too_deep:
+        raise InputError(
+            path, f"YAML nested more than {MAX_DEPTH} levels deep is not supported", line=too_deep
+        )
+    lines: dict[tuple[Any, ...], int] = {}
     try:
         loader = _SAFE_LOADER(text)
         try:
-            # one parse: the node tree gives the lines, the same tree is then constructed
+            # one parse: the node tree gives the lines (and shows aliases), the same tree is
+            # then constructed
             node = loader.get_single_node()
+            if node is not None:
+                _walk(node, (), lines, path, set())
             data = loader.construct_document(node) if node is not None else None
         finally:
             loader.dispose()
@@ -129,10 +273,11 @@ def load_yaml(path: str | Path, text: str | None = None) -> YamlDoc:
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         context = getattr(exc, "context", None)
         msg = f"malformed YAML: {problem}" + (f" ({context})" if context else "")
+        if isinstance(exc, yaml.constructor.ConstructorError) and problem.startswith("cannot read"):
+            msg = problem
         raise InputError(path, msg, line=mark.line + 1 if mark else None) from None
-    lines: dict[tuple[Any, ...], int] = {}
-    if node is not None:
-        _walk(node, (), lines, path)
+    except RecursionError:
+        raise InputError(path, f"YAML nested too deeply (about {depth} levels)") from None
     return YamlDoc(path, _fix_keys(data), lines)
 
 
@@ -226,7 +371,8 @@ MATERIALS_SCHEMA: dict[str, Any] = {
                     "tg_assumed": {"type": "boolean"},
                     "tg_not_applicable": {"type": "boolean"},
                     "td_c": _NUM_OR_NULL,
-                    "ipc4101": {"type": "array", "items": _STR},
+                    # null: no slash sheet known (then listed in unconfirmed_fields, [U])
+                    "ipc4101": {"type": ["array", "null"], "items": _STR},
                     "loss_class": {
                         "enum": ["standard", "mid", "low", "very_low", "ultra_low", "extreme_low"]
                     },
@@ -675,9 +821,22 @@ def load_foils(path: Path) -> Foils:
 
 
 def load_materials(path: Path) -> MaterialLibrary:
+    """Load the laminate library.  ``ipc4101: null`` (slash sheet not known) must be marked
+    unconfirmed, so an unknown sheet is never mistaken for "no sheet applies"; the library
+    object holds it as an empty tuple."""
     doc = load_yaml(path)
     validate(doc, MATERIALS_SCHEMA)
-    return library_from_data(doc.data)
+    mats = {}
+    for mid, m in doc.data["materials"].items():
+        if "ipc4101" in m and m["ipc4101"] is None:
+            if "ipc4101" not in m.get("unconfirmed_fields", ()):
+                raise doc.error(
+                    ("materials", mid, "ipc4101"),
+                    f"{mid}: ipc4101 is null (unknown) but not listed in unconfirmed_fields",
+                )
+            m = {k: v for k, v in m.items() if k != "ipc4101"}
+        mats[mid] = m
+    return library_from_data({**doc.data, "materials": mats})
 
 
 def _rule_id(pack: str, r: Mapping[str, Any]) -> str:
@@ -804,6 +963,45 @@ def _merge(base: Mapping[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
+def override_matches(rule_id: str, pattern: str) -> bool:
+    """Whether a ``rules:`` override key applies to the rule ``rule_id``.
+
+    A key is a glob on rule ids (``edge.laminate_df.*``), or the id a finding carries: checks
+    report some findings under a sub-id of their rule (``edge.material_consistency.kicad_default``),
+    and users copy the id from the report.  Params and severity belong to the rule, so a sub-id
+    selects its rule (one more dot-separated word after the rule's id)."""
+    if fnmatch.fnmatchcase(rule_id, pattern):
+        return True
+    return pattern.startswith(rule_id + ".") and "." not in pattern[len(rule_id) + 1 :]
+
+
+def _override_note(
+    r: Rule, over: Mapping[str, Any], doc: YamlDoc | None, where: tuple[Any, ...]
+) -> tuple[str, str]:
+    """The ``why`` and ``source`` of a rule after a project override.
+
+    A limit the project changed is the project's limit: leaving the pack's source on it would
+    tell JSON, SARIF and ``accel-drc rules`` readers that the seed or datasheet says a number it
+    never said.  So when params change (or a why is given) the source names the config line and
+    the source it overrides, unless the override gives its own source."""
+    changed = bool(over.get("params")) and _merge(r.params, over["params"]) != r.params
+    if not changed and "why" not in over and "source" not in over:
+        return r.why, r.source
+    here = "project config"
+    if doc is not None:
+        line = doc.line_of(where)
+        here = Path(doc.path).name + (f":{line}" if line is not None else "")
+    source = over.get("source") or f"{here} (overrides {r.source})"
+    if "why" in over:
+        why = str(over["why"])
+    elif changed:
+        shown = ", ".join(f"{k}={v}" for k, v in sorted(over["params"].items()))
+        why = f"Limit set by the project ({here}: {shown}), not by the pack. Pack rule: {r.why}"
+    else:
+        why = r.why
+    return why, source
+
+
 def rules_for_class(
     lib: Library,
     board_class: str,
@@ -813,10 +1011,12 @@ def rules_for_class(
     override_base: Sequence[Any] = ("rules",),
 ) -> tuple[list[Rule], list[str]]:
     """The rules that apply to ``board_class``: its pack, the extra packs that apply to it, then
-    the project's overrides (``{rule-id glob: {severity, params, enabled}}``) in file order.
+    the project's overrides (``{rule-id glob or finding id: {severity, params, enabled, why,
+    source}}``) in file order (see :func:`override_matches`).
 
     Returns the rules and the names of the packs used.  An override that matches no rule of any
-    class is a config error (a typo would otherwise silently change nothing).
+    class is a config error (a typo would otherwise silently change nothing).  An overridden
+    limit's ``why`` and ``source`` say it came from the config (:func:`_override_note`).
     """
     pack = lib.packs[board_class]
     rules = list(pack.rules)
@@ -836,33 +1036,31 @@ def rules_for_class(
     if overrides:
         all_ids = [r.id for p in (*lib.packs.values(), *extra_packs) for r in p.rules]
         for glob, over in overrides.items():
-            if not any(fnmatch.fnmatchcase(i, glob) for i in all_ids):
+            where = (*override_base, glob)
+            if not any(override_matches(i, glob) for i in all_ids):
                 msg = f"rule override {glob!r} matches no rule (see `accel-drc rules`)"
                 if override_doc is not None:
-                    raise override_doc.error((*override_base, glob), msg)
+                    raise override_doc.error(where, msg)
                 raise InputError("<config>", msg)
             new = []
             for r in rules:
-                if not fnmatch.fnmatchcase(r.id, glob):
+                if not override_matches(r.id, glob):
                     new.append(r)
                     continue
                 if over.get("enabled") is False:
                     continue
                 params = _merge(r.params, over.get("params", {}))
                 if override_doc is not None:
-                    check_params(
-                        override_doc, (*override_base, glob, "params"), r.check, params, lib.foils
-                    )
+                    check_params(override_doc, (*where, "params"), r.check, params, lib.foils)
+                why, source = _override_note(r, over, override_doc, where)
                 new.append(
                     Rule(
                         id=r.id,
                         check=r.check,
                         severity=Severity(over.get("severity", r.severity.value)),
                         params=params,
-                        why=over.get("why", r.why),
-                        source=over.get("source", r.source)
-                        if "why" not in over
-                        else over.get("source", "project config"),
+                        why=why,
+                        source=source,
                         pack=r.pack,
                         signal=r.signal,
                         title=r.title,

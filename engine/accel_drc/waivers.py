@@ -1,6 +1,9 @@
 """Waivers: findings a reviewer looked at and accepted, with a reason, an owner and an expiry.
 
-A waiver names a rule (glob on the rule id: ``training.laminate_df.*``) and may narrow it with
+A waiver names a rule (glob on the rule id: ``training.laminate_df.*``, or a rule id, which also
+covers the findings a check reports under sub-ids of it: ``edge.material_consistency`` waives
+``edge.material_consistency.kicad_default``, the id SARIF, JUnit and ``accel-drc rules`` list
+for it) and may narrow it with
 regexes on the net, the layer and the item uuids (whole-string match, like every regex in the
 config: ``PCIE_TX.*``, not ``^PCIE_TX``).  A reason is required.  An expired waiver waives
 nothing and is reported as expired, with the findings it would have covered; a waiver that
@@ -20,8 +23,19 @@ from typing import Any
 from .results import Finding, Status
 
 
+def rule_matches(pattern: str, f: Finding) -> bool:
+    """Whether a waiver's ``rule`` names the finding: a glob on the finding's rule id or check
+    kind, or the id of the rule the finding is a sub-finding of (``pattern`` + ``.`` + more),
+    because reports list rules by their pack id while some findings carry a sub-id."""
+    return (
+        fnmatch.fnmatchcase(f.rule, pattern)
+        or fnmatch.fnmatchcase(f.check, pattern)
+        or f.rule.startswith(pattern + ".")
+    )
+
+
 def _matches(w: Mapping[str, Any], f: Finding) -> bool:
-    if not fnmatch.fnmatchcase(f.rule, w["rule"]) and not fnmatch.fnmatchcase(f.check, w["rule"]):
+    if not rule_matches(w["rule"], f):
         return False
     if "net" in w and (f.net is None or re.fullmatch(w["net"], f.net) is None):
         return False
@@ -89,11 +103,7 @@ def _stale_hint(w: Mapping[str, Any], findings: Sequence[Finding]) -> str | None
     usually a prefix written without ``.*`` (config regexes match the whole name)."""
     from .config import REGEX_SEMANTICS, suggest_pattern
 
-    same_rule = [
-        f
-        for f in findings
-        if fnmatch.fnmatchcase(f.rule, w["rule"]) or fnmatch.fnmatchcase(f.check, w["rule"])
-    ]
+    same_rule = [f for f in findings if rule_matches(w["rule"], f)]
     if not same_rule:
         return f"rule {w['rule']!r} matches no finding of this run"
     for key in ("net", "layer", "uuid"):

@@ -18,8 +18,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from ..errors import InputError
 
 CAPACITORS_YAML = Path(__file__).resolve().parent.parent / "rules" / "capacitors.yaml"
@@ -131,17 +129,10 @@ class CapacitorLibrary:
 
     @classmethod
     def load(cls, path: str | Path | None = None, overrides: Any = None) -> CapacitorLibrary:
+        from ..packs import load_yaml  # the one hardened loader (safe, bounded, file:line)
+
         p = Path(path) if path is not None else CAPACITORS_YAML
-        try:
-            with open(p, encoding="utf-8") as fh:
-                doc = yaml.safe_load(fh)
-        except OSError as exc:
-            raise InputError(str(p), f"cannot open: {exc.strerror or exc}") from None
-        except yaml.YAMLError as exc:
-            mark = getattr(exc, "problem_mark", None)
-            raise InputError(
-                str(p), f"not valid YAML: {exc}", line=None if mark is None else mark.line + 1
-            ) from None
+        doc = load_yaml(p).data
         if not isinstance(doc, Mapping) or "packages" not in doc:
             raise InputError(str(p), "expected a mapping with `packages`")
         packages = {str(k): dict(v) for k, v in (doc.get("packages") or {}).items()}
