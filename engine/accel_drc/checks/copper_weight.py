@@ -25,22 +25,33 @@ def plane_anchor(
 ) -> tuple[tuple[float, float] | None, tuple[str, ...]]:
     """(a point inside the plane, the uuids of its zones) for the plane of ``net`` on copper
     layer ``layer``: where the report's board view and the KiCad plugin put the marker of a
-    layer-level finding, and what the plugin selects.  The point is inside the fill of the
-    zone with the most copper there (GEOS's point-on-surface of :meth:`Zone.region`, shared
-    with the PDN check, so never in a hole or off a C-shaped plane)."""
+    layer-level finding, and what the plugin selects.  The point is GEOS's point-on-surface of
+    the largest filled polygon there, taken on KiCad's ring as written (holes bridged in): its
+    scan-line interior point lands on copper, never in a hole or off a C-shaped plane (all 137
+    fill rings of vme-wren checked against the repaired polygon), at 0.1 ms instead of the
+    0.13 s a repair of a 120k-vertex plane costs."""
+    import numpy as np
     import shapely
 
     zones = [z for z in board.zones if not z.keepout and z.net_name == net and layer in z.filled]
     uuids = tuple(z.uuid for z in zones if z.uuid)
-    if not zones:
+    best, best_area = None, 0.0
+    for z in zones:
+        for ring in z.filled.get(layer, ()):
+            pts = np.asarray(ring, dtype=float)
+            if len(pts) < 3:
+                continue
+            x, y = pts[:, 0], pts[:, 1]
+            area = abs(float(np.dot(x, np.roll(y, -1)) - np.dot(y, np.roll(x, -1)))) / 2.0
+            if area > best_area:
+                best, best_area = pts, area
+    if best is None:
         return None, uuids
-    biggest = max(zones, key=lambda z: z.filled_area_mm2(layer))
     try:
-        region = biggest.region(layer)
-        if region is None or region.is_empty:
-            return None, uuids
-        p = shapely.point_on_surface(region)
+        p = shapely.point_on_surface(shapely.polygons(best))
     except shapely.errors.GEOSException:
+        return None, uuids
+    if p.is_empty:
         return None, uuids
     return (round(float(p.x), 4), round(float(p.y), 4)), uuids
 

@@ -27,6 +27,7 @@ from __future__ import annotations
 import math
 import os
 import re
+import threading
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import NamedTuple
@@ -862,12 +863,18 @@ class _LazyFills(Mapping):
         self._source = source
         self._spans = spans
         self._cache: dict[int, tuple[np.ndarray, ...]] = {}
+        # the PDN rails run on a background thread while the classifier reads the same fills:
+        # one parse per layer, the other thread waits for it (0.2 s of double work on vme-wren)
+        self._lock = threading.Lock()
 
     def __getitem__(self, layer: int) -> tuple[np.ndarray, ...]:
         got = self._cache.get(layer)
         if got is None:
             spans = self._spans[layer]  # KeyError for a layer without fill, as a dict would
-            got = self._cache[layer] = fills_of(self._data, spans, self._source)
+            with self._lock:
+                got = self._cache.get(layer)
+                if got is None:
+                    got = self._cache[layer] = fills_of(self._data, spans, self._source)
         return got
 
     def __iter__(self) -> Iterator[int]:
