@@ -580,15 +580,21 @@ def test_place_labels_keeps_order_gap_and_bounds() -> None:
     assert html.place_labels([30.0, 70.0], 5.0, 100.0, 10.0) == [30.0, 70.0]  # room: untouched
 
 
-def test_stackup_labels_of_many_layers_do_not_overlap() -> None:
-    """26 copper layers (53 stack-up rows): labels at least a line apart, inside the drawing,
-    every layer with findings and every copper layer labelled, a leader line per label."""
-    board = make_board(layers=26, n_tracks=200, n_vias=20, zones=False)
+def _stackup_labels(layers: int) -> tuple[list, str, list, list[float]]:
+    """(stack-up rows, the drawing, its (y, text) labels, label y positions) of a synthetic
+    board with ``layers`` copper layers and 80 findings."""
+    board = make_board(layers=layers, n_tracks=200, n_vias=20, zones=False)
     result = make_result(board, 80, rails=False)
     rows = html._stackup_rows(result, board, result.findings)
     svg = str(html.stackup_svg(rows))
     labels = re.findall(r'<text class="sl-label" x="[\d.]+" y="([\d.]+)">([^<]*)</text>', svg)
-    ys = [float(y) for y, _ in labels]
+    return rows, svg, labels, [float(y) for y, _ in labels]
+
+
+def test_stackup_labels_of_many_layers_do_not_overlap() -> None:
+    """26 copper layers (53 stack-up rows): labels at least a line apart, inside the drawing,
+    every layer with findings and every copper layer labelled, a leader line per label."""
+    rows, svg, labels, ys = _stackup_labels(26)
     assert ys == sorted(ys)
     assert min(b - a for a, b in zip(ys, ys[1:])) >= html._LABEL_H - 0.01
     height = 53 * html._LABEL_H  # the drawing grows to give each of the 53 layers a line
@@ -601,12 +607,7 @@ def test_stackup_labels_of_many_layers_do_not_overlap() -> None:
     assert copper | flagged <= names
     assert svg.count('class="sl-leader"') == len(labels)
     # 40 copper layers (81 rows): 60 lines, the layers with findings and the copper ones first
-    board = make_board(layers=40, n_tracks=200, n_vias=20, zones=False)
-    result = make_result(board, 80, rails=False)
-    rows = html._stackup_rows(result, board, result.findings)
-    svg = str(html.stackup_svg(rows))
-    labels = re.findall(r'<text class="sl-label" x="[\d.]+" y="([\d.]+)">([^<]*)</text>', svg)
-    ys = [float(y) for y, _ in labels]
+    rows, svg, labels, ys = _stackup_labels(40)
     assert len(rows) == 81 and len(labels) == html._LABEL_ROWS_MAX
     assert min(b - a for a, b in zip(ys, ys[1:])) >= html._LABEL_H - 0.01
     names = {t.lstrip("✖⚠? ") for _, t in labels}
