@@ -868,7 +868,6 @@ def build_context(result: CheckResult, board: Board) -> dict[str, Any]:
             if isinstance(p, Mapping)
         ),
         "pattern_defs": PATTERN_DEFS,
-        "passed": unwaived_errors == 0,
         "verdict": result.verdict(),
         "unverified_errors": len(result.unverified_errors()),
         "unwaived_errors": unwaived_errors,
