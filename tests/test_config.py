@@ -95,6 +95,11 @@ BAD = [
         3,
         "'middle' is not one of top, bottom",
     ),
+    (
+        "backdrill:\n  - match: {net: 'x'}\n    side: top\n    except_net: '(x'\n",
+        4,
+        "bad regular expression",
+    ),
     ("report: {dir: out, colour: red}\n", 1, "unknown key 'colour' in report"),
     ("class: edge\n  bad: indent\n", 2, "malformed YAML"),
     ("- just\n- a list\n", 1, "must be a mapping"),

@@ -115,6 +115,7 @@ CONFIG_SCHEMA: dict[str, Any] = {
                             "net": {"type": "string"},
                         },
                     },
+                    "except_net": {"type": "string"},
                     "side": {"enum": ["top", "bottom"]},
                     "must_not_cut": {"type": "string", "minLength": 1},
                     "residual_stub_mm": {"type": "number", "minimum": 0},
@@ -321,6 +322,8 @@ def load_config(
             ):
                 raise doc.error(("backdrill", i, "match", key), f"unknown signal type {pattern!r}")
             compile_(pattern, ("backdrill", i, "match", key))
+        if "except_net" in b:
+            compile_(b["except_net"], ("backdrill", i, "except_net"))
     for i, r in enumerate(data.get("rails", [])):
         for j, p in enumerate(r["nets"]):
             compile_(p, ("rails", i, "nets", j))

@@ -763,7 +763,9 @@ def config_backdrills(
     signal id) or a ``net`` (regex on the net name); several keys must all match.  Each regex
     matches the *whole* name (``re.fullmatch``, like every config regex: ``PCIE_TX.*``, not
     ``^PCIE_TX``); an entry that matches no net is reported by the pipeline
-    (``config.unmatched``, :func:`accel_drc.config.unmatched_entries`).
+    (``config.unmatched``, :func:`accel_drc.config.unmatched_entries`).  ``except_net`` (regex
+    on the net name, whole-name match) leaves nets out of an entry, e.g. the one pair a design
+    does not backdrill, without a negative look-ahead in ``match``.
     """
     out: dict[int, Backdrill] = {}
     notes: list[str] = []
@@ -793,6 +795,7 @@ def config_backdrills(
         want_class = cfg_get(match, "net_class")
         want_signal = cfg_get(match, "signal")
         want_net = cfg_get(match, "net")
+        except_net = cfg_get(spec, "except_net")
         if want_class is None and want_signal is None and want_net is None:
             notes.append(f"backdrill[{k}]: empty match; ignored")
             continue
@@ -800,6 +803,8 @@ def config_backdrills(
             if idx == 0 or not name or idx in out:
                 continue
             if want_net is not None and not _fullmatch(str(want_net), name):
+                continue
+            if except_net is not None and _fullmatch(str(except_net), name):
                 continue
             if want_class is not None and not _fullmatch(
                 str(want_class), board.net_classes.class_of(name)
