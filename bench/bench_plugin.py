@@ -34,7 +34,8 @@ ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_BOARD = ROOT.parent / "shared" / "boards" / "vme-wren" / "vme-wren.kicad_pcb"
 TARGET_S = 5.0
 #: inspect fields that name the source rather than describe the board
-SOURCE_FIELDS = ("source", "project_file", "format", "kicad_version")
+SOURCE_FIELDS = ("source", "project_file", "format", "kicad_version", "warnings")
+#: (warnings: the live reader says where a big board's stack-up came from; the file reader not)
 sys.path.insert(0, str(ROOT / "plugin"))
 sys.path.insert(0, str(ROOT / "tests"))
 

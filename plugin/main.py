@@ -20,15 +20,22 @@ def _fail(message):
     import tempfile
     import webbrowser
 
-    page = os.path.join(tempfile.gettempdir(), "accel-drc-error.html")
-    with open(page, "w", encoding="utf-8") as fh:
-        fh.write(
-            "<!doctype html><meta charset='utf-8'><title>accel-drc: error</title>"
-            "<h1>accel-drc could not start</h1><p>" + html.escape(message) + "</p>"
-            "<p>Reinstall the plugin: <code>accel-drc kicad install</code>, then restart KiCad.</p>"
-        )
-    with open(os.path.join(HERE, "accel-drc.log"), "a", encoding="utf-8") as log:
-        log.write("accel-drc could not start: " + message + "\n")
+    try:  # the log first: it is what remains if nothing else can be written
+        with open(os.path.join(HERE, "accel-drc.log"), "a", encoding="utf-8") as log:
+            log.write("accel-drc could not start: " + message + "\n")
+    except OSError:
+        pass
+    try:  # a file of our own (a fixed name in a shared temp dir may belong to someone else)
+        fd, page = tempfile.mkstemp(prefix="accel-drc-error-", suffix=".html")
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(
+                "<!doctype html><meta charset='utf-8'><title>accel-drc: error</title>"
+                "<h1>accel-drc could not start</h1><p>" + html.escape(message) + "</p>"
+                "<p>Reinstall the plugin: <code>accel-drc kicad install</code>, then restart "
+                "KiCad.</p>"
+            )
+    except OSError:
+        return
     webbrowser.open("file://" + page)
 
 

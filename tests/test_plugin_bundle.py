@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import struct
 import subprocess
 import sys
@@ -416,6 +417,21 @@ def test_server_off_is_a_clear_message_and_an_error_page(tmp_path: Path, kipy: N
     page = Path(result["report"])
     assert page.parent == tmp_path / "accel-drc"
     assert "Enable KiCad API" in page.read_text(encoding="utf-8")
+    # the usual fallback folder is taken (a file, or another user's): a folder of our own,
+    # never a traceback (review: FileExistsError escaped and no page opened)
+    shutil.rmtree(tmp_path / "accel-drc")
+    (tmp_path / "accel-drc").write_text("someone else's", encoding="utf-8")
+    r = subprocess.run(
+        [sys.executable, "-m", "accel_drc_kicad", "run", "--no-browser"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr
+    page = Path(json.loads(r.stdout)["report"])
+    assert page.parent.name.startswith("accel-drc-") and page.is_file()
+    assert "Enable KiCad API" in page.read_text(encoding="utf-8")
 
 
 def test_marker_layer_falls_back_to_an_enabled_user_layer(kipy: None) -> None:
@@ -559,3 +575,74 @@ def test_kicad9_refusal_falls_back_to_graphics(kipy, tmp_path) -> None:
         markers.place_markers(board, [f], drc_state=state)
     assert len(board.client.sent) == 1  # asked once, then gave up on DRC markers
     assert not state.exists()  # no DRC marker ids to remember on KiCad 9
+
+
+def test_kicad10_board_level_findings_get_a_marker_above_the_board(kipy, tmp_path) -> None:
+    """A finding with no place on the board (stack-up, materials) is still a DRC marker on
+    KiCad 10, above the outline's top-left corner; and a click whose findings all lack a place
+    still asks KiCad, so KiCad 9 is never mistaken for 10 (review: mode 'drc', 0 created)."""
+    from accel_drc.results import Finding, Severity, Status
+    from accel_drc_kicad import markers
+
+    f = Finding("r.tg", "tg", Severity.ERROR, Status.CANNOT_VERIFY, "Tg unknown")
+    board = _FakeBoard(kicad10=True)
+    state = tmp_path / "accel-drc-markers.json"
+    got = markers.place_markers(board, [f], drc_state=state, outline_bbox=(10.0, 20.0, 50.0, 60.0))
+    assert (got.mode, got.created) == ("drc", 1)
+    (cmd,) = board.client.sent
+    assert (cmd.position.x_nm, cmd.position.y_nm) == (10_000_000, 14_000_000)
+    assert cmd.message.endswith("(board-level)")
+    # KiCad 9 with the same lone finding: asked once, refused, graphics (no state file)
+    board9 = _FakeBoard(kicad10=False)
+    board9.get_enabled_layers = lambda: []  # type: ignore[attr-defined]
+    state9 = tmp_path / "nine.json"
+    with pytest.raises(RuntimeError, match="graphics path taken"):
+        markers.place_markers(board9, [f], drc_state=state9, outline_bbox=(0.0, 0.0, 1.0, 1.0))
+    assert len(board9.client.sent) == 1 and not state9.exists()
+
+
+@pytest.mark.parametrize("wanted", ["Edge.Cuts", "F.Cu", "In1.Cu", "B.SilkS"])
+def test_markers_never_go_on_copper_or_the_outline(kipy, wanted) -> None:
+    """A config naming a non-drawing layer as the marker layer falls back to Cmts.User, with a
+    note: markers on Edge.Cuts cut the board outline, on copper they are copper (review)."""
+    from accel_drc_kicad import markers
+    from kipy.util.board_layer import CANONICAL_LAYER_NAMES
+
+    by_name = {v: k for k, v in CANONICAL_LAYER_NAMES.items()}
+    board = SimpleNamespace(
+        get_enabled_layers=lambda: [by_name[n] for n in (wanted, "Cmts.User", "Dwgs.User")]
+    )
+    layer, name, note = markers._resolve_layer(board, wanted)
+    assert (layer, name) == (by_name["Cmts.User"], "Cmts.User")
+    assert "not a user drawing layer" in note
+    layer, name, note = markers._resolve_layer(board, "Dwgs.User")
+    assert name == "Dwgs.User" and note == ""
+
+
+def test_a_failed_marker_commit_is_dropped_not_left_open(kipy) -> None:
+    """KiCad refusing the marker items mid-commit: the commit is dropped (the editor is not
+    left mid-edit), and the error reaches the caller, which tells the user (review)."""
+    from accel_drc.results import Finding, Severity, Status
+    from accel_drc_kicad import markers
+    from kipy.util.board_layer import CANONICAL_LAYER_NAMES
+
+    by_name = {v: k for k, v in CANONICAL_LAYER_NAMES.items()}
+    calls: list[str] = []
+
+    def create_items(items):  # noqa: ANN001, ANN202
+        calls.append("create")
+        raise RuntimeError("KiCad said no")
+
+    board = SimpleNamespace(
+        get_text=lambda: [],
+        get_shapes=lambda: [],
+        get_enabled_layers=lambda: [by_name["Cmts.User"]],
+        begin_commit=lambda: calls.append("begin") or "c1",
+        create_items=create_items,
+        push_commit=lambda c, m: calls.append("push"),
+        drop_commit=lambda c: calls.append(f"drop {c}"),
+    )
+    f = Finding("r.err", "via_stub", Severity.ERROR, Status.VIOLATION, "e", pos=(1.0, 1.0))
+    with pytest.raises(RuntimeError, match="KiCad said no"):
+        markers.place_markers(board, [f], use_drc=False)
+    assert calls == ["begin", "create", "drop c1"]

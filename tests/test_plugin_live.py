@@ -186,3 +186,27 @@ def test_every_stackup_path_agrees_where_kicad_fills_it(live: LiveKiCad) -> None
     dielectrics = [r for r in api["stackup"] if r["name"].startswith("dielectric")]
     if major == 9:
         assert all(r["material"] is None and r["epsilon_r"] is None for r in dielectrics)
+
+
+def test_unsaved_stackup_edits_are_checked_as_in_the_editor(live: LiveKiCad) -> None:
+    """The saved file no longer says what the editor holds (as after an unsaved stack-up edit:
+    here the file on disk changes instead, the same comparison): the default path reads the live
+    board text on a board this size, so the editor's dielectrics are checked (review: the
+    saved-header shortcut reported the file's Megtron6 while the editor had FR4)."""
+    import re
+
+    cmd = [sys.executable, "-m", "accel_drc_kicad", "inspect", "--json"]
+    before = run_json(cmd, env=plugin_env(live))
+    original = live.board.read_bytes()
+    text = original.decode("utf-8")
+    at = text.index('(layer "dielectric 1"')  # every fixture names its first dielectric's
+    m = re.compile(r'\(material "([^"]*)"\)').search(text, at, at + 600)  # material (KiCad 6-9)
+    assert m is not None, live.board.name
+    edited = text[: m.start(1)] + "Megtron6 (edited on disk)" + text[m.end(1) :]
+    try:
+        live.board.write_text(edited, encoding="utf-8")
+        after = run_json(cmd, env=plugin_env(live))
+    finally:
+        live.board.write_bytes(original)
+    assert after["stackup"] == before["stackup"]
+    assert not any("saved file" in w for w in after.get("warnings", []))

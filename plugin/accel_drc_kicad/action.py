@@ -174,6 +174,19 @@ def run(open_browser: bool = True, kicad: Any = None) -> ActionResult:
         except Exception as exc:  # the report is already open: markers failing must not hide it
             log.error("could not place markers:\n%s", traceback.format_exc())
             result.markers = {"mode": "failed", "error": f"{type(exc).__name__}: {exc}"}
+            # …but the user must hear of it: a page beside the report says what failed
+            try:
+                page = write_error_page(
+                    f"The report is complete ({report.name}), but the markers could not be "
+                    f"placed in the editor: {type(exc).__name__}: {exc}",
+                    report_dir,
+                    board_file,
+                    title="accel-drc could not mark the board",
+                )
+                if open_browser:
+                    webbrowser.open(page.resolve().as_uri())
+            except Exception:
+                log.error("could not write the marker error page:\n%s", traceback.format_exc())
         timer.lap("markers")
         worst = worst_finding(check.findings)
         if worst is not None:
@@ -200,7 +213,11 @@ def run(open_browser: bool = True, kicad: Any = None) -> ActionResult:
     result.timings["total"] = round(time.perf_counter() - t0, 3)
     log.info("result: %s", json.dumps(asdict(result), default=str))
     if not result.ok:
-        page = write_error_page(result.error, report_dir, board_file)
+        try:
+            page = write_error_page(result.error, report_dir, board_file)
+        except Exception:  # nowhere writable: the log has the message; never a traceback
+            log.error("could not write the error page:\n%s", traceback.format_exc())
+            return result
         result.report = str(page)
         if open_browser:
             webbrowser.open(page.resolve().as_uri())
@@ -213,20 +230,27 @@ def log_file() -> Path:
     return here / "accel-drc.log"
 
 
-def write_error_page(message: str, report_dir: Path | None, board_file: str) -> Path:
+def write_error_page(
+    message: str,
+    report_dir: Path | None,
+    board_file: str,
+    title: str = "accel-drc could not check the board",
+) -> Path:
     """A small HTML page saying what went wrong and what to do; where the report would be."""
     if report_dir is None:
         report_dir = report_dir_for(board_file, None)
     try:
         report_dir.mkdir(parents=True, exist_ok=True)
+        if not os.access(report_dir, os.W_OK):
+            raise PermissionError(str(report_dir))
     except OSError:
-        report_dir = Path(tempfile.gettempdir()) / REPORT_DIR
-        report_dir.mkdir(parents=True, exist_ok=True)
+        # a folder of our own (a fixed /tmp/accel-drc may belong to another user, or be a file)
+        report_dir = Path(tempfile.mkdtemp(prefix="accel-drc-"))
     page = report_dir / "accel-drc-error.html"
     page.write_text(
         "<!doctype html><html lang='en'><meta charset='utf-8'><title>accel-drc: error</title>"
         "<body style='font-family:sans-serif;max-width:50em;margin:2em auto'>"
-        "<h1>accel-drc could not check the board</h1>"
+        f"<h1>{html.escape(title)}</h1>"
         f"<p><strong>{html.escape(message or 'unknown error')}</strong></p>"
         f"<p>Board: <code>{html.escape(board_file or '(none)')}</code></p>"
         f"<p>Details are in the log: <code>{html.escape(str(log_file()))}</code></p>"

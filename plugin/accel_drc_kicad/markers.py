@@ -142,12 +142,21 @@ def remove_markers(board: Any) -> int:
         return 0
     commit = retry(board.begin_commit)
     try:
-        board.remove_items(items)
+        retry(board.remove_items, items)
+        retry(board.push_commit, commit, "accel-drc: clear markers")
     except Exception:
-        board.drop_commit(commit)
+        _drop(board, commit)
         raise
-    board.push_commit(commit, "accel-drc: clear markers")
     return len(items)
+
+
+def _drop(board: Any, commit: Any) -> None:
+    """Abandon an open commit after a failure (so the editor is not left mid-edit); a failure
+    to drop it is logged, the original error is what the caller reports."""
+    try:
+        board.drop_commit(commit)
+    except Exception as exc:
+        log.warning("could not drop the marker commit: %s", exc)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -162,11 +171,14 @@ FALLBACK_LAYERS = (DEFAULT_LAYER, "Dwgs.User", "Eco1.User", "Eco2.User") + tuple
 
 
 def _resolve_layer(board: Any, wanted: str | None) -> tuple[int, str, str]:
-    """(API layer id, name, note): the wanted layer if the board has it enabled, else the first
-    enabled of :data:`FALLBACK_LAYERS` (KiCad silently refuses items on a disabled layer)."""
+    """(API layer id, name, note): the wanted layer if it is a user drawing layer the board has
+    enabled, else the first enabled of :data:`FALLBACK_LAYERS` (KiCad silently refuses items on
+    a disabled layer).  Only the drawing layers of :data:`FALLBACK_LAYERS` are ever used: markers
+    on Edge.Cuts would cut the board outline, on copper they would be copper."""
     from kipy.util.board_layer import CANONICAL_LAYER_NAMES
 
     by_name = {v: k for k, v in CANONICAL_LAYER_NAMES.items()}
+    drawing = {by_name[n] for n in FALLBACK_LAYERS if n in by_name}
     enabled = set(retry(board.get_enabled_layers))
     notes = []
     if wanted:
@@ -176,9 +188,15 @@ def _resolve_layer(board: Any, wanted: str | None) -> tuple[int, str, str]:
                 layer = board.get_layer_by_name(wanted)
             except Exception:
                 layer = None
-        if layer is not None and layer in enabled:
+        if layer is not None and layer not in drawing:
+            notes.append(
+                f"marker layer {wanted!r} is not a user drawing layer (markers go only on "
+                f"{', '.join(FALLBACK_LAYERS[:4])} or User.1-9, never on copper or Edge.Cuts)"
+            )
+        elif layer is not None and layer in enabled:
             return layer, CANONICAL_LAYER_NAMES.get(layer, wanted), ""
-        notes.append(f"marker layer {wanted!r} is not an enabled layer of this board")
+        else:
+            notes.append(f"marker layer {wanted!r} is not an enabled layer of this board")
     for name in FALLBACK_LAYERS:
         if by_name[name] in enabled:
             if name != DEFAULT_LAYER:
@@ -224,25 +242,36 @@ def _label(layer: int, x_nm: int, y_nm: int, text: str) -> Any:
     return BoardText(p)
 
 
-def _inject_drc(board: Any, findings: Sequence[Any], ids: list[str] | None = None) -> int | None:
-    """KiCad 10's real DRC markers; None when the server has no such command (KiCad 9).
-    The new markers' ids are appended to ``ids``."""
+def _inject_drc(
+    board: Any,
+    findings: Sequence[Any],
+    ids: list[str] | None = None,
+    anchor: tuple[float, float] | None = None,
+) -> int | None:
+    """KiCad 10's real DRC markers; None when the server has no such command (KiCad 9), or when
+    nothing could be asked (no finding has a place and there is no ``anchor``: the caller then
+    draws graphics, which work on every version).  A finding without a position (stack-up,
+    materials) is marked at ``anchor`` (mm), above the board.  The new markers' ids are
+    appended to ``ids``."""
     from kipy.proto.board import board_commands_pb2 as bc
     from kipy.proto.common.types import base_types_pb2
 
     sev = {"error": bc.DRS_ERROR, "warning": bc.DRS_WARNING}
     made = 0
+    asked = False
     for number, f in enumerate(findings, 1):
-        if f.pos is None:
+        pos = f.pos if f.pos is not None else anchor
+        if pos is None:
             continue
         cmd = bc.InjectDrcError()
         cmd.board.CopyFrom(board.document)
         cmd.severity = sev.get(getattr(f.severity, "value", ""), bc.DRS_WARNING)
-        cmd.message = label_for(f, number)
-        cmd.position.x_nm = _nm(f.pos[0])
-        cmd.position.y_nm = _nm(f.pos[1])
+        cmd.message = label_for(f, number) + ("" if f.pos is not None else " (board-level)")
+        cmd.position.x_nm = _nm(pos[0])
+        cmd.position.y_nm = _nm(pos[1])
         for uuid in f.items:
             cmd.items.append(base_types_pb2.KIID(value=uuid))
+        asked = True
         try:
             resp = retry(board.client.send, cmd, bc.InjectDrcErrorResponse)
         except Exception as exc:
@@ -253,7 +282,7 @@ def _inject_drc(board: Any, findings: Sequence[Any], ids: list[str] | None = Non
         marker = getattr(getattr(resp, "marker", None), "value", "")
         if ids is not None and marker:
             ids.append(marker)
-    return made
+    return made if asked else None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -332,12 +361,16 @@ def place_markers(
         key = _board_key(board)
         previous = state.get(key, [])
         ids_out: list[str] = []
-        made = _inject_drc(board, chosen[:MAX_MARKERS], ids_out)
+        anchor = None
+        if outline_bbox is not None:
+            anchor = (outline_bbox[0], outline_bbox[1] - 4 * RING_RADIUS_MM)
+        made = _inject_drc(board, chosen[:MAX_MARKERS], ids_out, anchor)
         if made is not None:
             removed = _remove_old_drc(board, previous)
             removed += remove_markers(board) if old else 0
-            state[key] = ids_out
-            _write_state(state_path, state)
+            if ids_out or previous:  # nothing to remember, nothing written
+                state[key] = ids_out
+                _write_state(state_path, state)
             return MarkerResult("drc", made, min(len(chosen), MAX_MARKERS), removed, None)
     layer, name, note = _resolve_layer(board, layer_name)
     items: list[Any] = []
@@ -357,12 +390,12 @@ def place_markers(
     commit = retry(board.begin_commit)
     try:
         if old:
-            board.remove_items(old)
-        created = board.create_items(items) if items else []
+            retry(board.remove_items, old)
+        created = retry(board.create_items, items) if items else []
+        retry(board.push_commit, commit, "accel-drc: markers")
     except Exception:
-        board.drop_commit(commit)
+        _drop(board, commit)
         raise
-    board.push_commit(commit, "accel-drc: markers")
     ok = [c for c in created if getattr(getattr(c, "proto", None), "id", None) and c.proto.id.value]
     refused = len(items) - len(ok)
     if refused:
