@@ -395,22 +395,20 @@ def test_server_off_is_a_clear_message_and_an_error_page(tmp_path: Path, kipy: N
         PYTHONPATH=str(PLUGIN),
         TMPDIR=str(tmp_path),
     )
-    r = subprocess.run(
-        [sys.executable, "-m", "accel_drc_kicad", "inspect", "--json"],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=120,
-    )
+
+    def plugin(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [sys.executable, "-m", "accel_drc_kicad", *args],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=120,
+        )
+
+    r = plugin("inspect", "--json")
     assert r.returncode == 3
     assert "Enable KiCad API" in r.stderr and "Traceback" not in r.stderr
-    r = subprocess.run(
-        [sys.executable, "-m", "accel_drc_kicad", "run", "--no-browser"],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=120,
-    )
+    r = plugin("run", "--no-browser")
     assert r.returncode == 1
     result = json.loads(r.stdout)
     assert result["ok"] is False and "Enable KiCad API" in result["error"]
@@ -421,13 +419,7 @@ def test_server_off_is_a_clear_message_and_an_error_page(tmp_path: Path, kipy: N
     # never a traceback (review: FileExistsError escaped and no page opened)
     shutil.rmtree(tmp_path / "accel-drc")
     (tmp_path / "accel-drc").write_text("someone else's", encoding="utf-8")
-    r = subprocess.run(
-        [sys.executable, "-m", "accel_drc_kicad", "run", "--no-browser"],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=120,
-    )
+    r = plugin("run", "--no-browser")
     assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr
     page = Path(json.loads(r.stdout)["report"])
     assert page.parent.name.startswith("accel-drc-") and page.is_file()

@@ -347,10 +347,10 @@ def test_backdrill_residual_never_longer_than_the_undrilled_stub() -> None:
     assert s.stub_mm[0] == pytest.approx(s.geometric_stub_mm[0])
 
 
-def test_backdrill_except_net_leaves_a_net_undrilled() -> None:
-    """`except_net` takes nets out of an entry: SIG is matched by 'SIG.*' but excepted, so its
-    via keeps its 0.67 mm stub while SIG2's is drilled back to the residual."""
-    board = make_board(
+def two_nets_on_f_cu_and_in2() -> Board:
+    """Via 0 on SIG and via 1 on SIG2, both through vias used on F.Cu and In2.Cu (0.67 mm
+    bottom stub each)."""
+    return make_board(
         [(10, 10, 0, 5, 1, False), (20, 10, 0, 5, 3, False)],
         [
             (10, 10, 12, 10, 0, 1),
@@ -359,6 +359,12 @@ def test_backdrill_except_net_leaves_a_net_undrilled() -> None:
             (20, 10, 22, 10, 2, 3),
         ],
     )
+
+
+def test_backdrill_except_net_leaves_a_net_undrilled() -> None:
+    """`except_net` takes nets out of an entry: SIG is matched by 'SIG.*' but excepted, so its
+    via keeps its 0.67 mm stub while SIG2's is drilled back to the residual."""
+    board = two_nets_on_f_cu_and_in2()
     entry = {"match": {"net": "SIG.*"}, "side": "bottom", "must_not_cut": "In2.Cu",
              "residual_stub_mm": 0.1}  # fmt: skip
     s = vs.compute(board, {"backdrill": [entry]})
@@ -369,15 +375,7 @@ def test_backdrill_except_net_leaves_a_net_undrilled() -> None:
 
 
 def test_backdrill_from_config_by_net_and_class() -> None:
-    board = make_board(
-        [(10, 10, 0, 5, 1, False), (20, 10, 0, 5, 3, False)],
-        [
-            (10, 10, 12, 10, 0, 1),
-            (10, 10, 12, 10, 2, 1),
-            (20, 10, 22, 10, 0, 3),
-            (20, 10, 22, 10, 2, 3),
-        ],
-    )
+    board = two_nets_on_f_cu_and_in2()
     cfg = {
         "backdrill": [
             {
