@@ -230,6 +230,8 @@ class _PadAcc:
     layer_names: set[str] = field(default_factory=set)
     #: shapes seen per layer: two pads with one number stacked on one spot are two pads
     per_layer: dict[int, list[_Shape | None]] = field(default_factory=dict)
+    #: the file's name of each copper layer the pad is on
+    names: dict[int, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -1252,6 +1254,7 @@ class _Reader:
             acc = self.pads[key] = _PadAcc(comp, number, x, y, net, shape, rot, padstack)
         acc.layers.add(layer)
         acc.layer_names.add(layer_name)
+        acc.names[layer] = layer_name
         acc.per_layer.setdefault(layer, []).append(shape)
         if acc.net == 0:
             acc.net = net
@@ -1862,11 +1865,24 @@ class _Reader:
             return [pad]
         first = acc.per_layer[min(acc.per_layer)]
         out = [pad]
-        for shape in first[1:stacked]:
-            if shape is not None:
-                out.append(replace(pad, shape=shape.shape, width=shape.width, height=shape.height))
-            else:
-                out.append(pad)
+        for k, shape in enumerate(first[1:stacked], 1):
+            extra = (
+                replace(pad, shape=shape.shape, width=shape.width, height=shape.height)
+                if (shape is not None)
+                else pad
+            )
+            on = [li for li, shapes in acc.per_layer.items() if len(shapes) > k]
+            if len(on) == 1 and pad.drill_mm is not None:
+                # a pad on one layer stacked on a plated pad of the same number (KiCad's SMD
+                # pad over a PTH, crosslink U1.9): an SMD pad, not a second barrel
+                extra = replace(
+                    extra,
+                    type="smd",
+                    drill_mm=None,
+                    copper_layers=(on[0],),
+                    layers=(acc.names.get(on[0], ""),),
+                )
+            out.append(extra)
         return out
 
     def _make_pad(self, acc: _PadAcc, pin_map: Mapping[tuple[str, str], str]) -> Pad:
