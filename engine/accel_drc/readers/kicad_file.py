@@ -674,6 +674,25 @@ def data_is_tstamp(data: bytes, pos: np.ndarray) -> np.ndarray:
     return (arr[pos + 1] == ord("t")).astype(np.int64)
 
 
+def _via_fields_once(
+    u64: np.ndarray, ko: np.ndarray, parent: np.ndarray, m: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per via of a block: exactly one ``at`` and ``size`` and at most one ``drill``,
+    ``layers``, ``net`` and ``uuid``/``tstamp`` (``_VIA_WORDS``), the shape the vectorised via
+    parser can read; the others go through the general parser.  Returns (each field's
+    ``_VIA_WORDS`` code, the per-via mask)."""
+    code = _kid_codes(u64, ko, _VIA_WORDS)
+    cnt = np.bincount(parent * 8 + code, minlength=m * 8).reshape(m, 8)
+    return code, (
+        (cnt[:, 1] == 1)
+        & (cnt[:, 2] == 1)
+        & (cnt[:, 3] <= 1)
+        & (cnt[:, 4] <= 1)
+        & (cnt[:, 5] <= 1)
+        & (cnt[:, 6] <= 1)
+    )
+
+
 def _kid_codes(u64: np.ndarray, pos: np.ndarray, words: Sequence[tuple[bytes, int]]) -> np.ndarray:
     """Code of the keyword of the node opening at each ``pos`` (0 = none of ``words``):
     the keyword (up to 7 bytes) followed by whitespace, compared as masked 8-byte words."""
@@ -1576,17 +1595,7 @@ class _Reader:
             return np.zeros(m, dtype=bool)
         ko, kc, parent = got
         u64 = _u64_view(data)
-        code = _kid_codes(u64, ko, _VIA_WORDS)
-        cnt = np.bincount(parent * 8 + code, minlength=m * 8).reshape(m, 8)
-        good = (
-            (cnt[:, 1] == 1)
-            & (cnt[:, 2] == 1)
-            & (cnt[:, 3] <= 1)
-            & (cnt[:, 4] <= 1)
-            & (cnt[:, 5] <= 1)
-            & (cnt[:, 6] <= 1)
-        )
-        del cnt
+        code, good = _via_fields_once(u64, ko, parent, m)
         dko, _dkc, dpar = deep
         dcode = _kid_codes(u64, dko, _VIA_WORDS)
         good[dpar[dcode > 0]] = False  # a field name deeper down: the old first-match rule
@@ -1981,17 +1990,7 @@ class _Reader:
             if got is None:
                 continue
             ko, kc, parent = got
-            code = _kid_codes(u64, ko, _VIA_WORDS)
-            cnt = np.bincount(parent * 8 + code, minlength=m * 8).reshape(m, 8)
-            good = (
-                (cnt[:, 1] == 1)
-                & (cnt[:, 2] == 1)
-                & (cnt[:, 3] <= 1)
-                & (cnt[:, 4] <= 1)
-                & (cnt[:, 5] <= 1)
-                & (cnt[:, 6] <= 1)
-            )
-            del cnt
+            code, good = _via_fields_once(u64, ko, parent, m)
             good[parent[_kid_prefix(u64, ko, _NESTED_PREFIXES)]] = False
             for level in (5, 6):  # a field name deeper down: the regex's first-match rule
                 deep = self._block_kids(blk, level)
