@@ -96,7 +96,6 @@ def test_auto_class_makes_class_dependent_violations_conditional() -> None:
     a limit only the guessed class has is conditional on the guess; declared, it is a fact."""
     from accel_drc.pipeline import check_board
     from accel_drc.readers import read_board
-
     from conftest import FIXTURES
 
     board = read_board(str(FIXTURES / "kicad_versions" / "kicad9.kicad_pcb"))
@@ -131,7 +130,6 @@ def test_auto_class_makes_class_dependent_violations_conditional() -> None:
 def test_a_guessed_class_whose_every_limit_fails_is_a_fact() -> None:
     from accel_drc.pipeline import check_board
     from accel_drc.readers import read_board
-
     from conftest import FIXTURES
 
     board = read_board(str(FIXTURES / "kicad_versions" / "kicad9.kicad_pcb"))
