@@ -839,10 +839,10 @@ METHOD_MS_KJ = (
     "increments"
 )
 
+#: measured on 36 random cross-sections (microstrip bare and under mask, offset stripline with
+#: two εr) against the solver at a 4× finer mesh, Richardson-extrapolated (docs/impedance.md)
 _FIELD_ACCURACY = (
-    f"within {FIELD_ACCURACY_PCT:g} % of a fine-mesh 2-D field solution (the production mesh, "
-    "Richardson-extrapolated, measured on 36 random cross-sections: microstrip bare and under "
-    "mask, offset stripline with two εr; docs/impedance.md); rectangular trace, quasi-static"
+    f"within {FIELD_ACCURACY_PCT:g} % of a fine-mesh 2-D field solution (docs/impedance.md)"
 )
 
 ACCURACY = {
@@ -879,6 +879,8 @@ class LayerStack:
     mask: tuple[float, float] | None = None
     notes: tuple[str, ...] = ()
     missing: tuple[str, ...] = ()
+    dielectrics: tuple[str, ...] = ()  # names of the dielectrics between the layer and its planes
+    mask_er_declared: bool = True  # False when the mask εr is the assumed default
 
 
 def _side_dielectrics(
@@ -992,6 +994,8 @@ def layer_stack(board: Any, layer: int, planes: Any) -> LayerStack:
     n = board.layer_count
     outer = layer in (0, n - 1)
     sides = []
+    diel_names: list[str] = []
+    mask_er_declared = True
     for step in (1,) if layer == 0 else (-1,) if layer == n - 1 else (-1, 1):
         diel, copper, ref, known = _side_dielectrics(stack, pos, step, plane_set)
         if ref is None:
@@ -1005,6 +1009,7 @@ def layer_stack(board: Any, layer: int, planes: Any) -> LayerStack:
             )
         h, er = _height_er(diel, copper, missing)
         sides.append((h, er, ref.name))
+        diel_names.extend(d.name for d in diel)
     mask = None
     if outer:
         mask_layer = None
@@ -1021,6 +1026,7 @@ def layer_stack(board: Any, layer: int, planes: Any) -> LayerStack:
             er_m = mask_layer.epsilon_r
             if er_m is None:
                 er_m = DEFAULT_MASK_ER
+                mask_er_declared = False
                 notes.append(f"{mask_layer.name}: no epsilon_r declared, {DEFAULT_MASK_ER} assumed")
             mask = (float(mask_layer.thickness_mm), float(er_m))
         else:
@@ -1037,6 +1043,8 @@ def layer_stack(board: Any, layer: int, planes: Any) -> LayerStack:
             mask=mask,
             notes=tuple(notes),
             missing=tuple(dict.fromkeys(missing)),
+            dielectrics=tuple(diel_names),
+            mask_er_declared=mask_er_declared,
         )
     (ha, era, refa), (hb, erb, refb) = sides
     return LayerStack(
@@ -1051,6 +1059,7 @@ def layer_stack(board: Any, layer: int, planes: Any) -> LayerStack:
         references=tuple(r for r in (refa, refb) if r),
         notes=tuple(notes),
         missing=tuple(dict.fromkeys(missing)),
+        dielectrics=tuple(diel_names),
     )
 
 
@@ -1397,6 +1406,15 @@ class PairImpedance:
     missing: tuple[str, ...] = ()
     pos: tuple[float, float] | None = None
     items: tuple[str, ...] = ()  # the first MAX_ITEMS segment uuids (what a finding lists)
+    footprint: str | None = None  # the footprint whose pad field holds >= 90 % of the row
+    width_basis: str = "measured"  # measured | declared | default (basis.py vocabulary)
+    gap_basis: str = "measured"
+    stack_basis: tuple[tuple[str, str], ...] = ()  # (input, basis) of h, epsilon_r, t, mask
+
+    @property
+    def uncoupled_mm(self) -> float:
+        """Length of the pair on this layer (mean of P and N) not running side by side."""
+        return max(self.length_mm - self.coupled_mm, 0.0)
 
     @property
     def routed(self) -> bool:
@@ -1561,6 +1579,183 @@ def _pair_rows_of(index: Any, layer: np.ndarray, pos: int, neg: int) -> dict[int
     return {int(k): rows[ly == k] for k in np.unique(ly).tolist()}
 
 
+#: Johnson & Graham's lumped-element criterion: a structure shorter than 1/6 of the rising
+#: edge's length acts as a lumped element (H. Johnson, M. Graham, *High-Speed Digital Design:
+#: A Handbook of Black Magic*, Prentice Hall 1993, §1.6 "lumped versus distributed systems")
+LUMPED_FRACTION = 1.0 / 6.0
+#: IPC-7351B nominal (density level B) courtyard excess around a land pattern (mm)
+COURTYARD_EXCESS_MM = 0.25
+#: a row whose track length lies at least this much inside one footprint's courtyard is its escape
+IN_FOOTPRINT_FRACTION = 0.9
+#: what a row is: judged as routing, or listed as a pad escape that is never judged
+KIND_ROUTED = "routed"
+KIND_BREAKOUT = "breakout"
+
+
+def rise_length_mm(nyquist_hz: float, er: float) -> float:
+    """Length (mm) of the signal's rising edge on a line of dielectric ``er``: Tr·v, with the
+    knee frequency 0.5/Tr (Johnson & Graham §1.1) set to the signal's Nyquist frequency and
+    v = c/√εr.  The dielectric's εr (≥ the line's εeff) gives the shortest, i.e. most
+    demanding, length.  PCIe Gen4 (8 GHz) on εr 4.1: Tr = 62.5 ps, 9.25 mm."""
+    tr_s = 0.5 / nyquist_hz
+    return tr_s * C0 / math.sqrt(er) * 1e3
+
+
+def breakout_length_mm(nyquist_hz: float | None, er: float | None) -> float:
+    """Coupled run below which a pair-layer is an escape, not routing: 1/6 of the rise length
+    (:data:`LUMPED_FRACTION`): electrically short, its impedance is seen as a lumped
+    discontinuity the size of a pad, not as a line.  PCIe Gen4 on εr 4.1: 1.54 mm; Gen5/6
+    (16 GHz): 0.77 mm.  Without a signal type (no Nyquist known) the geometric
+    :data:`MIN_COUPLED_MM`."""
+    if not nyquist_hz or not er:
+        return MIN_COUPLED_MM
+    return max(rise_length_mm(nyquist_hz, er) * LUMPED_FRACTION, MIN_COUPLED_MM)
+
+
+def stack_er(stack: LayerStack) -> float | None:
+    """The largest εr around the trace (the shortest rise length)."""
+    ers = [e for e in (stack.er_below, stack.er_above) if e is not None]
+    return max(ers) if ers else None
+
+
+def row_kind(row: PairImpedance, nyquist_hz: float | None) -> tuple[str, float, str]:
+    """(kind, breakout length mm, why) of a pair-layer: ``breakout`` when P and N run side by
+    side for less than :func:`breakout_length_mm`, or when the row lies inside a footprint's
+    courtyard (an escape in a pin field); ``routed`` otherwise."""
+    limit = breakout_length_mm(nyquist_hz, stack_er(row.stack))
+    if row.footprint is not None:
+        return (
+            KIND_BREAKOUT,
+            limit,
+            f"inside the courtyard of {row.footprint} (pin-field escape)",
+        )
+    if row.coupled_mm < limit:
+        return (
+            KIND_BREAKOUT,
+            limit,
+            f"coupled {row.coupled_mm:.2f} mm of {row.length_mm:.2f} mm, shorter than "
+            f"{limit:.2f} mm (1/6 of the rise length: electrically short)",
+        )
+    return KIND_ROUTED, limit, ""
+
+
+def _pad_fields(board: Any) -> tuple[np.ndarray, list[str]]:
+    """(F, 4) boxes (xmin, ymin, xmax, ymax) of every footprint with two pads or more: the
+    pads' extent grown by the IPC-7351B courtyard excess (the board file's own courtyard
+    drawing is not read), and the references."""
+    boxes: list[tuple[float, float, float, float]] = []
+    refs: list[str] = []
+    for fp in getattr(board, "footprints", ()) or ():
+        pads = fp.pads
+        if len(pads) < 2:
+            continue
+        xs0 = min(p.x - 0.5 * max(p.width, p.height) for p in pads)
+        ys0 = min(p.y - 0.5 * max(p.width, p.height) for p in pads)
+        xs1 = max(p.x + 0.5 * max(p.width, p.height) for p in pads)
+        ys1 = max(p.y + 0.5 * max(p.width, p.height) for p in pads)
+        e = COURTYARD_EXCESS_MM
+        boxes.append((xs0 - e, ys0 - e, xs1 + e, ys1 + e))
+        refs.append(fp.reference)
+    return np.asarray(boxes, dtype=float).reshape(-1, 4), refs
+
+
+def _inside_footprint(
+    start: np.ndarray, end: np.ndarray, fields: tuple[np.ndarray, list[str]]
+) -> str | None:
+    """The footprint whose courtyard holds ≥ 90 % of these segments' length (both ends of a
+    segment inside), or None."""
+    boxes, refs = fields
+    if not len(boxes) or not len(start):
+        return None
+    lo = np.minimum(start, end).min(axis=0)
+    hi = np.maximum(start, end).max(axis=0)
+    near = np.flatnonzero(
+        (boxes[:, 0] <= hi[0])
+        & (boxes[:, 2] >= lo[0])
+        & (boxes[:, 1] <= hi[1])
+        & (boxes[:, 3] >= lo[1])
+    )
+    if not near.size:
+        return None
+    length = np.hypot(*(end - start).T)
+    total = float(length.sum())
+    if total <= 0.0:
+        return None
+    for k in near.tolist():
+        b = boxes[k]
+        inside = (
+            (np.minimum(start[:, 0], end[:, 0]) >= b[0])
+            & (np.maximum(start[:, 0], end[:, 0]) <= b[2])
+            & (np.minimum(start[:, 1], end[:, 1]) >= b[1])
+            & (np.maximum(start[:, 1], end[:, 1]) <= b[3])
+        )
+        if float(length[inside].sum()) >= IN_FOOTPRINT_FRACTION * total:
+            return refs[k]
+    return None
+
+
+#: KiCad's "Default" net class diff-pair gap (KiCad's NETCLASS default), mm
+KICAD_DEFAULT_DP_GAP_MM = 0.25
+#: KiCad's "Default" net class diff-pair width, mm
+KICAD_DEFAULT_DP_WIDTH_MM = 0.2
+
+
+def _class_basis(cls_name: str, value: float, kicad_default: float) -> str:
+    """``default`` for KiCad's own Default net class value, ``declared`` for a designer's class."""
+    if cls_name == "Default" and abs(value - kicad_default) < 1e-9:
+        return "default"
+    return "declared"
+
+
+def stack_basis(analysis: Any, stack: LayerStack) -> tuple[tuple[str, str], ...]:
+    """Basis of the stack-up inputs of a row: ``h``, ``epsilon_r``, ``t`` (and ``mask_er`` on a
+    microstrip with a mask).  KiCad's untouched auto-generated stack-up (every dielectric
+    "FR4", εr 4.5, tan δ 0.02, all of one thickness (board − copper − mask)/(n − 1), as
+    ``BOARD_STACKUP::BuildDefaultStackupList`` writes it) makes h, εr and t ``default``; a
+    dielectric on the path that still carries KiCad's default material values makes εr
+    ``default``; anything else the board file states is ``declared``."""
+    board = analysis.board
+    st = board.stackup
+    lib = None
+    try:
+        lib = analysis.materials
+    except Exception:  # noqa: BLE001 - no rules library (stand-in analyses): nothing is default
+        log.debug("no materials library for the stack-up basis", exc_info=True)
+    out = {"h": "declared", "epsilon_r": "declared", "t": "declared"}
+    if st is not None and lib is not None:
+        diel = list(st.dielectrics())
+
+        def is_default(d: Any) -> bool:
+            return all(
+                lib.is_kicad_default(x.material, x.epsilon_r, x.loss_tangent)
+                for x in (list(d.sublayers) or [d])
+            )
+
+        path = [d for d in diel if d.name in set(stack.dielectrics)]
+        if path and any(is_default(d) for d in path):
+            out["epsilon_r"] = "default"
+        if diel and all(is_default(d) for d in diel) and _auto_thickness(board, diel):
+            out.update(h="default", epsilon_r="default", t="default")
+    if stack.structure == "microstrip" and stack.mask is not None:
+        out["mask_er"] = "declared" if stack.mask_er_declared else "default"
+    return tuple(out.items())
+
+
+def _auto_thickness(board: Any, diel: Sequence[Any]) -> bool:
+    """The dielectrics are all (board − copper − mask)/(n − 1) thick, to 1 µm: KiCad's default."""
+    st = board.stackup
+    th = [d.thickness_mm for d in diel]
+    if any(t is None for t in th):
+        return False
+    total = board.board_thickness_mm
+    if total is None:
+        return max(th) - min(th) < 1e-3
+    cu = sum(sl.thickness_mm or 0.0 for sl in st.layers if sl.is_copper)
+    mask = sum(sl.thickness_mm or 0.0 for sl in st.layers if sl.kind == "soldermask")
+    want = (total - cu - mask) / max(len(diel), 1)
+    return all(abs(t - want) < 1e-3 for t in th)
+
+
 def pair_table(analysis: Any, pairs: Sequence[Any] | None = None) -> list[PairImpedance]:
     """Every routed layer of every differential pair (or of ``pairs``), with its Zdiff.
 
@@ -1615,6 +1810,9 @@ def pair_table(analysis: Any, pairs: Sequence[Any] | None = None) -> list[PairIm
         )
         lo = hi
     measured = iter(measured_l)
+    if plan and "pad_fields" not in cache:
+        cache["pad_fields"] = _pad_fields(board)
+    bases = cache.setdefault("stack_basis", {})
     for dp, layers in plan:
         key = (dp.positive, dp.negative)
         rows: list[PairImpedance] = []
@@ -1625,20 +1823,30 @@ def pair_table(analysis: Any, pairs: Sequence[Any] | None = None) -> list[PairIm
                 stacks[layer] = layer_stack(board, layer, planes)
             stack = stacks[layer]
             m = next(measured)
+            if layer not in bases:
+                bases[layer] = stack_basis(analysis, stack)
             notes = list(stack.notes)
-            width, wsrc = m.width_mm, "tracks"
-            gap, gsrc = m.gap_mm, "tracks"
+            width, wsrc, wbasis = m.width_mm, "tracks", "measured"
+            gap, gsrc, gbasis = m.gap_mm, "tracks", "measured"
             if gap is None or m.coupled_mm < MIN_COUPLED_MM:
                 if cls is not None and cls.diff_pair_gap_mm:
                     gap, gsrc = cls.diff_pair_gap_mm, "net class"
+                    gbasis = _class_basis(cls_name, gap, KICAD_DEFAULT_DP_GAP_MM)
                     notes.append(
                         f"no parallel P/N run on {stack.layer_name}: gap {gap:g} mm from net "
-                        f"class {cls_name}"
+                        f"class {cls_name} ({gbasis}, not measured)"
                     )
                 else:
-                    gap, gsrc = None, "none"
+                    gap, gsrc, gbasis = None, "none", "none"
             if width is None and cls is not None and cls.diff_pair_width_mm:
                 width, wsrc = cls.diff_pair_width_mm, "net class"
+                wbasis = _class_basis(cls_name, width, KICAD_DEFAULT_DP_WIDTH_MM)
+            seg = np.asarray(idx)
+            fp = _inside_footprint(
+                np.asarray(tr.start[seg], dtype=float).reshape(-1, 2),
+                np.asarray(tr.end[seg], dtype=float).reshape(-1, 2),
+                cache["pad_fields"],
+            )
             row = PairImpedance(
                 pair=dp.name,
                 positive=dp.positive,
@@ -1655,6 +1863,10 @@ def pair_table(analysis: Any, pairs: Sequence[Any] | None = None) -> list[PairIm
                 stack=stack,
                 pos=m.pos,
                 items=_ItemUuids(tr.uuid, idx, n_uuid),  # type: ignore[arg-type]
+                footprint=fp,
+                width_basis=wbasis,
+                gap_basis=gbasis,
+                stack_basis=bases[layer],
             )
             missing = [f"stack-up: {m}" for m in stack.missing]
             if gap is None:
@@ -1704,6 +1916,23 @@ def _r(x: float | None, nd: int = 4) -> float | None:
     return None if x is None else round(float(x), nd)
 
 
+def _signal_basis(sig: Any) -> str:
+    """``assumed`` for a guessed generation (the assignment carries an assumption) or a type
+    taken from the partner net; ``declared`` when the config, a net class or the net's own name
+    states the type (the designer wrote it)."""
+    if getattr(sig, "assumption", None):
+        return "assumed"
+    if getattr(sig, "how", "") in (
+        "config",
+        "net_class",
+        "family_net_class",
+        "net_name",
+        "family_net_name",
+    ):
+        return "declared"
+    return "assumed"
+
+
 def pair_rows(analysis: Any) -> list[dict[str, Any]]:
     """Rows of ``accel-drc inspect --json --detail pairs``: every differential pair on every
     copper layer it has tracks on.
@@ -1716,10 +1945,17 @@ def pair_rows(analysis: Any) -> list[dict[str, Any]]:
         net_signal = analysis.net_signal
     except Exception:  # noqa: BLE001 - signal assignment is optional here (no rules library)
         log.debug("no signal assignment for pair rows", exc_info=True)
+    types: Any = {}
+    try:
+        types = analysis.signal_types
+    except Exception:  # noqa: BLE001 - no rules library
+        log.debug("no signal types for pair rows", exc_info=True)
     out = []
     for row in pair_table(analysis):
         st = row.stack
         sig = net_signal.get(row.positive) if net_signal else None
+        stype = types.get(getattr(sig, "signal", None)) if sig is not None and types else None
+        kind, limit, why = row_kind(row, getattr(stype, "nyquist_hz", None))
         d: dict[str, Any] = {
             "name": row.pair,
             "layer": row.layer_name,
@@ -1754,8 +1990,19 @@ def pair_rows(analysis: Any) -> list[dict[str, Any]]:
                 "signal": getattr(sig, "signal", None),
                 "width_source": row.width_source,
                 "gap_source": row.gap_source,
+                "basis": {
+                    "width": row.width_basis,
+                    "gap": row.gap_basis,
+                    **dict(row.stack_basis),
+                    **({"signal": _signal_basis(sig)} if sig is not None else {}),
+                },
                 "coupled_mm": _r(row.coupled_mm, 3),
                 "length_mm": _r(row.length_mm, 3),
+                "uncoupled_mm": _r(row.uncoupled_mm, 3),
+                "kind": kind,
+                "breakout_mm": _r(limit, 3),
+                "breakout_reason": why or None,
+                "footprint": row.footprint,
                 "routed": row.routed,
                 "accuracy": row.accuracy,
                 "closed_form_ohm": _r(row.closed_form_ohm, 2),
