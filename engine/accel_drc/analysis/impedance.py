@@ -819,6 +819,8 @@ _SMALL_JOIN = 4096
 _BATCH_ROWS = 1 << 17
 #: direction sectors of the parallel-segment search (12° each: > the 10° parallel tolerance)
 _SECTORS = 15
+#: N pieces within this much (mm) of a P segment's nearest partner distance count as coupled
+_SAME_OFFSET_MM = 1e-3
 #: slack (mm) added to the candidate search radius, far above float rounding
 _REACH_MARGIN = 1e-3
 #: decimals (mm) every field-solver length is rounded to: 0.1 µm, far below fab tolerance
@@ -1332,6 +1334,7 @@ def measure_pairs(
             if ok.size:
                 found.append((i[ok], j[ok], dist[ok], edge[ok], overlap[ok]))
     gaps_of: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+    coupled_of: dict[int, float] = {}
     if found:
         i, j, dist, edge, overlap = (np.concatenate(c) for c in zip(*found))
         # nearest partner of each P segment: by P, then distance, then N row order
@@ -1344,6 +1347,23 @@ def measure_pairs(
         for sl in np.split(np.arange(best.size), cuts):
             sel = best[sl]
             gaps_of[int(g_best[sl[0]])] = (edge[sel], overlap[sel])
+        # coupled length: a long P segment beside several N pieces at the same offset (an N
+        # with a tuning bump, split by a via) is coupled along all of them, not just the first;
+        # every distinct couple within 1 µm of the P segment's nearest distance counts, capped
+        # at the P segment's length
+        dmin = np.full(p.size, np.inf)
+        np.minimum.at(dmin, i, dist)
+        near = dist <= dmin[i] + _SAME_OFFSET_MM
+        pair_key = np.unique(i[near].astype(np.int64) * max(q.size, 1) + j[near])
+        ui, uj = pair_key // max(q.size, 1), pair_key % max(q.size, 1)
+        pc_, qc_ = p[ui], q[uj]
+        a_ = np.einsum("ck,ck->c", vec[pc_] / length[pc_, None], start[qc_] - start[pc_])
+        b_ = np.einsum("ck,ck->c", vec[pc_] / length[pc_, None], end[qc_] - start[pc_])
+        ov = np.minimum(np.maximum(a_, b_), length[pc_]) - np.maximum(np.minimum(a_, b_), 0.0)
+        per_p = np.minimum(np.bincount(ui, weights=ov, minlength=p.size), length[p])
+        has = np.bincount(ui, minlength=p.size) > 0
+        per_group = np.bincount(group[p[has]], weights=per_p[has], minlength=n_groups)
+        coupled_of = {int(g): float(per_group[g]) for g in np.unique(group[p[has]]).tolist()}
     out: list[PairTraces] = []
     for g, (w_med, total, pos, items) in enumerate(head):
         got = gaps_of.get(g)
@@ -1354,7 +1374,7 @@ def measure_pairs(
         else:
             gaps, weights = got
             gap = weighted_median(gaps, weights)
-            out.append(PairTraces(w_med, gap, float(weights.sum()), total, pos, items))
+            out.append(PairTraces(w_med, gap, coupled_of.get(g, 0.0), total, pos, items))
     return out
 
 

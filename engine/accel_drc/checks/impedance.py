@@ -209,6 +209,22 @@ def _family(signal: str) -> str:
     return re.sub(r"\d+$", "", signal)
 
 
+def _family_signals(ctx: CheckContext, rule: Rule) -> list[str]:
+    """Signals of the rule's family (pcie3 … pcie6) the class pack has an impedance rule for."""
+    try:
+        pack = ctx.analysis.library.packs.get(ctx.board_class)
+    except Exception:  # noqa: BLE001 - no library (stand-in analyses)
+        return []
+    if pack is None or not rule.signal:
+        return []
+    fam = _family(rule.signal)
+    return [
+        r.signal
+        for r in pack.rules
+        if r.check == "impedance" and r.signal and _family(r.signal) == fam
+    ]
+
+
 def _candidates(ctx: CheckContext, rule: Rule, z: float) -> dict[str, str]:
     """Pass/fail of ``z`` under every generation of the rule's signal family the class pack has
     an impedance rule for (PCIe 3-6: the tolerances differ, ±10 % or ±5 %)."""
@@ -300,6 +316,15 @@ def check_impedance(ctx: CheckContext, rule: Rule) -> CheckOutcome:
         rise = rise_length_mm(nyquist, er)
         if r.uncoupled_mm < rise:
             continue
+        ev_u: dict[str, Any] = {}
+        if _sig_basis(a, r) == "assumed":
+            cands = {}
+            for sid in _family_signals(ctx, rule):
+                ny = getattr(a.signal_types.get(sid), "nyquist_hz", None)
+                if ny:
+                    cands[sid] = "fail" if r.uncoupled_mm >= rise_length_mm(ny, er) else "pass"
+            if len(cands) > 1:
+                ev_u = {"candidates": cands, "candidates_of": "signal"}
         out.findings.append(
             _finding(
                 rule,
@@ -320,6 +345,7 @@ def check_impedance(ctx: CheckContext, rule: Rule) -> CheckOutcome:
                     "rise_length_mm": round(rise, 3),
                     "nets": nets_of(r),
                     "basis": {"uncoupled_mm": "measured", "signal": _sig_basis(a, r)},
+                    **ev_u,
                 },
             )
         )
