@@ -1352,14 +1352,12 @@ def measure_pairs(
         # every distinct couple within 1 µm of the P segment's nearest distance counts, capped
         # at the P segment's length
         dmin = np.full(p.size, np.inf)
-        np.minimum.at(dmin, i, dist)
-        near = dist <= dmin[i] + _SAME_OFFSET_MM
-        pair_key = np.unique(i[near].astype(np.int64) * max(q.size, 1) + j[near])
-        ui, uj = pair_key // max(q.size, 1), pair_key % max(q.size, 1)
-        pc_, qc_ = p[ui], q[uj]
-        a_ = np.einsum("ck,ck->c", vec[pc_] / length[pc_, None], start[qc_] - start[pc_])
-        b_ = np.einsum("ck,ck->c", vec[pc_] / length[pc_, None], end[qc_] - start[pc_])
-        ov = np.minimum(np.maximum(a_, b_), length[pc_]) - np.maximum(np.minimum(a_, b_), 0.0)
+        dmin[i[best]] = dist[best]  # the nearest partner's distance, per P segment
+        near = np.flatnonzero(dist <= dmin[i] + _SAME_OFFSET_MM)
+        # a couple may come twice from the join (two long boxes): count each once
+        _, first = np.unique(i[near].astype(np.int64) * max(q.size, 1) + j[near], return_index=True)
+        sel_n = near[first]
+        ui, ov = i[sel_n], overlap[sel_n]
         per_p = np.minimum(np.bincount(ui, weights=ov, minlength=p.size), length[p])
         has = np.bincount(ui, minlength=p.size) > 0
         per_group = np.bincount(group[p[has]], weights=per_p[has], minlength=n_groups)
@@ -1679,39 +1677,72 @@ def _pad_fields(board: Any) -> tuple[np.ndarray, list[str]]:
     return np.asarray(boxes, dtype=float).reshape(-1, 4), refs
 
 
-def _inside_footprint(
-    start: np.ndarray, end: np.ndarray, fields: tuple[np.ndarray, list[str]]
-) -> str | None:
-    """The footprint whose courtyard holds ≥ 90 % of these segments' length (both ends of a
-    segment inside), or None."""
+def group_boxes(
+    start: np.ndarray, end: np.ndarray, bounds: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """(G, 4) boxes (xmin, ymin, xmax, ymax) and (G,) total lengths of segment groups
+    ``bounds[g]:bounds[g + 1]`` (an empty group: an empty box, length 0)."""
+    n_groups = len(bounds) - 1
+    box = np.full((n_groups, 4), np.nan)
+    total = np.zeros(n_groups)
+    sizes = np.diff(bounds)
+    ne = np.flatnonzero(sizes > 0)
+    if ne.size:
+        st = bounds[:-1][ne]
+        box[ne, :2] = np.minimum.reduceat(np.minimum(start, end), st, axis=0)
+        box[ne, 2:] = np.maximum.reduceat(np.maximum(start, end), st, axis=0)
+        total[ne] = np.add.reduceat(np.hypot(*(end - start).T), st)
+    return box, total
+
+
+def footprints_holding(
+    boxes_g: np.ndarray,
+    total: np.ndarray,
+    segments: Any,
+    fields: tuple[np.ndarray, list[str]],
+) -> list[str | None]:
+    """For each segment group (its box and length from :func:`group_boxes`), the footprint
+    whose courtyard holds ≥ 90 % of the group's length (segments with both ends inside), or
+    None.  ``segments(g)`` gives a group's (start, end) arrays, fetched only for the few
+    couples that need them.
+
+    Group boxes are joined with the courtyards by :func:`box_pairs`; a couple is measured
+    segment by segment only when the group's box centre lies in the courtyard (a cheap
+    filter: a group 90 % inside whose last 10 % stretches its box past the courtyard's far
+    side is missed, and then judged by its coupled length like any other row)."""
     boxes, refs = fields
-    if not len(boxes) or not len(start):
-        return None
-    lo = np.minimum(start, end).min(axis=0)
-    hi = np.maximum(start, end).max(axis=0)
-    near = np.flatnonzero(
-        (boxes[:, 0] <= hi[0])
-        & (boxes[:, 2] >= lo[0])
-        & (boxes[:, 1] <= hi[1])
-        & (boxes[:, 3] >= lo[1])
-    )
-    if not near.size:
-        return None
-    length = np.hypot(*(end - start).T)
-    total = float(length.sum())
-    if total <= 0.0:
-        return None
-    for k in near.tolist():
-        b = boxes[k]
-        inside = (
-            (np.minimum(start[:, 0], end[:, 0]) >= b[0])
-            & (np.maximum(start[:, 0], end[:, 0]) <= b[2])
-            & (np.minimum(start[:, 1], end[:, 1]) >= b[1])
-            & (np.maximum(start[:, 1], end[:, 1]) <= b[3])
+    n_groups = len(total)
+    out: list[str | None] = [None] * n_groups
+    ok_g = np.flatnonzero(np.isfinite(boxes_g[:, 0]) & (total > 0.0))
+    if not len(boxes) or not ok_g.size:
+        return out
+    g_lo, g_hi = boxes_g[ok_g, :2], boxes_g[ok_g, 2:]
+    centre = 0.5 * (g_lo + g_hi)
+    best: dict[int, tuple[float, int]] = {}
+    for gi, fi in box_pairs(g_lo, g_hi, boxes[:, :2], boxes[:, 2:]):
+        c = centre[gi]
+        keep = (
+            (c[:, 0] >= boxes[fi, 0])
+            & (c[:, 0] <= boxes[fi, 2])
+            & (c[:, 1] >= boxes[fi, 1])
+            & (c[:, 1] <= boxes[fi, 3])
         )
-        if float(length[inside].sum()) >= IN_FOOTPRINT_FRACTION * total:
-            return refs[k]
-    return None
+        for g_, f_ in zip(gi[keep].tolist(), fi[keep].tolist()):
+            g = int(ok_g[g_])
+            s0, e0 = segments(g)
+            lo, hi = np.minimum(s0, e0), np.maximum(s0, e0)
+            b = boxes[f_]
+            inside = (
+                (lo[:, 0] >= b[0]) & (hi[:, 0] <= b[2]) & (lo[:, 1] >= b[1]) & (hi[:, 1] <= b[3])
+            )
+            held = float(np.hypot(*(e0 - s0).T)[inside].sum())
+            if held >= IN_FOOTPRINT_FRACTION * total[g] - 1e-12 and (
+                g not in best or held > best[g][0]
+            ):
+                best[g] = (held, f_)
+    for g, (_, f) in best.items():
+        out[g] = refs[f]
+    return out
 
 
 #: KiCad's "Default" net class diff-pair gap (KiCad's NETCLASS default), mm
@@ -1815,6 +1846,8 @@ def pair_table(analysis: Any, pairs: Sequence[Any] | None = None) -> list[PairIm
             chunks.append(idx)
             positives.append(dp.positive)
     measured_l: list[PairTraces] = []
+    gboxes_l: list[np.ndarray] = []
+    gtotal_l: list[np.ndarray] = []
     lo = 0
     while lo < len(chunks):  # batches of about _BATCH_ROWS segments bound the temporaries
         hi, n_rows = lo, 0
@@ -1825,13 +1858,34 @@ def pair_table(analysis: Any, pairs: Sequence[Any] | None = None) -> list[PairIm
         sizes = [len(c) for c in chunks[lo:hi]]
         is_p = tr.net[rows_all] == np.repeat(np.asarray(positives[lo:hi], dtype=np.int64), sizes)
         bounds = np.concatenate([[0], np.cumsum(sizes)])
-        measured_l += measure_pairs(
-            tr.start[rows_all], tr.end[rows_all], tr.width[rows_all], is_p, bounds
+        st_b, en_b = tr.start[rows_all], tr.end[rows_all]
+        measured_l += measure_pairs(st_b, en_b, tr.width[rows_all], is_p, bounds)
+        gb, gt = group_boxes(
+            np.asarray(st_b, dtype=float).reshape(-1, 2),
+            np.asarray(en_b, dtype=float).reshape(-1, 2),
+            bounds.astype(np.int64),
         )
+        gboxes_l.append(gb)
+        gtotal_l.append(gt)
         lo = hi
     measured = iter(measured_l)
     if plan and "pad_fields" not in cache:
         cache["pad_fields"] = _pad_fields(board)
+    held_by: Iterator[str | None] = iter(())
+    if chunks:
+
+        def segments_of(g: int) -> tuple[np.ndarray, np.ndarray]:
+            c = chunks[g]
+            return (
+                np.asarray(tr.start[c], dtype=float).reshape(-1, 2),
+                np.asarray(tr.end[c], dtype=float).reshape(-1, 2),
+            )
+
+        held_by = iter(
+            footprints_holding(
+                np.concatenate(gboxes_l), np.concatenate(gtotal_l), segments_of, cache["pad_fields"]
+            )
+        )
     bases = cache.setdefault("stack_basis", {})
     for dp, layers in plan:
         key = (dp.positive, dp.negative)
@@ -1861,12 +1915,7 @@ def pair_table(analysis: Any, pairs: Sequence[Any] | None = None) -> list[PairIm
             if width is None and cls is not None and cls.diff_pair_width_mm:
                 width, wsrc = cls.diff_pair_width_mm, "net class"
                 wbasis = _class_basis(cls_name, width, KICAD_DEFAULT_DP_WIDTH_MM)
-            seg = np.asarray(idx)
-            fp = _inside_footprint(
-                np.asarray(tr.start[seg], dtype=float).reshape(-1, 2),
-                np.asarray(tr.end[seg], dtype=float).reshape(-1, 2),
-                cache["pad_fields"],
-            )
+            fp = next(held_by)
             row = PairImpedance(
                 pair=dp.name,
                 positive=dp.positive,
