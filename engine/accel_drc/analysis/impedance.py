@@ -1353,10 +1353,12 @@ def measure_pairs(
         # at the P segment's length
         dmin = np.full(p.size, np.inf)
         dmin[i[best]] = dist[best]  # the nearest partner's distance, per P segment
-        near = np.flatnonzero(dist <= dmin[i] + _SAME_OFFSET_MM)
-        # a couple may come twice from the join (two long boxes): count each once
-        _, first = np.unique(i[near].astype(np.int64) * max(q.size, 1) + j[near], return_index=True)
-        sel_n = near[first]
+        # a couple may come twice from the join (two long boxes): in ``order`` (by P, distance,
+        # N) the copies are neighbours, so each is counted once without another sort
+        io, jo = i[order], j[order]
+        first = np.ones(order.size, dtype=bool)
+        first[1:] = (io[1:] != io[:-1]) | (jo[1:] != jo[:-1])
+        sel_n = order[first & (dist[order] <= dmin[io] + _SAME_OFFSET_MM)]
         ui, ov = i[sel_n], overlap[sel_n]
         per_p = np.minimum(np.bincount(ui, weights=ov, minlength=p.size), length[p])
         has = np.bincount(ui, minlength=p.size) > 0
@@ -1677,22 +1679,18 @@ def _pad_fields(board: Any) -> tuple[np.ndarray, list[str]]:
     return np.asarray(boxes, dtype=float).reshape(-1, 4), refs
 
 
-def group_boxes(
-    start: np.ndarray, end: np.ndarray, bounds: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
-    """(G, 4) boxes (xmin, ymin, xmax, ymax) and (G,) total lengths of segment groups
-    ``bounds[g]:bounds[g + 1]`` (an empty group: an empty box, length 0)."""
+def group_boxes(start: np.ndarray, end: np.ndarray, bounds: np.ndarray) -> np.ndarray:
+    """(G, 4) boxes (xmin, ymin, xmax, ymax) of segment groups ``bounds[g]:bounds[g + 1]``
+    (an empty group: NaN)."""
     n_groups = len(bounds) - 1
     box = np.full((n_groups, 4), np.nan)
-    total = np.zeros(n_groups)
     sizes = np.diff(bounds)
     ne = np.flatnonzero(sizes > 0)
     if ne.size:
         st = bounds[:-1][ne]
         box[ne, :2] = np.minimum.reduceat(np.minimum(start, end), st, axis=0)
         box[ne, 2:] = np.maximum.reduceat(np.maximum(start, end), st, axis=0)
-        total[ne] = np.add.reduceat(np.hypot(*(end - start).T), st)
-    return box, total
+    return box
 
 
 def footprints_holding(
@@ -1701,7 +1699,7 @@ def footprints_holding(
     segments: Any,
     fields: tuple[np.ndarray, list[str]],
 ) -> list[str | None]:
-    """For each segment group (its box and length from :func:`group_boxes`), the footprint
+    """For each segment group (its box from :func:`group_boxes`, its total length), the footprint
     whose courtyard holds ≥ 90 % of the group's length (segments with both ends inside), or
     None.  ``segments(g)`` gives a group's (start, end) arrays, fetched only for the few
     couples that need them.
@@ -1847,7 +1845,6 @@ def pair_table(analysis: Any, pairs: Sequence[Any] | None = None) -> list[PairIm
             positives.append(dp.positive)
     measured_l: list[PairTraces] = []
     gboxes_l: list[np.ndarray] = []
-    gtotal_l: list[np.ndarray] = []
     lo = 0
     while lo < len(chunks):  # batches of about _BATCH_ROWS segments bound the temporaries
         hi, n_rows = lo, 0
@@ -1860,13 +1857,13 @@ def pair_table(analysis: Any, pairs: Sequence[Any] | None = None) -> list[PairIm
         bounds = np.concatenate([[0], np.cumsum(sizes)])
         st_b, en_b = tr.start[rows_all], tr.end[rows_all]
         measured_l += measure_pairs(st_b, en_b, tr.width[rows_all], is_p, bounds)
-        gb, gt = group_boxes(
-            np.asarray(st_b, dtype=float).reshape(-1, 2),
-            np.asarray(en_b, dtype=float).reshape(-1, 2),
-            bounds.astype(np.int64),
+        gboxes_l.append(
+            group_boxes(
+                np.asarray(st_b, dtype=float).reshape(-1, 2),
+                np.asarray(en_b, dtype=float).reshape(-1, 2),
+                bounds.astype(np.int64),
+            )
         )
-        gboxes_l.append(gb)
-        gtotal_l.append(gt)
         lo = hi
     measured = iter(measured_l)
     if plan and "pad_fields" not in cache:
@@ -1883,7 +1880,10 @@ def pair_table(analysis: Any, pairs: Sequence[Any] | None = None) -> list[PairIm
 
         held_by = iter(
             footprints_holding(
-                np.concatenate(gboxes_l), np.concatenate(gtotal_l), segments_of, cache["pad_fields"]
+                np.concatenate(gboxes_l),
+                2.0 * np.array([m.length_mm for m in measured_l]),  # P + N: the segments' sum
+                segments_of,
+                cache["pad_fields"],
             )
         )
     bases = cache.setdefault("stack_basis", {})
