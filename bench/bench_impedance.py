@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import contextlib
 import time
 
 from accel_drc.analysis import Analysis
@@ -27,10 +28,9 @@ def bench(path: str, repeat: int) -> None:
     board = read_board(path)
     a = Analysis(board)
     _ = a.plane_layers, a.track_index, a.diff_pairs
-    try:  # the rules library (``check`` loads it anyway; the stack-up basis reads it)
+    # the rules library (``check`` loads it anyway; the stack-up basis reads it)
+    with contextlib.suppress(Exception):  # an older checkout, or no rules directory
         _ = a.materials
-    except Exception:  # noqa: BLE001 - an older checkout, or no rules directory
-        pass
     prep = time.perf_counter() - t0
     best = None
     rows = []
