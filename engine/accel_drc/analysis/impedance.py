@@ -1095,6 +1095,7 @@ class PairTraces:
     length_mm: float
     pos: tuple[float, float] | None
     items: tuple[str, ...]  # uuids of the segments given (pair_table keeps them on its rows)
+    stretch_mm: float = 0.0  # longest contiguous run of one net with no partner alongside
 
 
 def _ranges(lo: np.ndarray, cnt: np.ndarray) -> np.ndarray:
@@ -1335,6 +1336,9 @@ def measure_pairs(
                 found.append((i[ok], j[ok], dist[ok], edge[ok], overlap[ok]))
     gaps_of: dict[int, tuple[np.ndarray, np.ndarray]] = {}
     coupled_of: dict[int, float] = {}
+    # uncoupled length of every segment (P: its length minus the partners' overlap; N: its
+    # length unless it is some P segment's partner); filled below when there are couples
+    free = length.copy()
     if found:
         i, j, dist, edge, overlap = (np.concatenate(c) for c in zip(*found))
         # nearest partner of each P segment: by P, then distance, then N row order
@@ -1364,17 +1368,72 @@ def measure_pairs(
         has = np.bincount(ui, minlength=p.size) > 0
         per_group = np.bincount(group[p[has]], weights=per_p[has], minlength=n_groups)
         coupled_of = {int(g): float(per_group[g]) for g in np.unique(group[p[has]]).tolist()}
+        free[p] = length[p] - per_p
+        free[q[np.unique(j)]] = 0.0  # an N segment with a parallel P within reach
+    stretch = _longest_free_stretch(start, end, length, free, is_p, group, n_groups)
     out: list[PairTraces] = []
     for g, (w_med, total, pos, items) in enumerate(head):
         got = gaps_of.get(g)
         if w_med is None:
             out.append(PairTraces(None, None, 0.0, 0.0, None, items))
         elif got is None:
-            out.append(PairTraces(w_med, None, 0.0, total, pos, items))
+            out.append(PairTraces(w_med, None, 0.0, total, pos, items, float(stretch[g])))
         else:
             gaps, weights = got
             gap = weighted_median(gaps, weights)
-            out.append(PairTraces(w_med, gap, coupled_of.get(g, 0.0), total, pos, items))
+            out.append(
+                PairTraces(w_med, gap, coupled_of.get(g, 0.0), total, pos, items, float(stretch[g]))
+            )
+    return out
+
+
+def _longest_free_stretch(
+    start: np.ndarray,
+    end: np.ndarray,
+    length: np.ndarray,
+    free: np.ndarray,
+    is_p: np.ndarray,
+    group: np.ndarray,
+    n_groups: int,
+) -> np.ndarray:
+    """Per group, the longest chain of one net's mostly uncoupled segments (more than half of
+    each segment's length without a partner alongside) joined end to end (to 1 µm): the
+    contiguous stretch where P and N do not run together, its uncoupled length summed.
+    Union-find over those segments only (few on a routed board)."""
+    out = np.zeros(n_groups)
+    sel = np.flatnonzero((free > 0.5 * length) & (length > 1e-9))
+    if not sel.size:
+        return out
+    parent = list(range(sel.size))
+
+    def find(a: int) -> int:
+        while parent[a] != a:
+            parent[a] = parent[parent[a]]
+            a = parent[a]
+        return a
+
+    seen: dict[tuple[int, int, int, int], int] = {}
+    pts_s = np.round(start[sel] * 1000.0).astype(np.int64).tolist()
+    pts_e = np.round(end[sel] * 1000.0).astype(np.int64).tolist()
+    g_l = group[sel].tolist()
+    p_l = is_p[sel].astype(np.int64).tolist()
+    for k in range(sel.size):
+        for pt in (pts_s[k], pts_e[k]):
+            key = (g_l[k], p_l[k], pt[0], pt[1])
+            other = seen.setdefault(key, k)
+            if other != k:
+                ra, rb = find(k), find(other)
+                if ra != rb:
+                    parent[ra] = rb
+    sums: dict[int, float] = {}
+    fr = free[sel].tolist()
+    for k in range(sel.size):
+        r = find(k)
+        sums[r] = sums.get(r, 0.0) + fr[k]
+    for r, v in sums.items():
+        g = g_l[r]
+        if v > out[g]:
+            out[g] = v
     return out
 
 
@@ -1427,6 +1486,7 @@ class PairImpedance:
     pos: tuple[float, float] | None = None
     items: tuple[str, ...] = ()  # the first MAX_ITEMS segment uuids (what a finding lists)
     footprint: str | None = None  # the footprint whose pad field holds >= 90 % of the row
+    stretch_mm: float = 0.0  # longest contiguous stretch of one net with no partner alongside
     width_basis: str = "measured"  # measured | declared | default (basis.py vocabulary)
     gap_basis: str = "measured"
     stack_basis: tuple[tuple[str, str], ...] = ()  # (input, basis) of h, epsilon_r, t, mask
@@ -1933,6 +1993,7 @@ def pair_table(analysis: Any, pairs: Sequence[Any] | None = None) -> list[PairIm
                 pos=m.pos,
                 items=_ItemUuids(tr.uuid, idx, n_uuid),  # type: ignore[arg-type]
                 footprint=fp,
+                stretch_mm=m.stretch_mm,
                 width_basis=wbasis,
                 gap_basis=gbasis,
                 stack_basis=bases[layer],
@@ -2068,6 +2129,7 @@ def pair_rows(analysis: Any) -> list[dict[str, Any]]:
                 "coupled_mm": _r(row.coupled_mm, 3),
                 "length_mm": _r(row.length_mm, 3),
                 "uncoupled_mm": _r(row.uncoupled_mm, 3),
+                "longest_uncoupled_mm": _r(row.stretch_mm, 3),
                 "kind": kind,
                 "breakout_mm": _r(limit, 3),
                 "breakout_reason": why or None,

@@ -314,7 +314,7 @@ def check_impedance(ctx: CheckContext, rule: Rule) -> CheckOutcome:
         if er is None:
             continue
         rise = rise_length_mm(nyquist, er)
-        if r.uncoupled_mm < rise:
+        if r.stretch_mm < rise:
             continue
         ev_u: dict[str, Any] = {}
         if _sig_basis(a, r) == "assumed":
@@ -322,29 +322,30 @@ def check_impedance(ctx: CheckContext, rule: Rule) -> CheckOutcome:
             for sid in _family_signals(ctx, rule):
                 ny = getattr(a.signal_types.get(sid), "nyquist_hz", None)
                 if ny:
-                    cands[sid] = "fail" if r.uncoupled_mm >= rise_length_mm(ny, er) else "pass"
+                    cands[sid] = "fail" if r.stretch_mm >= rise_length_mm(ny, er) else "pass"
             if len(cands) > 1:
                 ev_u = {"candidates": cands, "candidates_of": "signal"}
         out.findings.append(
             _finding(
                 rule,
                 Status.VIOLATION,
-                f"{r.pair} on {r.layer_name}: {r.uncoupled_mm:.1f} mm of its "
-                f"{r.length_mm:.1f} mm run uncoupled (P and N not side by side; the sum of "
-                f"the layer's uncoupled pieces), longer than the {rise:.1f} mm rise length of "
-                f"{rule.signal}: the edge sees single lines there, not the differential pair",
+                f"{r.pair} on {r.layer_name}: a {r.stretch_mm:.1f} mm stretch where P and N do "
+                f"not run side by side ({r.uncoupled_mm:.1f} mm uncoupled of {r.length_mm:.1f} "
+                f"mm on the layer), longer than the {rise:.1f} mm rise length of {rule.signal}: "
+                f"the edge sees single-ended lines there, not the differential pair",
                 r,
-                measured=round(r.uncoupled_mm, 2),
+                measured=round(r.stretch_mm, 2),
                 limit=round(rise, 2),
                 severity=Severity.WARNING,
                 rule_id=f"{rule.id}.uncoupled",
                 evidence={
+                    "stretch_mm": round(r.stretch_mm, 3),
                     "uncoupled_mm": round(r.uncoupled_mm, 3),
                     "coupled_mm": round(r.coupled_mm, 3),
                     "length_mm": round(r.length_mm, 3),
                     "rise_length_mm": round(rise, 3),
                     "nets": nets_of(r),
-                    "basis": {"uncoupled_mm": "measured", "signal": _sig_basis(a, r)},
+                    "basis": {"stretch_mm": "measured", "signal": _sig_basis(a, r)},
                     **ev_u,
                 },
             )
