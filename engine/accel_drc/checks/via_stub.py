@@ -115,6 +115,7 @@ def check_via_stub(ctx: CheckContext, rule: Rule) -> CheckOutcome:
     # a barrel the net does not use on any layer carries no signal: nothing to check
     idx = idx[stubs.connected[idx].any(axis=1)] if len(idx) else idx
     out.checked = int(len(idx))
+    out.examined_nets = frozenset(int(n) for n in stubs.net[idx])
     if not len(idx):
         return out
     nyq = _nyquist(ctx.analysis, rule.signal)

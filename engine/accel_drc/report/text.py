@@ -56,6 +56,8 @@ def summary(result: CheckResult, top: int = 10) -> str:
     for f in result.findings:
         sev[f.severity] += 1
         st[f.status] += 1
+    if result.coverage_line():
+        lines.append(result.coverage_line())
     checked = sum(r.checked for r in result.rules)
     lines.append(f"rules: {len(result.rules)} run, {checked} items checked")
     lines.append(
