@@ -80,7 +80,9 @@ def _seg_dist(p: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.hypot(*(p[:, None, :] - q).transpose(2, 0, 1))
 
 
-def net_islands(board: Board, nets: Iterable[int], pads: PadTable | None = None) -> dict[int, NetIslands]:
+def net_islands(
+    board: Board, nets: Iterable[int], pads: PadTable | None = None
+) -> dict[int, NetIslands]:
     """Islands of each net in ``nets`` (nets without pads are skipped)."""
     pads = pads if pads is not None else PadTable.from_board(board)
     t = board.tracks
@@ -205,7 +207,9 @@ def _islands(
     pos = (round(float(pads.xy[pi[0], 0]), 4), round(float(pads.xy[pi[0], 1]), 4))
     return NetIslands(
         net=net,
-        pad_groups=tuple(tuple(sorted(g)) for g in sorted(groups.values(), key=lambda g: (-len(g), g))),
+        pad_groups=tuple(
+            tuple(sorted(g)) for g in sorted(groups.values(), key=lambda g: (-len(g), g))
+        ),
         loose=loose,
         track_mm=round(length, 3),
         n_tracks=n_t,
@@ -234,7 +238,9 @@ def _join_zones(
         poly = shapely.polygons(ring)
         node = Z0 + zk
         for k, p in enumerate(pi):
-            if pads.layers[p][layer] and shapely.dwithin(poly, pads.geometries(np.array([p]))[0], _EPS):
+            if pads.layers[p][layer] and shapely.dwithin(
+                poly, pads.geometries(np.array([p]))[0], _EPS
+            ):
                 dsu.union(node, k)
         for k, r in enumerate(ti):
             if int(t.layer[r]) != layer:
