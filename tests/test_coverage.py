@@ -272,3 +272,16 @@ def test_open_channels_agree_with_kicad_drc(tmp_path: Path, kicad_cli: str) -> N
     assert len(kicad & listed) == 12
     assert kicad & listed <= ours
     assert ours - kicad <= {"/SDI/SDI_OUT_N"}
+
+
+def test_coverage_card_in_html_is_escaped() -> None:
+    from accel_drc.report import html as html_report
+
+    board, _ = _lane_board(with_caps=False)
+    names = [n.replace("PCIE_PER", "<b>x</b>") for n in board.nets]
+    board = dataclasses.replace(board, nets=tuple(names))
+    res = check_board(board, board_class="edge")
+    page = html_report.render(res, board)
+    assert '<section id="coverage"' in page and res.coverage_line() in page
+    assert "&lt;b&gt;x&lt;/b&gt;" in page and "<b>x</b>+" not in page
+    assert 'href="#coverage"' in page
