@@ -129,7 +129,7 @@ def build(
     items: list[tuple[str, tuple[int, ...], str]] = [
         (p.name, (p.positive, p.negative), "pair") for p in pairs
     ]
-    items += [(names[n], (n,), "net") for n in sorted(sig) if n not in paired]
+    items += sorted((names[n], (n,), "net") for n in sig if n not in paired)
     hits = connector_nets(board, connectors_for(lib))
 
     # which rules examined which nets, and what they said about each net

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -84,12 +85,19 @@ def net_islands(
     board: Board, nets: Iterable[int], pads: PadTable | None = None
 ) -> dict[int, NetIslands]:
     """Islands of each net in ``nets`` (nets without pads are skipped)."""
-    pads = pads if pads is not None else PadTable.from_board(board)
-    t = board.tracks
-    v = board.vias
     want = sorted({int(n) for n in nets if n})
     if not want:
         return {}
+    if pads is None:
+        # only the pads of the nets asked for: the table is built in Python, pad by pad
+        keep = set(want)
+        subset = SimpleNamespace(
+            layer_count=board.layer_count,
+            pads=[(fp, pad) for fp, pad in board.pads if pad.net in keep],
+        )
+        pads = PadTable.from_board(subset)  # type: ignore[arg-type]
+    t = board.tracks
+    v = board.vias
     t_net = np.asarray(t.net, dtype=np.int64) if len(t) else np.zeros(0, np.int64)
     v_net = np.asarray(v.net, dtype=np.int64) if len(v) else np.zeros(0, np.int64)
     zones_by_net: dict[int, list[tuple[int, Any]]] = {}
