@@ -173,7 +173,15 @@ def stackup_rows(
     return rows
 
 
-_FAMILY_NAMES = {"pcie": "PCIe", "nvlink": "NVLink"}
+_FAMILY_NAMES = {
+    "pcie": "PCIe",
+    "nvlink": "NVLink",
+    "sfp": "SFP",
+    "qsfp": "QSFP",
+    "mipi": "MIPI",
+    "hdmi": "HDMI",
+    "displayport": "DisplayPort",
+}
 
 
 def _assumption_findings(analysis: Analysis, board: Board) -> tuple[list[Finding], int]:
