@@ -285,3 +285,63 @@ def test_coverage_card_in_html_is_escaped() -> None:
     assert '<section id="coverage"' in page and res.coverage_line() in page
     assert "&lt;b&gt;x&lt;/b&gt;" in page and "<b>x</b>+" not in page
     assert 'href="#coverage"' in page
+
+
+def _strip_routing(text: str, net_re: str, keep_every_second: bool = False) -> str:
+    """Remove the segments, arcs and vias of the nets whose names match ``net_re``."""
+    nets = {m.group(1) for m in re.finditer(r'\(net (\d+) "' + net_re, text)}
+    count = 0
+
+    def drop(m: re.Match) -> str:
+        nonlocal count
+        n = re.search(r"\(net (\d+)\)", m.group(0))
+        if n is None or n.group(1) not in nets:
+            return m.group(0)
+        count += 1
+        return m.group(0) if keep_every_second and count % 2 == 0 else ""
+
+    return re.sub(r"\n\t\((segment|arc|via)\n.*?\n\t\)", drop, text, flags=re.S)
+
+
+def test_half_routed_real_board_reads_as_an_engineer_wants(tmp_path: Path) -> None:
+    """m2-oculink with the RX lanes unrouted and half of TX0/TX1's copper removed: one finding
+    per open net, none for the routed lanes, and the coverage says "not routed"."""
+    text = OCULINK.read_text(encoding="utf-8")
+    text = _strip_routing(text, r"/PCIe_\{x4\}\.RX")
+    text = _strip_routing(text, r"/PCIe_\{x4\}\.TX[01]", keep_every_second=True)
+    path = tmp_path / "half.kicad_pcb"
+    path.write_text(text, encoding="utf-8")
+    res = check_board(read_board(str(path)))
+    got = {f.net: f for f in res.findings if f.check == "open_channel"}
+    rx = {f"/PCIe_{{x4}}.RX{i}{s}" for i in range(4) for s in "+-"}
+    tx = {f"/PCIe_{{x4}}.TX{i}{s}" for i in range(2) for s in "+-"}
+    assert set(got) == rx | tx
+    for n in rx:
+        assert got[n].message.startswith(
+            f"{n} is not routed between J1 and J2 (no copper on the net)"
+        )
+    assert got["/PCIe_{x4}.TX0+"].evidence["pieces"][0] in (["J1.49"], ["J2.B3"])
+    assert all(f.status == Status.VIOLATION for f in got.values())
+    assert "4 not routed" in res.coverage_line()
+
+
+@pytest.mark.slow
+def test_vme_wren_pcie_is_one_lane_and_every_pair_is_listed() -> None:
+    """vme-wren: /PCIE.PER(+-) and PET(+-) continue through AC-coupling capacitors as
+    PCIE_PER_AC / PCIE_PET_AC: one TX and one RX channel, one lane (the evidence said x2)."""
+    from conftest import SHARED_BOARDS
+
+    vme = SHARED_BOARDS / "vme-wren" / "vme-wren.kicad_pcb"
+    if not vme.is_file():
+        pytest.skip(f"benchmark board not present: {vme}")
+    res = check_board(read_board(str(vme)))
+    ev = {e.what: e.value for e in res.classification.evidence}
+    assert ev["PCIe"] == "Gen4 x1 (generation assumed)"
+    s = res.coverage["summary"]
+    assert s["pairs"] == 42 and s["checked"] >= 18
+    rows = {r["name"]: r for r in res.coverage["pairs"]}
+    assert rows["/pcie_connector/PCIE_PER_AC"]["interface"] == "pcie4"
+    assert rows["/DDR4-PS.CK"]["interface"] == "ddr4"  # a DDR clock is not a 100 MHz refclk
+    assert rows["/user_interface/USB_D"]["interface"] == "usb2"
+    assert rows["/PCIE.REFCLK"]["interface"] == "excluded"
+    assert not [f for f in res.findings if f.check == "open_channel"]

@@ -243,7 +243,14 @@ def build(
     unknown = sum(1 for r in pair_rows if r["interface"] is None)
     clocks = sum(1 for r in pair_rows if r["interface"] in ("refclk", "excluded"))
     breakouts = sum(1 for r in pair_rows if r["breakout"])
-    no_rule = n_pairs - checked - unknown - clocks
+    unrouted = sum(
+        1
+        for r in pair_rows
+        if not r["checked"]
+        and r["interface"] not in (None, "refclk", "excluded")
+        and not r["routed"]
+    )
+    no_rule = n_pairs - checked - unknown - clocks - unrouted
     line = (
         f"pairs: {n_pairs} — {checked} checked, {unknown} of unknown interface, "
         f"{breakouts} breakout{'s' if breakouts != 1 else ''}"
@@ -251,6 +258,8 @@ def build(
     extra = []
     if clocks:
         extra.append(f"{clocks} clock/sideband")
+    if unrouted:
+        extra.append(f"{unrouted} not routed")
     if no_rule > 0:
         extra.append(f"{no_rule} of a known interface but unchecked")
     if extra:
@@ -266,6 +275,7 @@ def build(
         "unknown_interface": unknown,
         "breakouts": breakouts,
         "clock_or_sideband": clocks,
+        "not_routed": unrouted,
         "known_unchecked": max(0, no_rule),
         "single_ended": len(net_rows),
         "single_ended_checked": sum(1 for r in net_rows if r["checked"]),
@@ -300,7 +310,6 @@ def unknown_interface_finding(coverage: Mapping[str, Any], lib: Library) -> Find
         evidence={
             "pairs": [r["name"] for r in rows],
             "nets": [n for r in rows for n in r["nets"]][:200],
-            "basis": {"interface": "unknown"},
             "declare": f"accel-drc.yaml: signals: {{<type>: [{quoted}]}}  (<type> one of: {types}; "
             "split the list by interface)",
             "signals_yaml": "signals:\n  <type>: [" + quoted + "]\n",

@@ -93,7 +93,7 @@ def check_open_channel(ctx: CheckContext, rule: Rule) -> CheckOutcome:
         if not is_open and not vias:
             continue
         name = names[net]
-        ev: dict[str, Any] = {"basis": {"connectivity": "measured"}, "nets": [name]}
+        ev: dict[str, Any] = {"nets": [name]}
         parts: list[str] = []
         pos = isl.pos if isl is not None else None
         items: list[str] = []
@@ -158,6 +158,7 @@ def check_open_channel(ctx: CheckContext, rule: Rule) -> CheckOutcome:
                 pos=pos,
                 items=items,
                 evidence=ev,
+                basis={"connectivity": "measured"},
             )
         )
     return out
