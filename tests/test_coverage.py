@@ -348,3 +348,17 @@ def test_vme_wren_pcie_is_one_lane_and_every_pair_is_listed() -> None:
     assert rows["/user_interface/USB_D"]["interface"] == "usb2"
     assert rows["/PCIE.REFCLK"]["interface"] == "excluded"
     assert not [f for f in res.findings if f.check == "open_channel"]
+
+
+def test_usb_connector_pins_tell_usb_and_superspeed_stays_assumed() -> None:
+    nets = ["/D+", "/D-", "/X+", "/X-"]
+    usb_a = _fp(
+        "J1",
+        "footprints:USB_A_PCB_traces_small",
+        [_pad("2", 2, 0, 0), _pad("3", 1, 0, 1), _pad("5", 4, 0, 2), _pad("6", 3, 0, 3)],
+    )
+    board = make_board(2, nets, footprints=[usb_a])
+    a = Analysis(board, {})
+    d, x = a.net_signal[1], a.net_signal[3]
+    assert (d.signal, d.how, d.assumption) == ("usb2", "connector", None)
+    assert (x.signal, x.family) == ("usb3", "usb_ss") and "assumed USB 3.2 Gen 2" in x.assumption
