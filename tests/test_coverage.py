@@ -230,6 +230,9 @@ def test_half_routed_net_is_one_open_finding() -> None:
     assert f.net == "TX0_P" and f.severity == Severity.ERROR and f.status == Status.VIOLATION
     assert f.message.startswith("TX0_P is not routed between J1 and U1")
     assert f.evidence["pieces"] == [["J1.1"], ["U1.A1"]]
+    # the break: the track from J1 ends at x = 20, U1.A1 is at x = 30
+    assert f.evidence["gap_mm"] == 10.0 and f.pos == (25.0, 10.0)
+    assert "come within 10.00 mm of each other (gap centred at 25.00, 10.00)" in f.message
     assert f.evidence["basis"] == {"connectivity": "measured"}
     assert res.verdict() == "fail"
 

@@ -47,7 +47,8 @@ class NetIslands:
     track_mm: float
     n_tracks: int
     n_vias: int
-    pos: tuple[float, float] | None
+    pos: tuple[float, float] | None  # where the route breaks (the middle of the smallest gap)
+    gap_mm: float | None = None  # the smallest distance between two islands' points
 
     @property
     def open(self) -> bool:
@@ -213,7 +214,31 @@ def _islands(
     with_pad = set(groups)
     loose = len({dsu.find(i) for i in range(n_p, Z0 + len(zones))} - with_pad)
     pos = (round(float(pads.xy[pi[0], 0]), 4), round(float(pads.xy[pi[0], 1]), 4))
+    gap_mm = None
+    if len(groups) > 1:
+        # where the route breaks: the closest two points (pad centres, track ends, via centres)
+        # of different islands
+        pts = [pads.xy[pi]]
+        own = [np.arange(n_p)]
+        if n_t:
+            pts += [np.asarray(t.start[ti], float), np.asarray(t.end[ti], float)]
+            own += [T0 + np.arange(n_t)] * 2
+        if n_v:
+            pts.append(np.asarray(v.pos[vi], float).reshape(-1, 2))
+            own.append(V0 + np.arange(n_v))
+        xy = np.concatenate(pts)
+        comp = np.array([dsu.find(int(i)) for i in np.concatenate(own)])
+        d = np.hypot(*(xy[:, None, :] - xy[None, :, :]).transpose(2, 0, 1))
+        d[comp[:, None] == comp[None, :]] = np.inf
+        a, b = np.unravel_index(int(np.argmin(d)), d.shape)
+        if np.isfinite(d[a, b]):
+            gap_mm = round(float(d[a, b]), 3)
+            pos = (
+                round(float(xy[a, 0] + xy[b, 0]) / 2, 4),
+                round(float(xy[a, 1] + xy[b, 1]) / 2, 4),
+            )
     return NetIslands(
+        gap_mm=gap_mm,
         net=net,
         pad_groups=tuple(
             tuple(sorted(g)) for g in sorted(groups.values(), key=lambda g: (-len(g), g))

@@ -113,11 +113,18 @@ def check_open_channel(ctx: CheckContext, rule: Rule) -> CheckOutcome:
                     f"pieces ({pieces}{more}), {isl.track_mm:.1f} mm of track, "  # type: ignore[union-attr]
                     f"{isl.n_vias} via{'s' if isl.n_vias != 1 else ''}"  # type: ignore[union-attr]
                 )
+                if isl.gap_mm is not None and isl.pos is not None:  # type: ignore[union-attr]
+                    gx, gy = isl.pos  # type: ignore[union-attr]
+                    msg += (
+                        f"; the pieces come within {isl.gap_mm:.2f} mm of each other "  # type: ignore[union-attr]
+                        f"(gap centred at {gx:.2f}, {gy:.2f})"
+                    )
             ev.update(
                 pieces=[list(g) for g in groups],
                 loose_pieces=isl.loose,  # type: ignore[union-attr]
                 track_mm=isl.track_mm,  # type: ignore[union-attr]
                 vias=isl.n_vias,  # type: ignore[union-attr]
+                gap_mm=isl.gap_mm,  # type: ignore[union-attr]
             )
             parts.append(msg)
         if vias:
