@@ -267,6 +267,10 @@ def _text(layer: int, x_nm: int, y_nm: int, text: str, size_mm: float, top: bool
     a.size.y_nm = _nm(size_mm)
     a.stroke_width.value_nm = _nm(size_mm * 0.15)
     a.visible = True
+    # KiCad's API takes these literally: without them a text with newlines is one line to
+    # KiCad (its bounding box, hence selection and Zoom to Fit), and a spacing of 0 stacks lines
+    a.multiline = "\n" in text
+    a.line_spacing = 1.0
     a.horizontal_alignment = enums_pb2.HA_LEFT
     a.vertical_alignment = enums_pb2.VA_TOP if top else enums_pb2.VA_BOTTOM
     return BoardText(p)
