@@ -154,8 +154,9 @@ class LiveKiCad:
         self.stop()
         raise KiCadNotReady(f"KiCad not ready after {timeout_s:.0f} s ({last}): {self._tail()}")
 
-    def display(self) -> str:
-        """The X display xvfb-run picked (read from pcbnew's environment), for screenshots."""
+    def display_env(self) -> dict[str, str]:
+        """DISPLAY and XAUTHORITY of the X server xvfb-run started (read from pcbnew's
+        environment), for screenshots."""
         if self.proc is None:
             raise KiCadNotReady("KiCad is not running")
         for proc in Path("/proc").iterdir():
@@ -169,9 +170,13 @@ class LiveKiCad:
                 env = (proc / "environ").read_bytes().split(b"\0")
             except (OSError, ProcessLookupError):
                 continue
+            found = {}
             for item in env:
-                if item.startswith(b"DISPLAY="):
-                    return item.split(b"=", 1)[1].decode()
+                key, _, value = item.decode(errors="replace").partition("=")
+                if key in ("DISPLAY", "XAUTHORITY"):
+                    found[key] = value
+            if "DISPLAY" in found:
+                return found
         raise KiCadNotReady("no pcbnew process with a DISPLAY in KiCad's session")
 
     def _tail(self) -> str:
