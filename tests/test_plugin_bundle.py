@@ -854,7 +854,19 @@ def test_second_click_while_running_is_ignored(tmp_path, kipy) -> None:
     assert not second.acquire() and second.holder["pid"] == os.getpid()
     first.release()
     assert not path.exists() and second.acquire()
+    (path.parent / "report.html").write_text("kept")
     second.release()
+    assert not path.exists() and path.parent.is_dir()  # a folder with a report stays
+    (path.parent / "report.html").unlink()
+    assert RunLock(path).acquire()
+    RunLock.release(RunLock(path))  # not held: does nothing
+    assert path.exists()
+    path.unlink()
+    lock = RunLock(path)
+    assert lock.acquire()
+    lock.release()
+    assert not path.parent.exists()  # only the lock was in it: no empty folder left
+    path.parent.mkdir()
     # a killed run's lock: its process is gone
     dead = subprocess.run(
         [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True

@@ -170,8 +170,10 @@ def _host() -> str:
 
 
 class RunLock:
-    """A lock file in the report folder: a second click while a run is checking the same board
-    is ignored (a double-click ran the check twice and opened two browser tabs, issue 16).
+    """A lock file in the board's default report folder (``accel-drc/`` beside it: the lock is
+    taken before the config that may name another folder is read): a second click while a run
+    is checking the same board is ignored (a double-click ran the check twice and opened two
+    browser tabs, issue 16).
 
     Created with ``O_EXCL`` (atomic on local disks); a lock whose process is gone, or older than
     :data:`LOCK_MAX_AGE_S`, is left over from a killed run and taken over."""
@@ -224,9 +226,13 @@ class RunLock:
         return host == _host() and _pid_alive(pid) is False
 
     def release(self) -> None:
+        """Remove the lock, and its folder when the lock was all it held (a config whose
+        ``report.dir`` names another folder leaves no empty ``accel-drc/`` behind)."""
         if self.held:
             with contextlib.suppress(OSError):
                 self.path.unlink()
+            with contextlib.suppress(OSError):
+                self.path.parent.rmdir()  # only succeeds on an empty folder
             self.held = False
 
 
