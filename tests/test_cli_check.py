@@ -73,6 +73,17 @@ def test_bad_inputs_exit_3_with_one_line(tmp_path):
     assert r.returncode == 3 and f"{layer}:3: no copper layer 'In5.Cu'" in r.stderr
 
 
+def test_unclosed_bracket_names_its_own_line(tmp_path):
+    """Issue 16: an unclosed ``[`` on line 3 was reported on line 4 (where the parser reached
+    the end of the file)."""
+    bad = tmp_path / "accel-drc.yaml"
+    bad.write_text("class: training\nreport:\n  dir: [accel-drc\n")
+    r = run("check", M2, "--config", str(bad))
+    assert r.returncode == 3
+    assert r.stderr.startswith(f"accel-drc: {bad}:3: malformed YAML: "), r.stderr
+    assert "gave up on line 4" in r.stderr and len(r.stderr.strip().splitlines()) == 1
+
+
 def test_usage_errors_exit_1():
     assert run("check", M2, "--class", "datacenter").returncode == 1
     assert run("check").returncode == 1

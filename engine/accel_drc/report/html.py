@@ -1015,14 +1015,22 @@ def _initial_layers(board: Board) -> set[int]:
     return {0, max(board.layer_count - 1, 0)}
 
 
-def render(result: CheckResult, board: Board) -> str:
-    """The whole report as one HTML document (a pure function of the result and the board)."""
-    return template().render(**build_context(result, board))
+def render(result: CheckResult, board: Board, editor_note: str | None = None) -> str:
+    """The whole report as one HTML document (a pure function of the result and the board).
+
+    ``editor_note``: one sentence for the banner from the KiCad button (how many markers it
+    put where in the editor); the command line has none."""
+    return template().render(**build_context(result, board), editor_note=editor_note)
 
 
-def write(path: str | os.PathLike[str], result: CheckResult, board: Board) -> None:
+def write(
+    path: str | os.PathLike[str],
+    result: CheckResult,
+    board: Board,
+    editor_note: str | None = None,
+) -> None:
     """Render and write the report (UTF-8); parent directories are created."""
-    text = render(result, board)
+    text = render(result, board, editor_note)
     p = Path(path)
     p.parent.mkdir(parents=True, exist_ok=True)
     p.write_text(text, encoding="utf-8")
