@@ -8,6 +8,7 @@ from accel_drc.analysis import Analysis
 from accel_drc.checks import CheckContext, load_all
 from accel_drc.model import NetClassRules, StackupLayer
 from accel_drc.packs import load_library, rules_for_class
+from accel_drc.basis import settle
 from accel_drc.results import Severity, Status
 
 LIB = load_library()
@@ -73,16 +74,30 @@ def test_tg_per_dielectric_with_assumed_fr4_and_unknown_material():
     assert out.checked == 5
     by = {f.layer: f for f in out.findings}
     # d1, d3 Megtron 7 (200 DSC) pass; d4 FR4 TG170 = 170 passes (not below); d2 generic FR4
-    # spans 130-170 °C: its lowest grade is below 170, so it cannot be verified; d5 is unknown
+    # spans 130-170 °C: its lowest grade (a default) is below 170, so the violation is
+    # conditional once settled, with the grades that would pass; d5 is unknown
     assert set(by) == {"d2", "d5"}
     assert (by["d2"].measured, by["d2"].limit, by["d2"].status) == (
         130.0,
         170.0,
-        Status.CANNOT_VERIFY,
+        Status.VIOLATION,
     )
+    assert by["d2"].evidence["basis"]["tg"] == "default"
+    assert by["d2"].evidence["candidates"] == {
+        "FR-4 Tg 130": "fail",
+        "FR-4 Tg 150": "fail",
+        "FR-4 Tg 170": "pass",
+    }
+    settled = settle(by["d2"])
+    assert settled.status == Status.CANNOT_VERIFY and "passes FR-4 Tg 170" in settled.message
     assert "without a Tg grade" in by["d2"].message and "FR4 TG170" in by["d2"].evidence["declare"]
+    # the remedy names library laminates that meet 170 °C, every one confirmed
+    assert "Megtron 7" in by["d2"].evidence["remedy"] and "Tg ≥ 170" in by["d2"].evidence["remedy"]
+    assert "generic FR-4 (Tg grade not declared)" not in by["d2"].evidence["remedy"]
     assert by["d5"].status == Status.CANNOT_VERIFY
-    assert by["d5"].evidence["declare"].startswith("declare the laminate of d5 in accel-drc.yaml")
+    # the declare hint asks for the Tg of the material the board names, not for another laminate
+    hint = by["d5"].evidence["declare"]
+    assert "'Foo laminate'" in hint and "d5: {tg_c: <Tg (°C)>}" in hint and "Megtron" not in hint
     # edge (min 130): generic FR4 passes, d5 still cannot be verified
     assert [f.layer for f in run(six([]), "tg", "edge").findings] == ["d5"]
     # the config names d5's laminate: it is then checked
@@ -227,7 +242,8 @@ def test_laminate_df_unknown_dielectric_and_no_planes():
     b4 = make_board(2, NETS, [("NVL_TX0_P", 0, (1, 1), (2, 1))], [], st)
     [f4] = run(b4, "laminate_df", "training", NV, signal="nvlink4").findings
     assert f4.status == Status.CANNOT_VERIFY and f4.measured is None
-    assert f4.evidence["declare"].startswith("declare the laminate of d5 in accel-drc.yaml")
+    hint = f4.evidence["declare"]
+    assert "'Foo laminate'" in hint and "d5: {loss_tangent:" in hint and "Megtron" not in hint
 
 
 def test_laminate_df_uses_library_when_stackup_says_zero():
@@ -279,10 +295,14 @@ def test_foil_declared_undeclared_and_default():
         Status.VIOLATION,
     )
     assert by["In4.Cu"].status == Status.CANNOT_VERIFY
-    assert (
-        by["In4.Cu"].evidence["declare"]
-        == "declare the foil grade of In4.Cu in accel-drc.yaml (stackup: foil: In4.Cu: VLP)"
+    assert by["In4.Cu"].evidence["declare"].startswith(
+        "declare the foil grade of In4.Cu (the one your fab quotes) in accel-drc.yaml"
     )
+    # both name the grades that meet the limit
+    for f in by.values():
+        assert f.evidence["remedy"].startswith("foil grades in rules/foils.yaml that meet VLP: VLP")
+        assert "RTF" not in f.evidence["remedy"] and "HVLP4" in f.evidence["remedy"]
+    assert by["In2.Cu"].evidence["basis"]["foil"] == "declared"
     # a default grade covers every layer not named
     cfg2 = {**NV, "stackup": {"foil": {"default": "HVLP2"}}}
     assert run(b, "foil", "training", cfg2, signal="nvlink4").findings == []

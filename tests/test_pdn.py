@@ -3,6 +3,8 @@ capacitance of rectangles and of polygons with holes, a rail on a real board vs 
 
 from __future__ import annotations
 
+
+import dataclasses
 import json
 import math
 import subprocess
@@ -239,9 +241,13 @@ def test_rail_from_config_with_decaps_and_target() -> None:
     lib_caps = rail.groups()
     want = impedance(res.f_hz, lib_caps, None, {"r_ohm": 1e-3, "l_h": 5e-9})
     np.testing.assert_allclose(res.z_ohm, want)
-    band = (res.f_hz >= 1e4) & (res.f_hz <= 1e8)
+    # judged up to where a board-level lumped model holds (20 MHz), not the class's 100 MHz
+    assert res.f_max_hz == pytest.approx(pdn.MODEL_MAX_HZ) and res.band_max_hz == 1e8
+    band = (res.f_hz >= 1e4) & (res.f_hz <= pdn.MODEL_MAX_HZ * (1 + 1e-9))
     assert res.worst_z_ohm == pytest.approx(float(res.z_ohm[band].max()))
     assert res.f_hz[0] == pytest.approx(1e4) and res.f_hz[-1] == pytest.approx(1e9)
+    assert res.basis["voltage"] == res.basis["transient_a"] == "declared"
+    assert res.basis["vrm"] == "declared" and res.basis["network_model"] == "default"
 
 
 class StandIn:
@@ -265,7 +271,16 @@ def rule(**params) -> Rule:  # noqa: ANN003
 def test_check_finding_and_pass() -> None:
     fps = tuple(cap_fp(f"C{i}", "100n", "C_0402_1005Metric", 2) for i in range(1, 5))
     b = board4((), fps)
-    cfg = {"rails": [{"name": "core", "nets": ["[+]1V8"], "vrm": {"r_ohm": 1e-3, "l_h": 5e-9}}]}
+    cfg = {
+        "rails": [
+            {
+                "name": "core",
+                "nets": ["[+]1V8"],
+                "role": "core",
+                "vrm": {"r_ohm": 1e-3, "l_h": 5e-9},
+            }
+        ]
+    }
     a = StandIn(b, cfg)
     ctx = CheckContext(board=b, analysis=a, board_class="edge")
     out = check_pdn_impedance(ctx, rule(target_ohm=0.001, f_min_hz=1e4, f_max_hz=1e8))
@@ -277,7 +292,16 @@ def test_check_finding_and_pass() -> None:
     assert f.limit == 0.001
     assert f.measured == pytest.approx(f.evidence["z_ohm"])
     assert f.evidence["margin_ohm"] == pytest.approx(0.001 - f.measured)
-    assert f.evidence["worst_f_hz"] <= 1e8
+    assert f.evidence["worst_f_hz"] <= pdn.MODEL_MAX_HZ * (1 + 1e-9)
+    assert f.evidence["basis"]["rail_role"] == "declared"
+    assert "20 MHz" in f.evidence["model_band"] and "UG583" in f.evidence["model_band"]
+    # the failing band and what a network under target needs there
+    bands = f.evidence["over_bands"]
+    assert bands and bands[0]["f_lo_hz"] <= f.evidence["worst_f_hz"] <= bands[-1]["f_hi_hz"]
+    assert "of capacitance" in f.evidence["remedy"] and "inductance" in f.evidence["remedy"]
+    # the decaps' ESL/ESR are rules/capacitors.yaml typicals: their corners are evaluated too
+    assert f.evidence["candidates_of"] == "network_model"
+    assert set(f.evidence["candidates"]) == {"typical", "low ESL + low ESR", "low ESL + high ESR"}
     assert "decaps 100 nF 0402 ×4" in f.evidence["dominant"]
     assert len(f.evidence["curve"]) <= 81
     # a generous target passes
@@ -395,9 +419,18 @@ def test_rail_on_openpci2_numbers() -> None:
     assert r.source == "detected" and r.voltage == 3.3
     labels = [g.label for g in r.groups()]
     assert labels[0].startswith("100 µF electrolytic")
-    res = pdn.evaluate(r, {"target_ohm": 0.001, "vrm": {"r_ohm": 1e-4, "l_h": 1e-9}})
+    params = {"target_ohm": 0.001, "vrm": {"r_ohm": 1e-4, "l_h": 1e-9}}
+    # no BGA on the board: +3V3 is no core rail, and the class target (a core's) is not its own
+    res = pdn.evaluate(r, params)
+    assert r.role is None and not res.over and res.target_ohm is None
+    assert res.need_load and "ripple_pct, transient_a" in res.need_load[0]
+    assert res.basis["vrm"] == "default"
+    # declared the core rail, it is held to the class target
+    res = pdn.evaluate(dataclasses.replace(r, role="core", role_basis="declared"), params)
     assert res.over and res.assumed == ("target_ohm", "vrm")
-    assert res.worst_z_ohm == pytest.approx(float(res.z_ohm[res.f_hz <= 1e8 * (1 + 1e-9)].max()))
+    assert res.basis["rail_role"] == "declared" and res.basis["vrm"] == "default"
+    band = res.f_hz <= pdn.MODEL_MAX_HZ * (1 + 1e-9)
+    assert res.worst_z_ohm == pytest.approx(float(res.z_ohm[band].max()))
 
 
 def test_pipeline_rail_from_config_on_crosslink() -> None:
@@ -457,7 +490,8 @@ def test_inspect_details_vias_and_rails() -> None:
         ("F.Cu", "In1.Cu"),
         ("In2.Cu", "In1.Cu"),
     }
-    assert r["target_source"] == "class target_ohm" and len(r["impedance"]) == 201
+    assert r["target_source"] is None and r["need_load"] and len(r["impedance"]) == 201
+    assert r["model_max_hz"] == pdn.MODEL_MAX_HZ and "judged" in r["model_band"]
 
 
 def test_inspect_rails_use_the_config_class_like_check(tmp_path) -> None:
@@ -475,7 +509,8 @@ def test_inspect_rails_use_the_config_class_like_check(tmp_path) -> None:
         if f.is_file():
             shutil.copy(f, tmp_path / f.name)
     (tmp_path / "accel-drc.yaml").write_text(
-        "class: inference\nrails:\n  - {name: P12, nets: ['[+]12V'], voltage: 12}\n",
+        "class: inference\nrails:\n  - {name: P12, nets: ['[+]12V'], role: core, voltage: 12,"
+        " ripple_pct: 3}\n",
         encoding="utf-8",
     )
     path = str(tmp_path / src.name)
@@ -493,7 +528,8 @@ def test_inspect_rails_use_the_config_class_like_check(tmp_path) -> None:
 
 def test_partial_rail_parameters_filled_from_class() -> None:
     b = board4((), (cap_fp("C1", "100n", "C_0402_1005Metric", 2),))
-    rail = pdn.find_rails(b, {"rails": [{"name": "r", "nets": ["[+]1V8"], "voltage": 1.8}]})[0]
+    spec = {"name": "r", "nets": ["[+]1V8"], "role": "core", "voltage": 1.8, "ripple_pct": 5}
+    rail = pdn.find_rails(b, {"rails": [spec]})[0]
     res = pdn.evaluate(
         rail,
         {
@@ -504,10 +540,16 @@ def test_partial_rail_parameters_filled_from_class() -> None:
             "vrm": {"r_ohm": 1e-4, "l_h": 1e-9},
         },
     )
-    # 1.8 V (own) × 5 % / 9 A (class) = 10 mΩ
+    # 1.8 V × 5 % (own) / 9 A (class) = 10 mΩ
     assert res.target_ohm == pytest.approx(0.01)
     assert res.target_source == "V·ripple/ΔI (config + class)"
-    assert res.assumed == ("default_ripple_pct", "default_transient_a", "vrm")
+    assert res.assumed == ("default_transient_a", "vrm")
+    assert res.basis["transient_a"] == "default" and res.basis["ripple_pct"] == "declared"
+    # the same rail without role: core is judged on its own load only: none declared, no target
+    del spec["role"]
+    rail = pdn.find_rails(b, {"rails": [spec]})[0]
+    res = pdn.evaluate(rail, {"target_ohm": 0.001, "default_transient_a": 9})
+    assert res.target_ohm is None and "transient_a" in res.need_load[0]
 
 
 def test_capacitor_overrides_from_config_file(tmp_path) -> None:
