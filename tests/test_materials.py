@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import pytest
 from _h2_boards import cu, diel, make_board, stackup
-from accel_drc.basis import settle
 from accel_drc.analysis import Analysis
 from accel_drc.analysis.materials import normalise, tg_hint, tokens
+from accel_drc.basis import settle
 from accel_drc.checks import CheckContext, load_all
 from accel_drc.packs import load_library, rules_for_class
 from accel_drc.results import Status

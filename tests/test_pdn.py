@@ -3,7 +3,6 @@ capacitance of rectangles and of polygons with holes, a rail on a real board vs 
 
 from __future__ import annotations
 
-
 import dataclasses
 import json
 import math
@@ -678,3 +677,166 @@ def test_warm_regions_fills_the_cache_with_the_same_geometry() -> None:
     fresh = Zone(net=2, net_name="+1V8", layers=(1,), filled={1: (rail,)})
     assert shapely.equals(fresh.region(1), zones[0].region(1))
     assert zones[0].region(0) is None
+
+
+# --- issue 19: only the core rail is held to the class target ---------------------------------
+
+
+def bga_fp(ref: str, ball_nets: dict[int, int], rows: str = "ABCDEFGHJK") -> Footprint:
+    """A 10 × 10 BGA whose first balls carry the given nets (net id -> ball count), the rest
+    unconnected."""
+    names = [f"{r}{c}" for r in rows for c in range(1, 11)]
+    nets: list[int] = []
+    for net, n in ball_nets.items():
+        nets += [net] * n
+    nets += [0] * (len(names) - len(nets))
+    pads = tuple(
+        Pad(number=nm, net=nt, type="smd", shape="circle", x=0.0, y=0.0, width=0.4, height=0.4)
+        for nm, nt in zip(names, nets)
+    )
+    return Footprint(ref, "XCZU4CG", "Package_BGA:BGA-100_10x10mm", "F.Cu", 0, 0, pads=pads)
+
+
+def board_rails(fps: tuple[Footprint, ...], nets: tuple[str, ...]) -> Board:
+    """board4 with a plane for every power net of ``nets`` (ids 2…) over a GND plane."""
+    zones = [Zone(net=1, net_name="GND", layers=(2,), filled={2: (rect(0, 0, 100, 100),)})]
+    zones += [
+        Zone(net=k, net_name=nets[k], layers=(1,), filled={1: (rect(0, 10 * k, 100, 10 * k + 8),)})
+        for k in range(2, len(nets))
+    ]
+    return dataclasses.replace(board4(tuple(zones), fps), nets=nets)
+
+
+def test_core_rail_recognised_from_the_largest_bga() -> None:
+    nets = ("", "GND", "P0V85", "P1V8", "P3V3")
+    # P0V85 feeds 30 balls, P1V8 12, P3V3 2: P0V85 is the core (0.85 V ≤ 1 V)
+    b = board_rails((bga_fp("U1", {2: 30, 3: 12, 4: 2, 1: 40}),), nets)
+    rails = {r.name: r for r in pdn.find_rails(b)}
+    core = rails["P0V85"]
+    assert (core.role, core.role_basis) == ("core", "assumed")
+    assert "30 of the 100 balls" in core.role_evidence and "U1" in core.role_evidence
+    assert rails["P1V8"].role is None and rails["P3V3"].role is None
+    p = {"target_ohm": 2e-4, "vrm": {"r_ohm": 1e-4, "l_h": 1e-9}}
+    res = pdn.evaluate(core, p)
+    assert res.target_source == "class target_ohm (core rail)" and res.target_ohm == 2e-4
+    assert res.basis["rail_role"] == "assumed" and res.basis["vrm"] == "default"
+    other = pdn.evaluate(rails["P3V3"], p)
+    assert other.target_ohm is None and other.need_load
+    # the check: the core is a violation resting on an assumption (settled: cannot_verify);
+    # the others are cannot_verify naming what to declare, with what they would hold
+    a = StandIn(b)
+    out = check_pdn_impedance(CheckContext(b, a, "inference"), rule(**p, f_min_hz=1e4))
+    by = {f.evidence["rail"]: f for f in out.findings}
+    assert by["P0V85"].status == Status.VIOLATION
+    assert "recognised as the core rail" in by["P0V85"].evidence["role_evidence"]
+    assert "role: core" in by["P0V85"].evidence["declare"]
+    from accel_drc.basis import settle
+
+    s = settle(by["P0V85"])
+    assert s.status == Status.CANNOT_VERIFY and "assumed rail_role" in s.message
+    f3 = by["P3V3"]
+    assert f3.status == Status.CANNOT_VERIFY and "ripple_pct: <%>" in f3.evidence["declare"]
+    # at 3.3 V and 5 % ripple the network holds a step of V·5 %/|Z|max
+    assert f3.evidence["max_step_a"]["5%"] == pytest.approx(3.3 * 0.05 / f3.measured, rel=1e-3)
+
+
+def test_core_rail_not_recognised_above_a_core_voltage_or_on_a_tie() -> None:
+    nets = ("", "GND", "P1V8", "P0V85")
+    # the rail with most balls is 1.8 V: no core rail is guessed (the 0.85 V one has fewer)
+    b = board_rails((bga_fp("U1", {2: 30, 3: 12}),), nets)
+    assert all(r.role is None for r in pdn.find_rails(b))
+    # two rails with the same count: no guess either
+    b = board_rails((bga_fp("U1", {2: 20, 3: 20}),), ("", "GND", "P0V9", "P0V85"))
+    assert all(r.role is None for r in pdn.find_rails(b))
+    # too few balls to be a core
+    b = board_rails((bga_fp("U1", {2: 3}),), ("", "GND", "P0V85"))
+    assert all(r.role is None for r in pdn.find_rails(b))
+
+
+def test_declared_role_and_own_load() -> None:
+    nets = ("", "GND", "VCORE", "P3V3")
+    b = board_rails((bga_fp("U1", {2: 30}),), nets)
+    cfg = {
+        "rails": [
+            # a declared core rail: the class target, no recognition needed
+            {"name": "VCORE", "nets": ["VCORE"], "role": "core", "vrm": {"r_ohm": 1e-4, "l_h": 1e-10}},
+            # a declared io rail with its own load: V·ripple/ΔI, all declared
+            {"name": "P3V3", "nets": ["P3V3"], "role": "io", "voltage": 3.3, "ripple_pct": 5,
+             "transient_a": 2, "vrm": {"r_ohm": 3e-3, "l_h": 1e-8}},
+        ]
+    }  # fmt: skip
+    rails = {r.name: r for r in pdn.find_rails(b, cfg)}
+    assert (rails["VCORE"].role, rails["VCORE"].role_basis) == ("core", "declared")
+    res = pdn.evaluate(rails["VCORE"], {"target_ohm": 2e-4})
+    assert res.basis["rail_role"] == "declared" and res.basis["vrm"] == "declared"
+    res = pdn.evaluate(rails["P3V3"], {"target_ohm": 2e-4})
+    assert res.target_ohm == pytest.approx(3.3 * 0.05 / 2)  # its own, not the class's
+    assert {res.basis[k] for k in ("voltage", "ripple_pct", "transient_a", "vrm")} == {"declared"}
+
+
+def test_config_role_schema(tmp_path) -> None:
+    from accel_drc.config import load_config
+    from accel_drc.errors import InputError
+    from accel_drc.packs import load_library
+
+    lib = load_library()
+    p = tmp_path / "accel-drc.yaml"
+    p.write_text("rails:\n  - {name: V, nets: ['V'], role: core}\n", encoding="utf-8")
+    assert load_config(str(p), None, lib).data["rails"][0]["role"] == "core"
+    p.write_text("rails:\n  - {name: V, nets: ['V'], role: kore}\n", encoding="utf-8")
+    with pytest.raises(InputError):
+        load_config(str(p), None, lib)
+
+
+def test_model_band_and_network_model_corners() -> None:
+    """The verdict covers the class band only up to the lumped model's limit, and a violation
+    that also holds at the low ends of the default ESL/ESR ranges does not rest on them."""
+    fps = (cap_fp("C1", "22u", "Capacitor_SMD:C_1206_3216Metric", 2),)
+    b = board4((), fps)
+    spec = {"name": "+1V8", "nets": ["[+]1V8"], "voltage": 1.8, "ripple_pct": 3,
+            "transient_a": 4, "vrm": {"r_ohm": 3e-3, "l_h": 9.5e-9}}  # fmt: skip
+    rail = pdn.find_rails(b, {"rails": [spec]})[0]
+    res = pdn.evaluate(rail, {"f_min_hz": 1e4, "f_max_hz": 1e8})
+    assert res.f_max_hz == pdn.MODEL_MAX_HZ and res.worst_f_hz <= pdn.MODEL_MAX_HZ * 1.000001
+    assert res.over and res.basis["network_model"] == "default"
+    # the low-ESL corner is evaluated by hand: ESL × 0.5, ESR × 0.55 of the default model
+    c = rail.decaps[0]
+    low = impedance(res.f_hz, (CapGroup(c.value_f, c.package, c.esl_h * 0.5, c.esr_ohm * 0.55, ("C1",)),), None, rail.vrm)  # fmt: skip
+    band = (res.f_hz >= 1e4) & (res.f_hz <= pdn.MODEL_MAX_HZ * (1 + 1e-9))
+    want = "fail" if low[band].max() > res.target_ohm else "pass"
+    assert res.candidates["low ESL + low ESR"] == want
+    # a part the project declares keeps its model in every corner
+    cfg = {"rails": [spec], "capacitors": {"parts": {"C1": {"esl_h": 1.6e-9, "esr_ohm": 0.005}}}}
+    rail2 = pdn.find_rails(b, cfg)[0]
+    res2 = pdn.evaluate(rail2, {"f_min_hz": 1e4, "f_max_hz": 1e8})
+    assert res2.basis["network_model"] == "declared" and res2.candidates == {}
+    # the remedy numbers: C ≥ 1/(2π f_lo Zt), L ≤ Zt/(2π f_hi) for the first failing band
+    text = pdn.remedy(res)
+    b0 = res.over_bands[0]
+    t = res.target_ohm
+    assert pdn._si(1 / (2 * math.pi * b0.f_lo_hz * t), "F") in text
+    assert pdn._si(t / (2 * math.pi * b0.f_hi_hz), "H") in text
+
+
+def test_plane_dielectric_of_a_kicad_default_stackup_is_a_default() -> None:
+    from accel_drc.packs import load_library
+
+    mats = load_library().materials
+    zones = (
+        Zone(net=2, net_name="+1V8", layers=(1,), filled={1: (rect(0, 0, 50, 50),)}),
+        Zone(net=1, net_name="GND", layers=(2,), filled={2: (rect(0, 0, 50, 50),)}),
+    )
+    b = board4(zones)
+    assert pdn.find_rails(b, None, mats)[0].plane_dielectric_basis == "declared"
+    st = b.stackup
+    layers = tuple(
+        dataclasses.replace(sl, material="FR4", epsilon_r=4.5, loss_tangent=0.02)
+        if sl.is_dielectric
+        else sl
+        for sl in st.layers
+    )
+    b2 = dataclasses.replace(b, stackup=Stackup(layers))
+    assert pdn.find_rails(b2, None, mats)[0].plane_dielectric_basis == "default"
+    # declared in the config: no longer KiCad's
+    cfg = {"stackup": {"materials": {"dielectric 2": {"material": "FR4 TG170"}}}}
+    assert pdn.find_rails(b2, cfg, mats)[0].plane_dielectric_basis == "declared"

@@ -1005,9 +1005,7 @@ def evaluate(
             )
             k = j + 1
         if basis.get("network_model") == "default":
-            candidates["typical"] = (
-                "fail" if worst_z > target else "pass"
-            )
+            candidates["typical"] = "fail" if worst_z > target else "pass"
             pk = _PLANE_CORNER if plane_default else 1.0
             for label, esl_k, esr_k in _CORNERS:
                 g2 = _scaled_groups(rail, esl_k if decap_default else 1.0,

@@ -65,7 +65,10 @@ def check_pdn_impedance(ctx: CheckContext, rule: Rule) -> CheckOutcome:
 def _rail_yaml(res: RailResult, *, core: bool) -> str:
     """A ready-to-paste ``rails:`` entry for the rail, its known values filled in."""
     rail = res.rail
-    nets = ", ".join(f"'{re.escape(n).replace(chr(92) + chr(32), chr(32))}'" for n in rail.nets[:3]) or "'<net regex>'"
+    nets = (
+        ", ".join(f"'{re.escape(n).replace(chr(92) + chr(32), chr(32))}'" for n in rail.nets[:3])
+        or "'<net regex>'"
+    )
     bits = [f"name: {rail.name}", f"nets: [{nets}]"]
     if core:
         bits.append("role: core")
@@ -118,7 +121,11 @@ def _finding(rule: Rule, res: RailResult) -> Finding | None:
     row = rail_row(res, points=CURVE_POINTS)
     role = ""
     if rail.role == "core":
-        role = " (core rail, declared)" if rail.role_basis == "declared" else " (core rail, recognised)"
+        role = (
+            " (core rail, declared)"
+            if rail.role_basis == "declared"
+            else " (core rail, recognised)"
+        )
     evidence: dict[str, Any] = {
         "rail": rail.name,
         "nets": list(rail.nets),
