@@ -9,8 +9,18 @@ a rail over target here is over target for real, while a rail under target still
 solver for sign-off (said in docs/geometry.md).
 
 Rails come from the config (``rails:``) or are detected: power-named nets that own filled zones.
-A detected rail's voltage, ripple, transient and VRM come from the class pack's
-``pdn_impedance`` params, and the finding says so.  Ground is every GND/VSS-named net.
+Ground is every GND/VSS-named net.
+
+Which target a rail is held to (issue 19): the class pack's target is the *accelerator core
+rail's* (0.7–0.8 V at hundreds of amperes), so it applies only to a rail declared ``role: core``
+or recognised as the core (:func:`recognise_core`: the rail feeding the most balls of the
+largest BGA, at a core voltage; basis ``assumed``).  Any other rail is judged against its own
+V·ripple/ΔI (or ``target_ohm``) when the config declares it, else it has no target
+(:attr:`RailResult.need_load`).  A VRM taken from the pack is a placeholder (basis ``default``);
+so are the capacitors' ESL/ESR from ``rules/capacitors.yaml`` and a plane dielectric of KiCad's
+untouched stack-up (basis ``default`` of the ``network_model``, whose corners are evaluated).
+The verdict covers the class band only up to :data:`MODEL_MAX_HZ`, where a lumped board model
+stops meaning much.
 """
 
 from __future__ import annotations

@@ -1,13 +1,20 @@
 """``pdn_impedance``: |Z(f)| of each power rail against its target impedance.
 
 Params (class pack): ``target_ohm`` (the class target, seed 000: training < 0.15 mΩ, inference
-< 0.2 mΩ, edge < 1 mΩ), ``f_min_hz`` / ``f_max_hz`` (the band compared, DC–100 MHz),
-``sweep_max_hz`` (the plotted sweep, 1 GHz), ``default_voltage``, ``default_ripple_pct``,
-``default_transient_a`` and ``vrm: {r_ohm, l_h}`` (used for rails the config does not describe).
+< 0.2 mΩ, edge < 1 mΩ — the accelerator *core* rail's), ``f_min_hz`` / ``f_max_hz`` (the class
+band, DC–100 MHz), ``model_max_hz`` (where a board-level lumped model stops meaning much, 20 MHz:
+the band judged ends there), ``sweep_max_hz`` (the plotted sweep, 1 GHz), ``default_voltage``,
+``default_ripple_pct``, ``default_transient_a`` and ``vrm: {r_ohm, l_h}`` (placeholders for what
+a core rail leaves out).
 
-One finding per rail over target (worst frequency, |Z| there, target, margin, the dominant
-element); a rail that cannot be judged (no VRM model, no nets, unknown dielectric) is
-cannot_verify with what to declare; a board with no rail at all is one cannot_verify finding.
+Per rail: the core rail (``role: core`` declared, or recognised) over the class target, or any
+rail over its own declared V·ripple/ΔI, is a violation naming the failing bands, what sets |Z|
+in each and what a network under target needs there (``evidence["remedy"]``), with the basis of
+every input (``evidence["basis"]``: a recognised role is ``assumed``, a pack VRM and the default
+capacitor models ``default``, so the pipeline's settle step makes such a finding conditional).
+A rail that is not the core and declares no load is cannot_verify, with the load step its network
+would hold and the ``rails:`` entry to paste.  A rail that cannot be computed (no VRM, no nets,
+unknown dielectric) is cannot_verify; a board with no rail at all is one cannot_verify finding.
 The curves go into each finding's evidence and, through :func:`rails_extra`, into
 ``result.extras["rails"]`` for the HTML plot.
 """
