@@ -141,3 +141,65 @@ def test_a_guessed_class_whose_every_limit_fails_is_a_fact() -> None:
     assert len(lc) == 1 and lc[0].status == Status.VIOLATION
     assert lc[0].evidence["robust_to"] == ["class"]
     assert set(lc[0].evidence["class_candidates"].values()) == {"fail"}
+
+
+def test_reports_lead_with_error_violations_and_count_in_sentences() -> None:
+    """Error violations first, then error cannot-verify, warnings, info, waived last; the
+    counters read "3 errors: 1 violation, 2 cannot verify · 1 info: 1 cannot verify"."""
+    from dataclasses import replace
+
+    from accel_drc.pipeline import check_board
+    from accel_drc.readers import read_board
+    from accel_drc.report.text import summary
+    from accel_drc.results import rank
+    from conftest import FIXTURES
+
+    board = read_board(str(FIXTURES / "kicad_versions" / "kicad9.kicad_pcb"))
+    res = check_board(board, board_class="edge")
+    mk = [
+        _f(Status.CANNOT_VERIFY),
+        replace(_f(), severity=Severity.INFO, status=Status.CANNOT_VERIFY),
+        _f(Status.VIOLATION),
+        replace(_f(), severity=Severity.WARNING),
+        _f(Status.CANNOT_VERIFY),
+    ]
+    res = replace(res, findings=sorted(mk, key=rank))
+    order = [(f.severity.value, f.status.value) for f in res.findings]
+    assert order == [
+        ("error", "violation"),
+        ("error", "cannot_verify"),
+        ("error", "cannot_verify"),
+        ("warning", "violation"),
+        ("info", "cannot_verify"),
+    ]
+    text = summary(res)
+    assert (
+        "findings: 3 errors: 1 violation, 2 cannot verify · 1 warning: 1 violation"
+        " · 1 info: 1 cannot verify" in text
+    )
+    # and a real run is sorted so
+    real = check_board(read_board(str(FIXTURES / "boards" / "crosslink-nx-video-converter"
+                                      / "crosslink-nx-video-converter.kicad_pcb")))  # fmt: skip
+    keys = [rank(f) for f in real.findings]
+    assert keys == sorted(keys) and len(keys) > 3
+
+
+def test_json_summary_counts_conditionals() -> None:
+    from dataclasses import replace
+
+    from accel_drc.pipeline import check_board
+    from accel_drc.readers import read_board
+    from accel_drc.report.json_report import summary_counts
+    from conftest import FIXTURES
+
+    board = read_board(str(FIXTURES / "kicad_versions" / "kicad9.kicad_pcb"))
+    res = check_board(board, board_class="edge")
+    got = [
+        settle(_f(basis={"stub": "measured", "signal": "assumed"})),
+        settle(_f(basis={"er": "default", "class": "assumed"})),
+        settle(_f(basis={"stub": "measured"})),
+    ]
+    s = summary_counts(replace(res, findings=got))
+    assert s["conditional"] == 2
+    assert s["conditional_on"] == {"class": 1, "er": 1, "signal": 1}
+    assert s["by_status"]["violation"] == 1

@@ -34,7 +34,7 @@ from .config import (
 from .errors import EXIT_OK, EXIT_VIOLATIONS, UsageError
 from .model import Board
 from .packs import CLASSES, Library, load_library, rules_for_class
-from .results import CheckResult, Finding, Rule, RuleRun, Severity, Status
+from .results import CheckResult, Finding, Rule, RuleRun, Severity, Status, rank
 from .waivers import apply_waivers
 
 log = logging.getLogger(__name__)
@@ -461,6 +461,7 @@ def check_board(
     findings = settle_all(unmatched + assumed + findings)
     waiver_lines = [cfg.line_of("waivers", i) for i in range(len(cfg.waivers))]
     findings, waiver_rows = apply_waivers(findings, cfg.waivers, today=today, lines=waiver_lines)
+    findings.sort(key=rank)  # every report leads with error violations, then error unknowns
     if progress is not None:
         progress(len(runnable), len(runnable), "done")
     sha = _sha256(board_file or board.source)
