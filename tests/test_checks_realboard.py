@@ -121,9 +121,13 @@ def test_foil_declared_rtf_and_undeclared(result, raw):
         "VLP",
     )
     assert fs["B.Cu"].status == Status.CANNOT_VERIFY
-    assert fs["B.Cu"].evidence["declare"].startswith(
-        "declare the foil grade of B.Cu (the one your fab quotes) in accel-drc.yaml "
-        "(stackup: foil: {B.Cu: <grade>}; VLP or smoother passes)"
+    assert (
+        fs["B.Cu"]
+        .evidence["declare"]
+        .startswith(
+            "declare the foil grade of B.Cu (the one your fab quotes) in accel-drc.yaml "
+            "(stackup: foil: {B.Cu: <grade>}; VLP or smoother passes)"
+        )
     )
     # a declared RTF on a VLP layer is a fact, with the grades that would pass
     assert fs["F.Cu"].evidence["basis"]["foil"] == "declared"
