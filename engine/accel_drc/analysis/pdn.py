@@ -1108,12 +1108,28 @@ def remedy(res: RailResult) -> str:
     for b in res.over_bands:
         c_need = 1.0 / (2 * math.pi * b.f_lo_hz * t)
         l_need = t / (2 * math.pi * b.f_hi_hz)
+        needs = []
+        if c_now < c_need:
+            needs.append(
+                f"≥ {_si(c_need, 'F')} of capacitance for {_si(b.f_lo_hz, 'Hz')} (the rail has "
+                f"{_si(c_now, 'F')})"
+            )
+        if l_now is None or l_now > l_need:
+            needs.append(
+                f"≤ {_si(l_need, 'H')} of parallel mounted inductance for "
+                f"{_si(b.f_hi_hz, 'Hz')} (its capacitors give {_si(l_now, 'H')})"
+            )
+        if not needs:
+            # enough C and little enough L in total: the peak is a resonance between branches
+            needs.append(
+                "damping of the resonance: capacitors with their self-resonance in the band "
+                "(intermediate values) or more ESR, since total capacitance and mounted "
+                "inductance already suffice"
+            )
         parts.append(
             f"{_si(b.f_lo_hz, 'Hz')}–{_si(b.f_hi_hz, 'Hz')} (peak {_si(b.peak_z_ohm, 'Ω')} at "
-            f"{_si(b.peak_f_hz, 'Hz')}, set by {b.dominant}): under {_si(t, 'Ω')} there takes "
-            f"≥ {_si(c_need, 'F')} of capacitance at {_si(b.f_lo_hz, 'Hz')} (the rail has "
-            f"{_si(c_now, 'F')}) and ≤ {_si(l_need, 'H')} of parallel mounted inductance at "
-            f"{_si(b.f_hi_hz, 'Hz')} (its capacitors give {_si(l_now, 'H')})"
+            f"{_si(b.peak_f_hz, 'Hz')}, set by {b.dominant}): under {_si(t, 'Ω')} needs "
+            + " and ".join(needs)
         )
     return "; ".join(parts)
 
