@@ -517,3 +517,21 @@ def test_classify_plane_copper_evidence_gives_the_range_and_the_planes():
     # In1 (GND) 35 µm = 1.00 oz, In3 (+0V8) 70 µm = 2.00 oz: both, with their layers
     assert ev.value.startswith("1.00–2.00 oz")
     assert "1.00 oz: In1.Cu (GND)" in ev.value and "2.00 oz: In3.Cu (+0V8)" in ev.value
+
+
+def test_material_consistency_says_the_whole_stackup_is_kicads():
+    fs = run(make_board(4, ["GND"], stack=KICAD4), "material_consistency", "edge").findings
+    assert len(fs) == 3 and all(f.status == Status.CANNOT_VERIFY for f in fs)
+    for f in fs:
+        assert f.evidence["stackup_kicad_default"] is True
+        assert "auto-generated" in f.message
+        assert f.evidence["basis"] == {
+            "material": "default",
+            "epsilon_r": "default",
+            "loss_tangent": "default",
+            "height": "default",
+        }
+        assert f.evidence["declare"].startswith("declare your fab's stack-up")
+    # SIX names real laminates except d2 "FR4 4.5/0.02": that one is default, its height is not
+    [f] = run(six([]), "material_consistency", "edge").findings
+    assert f.layer == "d2" and f.evidence["basis"]["height"] == "declared"
