@@ -115,6 +115,7 @@ def check_copper_weight(ctx: CheckContext, rule: Rule) -> CheckOutcome:
                     layer=name,
                     net=net,
                     evidence=ev,
+                    basis={"plane": basis["plane"]},
                 )
             )
             continue

@@ -78,6 +78,7 @@ def check_foil(ctx: CheckContext, rule: Rule) -> CheckOutcome:
                     pos=pos,
                     items=items,
                     evidence=ev,
+                    basis={k: v for k, v in basis.items() if k != "foil"},
                 )
             )
             continue

@@ -198,6 +198,10 @@ def check_laminate_df(ctx: CheckContext, rule: Rule) -> CheckOutcome:
                         pos=pos,
                         items=items,
                         evidence=ev,
+                        basis={
+                            "layers_used": "measured",
+                            **({"signal": "assumed"} if assumption else {}),
+                        },
                     )
                 )
     return CheckOutcome(out, checked=checked)
