@@ -328,11 +328,17 @@ class Vias:
     uuid: Sequence[str] = ()  # a tuple, or a lazy read-only sequence decoded on access
     layer_count: int = 2
     backdrills: Mapping[int, Backdrill] = field(default_factory=dict)  # row -> backdrill
+    #: row -> the type the file declares where it is not the span's (KiCad keeps a via written
+    #: ``(via blind … (layers "F.Cu" "B.Cu"))`` as blind; its barrel is still F.Cu..B.Cu)
+    declared: Mapping[int, str] = field(default_factory=dict)
 
     def __len__(self) -> int:
         return int(self.drill.shape[0])
 
     def type_of(self, i: int) -> str:
+        got = self.declared.get(i)
+        if got is not None:
+            return got
         return via_type_for_span(
             int(self.start[i]), int(self.end[i]), self.layer_count, bool(self.micro[i])
         )

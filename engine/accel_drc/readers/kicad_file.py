@@ -29,6 +29,7 @@ import os
 import re
 import threading
 import warnings
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import NamedTuple
 
@@ -51,7 +52,9 @@ from ..model import (
     Tracks,
     Vias,
     Zone,
+    via_type_for_span,
 )
+from . import kicad_lenient
 from .kicad_project import ProjectInfo, project_path_for, read_project
 from .sexpr import Sexpr, SexprIndex, find_balanced, line_of, parse_points, parse_span, unquote
 
@@ -975,10 +978,13 @@ class _NumberFields(NamedTuple):
 
 class _Reader:
     def __init__(self, data: bytes, source: str) -> None:
-        self.data = data
         self.source = source
         self.warnings: list[str] = []
-        self.index = SexprIndex(data, source)
+        # KiCad's parser reads a few keywords whose '(' is missing (kicad_lenient); the index
+        # puts those back, so ``self.data`` is the text as KiCad reads it (same lines)
+        self.index = SexprIndex(data, source, repair=kicad_lenient.repair)
+        self.data = data = self.index.data
+        self.warnings.extend(self.index.warnings)
         root_kw = _KW.match(data, self.index.root_start)
         kw = root_kw.group(1) if root_kw else b""
         if kw in (b"footprint", b"module"):
@@ -1728,6 +1734,7 @@ class _Reader:
         ulen = np.zeros(n, dtype=np.int32)
         overrides: dict[int, str] = {}
         backdrills: dict[int, Backdrill] = {}
+        declared: dict[int, str] = {}
         for i0 in range(0, n, _TRACK_BLOCK):
             i1 = min(n, i0 + _TRACK_BLOCK)
             good = self._via_block(
@@ -1742,6 +1749,22 @@ class _Reader:
                 overrides[row] = got[7]
                 if got[8] is not None:
                     backdrills[row] = got[8]
+                # KiCad <= 9 writes 'blind' for blind and buried alike (the span tells them
+                # apart); only a blind/buried via whose layers span the whole board keeps a
+                # type its span does not give (KiCad reports it blind/buried, not through)
+                span_type = via_type_for_span(got[3], got[4], len(self.copper), got[5])
+                if span_type == "through" and got[9] in ("blind", "buried"):
+                    declared[row] = got[9]
+        if declared:
+            names = sorted(self.copper, key=self.copper.__getitem__)
+            for t, k in sorted(Counter(declared.values()).items()):
+                row = next(r for r, v in declared.items() if v == t)
+                span = f"{names[int(start[row])]}–{names[int(end[row])]}"
+                self.warn(
+                    f"{k} via{'s are' if k > 1 else ' is'} written '(via {t} …)' but "
+                    f"{'span' if k > 1 else 'spans'} {span} (the first); KiCad keeps the "
+                    f"written type and so does accel-drc, the barrel is read from the layers"
+                )
         return Vias(
             pos=pos,
             drill=drill,
@@ -1753,12 +1776,14 @@ class _Reader:
             uuid=SpanStrings(data, ustart, ulen, overrides),
             layer_count=len(self.copper),
             backdrills=backdrills,
+            declared=declared,
         )
 
     def _via_slow(
         self, s: int, e: int
-    ) -> tuple[tuple[float, float], float, float, int, int, bool, int, str, Backdrill | None]:
-        """One via, any layout: (pos, diameter, drill, start, end, micro, net, uuid, backdrill)."""
+    ) -> tuple[tuple[float, float], float, float, int, int, bool, int, str, Backdrill | None, str]:
+        """One via, any layout: (pos, diameter, drill, start, end, micro, net, uuid, backdrill,
+        the type the file declares)."""
         data = self.data
         last = len(self.copper) - 1
         backdrill: Backdrill | None = None
@@ -1789,7 +1814,7 @@ class _Reader:
                 got_bd = self._backdrill(ks, ke)
                 if got_bd:
                     backdrill = got_bd[1]
-        return xy, dia, drill, a, b, vtype == b"micro", net, uuid, backdrill
+        return xy, dia, drill, a, b, vtype == b"micro", net, uuid, backdrill, vtype.decode()
 
     # -- zones -------------------------------------------------------------------------------
 
