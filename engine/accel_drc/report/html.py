@@ -833,6 +833,12 @@ def _read_asset(name: str) -> Markup:
     return Markup(text)
 
 
+def class_note(result: CheckResult) -> str:
+    from .text import class_note as note
+
+    return note(result)
+
+
 def build_context(result: CheckResult, board: Board) -> dict[str, Any]:
     """Everything the template shows, computed once (the template only lays it out)."""
     findings = list(result.findings)
@@ -872,6 +878,8 @@ def build_context(result: CheckResult, board: Board) -> dict[str, Any]:
         "unverified_errors": len(result.unverified_errors()),
         "unwaived_errors": unwaived_errors,
         "total": len(findings),
+        "count_phrases": result.count_phrases(),
+        "class_note": class_note(result),
         # by severity over every finding (as the text summary counts), by status beside it
         "sev_counts": {s: all_sev.get(s, 0) for s in _SEVERITIES},
         "violation_sev_counts": {s: sev_counts.get(s, 0) for s in _SEVERITIES},
