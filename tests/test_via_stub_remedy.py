@@ -131,12 +131,21 @@ def test_assumed_generation_lists_every_candidate_and_settles_conditional() -> N
     (f,) = [x for x in out.findings if x.status == Status.VIOLATION and x.rule == r.id]
     ev = f.evidence
     assert ev["basis"] == {"stub_mm": "measured", "signal": "assumed"}
-    # 0.67 mm, f_res 58.4 GHz: Gen3 (0.953 mm, 4 GHz Nyquist) passes, Gen4-6 fail
-    assert ev["candidates"] == {"pcie3": "pass", "pcie4": "fail", "pcie5": "fail", "pcie6": "fail"}
+    # 0.67 mm, f_res 58.4 GHz: Gen1-3 pass (Gen3: 0.953 mm, 4 GHz Nyquist), Gen4-6 fail
+    assert ev["candidates"] == {
+        "pcie1": "pass",
+        "pcie2": "pass",
+        "pcie3": "pass",
+        "pcie4": "fail",
+        "pcie5": "fail",
+        "pcie6": "fail",
+    }
     s = settle(f)
     assert s.status == Status.CANNOT_VERIFY
-    assert "passes pcie3" in s.message and "fails pcie4, pcie5, pcie6" in s.message
-    assert "declare" in s.evidence and "pcie3/pcie4/pcie5/pcie6" in s.evidence["declare"]
+    assert "passes pcie1, pcie2, pcie3" in s.message and "fails pcie4, pcie5, pcie6" in s.message
+    assert (
+        "declare" in s.evidence and "pcie1/pcie2/pcie3/pcie4/pcie5/pcie6" in s.evidence["declare"]
+    )
 
 
 def test_declared_signal_is_a_fact() -> None:
