@@ -433,8 +433,9 @@ def _remedy(
     if top > _TOL and s0 == 0 and _verdict(top, fres(top, math.nan), limits) == "fail":
         sides.append(("top", names[s0], top_c))
     if sides:
-        left_top = residual if any(sd[0] == "top" for sd in sides) else top
-        left_bottom = residual if any(sd[0] == "bottom" for sd in sides) else bottom
+        # a backdrill never leaves more than the undrilled stub (as compute_stubs)
+        left_top = min(top, residual) if any(sd[0] == "top" for sd in sides) else top
+        left_bottom = min(bottom, residual) if any(sd[0] == "bottom" for sd in sides) else bottom
         after = max(left_top, left_bottom)
         f_after = fres(after, eps_board)
         out["backdrill"] = [
