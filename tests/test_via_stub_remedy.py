@@ -175,3 +175,22 @@ def test_kicad_default_stackup_makes_the_stub_a_default() -> None:
     found, _ = violations(board)
     assert found and found[0].evidence["basis"]["stub_mm"] == "default"
     assert np.isfinite(found[0].evidence["stub_mm"])
+
+
+def test_backdrill_alone_not_enough_says_so() -> None:
+    """At an NVLink-class limit (0.1 mm) the assumed 10 mil residual fails: the remedy says so
+    and offers the layer that passes (B.Cu: no stub) and the blind via."""
+    a = StandIn(board_three())
+    out = check_via_stub(
+        CheckContext(board=a.board, analysis=a, board_class="inference"), rule(max_stub_mm=0.1)
+    )
+    f = next(x for x in out.findings if x.status == Status.VIOLATION and x.pos == (10.0, 10.0))
+    rem = f.evidence["remedy"]
+    assert rem["backdrill_passes"] is False and "backdrill alone is not enough" in rem["text"]
+    assert rem["layer_change"] == {
+        "move": "In2.Cu",
+        "to": "B.Cu",
+        "stub_after_mm": 0.0,
+        "passes": True,
+    }
+    assert rem["blind_via"]["to"] == "In2.Cu"
