@@ -606,6 +606,7 @@ PARAM_SCHEMAS: dict[str, dict[str, Any]] = {
             "f_min_hz": {"type": "number", "exclusiveMinimum": 0},
             "f_max_hz": {"type": "number", "exclusiveMinimum": 0},
             "sweep_max_hz": {"type": "number", "exclusiveMinimum": 0},
+            "model_max_hz": {"type": "number", "exclusiveMinimum": 0},
             "default_voltage": {"type": "number", "exclusiveMinimum": 0},
             "default_ripple_pct": {"type": "number", "exclusiveMinimum": 0},
             "default_transient_a": {"type": "number", "exclusiveMinimum": 0},

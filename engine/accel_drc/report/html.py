@@ -221,6 +221,15 @@ def pdn_plot(rail: Mapping[str, Any], band: tuple[float, float] | None = None) -
         f'<text class="axis" x="12" y="{mt + ph / 2:.0f}" text-anchor="middle" '
         f'transform="rotate(-90 12 {mt + ph / 2:.0f})">|Z|</text>'
     )
+    mm = rail.get("model_max_hz")
+    if isinstance(mm, (int, float)) and fmin < mm < fmax:
+        # where the board-level lumped model stops meaning much (analysis/pdn.MODEL_MAX_HZ)
+        x = X(float(mm))
+        out.append(
+            f'<line class="model-limit" x1="{x:.1f}" y1="{mt}" x2="{x:.1f}" y2="{mt + ph}"/>'
+            f'<text class="tick" x="{x + 3:.1f}" y="{mt + 11}">lumped model ends '
+            f"{escape(fmt_si(float(mm), 'Hz', 2))}</text>"
+        )
     if target:
         y = Y(target)
         out.append(
@@ -674,6 +683,11 @@ def _rails(result: CheckResult) -> list[dict[str, Any]]:
                 "plane_c": fmt_si(rail.get("plane_capacitance_f"), "F"),
                 "decaps": len(decaps) if isinstance(decaps, list) else 0,
                 "plot": pdn_plot(rail, rb),
+                "role": str(rail.get("role") or ""),
+                "role_basis": str(rail.get("role_basis") or ""),
+                "role_evidence": str(rail.get("role_evidence") or ""),
+                "need_load": [str(n) for n in rail.get("need_load") or []],
+                "model_band": str(rail.get("model_band") or ""),
             }
         )
     return out
