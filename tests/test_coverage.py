@@ -365,3 +365,32 @@ def test_usb_connector_pins_tell_usb_and_superspeed_stays_assumed() -> None:
     d, x = a.net_signal[1], a.net_signal[3]
     assert (d.signal, d.how, d.assumption) == ("usb2", "connector", None)
     assert (x.signal, x.family) == ("usb3", "usb_ss") and "assumed USB 3.2 Gen 2" in x.assumption
+
+
+def test_connector_pin_maps_are_validated_with_file_and_line(tmp_path: Path) -> None:
+    from accel_drc.analysis.channels import load_connectors
+    from accel_drc.errors import InputError
+
+    lib = load_library()
+    known = list(lib.signals) + list(lib.families)
+    every = load_connectors(known_types=known)  # the shipped file loads, every type is known
+    assert {c.id for c in every} >= {
+        "m2_key_m",
+        "m2_key_b",
+        "m2_key_e",
+        "oculink",
+        "pcie_cem",
+        "sfp",
+        "qsfp",
+    }
+    assert all(c.source and c.pins for c in every)
+    bad = tmp_path / "connectors.yaml"
+    bad.write_text(
+        'version: "1"\nconnectors:\n  x:\n    name: X\n    footprint: ["x"]\n'
+        '    source: "a public pinout document"\n    interfaces:\n'
+        "      - {type: pcie9, pins: ['1']}\n",
+        encoding="utf-8",
+    )
+    with pytest.raises(InputError) as exc:
+        load_connectors(bad, known_types=known)
+    assert ":8" in str(exc.value) and "pcie9" in str(exc.value)
