@@ -299,6 +299,8 @@ def check_impedance(ctx: CheckContext, rule: Rule) -> CheckOutcome:
             why = "" if kind == KIND_ROUTED else f"coupled {r.coupled_mm:.2f} mm < {limit:g} mm"
         kinds[id(r)] = (kind, limit, why)
     rows = [r for r in table if kinds[id(r)][0] == KIND_ROUTED]
+    # coverage: the nets whose impedance was judged (breakouts are listed, not judged)
+    out.examined_nets = frozenset(n for r in rows for n in (r.positive, r.negative))
     names = a.board.nets
     fd_cache = a.__dict__.setdefault("_impedance_cache", {}).setdefault("fd", {})
 
