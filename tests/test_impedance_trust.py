@@ -241,3 +241,45 @@ def test_kicad_default_stackup_makes_h_er_t_default_and_the_violation_conditiona
     assert f.evidence["basis"]["epsilon_r"] == "default"
     s = settle(f)
     assert s.status == Status.CANNOT_VERIFY and "stack-up" in s.evidence["declare"]
+
+
+def _stretch_oracle(start, end, length, free, is_p, group, n_groups):  # noqa: ANN001, ANN202
+    """Plain union-find over the mostly uncoupled segments: the reference for the numpy one."""
+    sel = [k for k in range(len(length)) if free[k] > 0.5 * length[k] and length[k] > 1e-9]
+    parent = {k: k for k in sel}
+
+    def find(a: int) -> int:
+        while parent[a] != a:
+            a = parent[a]
+        return a
+
+    seen: dict[tuple, int] = {}
+    for k in sel:
+        for pt in (start[k], end[k]):
+            key = (int(group[k]), bool(is_p[k]), round(pt[0] * 1000), round(pt[1] * 1000))
+            if key in seen:
+                parent[find(k)] = find(seen[key])
+            else:
+                seen[key] = k
+    out = np.zeros(n_groups)
+    sums: dict[int, float] = {}
+    for k in sel:
+        sums[find(k)] = sums.get(find(k), 0.0) + free[k]
+    for r, v in sums.items():
+        out[group[r]] = max(out[group[r]], v)
+    return out
+
+
+def test_longest_uncoupled_stretch_equals_plain_union_find() -> None:
+    rng = np.random.default_rng(19)
+    for _ in range(200):
+        n, g = int(rng.integers(1, 300)), int(rng.integers(1, 5))
+        s = np.round(rng.uniform(0, 3, (n, 2)), 1)
+        e = s + np.round(rng.normal(0, 0.5, (n, 2)), 1)
+        length = np.hypot(*(e - s).T)
+        free = length * rng.choice([0.0, 0.3, 1.0], n)
+        is_p = rng.random(n) < 0.5
+        group = np.sort(rng.integers(0, g, n))
+        got = imp._longest_free_stretch(s, e, length, free, is_p, group, g)
+        want = _stretch_oracle(s, e, length, free, is_p, group, g)
+        assert got == pytest.approx(want, abs=1e-9)

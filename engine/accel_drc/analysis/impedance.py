@@ -1399,41 +1399,42 @@ def _longest_free_stretch(
     """Per group, the longest chain of one net's mostly uncoupled segments (more than half of
     each segment's length without a partner alongside) joined end to end (to 1 µm): the
     contiguous stretch where P and N do not run together, its uncoupled length summed.
-    Union-find over those segments only (few on a routed board)."""
+    Connected components by min-label hooking and pointer jumping (numpy, O(log n) rounds)."""
     out = np.zeros(n_groups)
     sel = np.flatnonzero((free > 0.5 * length) & (length > 1e-9))
     if not sel.size:
         return out
-    parent = list(range(sel.size))
-
-    def find(a: int) -> int:
-        while parent[a] != a:
-            parent[a] = parent[parent[a]]
-            a = parent[a]
-        return a
-
-    seen: dict[tuple[int, int, int, int], int] = {}
-    pts_s = np.round(start[sel] * 1000.0).astype(np.int64).tolist()
-    pts_e = np.round(end[sel] * 1000.0).astype(np.int64).tolist()
-    g_l = group[sel].tolist()
-    p_l = is_p[sel].astype(np.int64).tolist()
-    for k in range(sel.size):
-        for pt in (pts_s[k], pts_e[k]):
-            key = (g_l[k], p_l[k], pt[0], pt[1])
-            other = seen.setdefault(key, k)
-            if other != k:
-                ra, rb = find(k), find(other)
-                if ra != rb:
-                    parent[ra] = rb
-    sums: dict[int, float] = {}
-    fr = free[sel].tolist()
-    for k in range(sel.size):
-        r = find(k)
-        sums[r] = sums.get(r, 0.0) + fr[k]
-    for r, v in sums.items():
-        g = g_l[r]
-        if v > out[g]:
-            out[g] = v
+    n = sel.size
+    # endpoints (group, net side, x, y in µm) of both ends; equal neighbours after a sort join
+    # their segments
+    pts = np.round(np.concatenate([start[sel], end[sel]]) * 1000.0).astype(np.int64)
+    gs = np.concatenate([group[sel], group[sel]]).astype(np.int64)
+    ps = np.concatenate([is_p[sel], is_p[sel]]).astype(np.int64)
+    seg = np.concatenate([np.arange(n), np.arange(n)])
+    order = np.lexsort((pts[:, 1], pts[:, 0], ps, gs))
+    k = np.column_stack([gs, ps, pts])[order]
+    same = np.all(k[1:] == k[:-1], axis=1)
+    u, v = seg[order][:-1][same], seg[order][1:][same]
+    # connected components: hook every segment to its smallest neighbour label, then jump
+    # pointers to the root, until nothing changes (O(log n) rounds on chains)
+    label = np.arange(n)
+    while u.size:
+        lu, lv = label[u], label[v]
+        lo = np.minimum(lu, lv)
+        new_label = label.copy()
+        np.minimum.at(new_label, lu, lo)
+        np.minimum.at(new_label, lv, lo)
+        while True:
+            jumped = new_label[new_label]
+            if np.array_equal(jumped, new_label):
+                break
+            new_label = jumped
+        if np.array_equal(new_label, label):
+            break
+        label = new_label
+    sums = np.bincount(label, weights=free[sel], minlength=n)
+    roots = np.flatnonzero(sums > 0.0)
+    np.maximum.at(out, group[sel][roots], sums[roots])
     return out
 
 
