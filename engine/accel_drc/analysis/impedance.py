@@ -1656,8 +1656,9 @@ def _pair_rows_of(index: Any, layer: np.ndarray, pos: int, neg: int) -> dict[int
     rows = np.sort(np.concatenate([index.net_rows(pos), index.net_rows(neg)]))
     if not rows.size:
         return {}
-    ly = layer[rows]
-    return {int(k): rows[ly == k] for k in np.unique(ly).tolist()}
+    ly = layer[rows].astype(np.int64)
+    # copper layer ids are small ints: a count finds the present ones without a hash unique
+    return {k: rows[ly == k] for k in np.flatnonzero(np.bincount(ly)).tolist()}
 
 
 #: Johnson & Graham's lumped-element criterion: a structure shorter than 1/6 of the rising
@@ -1722,22 +1723,37 @@ def row_kind(row: PairImpedance, nyquist_hz: float | None) -> tuple[str, float, 
 
 def _pad_fields(board: Any) -> tuple[np.ndarray, list[str]]:
     """(F, 4) boxes (xmin, ymin, xmax, ymax) of every footprint with two pads or more: the
-    pads' extent grown by the IPC-7351B courtyard excess (the board file's own courtyard
-    drawing is not read), and the references."""
-    boxes: list[tuple[float, float, float, float]] = []
+    pads' extent (each pad taken as a square of its larger side) grown by the IPC-7351B
+    courtyard excess (the board file's own courtyard drawing is not read), and the references."""
+    xs: list[float] = []
+    ys: list[float] = []
+    rs: list[float] = []
+    starts: list[int] = []
     refs: list[str] = []
     for fp in getattr(board, "footprints", ()) or ():
         pads = fp.pads
         if len(pads) < 2:
             continue
-        xs0 = min(p.x - 0.5 * max(p.width, p.height) for p in pads)
-        ys0 = min(p.y - 0.5 * max(p.width, p.height) for p in pads)
-        xs1 = max(p.x + 0.5 * max(p.width, p.height) for p in pads)
-        ys1 = max(p.y + 0.5 * max(p.width, p.height) for p in pads)
-        e = COURTYARD_EXCESS_MM
-        boxes.append((xs0 - e, ys0 - e, xs1 + e, ys1 + e))
+        starts.append(len(xs))
         refs.append(fp.reference)
-    return np.asarray(boxes, dtype=float).reshape(-1, 4), refs
+        for p in pads:
+            xs.append(p.x)
+            ys.append(p.y)
+            rs.append(0.5 * (p.width if p.width > p.height else p.height))
+    if not refs:
+        return np.zeros((0, 4)), refs
+    x, y, r = np.asarray(xs), np.asarray(ys), np.asarray(rs)
+    st = np.asarray(starts, dtype=np.int64)
+    e = COURTYARD_EXCESS_MM
+    boxes = np.column_stack(
+        [
+            np.minimum.reduceat(x - r, st) - e,
+            np.minimum.reduceat(y - r, st) - e,
+            np.maximum.reduceat(x + r, st) + e,
+            np.maximum.reduceat(y + r, st) + e,
+        ]
+    )
+    return boxes, refs
 
 
 def group_boxes(start: np.ndarray, end: np.ndarray, bounds: np.ndarray) -> np.ndarray:
