@@ -1343,8 +1343,9 @@ def measure_pairs(
         i, j, dist, edge, overlap = (np.concatenate(c) for c in zip(*found))
         # nearest partner of each P segment: by P, then distance, then N row order
         order = np.lexsort((j, dist, i))
+        io = i[order]
         keep = np.ones(order.size, dtype=bool)
-        keep[1:] = i[order[1:]] != i[order[:-1]]
+        keep[1:] = io[1:] != io[:-1]
         best = order[keep]  # ascending P row, as the per-pair search finds them
         g_best = group[p[i[best]]]
         cuts = np.flatnonzero(np.diff(g_best)) + 1
@@ -1359,17 +1360,22 @@ def measure_pairs(
         dmin[i[best]] = dist[best]  # the nearest partner's distance, per P segment
         # a couple may come twice from the join (two long boxes): in ``order`` (by P, distance,
         # N) the copies are neighbours, so each is counted once without another sort
-        io, jo = i[order], j[order]
-        first = np.ones(order.size, dtype=bool)
-        first[1:] = (io[1:] != io[:-1]) | (jo[1:] != jo[:-1])
+        jo = j[order]
+        first = keep.copy()
+        first[1:] |= jo[1:] != jo[:-1]
         sel_n = order[first & (dist[order] <= dmin[io] + _SAME_OFFSET_MM)]
         ui, ov = i[sel_n], overlap[sel_n]
         per_p = np.minimum(np.bincount(ui, weights=ov, minlength=p.size), length[p])
         has = np.bincount(ui, minlength=p.size) > 0
         per_group = np.bincount(group[p[has]], weights=per_p[has], minlength=n_groups)
-        coupled_of = {int(g): float(per_group[g]) for g in np.unique(group[p[has]]).tolist()}
+        coupled_of = {
+            int(g): float(per_group[g])
+            for g in np.flatnonzero(np.bincount(group[p[has]], minlength=n_groups)).tolist()
+        }
         free[p] = length[p] - per_p
-        free[q[np.unique(j)]] = 0.0  # an N segment with a parallel P within reach
+        partnered = np.zeros(q.size, dtype=bool)
+        partnered[j] = True  # an N segment with a parallel P within reach
+        free[q[partnered]] = 0.0
     stretch = _longest_free_stretch(start, end, length, free, is_p, group, n_groups)
     out: list[PairTraces] = []
     for g, (w_med, total, pos, items) in enumerate(head):
