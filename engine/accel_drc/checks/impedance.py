@@ -2,15 +2,22 @@
 
 One rule per signal type (``rule.signal``).  Params: ``zdiff_ohm`` (target, Ω) and ``tol_pct``
 (± %), either may be null to fall back on the signal type's ``zdiff_ohm`` / ``zdiff_tol_pct``;
-optional ``min_coupled_mm`` (default 0.5: a layer where P and N run side by side for less is
-fan-out to a via, not routing, and is not judged; a pair with no such run anywhere is judged on
-its longest layer with its net class's diff-pair gap, or is cannot_verify without one).
+optional ``min_coupled_mm`` overrides the breakout length.
 
-Zdiff comes from :mod:`accel_drc.analysis.impedance`: width and gap measured from the tracks,
-height and εr from the stack-up, microstrip (outer layer) by the 2-D field solver, stripline by
-Cohn's coupled-strip formula with a thickness correction; the finding names the method and its
-measured accuracy.  A stack-up that does not give what the computation needs (thickness, εr, a
-reference plane) is ``cannot_verify`` with what to declare in ``evidence["declare"]``.
+Rows (pair × layer) whose P and N run side by side for less than 1/6 of the signal's rise length
+(Johnson & Graham's lumped criterion, Tr = 0.5/f_Nyquist), or that lie inside a footprint's
+courtyard, are breakouts: listed by ``inspect --detail pairs``, never judged.  A row with a
+contiguous stretch longer than the rise length where P and N do not run together is a warning
+(``<rule>.uncoupled``) with that length.  Every other row is judged on its measured width and
+gap (never a net-class gap) with the field-solved Zdiff of :mod:`accel_drc.analysis.impedance`.
+
+Every finding records the basis of its inputs (``evidence["basis"]``: width/gap measured; h, εr,
+t declared or — KiCad's auto-generated stack-up or default material — default; the mask εr
+default when undeclared and decisive; the signal assumed when its generation was guessed, with
+``candidates`` per generation), so the central settle step makes a violation on a default or a
+guess ``cannot_verify``.  Every violation carries ``evidence["remedy"]``: the width at the
+measured gap and the gap at the measured width that give the target, by inverting the same
+solver.  Details and measured accuracy: ``docs/impedance.md``.
 """
 
 from __future__ import annotations
