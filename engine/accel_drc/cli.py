@@ -13,6 +13,7 @@ import sys
 
 from . import __version__
 from .errors import EXIT_USAGE, AccelDrcError
+from .hostile import terminal
 
 EXIT_INTERNAL = 2
 
@@ -45,9 +46,15 @@ def build_parser() -> argparse.ArgumentParser:
     )
     c.add_argument("--class", dest="board_class", choices=CLASSES, help="override the classifier")
     c.add_argument("--json", metavar="FILE", help="write the findings as JSON ('-' for stdout)")
-    c.add_argument("--junit", metavar="FILE", help="write JUnit XML (one testcase per rule)")
-    c.add_argument("--sarif", metavar="FILE", help="write SARIF 2.1.0 (GitHub code scanning)")
-    c.add_argument("--html", metavar="FILE", help="write the self-contained HTML report")
+    c.add_argument(
+        "--junit", metavar="FILE", help="write JUnit XML, one testcase per rule ('-' for stdout)"
+    )
+    c.add_argument(
+        "--sarif", metavar="FILE", help="write SARIF 2.1.0 for code scanning ('-' for stdout)"
+    )
+    c.add_argument(
+        "--html", metavar="FILE", help="write the self-contained HTML report ('-' for stdout)"
+    )
     c.add_argument("--quiet", action="store_true", help="no summary on stdout")
 
     i = sub.add_parser("inspect", help="show what accel-drc reads from a board")
@@ -110,12 +117,17 @@ def main(argv: list[str] | None = None) -> int:
             return run_rules(args)
         if args.command == "kicad":
             if not args.kicad_command:
-                parser.parse_args(["kicad", "--help"])
+                print(
+                    "accel-drc: kicad: name an action: install or uninstall "
+                    "(accel-drc kicad --help)",
+                    file=sys.stderr,
+                )
+                return EXIT_USAGE
             from .kicad_install import run_kicad
 
             return run_kicad(args)
     except AccelDrcError as exc:
-        print(f"accel-drc: {exc}", file=sys.stderr)
+        print(f"accel-drc: {terminal(str(exc))}", file=sys.stderr)  # one line, no escapes
         return exc.exit_code
     except KeyboardInterrupt:
         print("accel-drc: interrupted", file=sys.stderr)

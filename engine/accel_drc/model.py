@@ -21,13 +21,14 @@ Everything is immutable: readers build a board once, analysis derives facts from
 from __future__ import annotations
 
 import functools
-import re
 import threading
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+
+from .hostile import Glob
 
 #: KiCad's copper layer types (``(layers (0 "F.Cu" signal) …)``).
 COPPER_LAYER_TYPES = ("signal", "power", "mixed", "jumper")
@@ -173,19 +174,6 @@ class NetClass:
     priority: int | None = None
 
 
-def _glob_to_regex(pattern: str) -> re.Pattern[str]:
-    """KiCad net-class patterns are wildcards (``*``, ``?``); match case-sensitively, whole name."""
-    out = []
-    for ch in pattern:
-        if ch == "*":
-            out.append(".*")
-        elif ch == "?":
-            out.append(".")
-        else:
-            out.append(re.escape(ch))
-    return re.compile("".join(out) + r"\Z")
-
-
 @dataclass(frozen=True)
 class NetClassRules:
     """Net classes and how nets are assigned to them."""
@@ -199,7 +187,7 @@ class NetClassRules:
         if net in self.assignments:
             return self.assignments[net]
         for pattern, cls in self._compiled():
-            if pattern.match(net):
+            if pattern.match(net):  # linear: a hostile glob cannot hang the run
                 return cls
         return "Default"
 
@@ -210,8 +198,8 @@ class NetClassRules:
         return None
 
     @functools.cache  # noqa: B019 - frozen, hashable by identity
-    def _compiled(self) -> tuple[tuple[re.Pattern[str], str], ...]:
-        return tuple((_glob_to_regex(p), c) for p, c in self.patterns)
+    def _compiled(self) -> tuple[tuple[Glob, str], ...]:
+        return tuple((Glob(p), c) for p, c in self.patterns)
 
     __hash__ = object.__hash__
 

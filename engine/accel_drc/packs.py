@@ -21,6 +21,7 @@ import yaml
 
 from .analysis.materials import MaterialLibrary, library_from_data
 from .errors import InputError
+from .hostile import MAX_YAML_BYTES, non_finite
 from .results import Rule, Severity
 
 RULES_DIR = Path(__file__).resolve().parent / "rules"
@@ -251,12 +252,25 @@ def load_yaml(path: str | Path, text: str | None = None) -> YamlDoc:
     path = str(path)
     if text is None:
         try:
-            with open(path, encoding="utf-8") as fh:
-                text = fh.read()
+            with open(path, "rb") as fh:
+                raw = fh.read(MAX_YAML_BYTES + 1)
         except OSError as exc:
             raise InputError(path, f"cannot read: {exc.strerror or exc}") from None
+        if len(raw) > MAX_YAML_BYTES:
+            raise InputError(
+                path,
+                f"larger than {MAX_YAML_BYTES >> 20} MiB: not a rule pack or config "
+                "(the biggest real one is 15 KB; refused before parsing)",
+            )
+        if b"\0" in raw:
+            # a binary file (or /etc/shadow-like data): never quote it back
+            raise InputError(path, "not a YAML text file")
+        try:
+            text = raw.decode("utf-8")
         except UnicodeDecodeError as exc:
             raise InputError(path, f"not UTF-8 text ({exc.reason})") from None
+    elif len(text) > MAX_YAML_BYTES:
+        raise InputError(path, f"larger than {MAX_YAML_BYTES >> 20} MiB: refused before parsing")
     depth, too_deep = nesting_depth(text, MAX_DEPTH)
     if too_deep:
         raise InputError(
@@ -284,7 +298,14 @@ def load_yaml(path: str | Path, text: str | None = None) -> YamlDoc:
         raise InputError(path, msg, line=mark.line + 1 if mark else None) from None
     except RecursionError:
         raise InputError(path, f"YAML nested too deeply (about {depth} levels)") from None
-    return YamlDoc(path, _fix_keys(data), lines)
+    doc = YamlDoc(path, _fix_keys(data), lines)
+    for where, value in non_finite(doc.data):
+        # .nan / .inf compare false with every limit: a NaN minimum turns every failure into a
+        # pass, so no number in a pack or config may be anything but finite
+        raise doc.error(
+            where, f"{'.'.join(map(str, where)) or 'value'}: {value} is not a finite number"
+        )
+    return doc
 
 
 def _describe(

@@ -8,6 +8,7 @@ error-severity *cannot verify* finding naming the exception, and is logged with 
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import hashlib
 import logging
@@ -30,6 +31,7 @@ from .config import (
     unmatched_entries,
 )
 from .errors import EXIT_OK, EXIT_VIOLATIONS, UsageError
+from .hostile import same_file_key, write_text
 from .model import Board
 from .packs import CLASSES, Library, load_library, rules_for_class
 from .results import CheckResult, Finding, Rule, RuleRun, Severity, Status
@@ -430,6 +432,39 @@ def _placeholder_html(result: CheckResult) -> str:
     )
 
 
+def render_outputs(
+    result: CheckResult,
+    board: Board,
+    json: str | None = None,
+    junit: str | None = None,
+    sarif: str | None = None,
+    html: str | None = None,
+) -> list[tuple[str, str]]:
+    """(path, text) of each requested report, all rendered before any is written (so a report
+    that fails to render never leaves the others half-updated)."""
+    from .report import json_report
+    from .report import junit as junit_report
+    from .report import sarif as sarif_report
+
+    out: list[tuple[str, str]] = []
+    if json:
+        out.append((json, json_report.dumps(result)))
+    if junit:
+        out.append((junit, junit_report.dumps(result)))
+    if sarif:
+        out.append((sarif, sarif_report.dumps(result)))
+    if html:
+        text = None
+        try:
+            from .report import html as html_report
+
+            text = html_report.render(result, board)
+        except Exception:  # the findings must still reach the user: plain page, loud log
+            log.error("the HTML report failed; writing a plain page instead", exc_info=True)
+        out.append((html, text if text is not None else _placeholder_html(result)))
+    return out
+
+
 def write_outputs(
     result: CheckResult,
     board: Board,
@@ -438,41 +473,43 @@ def write_outputs(
     sarif: str | None = None,
     html: str | None = None,
 ) -> None:
-    """Write each requested report (``json='-'`` writes JSON to stdout)."""
-    from .report import json_report
-    from .report import junit as junit_report
-    from .report import sarif as sarif_report
+    """Write each requested report (``'-'`` writes it to stdout).
 
-    if json:
-        json_report.write(json, result)
-    if junit:
-        junit_report.write(junit, result)
-    if sarif:
-        sarif_report.write(sarif, result)
-    if html:
+    Each file is written atomically (a temporary file in the same folder, then ``os.replace``):
+    a reader, or a second run writing the same path, never sees half a report.  A file that
+    cannot be written is a usage error naming it (exit 1, one line)."""
+    for path, text in render_outputs(result, board, json, junit, sarif, html):
+        if path != "-":
+            folder = os.path.dirname(os.path.abspath(path))
+            os.makedirs(folder, exist_ok=True)
         try:
-            from .report import html as html_report
-        except ImportError:
-            html_report = None  # type: ignore[assignment]
-        writer = getattr(html_report, "write", None) if html_report is not None else None
-        if writer is not None:
-            try:
-                writer(html, result, board)
-                return
-            except Exception:  # the findings must still reach the user: plain page, loud log
-                log.error("the HTML report failed; writing a plain page instead", exc_info=True)
-        with open(html, "w", encoding="utf-8") as fh:
-            fh.write(_placeholder_html(result))
+            write_text(path, text)
+        except OSError as exc:
+            raise UsageError(f"{path}: cannot write: {exc.strerror or exc}") from None
 
 
 def prepare_outputs(*paths: str | None) -> None:
     """Create the folders of the output files the user named, before a long check runs, and
-    refuse (exit 1, as kicad-cli does for a bad output path) the ones that cannot be written.
-    Nothing is written anywhere else."""
-    for path in paths:
-        if not path or path == "-":
+    refuse (exit 1, as kicad-cli does for a bad output path) the ones that cannot be written:
+    a folder, a dangling symlink, two outputs on one file, more than one on stdout.  Nothing is
+    written anywhere else."""
+    named = [p for p in paths if p]
+    if sum(1 for p in named if p == "-") > 1:
+        raise UsageError("only one output can go to stdout ('-')")
+    seen: dict[str, str] = {}
+    for path in named:
+        if path == "-":
             continue
-        folder = os.path.dirname(os.path.abspath(path))
+        key = same_file_key(path)
+        if key in seen:
+            raise UsageError(
+                f"{path}: names the same file as the output {seen[key]}; give each output its "
+                "own file"
+            )
+        seen[key] = path
+        if os.path.islink(path) and not os.path.exists(path):
+            raise UsageError(f"{path}: is a symlink to nothing ({os.readlink(path)}); not written")
+        folder = os.path.dirname(os.path.realpath(path))
         if os.path.isdir(path):
             raise UsageError(f"{path}: is a folder; name the output file")
         try:
@@ -481,6 +518,37 @@ def prepare_outputs(*paths: str | None) -> None:
             raise UsageError(f"{path}: cannot create its folder: {exc.strerror or exc}") from None
         if not os.access(folder, os.W_OK):
             raise UsageError(f"{path}: its folder is not writable")
+
+
+def input_files(board_path: str, cfg: ProjectConfig, board: Board | None = None) -> list[str]:
+    """Every file this run reads: the board, its ``.kicad_pro``, the config, its rule packs and
+    the built-in rule data."""
+    from .packs import RULES_DIR
+    from .readers.kicad_project import project_path_for
+
+    files = [board_path, project_path_for(board_path)]
+    if board is not None and board.project_file:
+        files.append(board.project_file)
+    if cfg.path:
+        files.append(cfg.path)
+    files += [p.file for p in cfg.extra_packs if getattr(p, "file", None)]
+    with contextlib.suppress(OSError):
+        files += [str(f) for f in RULES_DIR.rglob("*.yaml")]
+    return files
+
+
+def guard_outputs(outputs: Mapping[str, str | None], inputs: list[str]) -> None:
+    """Refuse (exit 1, one line) an output that resolves, symlinks followed, to an input: the
+    report would overwrite the board, project, config or a rule pack it was made from."""
+    keys = {same_file_key(p): p for p in inputs if p}
+    for flag, path in outputs.items():
+        if not path or path == "-":
+            continue
+        hit = keys.get(same_file_key(path))
+        if hit is not None:
+            raise UsageError(
+                f"--{flag} {path}: is the input {hit}; refusing to overwrite an input with a report"
+            )
 
 
 def exit_code(result: CheckResult) -> int:
@@ -494,12 +562,14 @@ def run_check(args: Any) -> int:
 
     outputs = {k: getattr(args, k, None) for k in ("json", "junit", "sarif", "html")}
     prepare_outputs(*outputs.values())
+    guard_outputs(outputs, [args.board, getattr(args, "config", None) or ""])
     tty = sys.stderr.isatty()
     if tty:
         print(f"accel-drc: reading {args.board} …", file=sys.stderr, end="\r", flush=True)
     board = read_board(args.board)
     lib = load_library()
     cfg = load_config(getattr(args, "config", None), args.board, lib)
+    guard_outputs(outputs, input_files(args.board, cfg, board))
 
     def progress(k: int, n: int, what: str) -> None:
         msg = f"accel-drc: checking [{k}/{n}] {what}"
@@ -513,13 +583,8 @@ def run_check(args: Any) -> int:
         library=lib,
         progress=progress if tty else None,
     )
-    try:
-        write_outputs(result, board, **outputs)
-    except OSError as exc:
-        raise UsageError(
-            f"{exc.filename or 'output'}: cannot write: {exc.strerror or exc}"
-        ) from None
-    if not getattr(args, "quiet", False) and getattr(args, "json", None) != "-":
+    write_outputs(result, board, **outputs)
+    if not getattr(args, "quiet", False) and "-" not in outputs.values():
         print(summary(result))
     crashed = sorted({f.rule for f in result.findings if "exception" in f.evidence})
     if crashed:

@@ -24,6 +24,10 @@ class Status(str, enum.Enum):
     WAIVED = "waived"
 
 
+#: packs of the pipeline's pseudo-rules (assumed signal types, unmatched config entries): they
+#: report on the run, they check nothing on the board
+_PSEUDO_PACKS = frozenset({"signals", "config"})
+
 @dataclass(frozen=True)
 class Rule:
     """One rule from a pack: a check kind plus its limits.
@@ -142,4 +146,11 @@ class CheckResult:
         says, yet never printed as a pass (unknown is not pass).  ``pass``: neither."""
         if self.unwaived_errors():
             return "fail"
-        return "unverified" if self.unverified_errors() else "pass"
+        if self.unverified_errors() or self.nothing_checked():
+            return "unverified"
+        return "pass"
+
+    def nothing_checked(self) -> bool:
+        """Whether no rule of a rule pack examined anything (every rule disabled, say): a run
+        that checked nothing found nothing wrong, which is not a pass."""
+        return not any(r.checked for r in self.rules if r.rule.pack not in _PSEUDO_PACKS)

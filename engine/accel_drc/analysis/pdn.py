@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from ..concurrency import workers
+from ..hostile import fullmatch as _bounded  # config regexes: bounded name length
 from ..model import Board, Zone
 from .capacitors import CapacitorLibrary, CapModel, not_fitted, package_of, parse_capacitance
 from .via_stubs import cfg_get
@@ -391,7 +392,7 @@ def _match(patterns: Sequence[str], name: str) -> bool:
     for pat in patterns:
         pat = str(pat)
         try:
-            if re.fullmatch(pat, name) or re.fullmatch(pat, _short(name)):
+            if _bounded(pat, name) or _bounded(pat, _short(name)):
                 return True
         except re.error:
             if pat in (name, _short(name)):

@@ -6,6 +6,10 @@ then the net class patterns of each signal type, then its net-name patterns, the
 whose generation a name does not tell (``PCIe_TX0``): those get the family's assumed type and a
 note that says so, and the report shows it.  The two nets of a differential pair always share a
 type: a pair half-declared is still one link.
+
+Every pattern is matched through :mod:`accel_drc.hostile`'s bounded ``search``/``fullmatch``: a
+name longer than ``MAX_MATCH_NAME`` matches nothing, so no pattern can backtrack for minutes on a
+hostile 160 KB net name.
 """
 
 from __future__ import annotations
@@ -14,6 +18,9 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+
+from ..hostile import fullmatch as _fullmatch
+from ..hostile import search as _search
 
 if TYPE_CHECKING:
     from ..model import Board
@@ -59,10 +66,10 @@ def assign_signals(
             continue
         got = None
         for sid, pat in declared:
-            if pat.fullmatch(name):
+            if _fullmatch(pat, name):
                 got = SignalAssignment(sid, "config", pat.pattern)
                 break
-        if got is None and not any(p.search(name) for p in lib.exclude):
+        if got is None and not any(_search(p, name) for p in lib.exclude):
             cls = rules.class_of(name)
             got = _recognise(name, cls, lib)
         if got is not None:
@@ -84,16 +91,16 @@ def _recognise(name: str, net_class: str, lib: Library) -> SignalAssignment | No
     if net_class and net_class != "Default":
         for sig in lib.signals.values():
             for p in sig.class_patterns:
-                if p.search(net_class):
+                if _search(p, net_class):
                     return SignalAssignment(sig.id, "net_class", f"{net_class} ~ {p.pattern}")
     for sig in lib.signals.values():
         for p in sig.name_patterns:
-            if p.search(name):
+            if _search(p, name):
                 return SignalAssignment(sig.id, "net_name", p.pattern)
     for fam in lib.families.values():
         if net_class and net_class != "Default":
             for p in fam.class_patterns:
-                if p.search(net_class):
+                if _search(p, net_class):
                     return SignalAssignment(
                         fam.assume,
                         "family_net_class",
@@ -102,7 +109,7 @@ def _recognise(name: str, net_class: str, lib: Library) -> SignalAssignment | No
                         fam.id,
                     )
         for p in fam.name_patterns:
-            if p.search(name):
+            if _search(p, name):
                 return SignalAssignment(fam.assume, "family_net_name", p.pattern, fam.note, fam.id)
     return None
 

@@ -746,8 +746,10 @@ def find_connections(board: Board) -> dict[str, Any]:
 
 
 def _fullmatch(pattern: str, text: str) -> bool:
+    from ..hostile import fullmatch
+
     try:
-        return re.fullmatch(pattern, text) is not None
+        return fullmatch(pattern, text)
     except re.error:
         return pattern == text
 

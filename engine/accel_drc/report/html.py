@@ -951,10 +951,13 @@ def render(result: CheckResult, board: Board) -> str:
 
 def write(path: str | os.PathLike[str], result: CheckResult, board: Board) -> None:
     """Render and write the report (UTF-8); parent directories are created."""
+    from ..hostile import write_text
+
     text = render(result, board)
     p = Path(path)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    p.write_text(text, encoding="utf-8")
+    if str(path) != "-":
+        p.parent.mkdir(parents=True, exist_ok=True)
+    write_text(str(path), text)  # atomic (temp file + rename); '-' is stdout
     log.info("wrote HTML report %s (%d bytes)", p, len(text.encode("utf-8")))
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import math
-import sys
 from collections import Counter
 from typing import Any
 
@@ -151,9 +150,6 @@ def dumps(result: CheckResult) -> str:
 
 
 def write(path: str, result: CheckResult) -> None:
-    text = dumps(result)
-    if path == "-":
-        sys.stdout.write(text)
-        return
-    with open(path, "w", encoding="utf-8") as fh:
-        fh.write(text)
+    from ..hostile import write_text
+
+    write_text(path, dumps(result))  # atomic (temp file + rename); '-' is stdout

@@ -11,6 +11,7 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from collections import defaultdict
 
+from ..hostile import xml_text
 from ..results import CheckResult, Finding, Severity, Status
 
 
@@ -96,6 +97,13 @@ def to_element(result: CheckResult) -> ET.Element:
         el.text = f.message
         failures += f.status == Status.VIOLATION
         errors += f.status != Status.VIOLATION
+    for el in suites.iter():
+        # XML 1.0 cannot carry C0 controls (a net named "TX\x01" made the file unreadable): shown
+        # escaped, as \x01, in every attribute and text
+        for key, value in el.attrib.items():
+            el.set(key, xml_text(value))
+        if el.text:
+            el.text = xml_text(el.text)
     for el in (suite, suites):
         el.set("tests", str(tests))
         el.set("failures", str(failures))
@@ -111,5 +119,6 @@ def dumps(result: CheckResult) -> str:
 
 
 def write(path: str, result: CheckResult) -> None:
-    with open(path, "w", encoding="utf-8") as fh:
-        fh.write(dumps(result))
+    from ..hostile import write_text
+
+    write_text(path, dumps(result))  # atomic (temp file + rename); '-' is stdout

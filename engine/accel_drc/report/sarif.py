@@ -208,6 +208,11 @@ def to_sarif(result: CheckResult, cwd: str | None = None) -> dict[str, Any]:
     return doc
 
 
+def dumps(result: CheckResult, cwd: str | None = None) -> str:
+    return fast_dumps(to_sarif(result, cwd)) + "\n"
+
+
 def write(path: str, result: CheckResult, cwd: str | None = None) -> None:
-    with open(path, "w", encoding="utf-8") as fh:
-        fh.write(fast_dumps(to_sarif(result, cwd)) + "\n")
+    from ..hostile import write_text
+
+    write_text(path, dumps(result, cwd))  # atomic (temp file + rename); '-' is stdout

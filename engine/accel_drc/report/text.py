@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..classify import explain
+from ..hostile import terminal
 from ..results import CheckResult, Finding, Severity, Status
 
 _SEV_ORDER = {Severity.ERROR: 0, Severity.WARNING: 1, Severity.INFO: 2}
@@ -83,7 +84,9 @@ def summary(result: CheckResult, top: int = 10) -> str:
                 where = f" (line {w['line']})" if w.get("line") else ""
                 lines.append(f"  {w['state']}: {w['rule']}{where}: {w['reason']}")
     lines.append("verdict: " + verdict_line(result))
-    return "\n".join(lines)
+    # net names, messages and reasons are the board's and the config's text: a name holding a
+    # newline and ESC[8m could forge a "verdict: PASS" line, so controls are shown escaped
+    return "\n".join(terminal(line) for line in lines)
 
 
 def _params(p: Mapping[str, Any]) -> str:
@@ -108,7 +111,7 @@ def rules_table(rules: Sequence[Mapping[str, Any]]) -> str:
             )
         )
     out.append(f"{len(rules)} rules")
-    return "\n".join(out)
+    return "\n".join(terminal(line) for line in out)
 
 
 def verdict_line(result: CheckResult) -> str:
@@ -118,6 +121,11 @@ def verdict_line(result: CheckResult) -> str:
     if v == "fail":
         n = len(result.unwaived_errors())
         return f"FAIL ({n} unwaived error violation{'s' if n != 1 else ''})"
+    if v == "unverified" and not result.unverified_errors():
+        return (
+            "NOT VERIFIED (no rule checked anything: every rule is disabled or found nothing to "
+            "examine; exit code 0)"
+        )
     if v == "unverified":
         n = len(result.unverified_errors())
         return (
