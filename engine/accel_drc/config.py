@@ -278,6 +278,16 @@ def load_config(
         raise doc.error(
             (), "the config must be a mapping (class:, signals:, stackup:, rules:, waivers:, …)"
         )
+    if not (set(doc.data) & set(CONFIG_SCHEMA["properties"])) and not all(
+        re.fullmatch(r"[A-Za-z_][\w.*-]{0,40}", k) for k in doc.data
+    ):
+        # none of the config's keys: not a config at all; quote nothing of it
+        raise InputError(
+            doc.path,
+            "not an accel-drc config (none of its keys: "
+            + ", ".join(CONFIG_SCHEMA["properties"])
+            + ")",
+        )
     doc.data = _dates_to_text(doc.data)
     _packs.validate(doc, CONFIG_SCHEMA)
     data = doc.data

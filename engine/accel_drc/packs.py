@@ -893,8 +893,12 @@ def check_params(
 def load_pack(path: Path | str, signals: Mapping[str, SignalType], foils: Foils) -> ClassPack:
     """Load one pack file (a class pack or a project's extra pack)."""
     doc = load_yaml(path)
-    if not isinstance(doc.data, dict):
-        raise doc.error((), "a rule pack must be a mapping with pack, version and rules")
+    if not isinstance(doc.data, dict) or not ({"pack", "rules"} & set(doc.data)):
+        # no line, no key: a file that is not a pack at all (someone's /etc/shadow) must not be
+        # quoted back in the error
+        raise InputError(
+            doc.path, "not a rule pack (a YAML mapping with pack:, version: and rules:)"
+        )
     validate(doc, PACK_SCHEMA)
     data = doc.data
     name = data["pack"]

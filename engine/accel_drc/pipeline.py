@@ -31,7 +31,7 @@ from .config import (
     unmatched_entries,
 )
 from .errors import EXIT_OK, EXIT_VIOLATIONS, UsageError
-from .hostile import same_file_key, write_text
+from .hostile import MAX_MATCH_NAME, same_file_key, write_text
 from .model import Board
 from .packs import CLASSES, Library, load_library, rules_for_class
 from .results import CheckResult, Finding, Rule, RuleRun, Severity, Status
@@ -293,6 +293,14 @@ def check_board(
     if board.stackup is not None:
         check_dielectrics(cfg, {d.name for d in board.stackup.dielectrics()})
     data = cfg.as_mapping()
+    long_names = sum(1 for n in board.nets if len(n) > MAX_MATCH_NAME)
+    if long_names:
+        log.warning(
+            "%d net name(s) longer than %d characters: matched by no signal, rail or config "
+            "pattern (docs/hostile-input.md)",
+            long_names,
+            MAX_MATCH_NAME,
+        )
     analysis = Analysis(board, data)
     analysis.library = lib  # type: ignore[misc]
     if _wants_rails(board, lib, cfg):

@@ -28,6 +28,7 @@ class Status(str, enum.Enum):
 #: report on the run, they check nothing on the board
 _PSEUDO_PACKS = frozenset({"signals", "config"})
 
+
 @dataclass(frozen=True)
 class Rule:
     """One rule from a pack: a check kind plus its limits.

@@ -123,7 +123,11 @@ def read_project(path: str) -> ProjectInfo:
     except json.JSONDecodeError as exc:
         raise InputError(path, f"not valid JSON: {exc.msg}", line=exc.lineno) from None
     except _NonFinite as exc:
-        raise InputError(path, f"{exc.args[0]} is not a finite number (not JSON)") from None
+        raise InputError(
+            path,
+            f"{exc.args[0]} is not a finite number (not JSON)",
+            line=_line_of(text, exc.args[0]),
+        ) from None
     except RecursionError:  # the pre-scan counts brackets; this is the last line of defence
         raise InputError(path, "JSON nested too deeply: not a KiCad project") from None
     if not isinstance(doc, Mapping):
