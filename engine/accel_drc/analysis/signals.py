@@ -7,9 +7,8 @@ whose generation a name does not tell (``PCIe_TX0``): those get the family's ass
 note that says so, and the report shows it.  The two nets of a differential pair always share a
 type: a pair half-declared is still one link.
 
-Every pattern is matched through :mod:`accel_drc.hostile`'s bounded ``search``/``fullmatch``: a
-name longer than ``MAX_MATCH_NAME`` matches nothing, so no pattern can backtrack for minutes on a
-hostile 160 KB net name.
+A net or class name longer than ``hostile.MAX_MATCH_NAME`` is matched by no pattern, so no
+pattern can backtrack for minutes on a hostile 160 KB net name.
 """
 
 from __future__ import annotations
@@ -19,8 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..hostile import fullmatch as _fullmatch
-from ..hostile import search as _search
+from ..hostile import MAX_MATCH_NAME
 
 if TYPE_CHECKING:
     from ..model import Board
@@ -62,14 +60,14 @@ def assign_signals(
     out: dict[int, SignalAssignment] = {}
     rules = board.net_classes
     for idx, name in enumerate(board.nets):
-        if idx == 0 or not name:
-            continue
+        if idx == 0 or not name or len(name) > MAX_MATCH_NAME:
+            continue  # a longer name is matched by no pattern (bounded cost: see module doc)
         got = None
         for sid, pat in declared:
-            if _fullmatch(pat, name):
+            if pat.fullmatch(name):
                 got = SignalAssignment(sid, "config", pat.pattern)
                 break
-        if got is None and not any(_search(p, name) for p in lib.exclude):
+        if got is None and not any(p.search(name) for p in lib.exclude):
             cls = rules.class_of(name)
             got = _recognise(name, cls, lib)
         if got is not None:
@@ -88,19 +86,21 @@ def assign_signals(
 
 
 def _recognise(name: str, net_class: str, lib: Library) -> SignalAssignment | None:
+    if len(net_class) > MAX_MATCH_NAME:
+        net_class = ""  # a hostile .kicad_pro class name: not matched (bounded cost)
     if net_class and net_class != "Default":
         for sig in lib.signals.values():
             for p in sig.class_patterns:
-                if _search(p, net_class):
+                if p.search(net_class):
                     return SignalAssignment(sig.id, "net_class", f"{net_class} ~ {p.pattern}")
     for sig in lib.signals.values():
         for p in sig.name_patterns:
-            if _search(p, name):
+            if p.search(name):
                 return SignalAssignment(sig.id, "net_name", p.pattern)
     for fam in lib.families.values():
         if net_class and net_class != "Default":
             for p in fam.class_patterns:
-                if _search(p, net_class):
+                if p.search(net_class):
                     return SignalAssignment(
                         fam.assume,
                         "family_net_class",
@@ -109,7 +109,7 @@ def _recognise(name: str, net_class: str, lib: Library) -> SignalAssignment | No
                         fam.id,
                     )
         for p in fam.name_patterns:
-            if _search(p, name):
+            if p.search(name):
                 return SignalAssignment(fam.assume, "family_net_name", p.pattern, fam.note, fam.id)
     return None
 
