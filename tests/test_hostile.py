@@ -642,3 +642,20 @@ def test_dash_is_stdout_for_every_report(
     )
     assert code == 1
     assert "stdout" in one_line(err)
+
+
+@pytest.mark.parametrize("field", ["(at ", "(size "])
+def test_non_finite_footprint_or_pad_number_is_refused(tmp_path: Path, field: str) -> None:
+    from conftest import FIXTURE_BOARDS
+
+    text = FIXTURE_BOARDS["coral-tpu-m2-adapter"].read_text(encoding="utf-8")
+    start = (
+        text.index("(pad ", text.index("(footprint "))
+        if field == "(size "
+        else text.index("(footprint ")
+    )
+    at = text.index(field, start) + len(field)
+    b = board(tmp_path, text[:at] + "nan " + text[at:].split(" ", 1)[1], pro=None)
+    with pytest.raises(InputError, match="nan is not a finite number") as exc:
+        read_board(str(b))
+    assert exc.value.line == text[:at].count("\n") + 1

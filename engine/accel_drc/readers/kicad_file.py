@@ -942,6 +942,8 @@ def _read_bytes(
         # malformed content inside a well-bracketed file (a number that is not a number, a node
         # with missing fields): bad input, not a crash.  The vectorised parsers do not know
         # where the bad number sat, so find the token in the file to name its line.
+        if re.search(r"\bNaN\b|infinity", str(exc)):
+            raise _non_finite_error(data, source) from None  # int(nan) in a field parser
         token, line = _locate_bad_number(data, exc)
         if token is not None:
             raise InputError(
@@ -958,6 +960,24 @@ _NON_FINITE = re.compile(
     rb"(?<=[\s(])([-+]?(?:[nN][aA][nN]|[iI][nN][fF](?:[iI][nN][iI][tT][yY])?|"
     rb"[0-9.]+[eE]\+?[0-9]{3,}))(?=[\s)])"
 )
+
+
+def _non_finite_error(data: bytes, source: str) -> InputError:
+    """The error for a board holding a NaN or infinite number, at the first such token."""
+    m = _NON_FINITE.search(data)
+    while m is not None:
+        try:
+            if not math.isfinite(float(m.group(1))):
+                break
+        except ValueError:
+            pass
+        m = _NON_FINITE.search(data, m.end())
+    return InputError(
+        source,
+        f"{m.group(1).decode('ascii', 'replace') if m else 'a number'} is not a finite "
+        "number (NaN and infinity are refused: they compare false with every limit)",
+        line=line_of(data, m.start(1)) if m else None,
+    )
 
 
 def _locate_bad_number(data: bytes, exc: BaseException) -> tuple[str | None, int | None]:
@@ -1258,23 +1278,8 @@ class _Reader:
                 p.x * 0 + p.y * 0 + p.width * 0 + p.height * 0 for fp in footprints for p in fp.pads
             )
             ok = zero == 0
-        if ok:
-            return
-        m = _NON_FINITE.search(self.data)
-        while m is not None:
-            try:
-                bad = not math.isfinite(float(m.group(1)))
-            except ValueError:
-                bad = False
-            if bad:
-                break
-            m = _NON_FINITE.search(self.data, m.end())
-        raise InputError(
-            self.source,
-            f"{m.group(1).decode('ascii', 'replace') if m else 'a number'} is not a finite "
-            "number (NaN and infinity are refused: they compare false with every limit)",
-            line=line_of(self.data, m.start(1)) if m else None,
-        )
+        if not ok:
+            raise _non_finite_error(self.data, self.source)
 
     # -- header ------------------------------------------------------------------------------
 
