@@ -464,6 +464,14 @@ def test_many_layer_stackup_fits_and_labels_do_not_overlap(
     page_w, view_w, table_w, box_w = sizes
     assert table_w > box_w  # the table is wider than its column here...
     assert page_w <= view_w  # ...and still the page does not scroll sideways
+    # ...and the Findings column is inside the visible box, never clipped
+    head, cell, right = browser.eval(
+        "(function(){var w=document.querySelector('.stackup-table-wrap'),"
+        "h=w.querySelectorAll('thead th')[1],c=w.querySelector('td.state');"
+        "return [h.textContent, c.getBoundingClientRect().right,"
+        "w.getBoundingClientRect().right];})()"
+    )
+    assert head == "Findings" and cell <= right + 0.5
     boxes = browser.eval(
         "Array.from(document.querySelectorAll('.stackup-svg .sl-label')).map(function(e){"
         "var r=e.getBoundingClientRect();return [r.left,r.top,r.right,r.bottom,e.textContent];})"

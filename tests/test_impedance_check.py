@@ -422,9 +422,10 @@ def test_fixture_check_through_pipeline(oculink) -> None:  # noqa: ANN001
     runs = {r.rule.id: r.checked for r in res.rules if r.rule.check == "impedance"}
     assert runs["edge.impedance.pcie4"] == 12
     assert not [f for f in res.findings if f.check == "impedance"]
-    tight = check_board(
+    tight = check_board(  # the class declared: the override is of edge's rule only
         board,
         config={"rules": {"edge.impedance.pcie4": {"params": {"zdiff_ohm": 85, "tol_pct": 3}}}},
+        board_class="edge",
     )
     found = [f for f in tight.findings if f.check == "impedance"]
     assert len(found) == 12  # 87.8-88.4 Ω is 3.3-4.0 % high

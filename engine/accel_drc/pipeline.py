@@ -16,11 +16,13 @@ import os
 import re
 import sys
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any, Callable
 
 from . import __version__
 from . import checks as _checks
 from .analysis import Analysis
+from .basis import Basis, settle_all
 from .classify import classify, override
 from .config import (
     CONFIG_NAME,
@@ -34,7 +36,7 @@ from .errors import EXIT_OK, EXIT_VIOLATIONS, UsageError
 from .hostile import MAX_MATCH_NAME, same_file_key, write_text
 from .model import Board
 from .packs import CLASSES, Library, load_library, rules_for_class
-from .results import CheckResult, Finding, Rule, RuleRun, Severity, Status
+from .results import CheckResult, Finding, Rule, RuleRun, Severity, Status, rank
 from .waivers import apply_waivers
 
 log = logging.getLogger(__name__)
@@ -247,6 +249,109 @@ def _config_findings(
     return out, checked
 
 
+def _class_suffix(rule_id: str, cls: str) -> str | None:
+    """``"training.via_stub.pcie5.backdrill"`` -> ``"via_stub.pcie5.backdrill"`` (None if the id
+    is not of ``cls``'s pack)."""
+    return rule_id[len(cls) + 1 :] if rule_id.startswith(cls + ".") else None
+
+
+def _finding_key(f: Finding, cls: str) -> tuple[Any, ...]:
+    """What makes two findings of the same rule under two classes the same finding."""
+    return (_class_suffix(f.rule, cls) or f.rule, f.net, f.layer, f.pos, f.items[:3])
+
+
+def _with_class_basis(
+    outcomes: list[tuple[list[Finding], RuleRun]],
+    classification: Any,
+    lib: Library,
+    cfg: ProjectConfig,
+    registry: Mapping[str, Any],
+    ctx: Any,
+    rules_for: Callable[..., Any],
+) -> list[tuple[list[Finding], RuleRun]]:
+    """Record the board class as an input of every rule whose limits differ between classes.
+
+    A class the user declared (``class:`` or ``--class``) is a fact.  An auto-detected class is an
+    assumption: for each violation of such a rule, the same rule of the other classes is run and
+    the finding lists, per class, whether it fails there too (``evidence["class_candidates"]``).
+    A violation that fails under every class is a fact whatever the class; one that passes under
+    some class is reported as conditional on the class by :func:`accel_drc.basis.settle`.
+    Only rules whose params or severity differ are re-run, so this costs nothing for the
+    per-signal rules that every class shares."""
+    cls = classification.board_class
+    declared = classification.source in ("config", "cli")
+    others: dict[str, dict[str, Rule]] = {}
+    for c in CLASSES:
+        if c == cls:
+            continue
+        try:
+            rs, _ = rules_for(lib, c, cfg.extra_packs, cfg.rule_overrides, cfg.doc)
+        except Exception:  # an override that only fits this class: no comparison possible
+            log.info("rules of class %s not comparable", c, exc_info=True)
+            rs = []
+        others[c] = {suf: r for r in rs if (suf := _class_suffix(r.id, c)) is not None}
+    out = []
+    for got, run in outcomes:
+        rule = run.rule
+        suffix = _class_suffix(rule.id, cls)
+        if suffix is None or not got:
+            out.append((got, run))
+            continue
+        mine = (dict(rule.params), rule.severity)
+        differs = [
+            c
+            for c, rs in others.items()
+            if suffix not in rs or (dict(rs[suffix].params), rs[suffix].severity) != mine
+        ]
+        if not differs:
+            out.append((got, run))
+            continue
+        basis = Basis.DECLARED.value if declared else Basis.ASSUMED.value
+        failing: dict[str, set[tuple[Any, ...]] | None] = {}
+        if not declared and any(f.status == Status.VIOLATION for f in got):
+            for c in others:
+                if c not in differs:
+                    failing[c] = {_finding_key(f, cls) for f in got if f.status == Status.VIOLATION}
+                    continue
+                other = others[c].get(suffix)
+                if other is None:
+                    failing[c] = set()
+                    continue
+                try:
+                    octx = _checks.CheckContext(
+                        board=ctx.board, analysis=ctx.analysis, board_class=c, config=ctx.config
+                    )
+                    res = registry[other.check](octx, other)
+                    failing[c] = {
+                        _finding_key(f, c) for f in res.findings if f.status == Status.VIOLATION
+                    }
+                except Exception:  # the other class's verdict is unknown: stays conditional
+                    log.info("rule %s under class %s failed", other.id, c, exc_info=True)
+                    failing[c] = None
+        new = []
+        for f in got:
+            ev = dict(f.evidence)
+            ev["basis"] = {**dict(ev.get("basis") or {}), "class": basis}
+            if f.status == Status.VIOLATION and not declared:
+                key = _finding_key(f, cls)
+                cands = {cls: "fail"}
+                for c in CLASSES:
+                    if c == cls:
+                        continue
+                    got_c = failing.get(c)
+                    if got_c is not None:
+                        cands[c] = "fail" if key in got_c else "pass"
+                if len(cands) == len(CLASSES):
+                    ev["class_candidates"] = cands
+                ev.setdefault(
+                    "declare_class",
+                    "declare the board class (accel-drc.yaml `class:` or `--class`)",
+                )
+            new.append(replace(f, evidence=ev))
+        out.append((new, run))
+    return out
+
+
 def _crash_finding(rule: Rule, exc: BaseException) -> Finding:
     return Finding(
         rule=rule.id,
@@ -345,6 +450,9 @@ def check_board(
             outcomes[k] = ([_crash_finding(rule, exc)], RuleRun(rule, 0))
             continue
         outcomes[k] = (list(outcome.findings), RuleRun(rule, outcome.checked))
+    outcomes = _with_class_basis(
+        outcomes, classification, lib, cfg, registry, ctx, rules_for=rules_for_class
+    )
     for got, run in outcomes:
         findings.extend(got)
         runs.append(run)
@@ -360,9 +468,10 @@ def check_board(
     unmatched, n_entries = _config_findings(cfg, board, analysis)
     if n_entries:
         runs.append(RuleRun(CONFIG_RULE, n_entries))
-    findings = unmatched + assumed + findings
+    findings = settle_all(unmatched + assumed + findings)
     waiver_lines = [cfg.line_of("waivers", i) for i in range(len(cfg.waivers))]
     findings, waiver_rows = apply_waivers(findings, cfg.waivers, today=today, lines=waiver_lines)
+    findings.sort(key=rank)  # every report leads with error violations, then error unknowns
     if progress is not None:
         progress(len(runnable), len(runnable), "done")
     sha = _sha256(board_file or board.source)

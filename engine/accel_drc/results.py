@@ -109,6 +109,16 @@ class RuleRun:
     checked: int = 0
 
 
+#: the order a reviewer acts on: error violations, error cannot-verify, warnings, info; waived last
+_SEVERITY_RANK = {Severity.ERROR: 0, Severity.WARNING: 1, Severity.INFO: 2}
+_STATUS_RANK = {Status.VIOLATION: 0, Status.CANNOT_VERIFY: 1, Status.WAIVED: 2}
+
+
+def rank(f: Finding) -> tuple[int, int, int]:
+    """Sort key that leads with what matters (a stable sort keeps each check's own order)."""
+    return (f.status == Status.WAIVED, _SEVERITY_RANK[f.severity], _STATUS_RANK[f.status])
+
+
 @dataclass
 class CheckResult:
     """Everything one ``accel-drc check`` produced."""
@@ -140,6 +150,30 @@ class CheckResult:
             for f in self.findings
             if f.severity == Severity.ERROR and f.status == Status.CANNOT_VERIFY
         ]
+
+    def count_phrases(self) -> list[tuple[str, int, str]]:
+        """Per severity present: ``(severity, n, "11 errors: 10 violations, 1 cannot verify")``.
+
+        The counters read as sentences, in the order a reviewer acts on them; a severity with
+        no finding is left out, and a breakdown of one status only is not repeated."""
+        out = []
+        for sev in Severity:
+            mine = [f for f in self.findings if f.severity == sev]
+            if not mine:
+                continue
+            n = len(mine)
+            word = sev.value if sev == Severity.INFO or n == 1 else sev.value + "s"
+            parts = []
+            for st, one, many in (
+                (Status.VIOLATION, "violation", "violations"),
+                (Status.CANNOT_VERIFY, "cannot verify", "cannot verify"),
+                (Status.WAIVED, "waived", "waived"),
+            ):
+                k = sum(1 for f in mine if f.status == st)
+                if k:
+                    parts.append(f"{k} {one if k == 1 else many}")
+            out.append((sev.value, n, f"{n} {word}: " + ", ".join(parts)))
+        return out
 
     def verdict(self) -> str:
         """``fail``: an unwaived error violation (exit 5).  ``unverified``: none, but an

@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from ..basis import normalise
 from ..results import Finding, Rule, Severity, Status
 
 #: most item uuids one finding lists (a plane net can have 100k segments)
@@ -28,7 +29,14 @@ def finding(
     evidence: Mapping[str, Any] | None = None,
     severity: Severity | None = None,
     rule_id: str | None = None,
+    basis: Mapping[str, Any] | None = None,
 ) -> Finding:
+    """A finding of ``rule``.  ``basis`` says where each input came from (``{input: "measured" |
+    "declared" | "library" | "default" | "assumed"}``, see :mod:`accel_drc.basis`); it is stored
+    as ``evidence["basis"]`` and decides, in one place, whether a violation is a fact."""
+    ev = dict(evidence or {})
+    if basis:
+        ev["basis"] = {**dict(ev.get("basis") or {}), **normalise(basis)}
     return Finding(
         rule=rule_id or rule.id,
         check=rule.check,
@@ -44,7 +52,7 @@ def finding(
         items=tuple(items)[:MAX_ITEMS],
         why=rule.why,
         source=rule.source,
-        evidence=dict(evidence or {}),
+        evidence=ev,
     )
 
 

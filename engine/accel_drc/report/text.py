@@ -52,19 +52,10 @@ def summary(result: CheckResult, top: int = 10) -> str:
         f"({b.get('copper_layers')} copper layers{size_txt})",
         f"class: {explain(result.classification)}",
     ]
-    sev = {s: 0 for s in Severity}
-    st = {s: 0 for s in Status}
-    for f in result.findings:
-        sev[f.severity] += 1
-        st[f.status] += 1
     checked = sum(r.checked for r in result.rules)
     lines.append(f"rules: {len(result.rules)} run, {checked} items checked")
-    lines.append(
-        "findings: "
-        + ", ".join(f"{sev[s]} {s.value}" for s in Severity)
-        + " | "
-        + ", ".join(f"{st[s]} {s.value.replace('_', ' ')}" for s in Status)
-    )
+    phrases = [p for _, _, p in result.count_phrases()]
+    lines.append("findings: " + (" · ".join(phrases) if phrases else "none"))
     shown = [f for f in worst(result.findings, top) if f.status != Status.WAIVED]
     if shown:
         lines.append("worst:")
@@ -114,9 +105,36 @@ def rules_table(rules: Sequence[Mapping[str, Any]]) -> str:
     return "\n".join(terminal(line) for line in out)
 
 
+def class_note(result: CheckResult) -> str:
+    """What the verdict owes to an auto-detected class: how many results rest on it (conditional
+    until the class is declared), or that every class-dependent result holds under every class."""
+    cls = result.classification
+    if cls.source != "auto":
+        return ""
+    n = sum(
+        1
+        for f in result.findings
+        if "class" in ((f.evidence.get("conditional") or {}).get("rests_on") or {})
+    )
+    head = f"class {cls.board_class} was auto-detected ({cls.confidence:.0%})"
+    if n:
+        return (
+            f"{head}: {n} result{'s' if n != 1 else ''} rest{'' if n != 1 else 's'} on it and "
+            "stay conditional until you declare `class:` in accel-drc.yaml or --class"
+        )
+    return f"{head}: no violation depends on it (declare `class:` to make it a fact)"
+
+
 def verdict_line(result: CheckResult) -> str:
     """``FAIL (…)``, ``NOT VERIFIED (…)`` or ``PASS (…)``: an error-severity rule that could not
-    be checked is never summed up as a pass, though it does not fail the exit code."""
+    be checked is never summed up as a pass, though it does not fail the exit code.  An
+    auto-detected class is named with what rests on it."""
+    line = _verdict_head(result)
+    note = class_note(result)
+    return f"{line}; {note}" if note else line
+
+
+def _verdict_head(result: CheckResult) -> str:
     v = result.verdict()
     if v == "fail":
         n = len(result.unwaived_errors())
