@@ -212,6 +212,7 @@ def test_outputs_replace_the_file_whole(
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == []
 
 
+@pytest.mark.slow
 def test_concurrent_writers_leave_one_valid_report(tmp_path: Path) -> None:
     """Two runs writing the same SARIF at once (the issue saw invalid JSON 2 times in 35)."""
     b = board(tmp_path)
@@ -659,3 +660,12 @@ def test_non_finite_footprint_or_pad_number_is_refused(tmp_path: Path, field: st
     with pytest.raises(InputError, match="nan is not a finite number") as exc:
         read_board(str(b))
     assert exc.value.line == text[:at].count("\n") + 1
+
+
+@pytest.mark.parametrize("field", ["(thickness 0.2104)", "(epsilon_r 3.4)", "(loss_tangent 0.002)"])
+def test_non_finite_stackup_number_is_refused(tmp_path: Path, field: str) -> None:
+    key = field[1:].split()[0]
+    b = board(tmp_path, BOARD_TEXT.replace(field, f"({key} nan)", 1))
+    with pytest.raises(InputError, match="nan is not a finite number") as exc:
+        read_board(str(b))
+    assert exc.value.line == BOARD_TEXT[: BOARD_TEXT.index(field)].count("\n") + 1

@@ -235,6 +235,13 @@ def _stack_number(
     would make later messages say the board "does not declare" what it declares wrongly."""
     if raw is None:
         return None
+    try:
+        if not math.isfinite(float(raw)):
+            # refused, not "not declared": the reader turns this into file:line (exit 3)
+            raise ValueError(f"stack-up layer {name!r}: {key} {raw!r} is NaN or infinity")
+    except (ValueError, OverflowError) as exc:
+        if "NaN or infinity" in str(exc):
+            raise
     val = _float(raw)
     bad = val is None or (key in _POSITIVE and val <= 0) or (key == "loss_tangent" and val < 0)
     if bad:
