@@ -71,7 +71,8 @@ def in_subprocess(code: str, timeout: float = 120) -> subprocess.CompletedProces
 
 
 @pytest.mark.parametrize(
-    "case", ["html_is_board", "symlink_to_board", "json_is_project", "sarif_is_config", "pack"]
+    "case",
+    ["html_is_board", "symlink_to_board", "hardlink", "json_is_project", "sarif_is_config", "pack"],
 )
 def test_output_onto_an_input_is_refused(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], case: str
@@ -85,9 +86,12 @@ def test_output_onto_an_input_is_refused(
     before = {p: p.read_bytes() for p in inputs}
     link = tmp_path / "report.html"
     link.symlink_to(b)
+    hard = tmp_path / "report.json"
+    os.link(b, hard)
     flag, path = {
         "html_is_board": ("--html", str(b)),
         "symlink_to_board": ("--html", str(link)),
+        "hardlink": ("--json", str(hard)),
         "json_is_project": ("--json", str(b.with_suffix(".kicad_pro"))),
         "sarif_is_config": ("--sarif", str(cfg)),
         "pack": ("--junit", str(pack)),

@@ -658,10 +658,19 @@ def guard_outputs(outputs: Mapping[str, str | None], inputs: list[str]) -> None:
     """Refuse (exit 1, one line) an output that resolves, symlinks followed, to an input: the
     report would overwrite the board, project, config or a rule pack it was made from."""
     keys = {same_file_key(p): p for p in inputs if p}
+    ids: dict[tuple[int, int], str] = {}
+    for p in inputs:  # hard links too: the same file under another name
+        with contextlib.suppress(OSError):
+            st = os.stat(p)
+            ids[(st.st_dev, st.st_ino)] = p
     for flag, path in outputs.items():
         if not path or path == "-":
             continue
         hit = keys.get(same_file_key(path))
+        if hit is None:
+            with contextlib.suppress(OSError):
+                st = os.stat(path)
+                hit = ids.get((st.st_dev, st.st_ino))
         if hit is not None:
             raise UsageError(
                 f"--{flag} {path}: is the input {hit}; refusing to overwrite an input with a report"
