@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
@@ -458,10 +459,20 @@ def test_non_finite_board_coordinate_is_refused(
 # ---------------------------------------------------------------------------------------------
 
 
+@pytest.mark.parametrize("name", ["kicad9", "m2-oculink-adapter"])
 def test_a_run_with_every_rule_disabled_is_not_verified(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str
 ) -> None:
-    b = board(tmp_path)
+    from conftest import FIXTURE_BOARDS
+
+    if name == "kicad9":
+        b = board(tmp_path)
+    else:  # a real board with differential pairs: the coverage pseudo-rule counts them
+        src = FIXTURE_BOARDS[name]
+        b = tmp_path / src.name
+        shutil.copy(src, b)
+        if src.with_suffix(".kicad_pro").exists():
+            shutil.copy(src.with_suffix(".kicad_pro"), b.with_suffix(".kicad_pro"))
     cfg = tmp_path / "c.yaml"
     cfg.write_text("rules:\n  '*': {enabled: false}\n", encoding="utf-8")
     out = tmp_path / "r.json"

@@ -21,6 +21,7 @@ Everything is immutable: readers build a board once, analysis derives facts from
 from __future__ import annotations
 
 import functools
+import re
 import threading
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field

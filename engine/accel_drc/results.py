@@ -24,9 +24,9 @@ class Status(str, enum.Enum):
     WAIVED = "waived"
 
 
-#: packs of the pipeline's pseudo-rules (assumed signal types, unmatched config entries): they
-#: report on the run, they check nothing on the board
-_PSEUDO_PACKS = frozenset({"signals", "config"})
+#: packs of the pipeline's pseudo-rules (assumed signal types, unmatched config entries, pairs of
+#: unknown interface): they report on the run, they check nothing on the board
+_PSEUDO_PACKS = frozenset({"signals", "config", "coverage"})
 
 
 @dataclass(frozen=True)
