@@ -238,12 +238,13 @@ def test_concurrent_writers_leave_one_valid_report(tmp_path: Path) -> None:
 def test_net_class_glob_is_linear() -> None:
     got = in_subprocess(
         "from accel_drc.model import NetClassRules\n"
-        "r = NetClassRules(patterns=(('*a*a*a*a*a*a*a*a*a*a*a*ab', 'X'), ('*b', 'Y')))\n"
-        "print(r.class_of('a' * 60), r.class_of('a' * 100000 + 'b'))\n",
+        "r = NetClassRules(patterns=(('*a*a*a*a*a*a*a*a*a*a*a*ab', 'X'), ('*aaaaab*', 'Z'),"
+        " ('a*ab', 'W'), ('*b', 'Y')))\n"
+        "print(r.class_of('a' * 60), r.class_of('a' * 100000 + 'b'), r.class_of('a' * 100000))\n",
         timeout=60,
     )
     assert got.returncode == 0, got.stderr
-    assert got.stdout.split() == ["Default", "X"]
+    assert got.stdout.split() == ["Default", "X", "Default"]
 
 
 def _wildcard(pattern: str, name: str) -> bool:

@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from .hostile import Glob
+from .hostile import glob_regex
 
 #: KiCad's copper layer types (``(layers (0 "F.Cu" signal) …)``).
 COPPER_LAYER_TYPES = ("signal", "power", "mixed", "jumper")
@@ -199,8 +199,8 @@ class NetClassRules:
         return None
 
     @functools.cache  # noqa: B019 - frozen, hashable by identity
-    def _compiled(self) -> tuple[tuple[Glob, str], ...]:
-        return tuple((Glob(p), c) for p, c in self.patterns)
+    def _compiled(self) -> tuple[tuple[re.Pattern[str], str], ...]:
+        return tuple((glob_regex(p), c) for p, c in self.patterns)
 
     __hash__ = object.__hash__
 
