@@ -224,6 +224,9 @@ def write_text(path: str, text: str) -> None:
         sys.stdout.flush()
         return
     real = os.path.realpath(path)
+    if os.path.isfile(real) and not os.access(real, os.W_OK):
+        # a rename would replace a file the user made read-only: refuse as open() would
+        raise PermissionError(13, "Permission denied (the file is read-only)", path)
     if os.path.exists(real) and not os.path.isfile(real):
         with open(real, "w", encoding="utf-8", errors="backslashreplace") as fh:
             fh.write(text)
