@@ -48,6 +48,17 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--junit", metavar="FILE", help="write JUnit XML (one testcase per rule)")
     c.add_argument("--sarif", metavar="FILE", help="write SARIF 2.1.0 (GitHub code scanning)")
     c.add_argument("--html", metavar="FILE", help="write the self-contained HTML report")
+    c.add_argument("--markdown", metavar="FILE", help="write a Markdown summary (PR comment, CI job summary)")
+    c.add_argument(
+        "--kicad-drc",
+        action="store_true",
+        help="also run KiCad's own DRC (kicad-cli) and report it here, the board's exclusions honoured",
+    )
+    c.add_argument(
+        "--kicad-drc-parity",
+        action="store_true",
+        help="with --kicad-drc: also check schematic parity (the .kicad_sch beside the board)",
+    )
     c.add_argument("--quiet", action="store_true", help="no summary on stdout")
 
     i = sub.add_parser("inspect", help="show what accel-drc reads from a board")

@@ -381,11 +381,14 @@ def check_board(
     library: Library | None = None,
     progress: Callable[[int, int, str], None] | None = None,
     today: _dt.date | None = None,
+    kicad_drc: Any = None,
 ) -> CheckResult:
     """Classify ``board``, run every rule of its class pack, apply waivers.
 
     ``board_class`` (the CLI's ``--class``) beats the config's ``class:``, which beats the
     classifier.  ``board_file`` is the path reports point at (default ``board.source``).
+    ``kicad_drc`` (a :class:`accel_drc.kicad_drc.KicadDrcRun`) adds KiCad's own DRC findings,
+    the board's KiCad exclusions applied, under the same waivers and verdict.
     """
     lib = library if library is not None else load_library()
     cfg = _as_config(config)
@@ -459,8 +462,19 @@ def check_board(
     if n_entries:
         runs.append(RuleRun(CONFIG_RULE, n_entries))
     findings = settle_all(unmatched + assumed + findings)
+    excluded: list[Finding] = []
+    kicad_rows: list[dict[str, Any]] = []
+    if kicad_drc is not None:  # KiCad's DRC: its exclusions first, then our waivers on the rest
+        from .kicad_drc import findings as kicad_findings
+
+        got, kicad_runs, kicad_rows = kicad_findings(kicad_drc)
+        runs.extend(kicad_runs)
+        findings += [f for f in got if f.status != Status.WAIVED]
+        excluded = [f for f in got if f.status == Status.WAIVED]
     waiver_lines = [cfg.line_of("waivers", i) for i in range(len(cfg.waivers))]
     findings, waiver_rows = apply_waivers(findings, cfg.waivers, today=today, lines=waiver_lines)
+    findings += excluded
+    waiver_rows += kicad_rows
     findings.sort(key=rank)  # every report leads with error violations, then error unknowns
     if progress is not None:
         progress(len(runnable), len(runnable), "done")
@@ -473,6 +487,8 @@ def check_board(
     }
     if skipped:
         extras["skipped_rules"] = skipped
+    if kicad_drc is not None:
+        extras["kicad_drc"] = kicad_drc.info()
     ran = [r.rule for r in runs]
     for name, module, fn in (
         ("via_stubs", "via_stub", "via_stub_extra"),
@@ -606,6 +622,11 @@ def run_check(args: Any) -> int:
     tty = sys.stderr.isatty()
     if tty:
         print(f"accel-drc: reading {args.board} …", file=sys.stderr, end="\r", flush=True)
+    kicad = None
+    if getattr(args, "kicad_drc", False):  # no kicad-cli is a usage error, before any work
+        from . import kicad_drc
+
+        kicad = kicad_drc.start(args.board, getattr(args, "kicad_drc_parity", False))
     board = read_board(args.board)
     lib = load_library()
     cfg = load_config(getattr(args, "config", None), args.board, lib)
@@ -621,6 +642,7 @@ def run_check(args: Any) -> int:
         board_file=args.board,
         library=lib,
         progress=progress if tty else None,
+        kicad_drc=kicad.result() if kicad is not None else None,
     )
     try:
         write_outputs(result, board, **outputs)

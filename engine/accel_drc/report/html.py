@@ -745,6 +745,25 @@ def _waivers(result: CheckResult) -> dict[str, list[dict[str, Any]]]:
     return groups
 
 
+def _kicad_drc(result: CheckResult) -> dict[str, Any] | None:
+    """KiCad's own DRC (``check --kicad-drc``): its version and one row per violation type."""
+    info = result.extras.get("kicad_drc")
+    if not isinstance(info, Mapping):
+        return None
+    rows: dict[str, Counter[str]] = {}
+    for f in result.findings:
+        if f.check == "kicad_drc":
+            rows.setdefault(f.rule, Counter())[f.status.value] += 1
+            rows[f.rule][f.severity.value] += 1
+    kicad_waivers = [w for w in result.waivers if w.get("origin") == "kicad"]
+    return {
+        **info,
+        "types": sorted(rows.items(), key=lambda kv: (-kv[1]["violation"], kv[0])),
+        "excluded": sum(c["waived"] for c in rows.values()),
+        "stale": sum(1 for w in kicad_waivers if w.get("state") == "stale"),
+    }
+
+
 def _cannot_verify(findings: Sequence[Finding]) -> list[dict[str, Any]]:
     """Cannot-verify findings grouped by what the user must declare to verify them."""
     groups: dict[str, dict[str, Any]] = {}
@@ -943,6 +962,7 @@ def build_context(result: CheckResult, board: Board) -> dict[str, Any]:
         "css": _read_asset("report.css"),
         "js": _read_asset("report.js"),
         "warnings": list(board.warnings)[:20],
+        "kicad_drc": _kicad_drc(result),
     }
 
 

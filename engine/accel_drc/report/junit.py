@@ -44,6 +44,11 @@ def to_element(result: CheckResult) -> ET.Element:
     suite = ET.SubElement(
         suites, "testsuite", name=f"accel-drc {cls} ({result.board_file})", timestamp=result.date
     )
+    props = ET.SubElement(suite, "properties")
+    ET.SubElement(props, "property", name="accel-drc.version", value=result.tool_version)
+    kicad = result.extras.get("kicad_drc")
+    if isinstance(kicad, dict):  # check --kicad-drc
+        ET.SubElement(props, "property", name="kicad.version", value=str(kicad.get("kicad_version")))
     tests = failures = errors = skipped = 0
     for run in result.rules:
         r = run.rule

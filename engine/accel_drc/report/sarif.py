@@ -179,20 +179,26 @@ def to_sarif(result: CheckResult, cwd: str | None = None) -> dict[str, Any]:
                 }
             ]
         results.append(res)
+    tool: dict[str, Any] = {
+        "driver": {
+            "name": "accel-drc",
+            "version": result.tool_version,
+            "semanticVersion": result.tool_version,
+            "informationUri": INFO_URI,
+            "rules": rules,
+        }
+    }
+    kicad = result.extras.get("kicad_drc")
+    if isinstance(kicad, dict):  # check --kicad-drc: KiCad's DRC ran in the same gate
+        tool["extensions"] = [
+            {"name": "KiCad DRC (kicad-cli pcb drc)", "version": str(kicad.get("kicad_version"))}
+        ]
     doc = {
         "$schema": SARIF_SCHEMA,
         "version": "2.1.0",
         "runs": [
             {
-                "tool": {
-                    "driver": {
-                        "name": "accel-drc",
-                        "version": result.tool_version,
-                        "semanticVersion": result.tool_version,
-                        "informationUri": INFO_URI,
-                        "rules": rules,
-                    }
-                },
+                "tool": tool,
                 "automationDetails": {"id": f"accel-drc/{result.classification.board_class}/"},
                 "results": results,
                 "properties": {
@@ -201,6 +207,7 @@ def to_sarif(result: CheckResult, cwd: str | None = None) -> dict[str, Any]:
                     "classification_source": result.classification.source,
                     "board_sha256": result.board_sha256,
                     "rule_packs": result.rule_packs,
+                    **({"kicad_drc": kicad} if isinstance(kicad, dict) else {}),
                 },
             }
         ],

@@ -53,6 +53,9 @@ def summary(result: CheckResult, top: int = 10) -> str:
     ]
     checked = sum(r.checked for r in result.rules)
     lines.append(f"rules: {len(result.rules)} run, {checked} items checked")
+    kicad = result.extras.get("kicad_drc")
+    if isinstance(kicad, Mapping):  # check --kicad-drc
+        lines.append(kicad_line(result, kicad))
     phrases = [p for _, _, p in result.count_phrases()]
     lines.append("findings: " + (" · ".join(phrases) if phrases else "none"))
     shown = [f for f in worst(result.findings, top) if f.status != Status.WAIVED]
@@ -75,6 +78,21 @@ def summary(result: CheckResult, top: int = 10) -> str:
                 lines.append(f"  {w['state']}: {w['rule']}{where}: {w['reason']}")
     lines.append("verdict: " + verdict_line(result))
     return "\n".join(lines)
+
+
+def kicad_line(result: CheckResult, kicad: Mapping[str, Any]) -> str:
+    """``kicad drc: KiCad 9.0.8: 7 violations, 1 unconnected item, 0 parity; 8 excluded in KiCad``."""
+    c = kicad.get("counts") or {}
+    excl = sum(
+        1
+        for f in result.findings
+        if f.check == "kicad_drc" and f.waiver and f.waiver.get("origin") == "kicad"
+    )
+    return (
+        f"kicad drc: KiCad {kicad.get('kicad_version')} (kicad-cli): "
+        f"{c.get('violations', 0)} violations, {c.get('unconnected_items', 0)} unconnected, "
+        f"{c.get('schematic_parity', 0)} parity; {excl} excluded in KiCad"
+    )
 
 
 def _params(p: Mapping[str, Any]) -> str:
