@@ -48,7 +48,12 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--junit", metavar="FILE", help="write JUnit XML (one testcase per rule)")
     c.add_argument("--sarif", metavar="FILE", help="write SARIF 2.1.0 (GitHub code scanning)")
     c.add_argument("--html", metavar="FILE", help="write the self-contained HTML report")
-    c.add_argument("--markdown", metavar="FILE", help="write a Markdown summary (PR comment, CI job summary)")
+    c.add_argument(
+        "--markdown", metavar="FILE", help="write a Markdown summary (PR comment, CI job summary)"
+    )
+    c.add_argument(
+        "--report-url", metavar="URL", help="the Markdown's link to the full report (default: --html)"
+    )
     c.add_argument(
         "--kicad-drc",
         action="store_true",

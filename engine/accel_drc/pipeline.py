@@ -562,6 +562,8 @@ def write_outputs(
     junit: str | None = None,
     sarif: str | None = None,
     html: str | None = None,
+    markdown: str | None = None,
+    report_url: str | None = None,
 ) -> None:
     """Write each requested report (``json='-'`` writes JSON to stdout)."""
     from .report import json_report
@@ -574,6 +576,10 @@ def write_outputs(
         junit_report.write(junit, result)
     if sarif:
         sarif_report.write(sarif, result)
+    if markdown:
+        from .report import markdown as markdown_report
+
+        markdown_report.write(markdown, result, report_url or _relative_link(html, markdown))
     if html:
         try:
             from .report import html as html_report
@@ -588,6 +594,14 @@ def write_outputs(
                 log.error("the HTML report failed; writing a plain page instead", exc_info=True)
         with open(html, "w", encoding="utf-8") as fh:
             fh.write(_placeholder_html(result))
+
+
+def _relative_link(target: str | None, source: str) -> str | None:
+    """``target``'s path as a link from the folder of ``source`` (None without a target)."""
+    if not target:
+        return None
+    rel = os.path.relpath(os.path.abspath(target), os.path.dirname(os.path.abspath(source)))
+    return rel.replace(os.sep, "/")
 
 
 def prepare_outputs(*paths: str | None) -> None:
@@ -617,8 +631,9 @@ def run_check(args: Any) -> int:
     from .readers import read_board
     from .report.text import summary
 
-    outputs = {k: getattr(args, k, None) for k in ("json", "junit", "sarif", "html")}
+    outputs = {k: getattr(args, k, None) for k in ("json", "junit", "sarif", "html", "markdown")}
     prepare_outputs(*outputs.values())
+    outputs["report_url"] = getattr(args, "report_url", None)
     tty = sys.stderr.isatty()
     if tty:
         print(f"accel-drc: reading {args.board} …", file=sys.stderr, end="\r", flush=True)
