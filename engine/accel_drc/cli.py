@@ -18,6 +18,16 @@ EXIT_INTERNAL = 2
 
 CLASSES = ("training", "inference", "edge")
 
+#: the example board shipped in the package (CC0: a Coral Edge TPU M.2 adapter, 2 layers)
+EXAMPLE_BOARD = "coral-tpu-m2-adapter/M2.kicad_pcb"
+
+
+def example_dir() -> str:
+    """The folder of the bundled example boards (inside the installed package)."""
+    from pathlib import Path
+
+    return str(Path(__file__).resolve().parent / "examples")
+
 
 class _Parser(argparse.ArgumentParser):
     """argparse exits with 2 on usage errors; kicad-cli (and we) use 1."""
@@ -31,13 +41,20 @@ def build_parser() -> argparse.ArgumentParser:
     p = _Parser(
         prog="accel-drc",
         description="Design-rule checker for AI-accelerator boards (training, inference, edge).",
+        epilog=f"examples: a bundled example board is in {example_dir()} "
+        "(accel-drc check --example checks it)",
     )
     p.add_argument("--version", action="version", version=f"accel-drc {__version__}")
     p.add_argument("-v", "--verbose", action="store_true", help="log progress and details")
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
     c = sub.add_parser("check", help="classify a board and check it against the rule packs")
-    c.add_argument("board", help=".kicad_pcb or IPC-2581 .xml")
+    c.add_argument("board", nargs="?", help=".kicad_pcb or IPC-2581 .xml")
+    c.add_argument(
+        "--example",
+        action="store_true",
+        help=f"check the bundled example board ({EXAMPLE_BOARD})",
+    )
     c.add_argument(
         "--config",
         metavar="FILE",
@@ -118,6 +135,13 @@ def main(argv: list[str] | None = None) -> int:
             return run_inspect(args)
         if args.command == "check":
             from .pipeline import run_check
+
+            if args.example and args.board:
+                parser.error("check: give a BOARD or --example, not both")
+            if args.example:
+                args.board = f"{example_dir()}/{EXAMPLE_BOARD}"
+            elif not args.board:
+                parser.error("check: a BOARD is required (or --example for the bundled one)")
 
             return run_check(args)
         if args.command == "rules":
