@@ -69,7 +69,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--markdown", metavar="FILE", help="write a Markdown summary (PR comment, CI job summary)"
     )
     c.add_argument(
-        "--report-url", metavar="URL", help="the Markdown's link to the full report (default: --html)"
+        "--report-url",
+        metavar="URL",
+        help="the Markdown's link to the full report (default: --html)",
     )
     c.add_argument(
         "--kicad-drc",
@@ -112,6 +114,9 @@ def build_parser() -> argparse.ArgumentParser:
     ki = ksub.add_parser("install", help="install the IPC plugin where KiCad finds it")
     ki.add_argument("--kicad-version", default="9.0", choices=("9.0", "10.0"))
     ki.add_argument("--dest", metavar="DIR", help="plugins directory (default: KiCad's, per OS)")
+    kp = ksub.add_parser("package", help="build a KiCad Plugin and Content Manager package (.zip)")
+    kp.add_argument("out", metavar="OUT.zip", help="the package to write")
+    kp.add_argument("--kicad-version", default="9.0", choices=("9.0", "10.0"), help="minimum KiCad")
     ku = ksub.add_parser("uninstall", help="remove the IPC plugin")
     ku.add_argument("--kicad-version", default="9.0", choices=("9.0", "10.0"))
     ku.add_argument("--dest", metavar="DIR", help="plugins directory (default: KiCad's, per OS)")
@@ -151,6 +156,10 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "kicad":
             if not args.kicad_command:
                 parser.parse_args(["kicad", "--help"])
+            if args.kicad_command == "package":
+                from .kicad_package import run_package
+
+                return run_package(args)
             from .kicad_install import run_kicad
 
             return run_kicad(args)

@@ -117,7 +117,9 @@ def read_exclusions(pro_path: str | os.PathLike[str]) -> list[Exclusion]:
     except FileNotFoundError:
         return []
     except (OSError, ValueError) as exc:
-        raise InputError(str(pro_path), f"cannot read the project's DRC exclusions: {exc}") from None
+        raise InputError(
+            str(pro_path), f"cannot read the project's DRC exclusions: {exc}"
+        ) from None
     raw = ((doc.get("board") or {}).get("design_settings") or {}).get("drc_exclusions") or []
     out = []
     for entry in raw if isinstance(raw, list) else []:
@@ -186,7 +188,9 @@ def run(
 
     No kicad-cli: :class:`UsageError` (exit 1) naming how to install it, never a silent skip."""
     if not board_path.endswith(".kicad_pcb"):
-        raise UsageError(f"{board_path}: --kicad-drc needs a .kicad_pcb (KiCad checks its own files)")
+        raise UsageError(
+            f"{board_path}: --kicad-drc needs a .kicad_pcb (KiCad checks its own files)"
+        )
     exe = kicad_cli or find_kicad_cli()
     if exe is None:
         raise UsageError(INSTALL_HINT)
@@ -258,7 +262,9 @@ def start(board_path: str, schematic_parity: bool = False) -> Pending:
     """Check the arguments and that kicad-cli exists (usage errors now), then run it in the
     background; ``.result()`` waits for it."""
     if not board_path.endswith(".kicad_pcb"):
-        raise UsageError(f"{board_path}: --kicad-drc needs a .kicad_pcb (KiCad checks its own files)")
+        raise UsageError(
+            f"{board_path}: --kicad-drc needs a .kicad_pcb (KiCad checks its own files)"
+        )
     exe = find_kicad_cli()
     if exe is None:
         raise UsageError(INSTALL_HINT)
@@ -381,7 +387,9 @@ def findings(drc: KicadDrcRun) -> tuple[list[Finding], list[RuleRun], list[dict[
     per_kind: dict[str, int] = {}
     for f in out:
         per_kind[f.rule] = per_kind.get(f.rule, 0) + 1
-    runs = [RuleRun(drc_rule, len(out))] + [RuleRun(r, per_kind.get(r.id, 0)) for r in rules.values()]
+    runs = [RuleRun(drc_rule, len(out))] + [
+        RuleRun(r, per_kind.get(r.id, 0)) for r in rules.values()
+    ]
     return out, runs, rows
 
 

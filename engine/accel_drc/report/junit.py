@@ -48,7 +48,9 @@ def to_element(result: CheckResult) -> ET.Element:
     ET.SubElement(props, "property", name="accel-drc.version", value=result.tool_version)
     kicad = result.extras.get("kicad_drc")
     if isinstance(kicad, dict):  # check --kicad-drc
-        ET.SubElement(props, "property", name="kicad.version", value=str(kicad.get("kicad_version")))
+        ET.SubElement(
+            props, "property", name="kicad.version", value=str(kicad.get("kicad_version"))
+        )
     tests = failures = errors = skipped = 0
     for run in result.rules:
         r = run.rule
