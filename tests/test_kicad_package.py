@@ -1,0 +1,193 @@
+"""``accel-drc kicad package OUT.zip``: a KiCad Plugin and Content Manager package.
+
+``metadata.json`` is validated with ``jsonschema`` against KiCad 9's own ``pcm.v1.schema.json``
+(what ``PCM_TASK_MANAGER::InstallFromFile`` validates with).  The live test installs the package
+into a KiCad 9 user folder the way the PCM's *Install from File…* extracts it (its dialog cannot be
+driven headless: see ``install_like_pcm``), starts KiCad under Xvfb and reads KiCad's own log:
+the plugin is loaded from the 3rdparty folder, its action and icons registered, its venv built
+and the plugin marked ready (the toolbar shows only ready plugins' buttons); then the venv's
+python imports the accel_drc copy the package ships.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+import zipfile
+from pathlib import Path
+
+import pytest
+from accel_drc import __version__
+from accel_drc.kicad_package import (
+    INSTALLED_FOLDER,
+    PACKAGE_ID,
+    build,
+    install_like_pcm,
+    metadata,
+    pcm_version,
+)
+from conftest import FIXTURE_BOARDS, need
+
+SCHEMA_PATHS = [
+    Path("/usr/share/kicad/schemas/pcm.v1.schema.json"),
+    Path("/usr/local/share/kicad/schemas/pcm.v1.schema.json"),
+]
+
+
+def _schema() -> dict:
+    for p in SCHEMA_PATHS:
+        if p.is_file():
+            return json.loads(p.read_text(encoding="utf-8"))
+    need(False, "KiCad's pcm.v1.schema.json is not installed (share/kicad/schemas)")
+    raise AssertionError  # unreachable
+
+
+@pytest.fixture(scope="module")
+def package(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("pcm") / "accel-drc.zip"
+    r = subprocess.run(
+        [sys.executable, "-m", "accel_drc.cli", "kicad", "package", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert r.returncode == 0, r.stderr
+    assert "sha256" in r.stdout
+    return out
+
+
+@pytest.mark.kicad
+def test_metadata_validates_against_kicads_pcm_schema(package: Path) -> None:
+    import jsonschema
+
+    schema = _schema()
+    meta = json.loads(zipfile.ZipFile(package).read("metadata.json"))
+    jsonschema.validate(meta, schema)
+    assert len(meta["versions"]) == 1  # InstallFromFile refuses anything else
+    v = meta["versions"][0]
+    assert v["runtime"] == "ipc" and v["kicad_version"] == "9.0"
+    assert v["version"] == pcm_version(__version__)
+    # a broken metadata must fail the same validation (the test can fail)
+    bad = dict(meta, identifier="-bad id")
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(bad, schema)
+
+
+def test_zip_layout_is_what_the_pcm_extracts(package: Path) -> None:
+    names = set(zipfile.ZipFile(package).namelist())
+    assert "metadata.json" in names and "resources/icon.png" in names
+    for f in (
+        "plugins/plugin.json",
+        "plugins/main.py",
+        "plugins/requirements.txt",
+        "plugins/icons/accel-drc-light-24.png",
+        "plugins/accel_drc_kicad/action.py",
+        "plugins/accel_drc/__init__.py",
+        "plugins/accel_drc/rules/classes/edge.yaml",
+        "plugins/accel_drc/report/templates/report.html.j2",
+    ):
+        assert f in names, f
+    assert not any("__pycache__" in n or "/examples/" in n for n in names)
+    # everything but metadata.json lives under a folder the PCM extracts
+    assert {n.split("/")[0] for n in names} == {"metadata.json", "plugins", "resources"}
+    plugin = json.loads(zipfile.ZipFile(package).read("plugins/plugin.json"))
+    assert plugin["identifier"] == PACKAGE_ID
+    req = zipfile.ZipFile(package).read("plugins/requirements.txt").decode()
+    assert "kicad-python>=0.8.0" in req and "numpy" in req and "accel-drc" not in req.split("#")[-1]
+    icon = zipfile.ZipFile(package).read("resources/icon.png")
+    assert icon[:8] == b"\x89PNG\r\n\x1a\n" and icon[16:24] == (64).to_bytes(4, "big") * 2
+
+
+def test_package_is_reproducible_and_refuses_bad_names(tmp_path: Path) -> None:
+    a = build(tmp_path / "a.zip")
+    b = build(tmp_path / "b.zip")
+    assert a.read_bytes() == b.read_bytes()
+    from accel_drc.errors import UsageError
+
+    with pytest.raises(UsageError):
+        build(tmp_path / "a.tar")
+    with pytest.raises(UsageError):
+        build(tmp_path)
+
+
+def test_install_like_pcm_lays_out_the_3rdparty_folder(package: Path, tmp_path: Path) -> None:
+    third = tmp_path / "3rdparty"
+    plugin_dir = install_like_pcm(package, third)
+    assert plugin_dir == third / "plugins" / INSTALLED_FOLDER
+    assert (plugin_dir / "plugin.json").is_file() and (plugin_dir / "accel_drc").is_dir()
+    assert (third / "resources" / INSTALLED_FOLDER / "icon.png").is_file()
+    reg = json.loads((third / "installed_packages.json").read_text())
+    assert [p["package"]["identifier"] for p in reg["packages"]] == [PACKAGE_ID]
+    # the shipped copy is importable from the plugin folder, as main.py arranges
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-S",
+            "-c",
+            "import sys; sys.path.insert(0, '.'); import accel_drc; print(accel_drc.__file__, accel_drc.__version__)",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=str(plugin_dir),
+        timeout=60,
+    )
+    assert r.returncode == 0, r.stderr
+    where, version = r.stdout.split()
+    assert where.startswith(str(plugin_dir)) and version == __version__
+
+
+def test_metadata_version_is_pcm_shaped() -> None:
+    assert pcm_version("1.2.3") == "1.2.3"
+    assert pcm_version("1.2.3rc1") == "1.2.3"
+    assert metadata()["versions"][0]["status"] in ("stable", "testing")
+
+
+@pytest.mark.kicad
+@pytest.mark.slow
+def test_kicad_loads_the_pcm_installed_plugin(package: Path, xvfb_run: str, tmp_path: Path) -> None:
+    """KiCad 9 under Xvfb loads the PCM-installed plugin and marks it ready (its button)."""
+    try:
+        import kipy  # noqa: F401
+    except ImportError:
+        need(False, "kicad-python (kipy) is not installed")
+    from kicad_live import LiveKiCad
+
+    docs = tmp_path / "documents"
+    third = docs / "kicad" / "9.0" / "3rdparty"  # PATHS::GetDefault3rdPartyPath
+    plugin_dir = install_like_pcm(package, third)
+    kicad = LiveKiCad(
+        FIXTURE_BOARDS["coral-tpu-m2-adapter"],
+        tmp_path / "kicad",
+        extra_env={"KICAD_DOCUMENTS_HOME": str(docs)},
+    )
+    with kicad:
+        deadline = time.monotonic() + 300  # the venv: pip installs numpy, shapely, …
+        text = ""
+        while time.monotonic() < deadline:
+            text = kicad.log.read_text(errors="replace")
+            if f"marking {PACKAGE_ID} as ready" in text:
+                break
+            time.sleep(2)
+        assert f"loading plugin from {plugin_dir / 'plugin.json'}" in text, text[-3000:]
+        assert f"loaded action {PACKAGE_ID}.accel-drc-check" in text
+        assert f"marking {PACKAGE_ID} as ready" in text, text[-3000:]
+        venv_python = (
+            kicad.workdir / "xdg_cache/kicad/9.0/python-environments" / PACKAGE_ID / "bin/python"
+        )
+        r = subprocess.run(
+            [
+                str(venv_python),
+                "-c",
+                "import sys; sys.path.insert(0, '.'); import accel_drc, accel_drc.pipeline, kipy;"
+                " print(accel_drc.__file__, accel_drc.__version__)",
+            ],
+            capture_output=True,
+            text=True,
+            cwd=str(plugin_dir),  # KiCad runs main.py with the plugin folder as cwd
+            timeout=120,
+        )
+        assert r.returncode == 0, r.stderr
+        where, version = r.stdout.split()
+        assert where.startswith(str(plugin_dir)) and version == __version__
