@@ -41,8 +41,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = _Parser(
         prog="accel-drc",
         description="Design-rule checker for AI-accelerator boards (training, inference, edge).",
-        epilog=f"examples: a bundled example board is in {example_dir()} "
-        "(accel-drc check --example checks it)",
+        epilog="examples: the bundled example boards (accel-drc check --example checks one):\n  "
+        + example_dir(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,  # keep the path on one line
     )
     p.add_argument("--version", action="version", version=f"accel-drc {__version__}")
     p.add_argument("-v", "--verbose", action="store_true", help="log progress and details")
