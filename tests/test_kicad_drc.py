@@ -312,3 +312,21 @@ def test_real_kicad_cli_violations_fail_the_gate(kicad_cli: str, tmp_path: Path)
     ids = {res["ruleId"] for res in doc["runs"][0]["results"]}
     assert "kicad.clearance" in ids and "kicad.unconnected_items" in ids
     assert doc["runs"][0]["tool"]["extensions"][0]["name"].startswith("KiCad DRC")
+
+
+@pytest.mark.kicad
+def test_bad_board_with_kicad_drc_is_bad_input_and_leaves_no_kicad_cli(
+    kicad_cli: str, tmp_path: Path
+) -> None:
+    """accel-drc's reader refuses the board while kicad-cli runs: exit 3, one line, and the
+    kicad-cli it started is ended (no orphan writing into a temp folder)."""
+    import os
+
+    bad = tmp_path / "bad.kicad_pcb"
+    bad.write_text("(kicad_pcb (version 20241229) (generator pcbnew)\n", encoding="utf-8")
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    r = _cli("check", str(bad), "--kicad-drc", env={"TMPDIR": str(scratch)})
+    assert r.returncode == 3, r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1 and "bad.kicad_pcb" in r.stderr
+    assert os.listdir(scratch) == []  # kicad-cli's report folder is gone with it

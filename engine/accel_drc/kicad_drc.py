@@ -187,6 +187,86 @@ def run(
     """Run ``kicad-cli pcb drc`` on ``board_path`` and read its JSON report.
 
     No kicad-cli: :class:`UsageError` (exit 1) naming how to install it, never a silent skip."""
+    return start(board_path, schematic_parity, kicad_cli, timeout).result()
+
+
+class Pending:
+    """A ``kicad-cli pcb drc`` process running while accel-drc checks the board (kicad-cli is
+    one process on one core; the checks use the other).  :meth:`result` waits for it and reads
+    its report; :meth:`cancel` ends it (and its temp folder) when the check fails first."""
+
+    def __init__(self, board_path: str, schematic_parity: bool, exe: str, timeout: float) -> None:
+        self.board_path = board_path
+        self.timeout = timeout
+        self._tmp = tempfile.mkdtemp(prefix="accel-drc-kicad-")
+        self._out = os.path.join(self._tmp, "drc.json")
+        cmd = [exe, "pcb", "drc", "--format", "json", "--severity-all", "--units", "mm"]
+        if schematic_parity:
+            cmd.append("--schematic-parity")
+        self.shown = [*cmd[1:], "-o", "drc.json", os.path.basename(board_path)]
+        cmd += ["-o", self._out, board_path]
+        log.info("running %s", " ".join(cmd))
+        try:
+            self._proc: subprocess.Popen[str] | None = subprocess.Popen(
+                cmd,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                stdin=subprocess.DEVNULL,
+                text=True,
+            )
+        except OSError as exc:
+            shutil.rmtree(self._tmp, ignore_errors=True)
+            raise UsageError(f"{exe}: cannot run kicad-cli: {exc.strerror or exc}") from None
+
+    def result(self) -> KicadDrcRun:
+        proc = self._proc
+        assert proc is not None, "result() after cancel()"
+        try:
+            try:
+                out, err = proc.communicate(timeout=self.timeout)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.communicate()
+                raise KicadCliError(
+                    f"kicad-cli pcb drc did not finish in {self.timeout:.0f} s"
+                ) from None
+            if not os.path.isfile(self._out):
+                said = (err or out or "").strip().splitlines()
+                raise KicadCliError(
+                    f"{self.board_path}: kicad-cli pcb drc wrote no report (exit {proc.returncode})"
+                    + (f": {said[-1]}" if said else "")
+                )
+            try:
+                report = json.loads(Path(self._out).read_text(encoding="utf-8"))
+            except ValueError as exc:
+                raise KicadCliError(f"kicad-cli's DRC report is not JSON: {exc}") from None
+        finally:
+            self._proc = None
+            shutil.rmtree(self._tmp, ignore_errors=True)
+        pro = Path(self.board_path).with_suffix(".kicad_pro")
+        return from_report(
+            report,
+            exclusions=read_exclusions(pro),
+            command=["kicad-cli", *self.shown],
+            project_file=str(pro) if pro.is_file() else None,
+        )
+
+    def cancel(self) -> None:
+        proc, self._proc = self._proc, None
+        if proc is not None and proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+        shutil.rmtree(self._tmp, ignore_errors=True)
+
+
+def start(
+    board_path: str,
+    schematic_parity: bool = False,
+    kicad_cli: str | None = None,
+    timeout: float = 3600.0,
+) -> Pending:
+    """Check the arguments and that kicad-cli exists (usage errors now), then start it;
+    ``.result()`` waits for it."""
     if not board_path.endswith(".kicad_pcb"):
         raise UsageError(
             f"{board_path}: --kicad-drc needs a .kicad_pcb (KiCad checks its own files)"
@@ -194,86 +274,14 @@ def run(
     exe = kicad_cli or find_kicad_cli()
     if exe is None:
         raise UsageError(INSTALL_HINT)
+    if not os.path.isfile(board_path):
+        raise InputError(board_path, "no such file")
     if schematic_parity and not Path(board_path).with_suffix(".kicad_sch").is_file():
         raise UsageError(
             f"{board_path}: --kicad-drc-parity needs the schematic beside the board "
             f"({Path(board_path).with_suffix('.kicad_sch').name})"
         )
-    with tempfile.TemporaryDirectory(prefix="accel-drc-kicad-") as tmp:
-        out = os.path.join(tmp, "drc.json")
-        cmd = [exe, "pcb", "drc", "--format", "json", "--severity-all", "--units", "mm"]
-        if schematic_parity:
-            cmd.append("--schematic-parity")
-        cmd += ["-o", out, board_path]
-        log.info("running %s", " ".join(cmd))
-        try:
-            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
-        except OSError as exc:
-            raise UsageError(f"{exe}: cannot run kicad-cli: {exc.strerror or exc}") from None
-        except subprocess.TimeoutExpired:
-            raise KicadCliError(f"kicad-cli pcb drc did not finish in {timeout:.0f} s") from None
-        if not os.path.isfile(out):
-            said = (proc.stderr or proc.stdout or "").strip().splitlines()
-            raise KicadCliError(
-                f"{board_path}: kicad-cli pcb drc wrote no report (exit {proc.returncode})"
-                + (f": {said[-1]}" if said else "")
-            )
-        try:
-            report = json.loads(Path(out).read_text(encoding="utf-8"))
-        except ValueError as exc:
-            raise KicadCliError(f"kicad-cli's DRC report is not JSON: {exc}") from None
-    pro = Path(board_path).with_suffix(".kicad_pro")
-    return from_report(
-        report,
-        exclusions=read_exclusions(pro),
-        command=["kicad-cli", *cmd[1:-3], "-o", "drc.json", os.path.basename(board_path)],
-        project_file=str(pro) if pro.is_file() else None,
-    )
-
-
-class Pending:
-    """A ``kicad-cli pcb drc`` running on a background thread while accel-drc checks the board
-    (kicad-cli is one process on one core; the checks use the other)."""
-
-    def __init__(self, board_path: str, schematic_parity: bool, kicad_cli: str) -> None:
-        import threading
-
-        self._out: KicadDrcRun | None = None
-        self._exc: BaseException | None = None
-
-        def work() -> None:
-            try:
-                self._out = run(board_path, schematic_parity, kicad_cli)
-            except BaseException as exc:  # re-raised in the caller's thread by result()
-                self._exc = exc
-
-        self._thread = threading.Thread(target=work, name="kicad-cli-drc", daemon=True)
-        self._thread.start()
-
-    def result(self) -> KicadDrcRun:
-        self._thread.join()
-        if self._exc is not None:
-            raise self._exc
-        assert self._out is not None
-        return self._out
-
-
-def start(board_path: str, schematic_parity: bool = False) -> Pending:
-    """Check the arguments and that kicad-cli exists (usage errors now), then run it in the
-    background; ``.result()`` waits for it."""
-    if not board_path.endswith(".kicad_pcb"):
-        raise UsageError(
-            f"{board_path}: --kicad-drc needs a .kicad_pcb (KiCad checks its own files)"
-        )
-    exe = find_kicad_cli()
-    if exe is None:
-        raise UsageError(INSTALL_HINT)
-    if schematic_parity and not Path(board_path).with_suffix(".kicad_sch").is_file():
-        raise UsageError(
-            f"{board_path}: --kicad-drc-parity needs the schematic beside the board "
-            f"({Path(board_path).with_suffix('.kicad_sch').name})"
-        )
-    return Pending(board_path, schematic_parity, exe)
+    return Pending(board_path, schematic_parity, exe, timeout)
 
 
 def from_report(

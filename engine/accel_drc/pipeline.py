@@ -387,8 +387,9 @@ def check_board(
 
     ``board_class`` (the CLI's ``--class``) beats the config's ``class:``, which beats the
     classifier.  ``board_file`` is the path reports point at (default ``board.source``).
-    ``kicad_drc`` (a :class:`accel_drc.kicad_drc.KicadDrcRun`) adds KiCad's own DRC findings,
-    the board's KiCad exclusions applied, under the same waivers and verdict.
+    ``kicad_drc`` (a :class:`accel_drc.kicad_drc.KicadDrcRun`, or a ``Pending`` run still going,
+    waited for after accel-drc's own checks) adds KiCad's own DRC findings, the board's KiCad
+    exclusions applied, under the same waivers and verdict.
     """
     lib = library if library is not None else load_library()
     cfg = _as_config(config)
@@ -466,6 +467,9 @@ def check_board(
     kicad_rows: list[dict[str, Any]] = []
     if kicad_drc is not None:  # KiCad's DRC: its exclusions first, then our waivers on the rest
         from .kicad_drc import findings as kicad_findings
+
+        if hasattr(kicad_drc, "result"):  # still running beside our checks: wait for it now
+            kicad_drc = kicad_drc.result()
 
         got, kicad_runs, kicad_rows = kicad_findings(kicad_drc)
         runs.extend(kicad_runs)
@@ -642,23 +646,32 @@ def run_check(args: Any) -> int:
         from . import kicad_drc
 
         kicad = kicad_drc.start(args.board, getattr(args, "kicad_drc_parity", False))
-    board = read_board(args.board)
-    lib = load_library()
-    cfg = load_config(getattr(args, "config", None), args.board, lib)
+    try:
+        board = read_board(args.board)
+        lib = load_library()
+        cfg = load_config(getattr(args, "config", None), args.board, lib)
+    except BaseException:  # the board or config is bad: no orphaned kicad-cli
+        if kicad is not None:
+            kicad.cancel()
+        raise
 
     def progress(k: int, n: int, what: str) -> None:
         msg = f"accel-drc: checking [{k}/{n}] {what}"
         print(f"\r{msg[:100]:<100}", file=sys.stderr, end="" if k < n else "\n", flush=True)
 
-    result = check_board(
-        board,
-        cfg,
-        board_class=getattr(args, "board_class", None),
-        board_file=args.board,
-        library=lib,
-        progress=progress if tty else None,
-        kicad_drc=kicad.result() if kicad is not None else None,
-    )
+    try:
+        result = check_board(
+            board,
+            cfg,
+            board_class=getattr(args, "board_class", None),
+            board_file=args.board,
+            library=lib,
+            progress=progress if tty else None,
+            kicad_drc=kicad,  # a kicad_drc.Pending: waited for after our own checks
+        )
+    finally:
+        if kicad is not None:
+            kicad.cancel()  # a no-op once its result was read
     try:
         write_outputs(result, board, **outputs)
     except OSError as exc:
