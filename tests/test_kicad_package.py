@@ -5,8 +5,9 @@
 into a KiCad 9 user folder the way the PCM's *Install from File…* extracts it (its dialog cannot be
 driven headless: see ``install_like_pcm``), starts KiCad under Xvfb and reads KiCad's own log:
 the plugin is loaded from the 3rdparty folder, its action and icons registered, its venv built
-and the plugin marked ready (the toolbar shows only ready plugins' buttons); then the venv's
-python imports the accel_drc copy the package ships.
+and the plugin marked ready; then a screenshot of the Xvfb screen (``xwd``) shows the button's
+icon in the PCB editor's top toolbar (and not before the plugin was ready), and the venv's python
+imports the accel_drc copy the package ships.
 """
 
 from __future__ import annotations
@@ -144,6 +145,59 @@ def test_metadata_version_is_pcm_shaped() -> None:
     assert metadata()["versions"][0]["status"] in ("stable", "testing")
 
 
+#: the toolbar icon's board colour, light and dark variants (accel_drc_kicad.bundle._sample)
+ICON_GREENS = ((0x1B, 0x7A, 0x3D), (0x5F, 0xC2, 0x7E))
+
+
+def _x_display(pgid: int) -> tuple[str, str]:
+    """DISPLAY and XAUTHORITY of the pcbnew that ``xvfb-run`` started (process group ``pgid``)."""
+    import os
+
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            if os.getpgid(int(pid)) != pgid:
+                continue
+            raw = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        env = dict(e.split(b"=", 1) for e in raw if b"=" in e)
+        if env.get(b"DISPLAY"):
+            return env[b"DISPLAY"].decode(), env.get(b"XAUTHORITY", b"").decode()
+    raise AssertionError("no process of KiCad's group has a DISPLAY")
+
+
+def _icon_pixels(display: str, xauth: str) -> list[tuple[int, int]]:
+    """Screen pixels (x, y) of exactly the icon's board green, from an ``xwd`` of the root
+    window (XWD: a big-endian header, a colour map, then ZPixmap rows; 32 bits a pixel here)."""
+    import os
+    import shutil
+    import struct
+
+    xwd = shutil.which("xwd")
+    need(xwd is not None, "xwd (x11-apps) is not installed")
+    r = subprocess.run(
+        [str(xwd), "-root", "-silent", "-display", display],
+        capture_output=True,
+        env=dict(os.environ, XAUTHORITY=xauth),
+        timeout=60,
+    )
+    assert r.returncode == 0, r.stderr
+    data = r.stdout
+    h = struct.unpack(">25I", data[:100])
+    header, width, height, order, bpl, ncolors = h[0], h[4], h[5], h[7], h[12], h[19]
+    assert bpl >= 4 * width, "expected 32-bit pixels"
+    px = memoryview(data)[header + 12 * ncolors :]
+    out = []
+    for y in range(height):
+        row = bytes(px[y * bpl : y * bpl + 4 * width])
+        for x in range(width):
+            b = row[4 * x : 4 * x + 4]
+            rgb = (b[2], b[1], b[0]) if order == 0 else (b[1], b[2], b[3])
+            if rgb in ICON_GREENS:
+                out.append((x, y))
+    return out
+
+
 @pytest.mark.kicad
 @pytest.mark.slow
 def test_kicad_loads_the_pcm_installed_plugin(package: Path, xvfb_run: str, tmp_path: Path) -> None:
@@ -163,6 +217,9 @@ def test_kicad_loads_the_pcm_installed_plugin(package: Path, xvfb_run: str, tmp_
         extra_env={"KICAD_DOCUMENTS_HOME": str(docs)},
     )
     with kicad:
+        display, xauth = _x_display(kicad.proc.pid)  # type: ignore[union-attr]
+        before = _icon_pixels(display, xauth)
+        ready_early = f"marking {PACKAGE_ID} as ready" in kicad.log.read_text(errors="replace")
         deadline = time.monotonic() + 300  # the venv: pip installs numpy, shapely, …
         text = ""
         while time.monotonic() < deadline:
@@ -173,6 +230,21 @@ def test_kicad_loads_the_pcm_installed_plugin(package: Path, xvfb_run: str, tmp_
         assert f"loading plugin from {plugin_dir / 'plugin.json'}" in text, text[-3000:]
         assert f"loaded action {PACKAGE_ID}.accel-drc-check" in text
         assert f"marking {PACKAGE_ID} as ready" in text, text[-3000:]
+        # the button itself: the icon's green in the PCB editor's top toolbar, in one 24 px
+        # square, and (when the screen was taken before the plugin was ready) not there before
+        time.sleep(3)  # KiCad rebuilds the toolbar on the availability event
+        after = _icon_pixels(display, xauth)
+        assert len(after) >= 20, f"no accel-drc button on screen ({len(after)} icon pixels)"
+        xs, ys = [p[0] for p in after], [p[1] for p in after]
+        assert max(xs) - min(xs) < 24 and max(ys) - min(ys) < 24, (
+            min(xs),
+            max(xs),
+            min(ys),
+            max(ys),
+        )
+        assert max(ys) < 100, "the button is not in the top toolbar"
+        if not ready_early:
+            assert len(before) < len(after) // 4, (len(before), len(after))
         venv_python = (
             kicad.workdir / "xdg_cache/kicad/9.0/python-environments" / PACKAGE_ID / "bin/python"
         )
