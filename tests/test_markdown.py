@@ -84,3 +84,8 @@ def test_render_caps_the_table_and_counts_the_rest() -> None:
     assert len(rows) == 15
     assert "… and 25 more." in md
     assert "m\\|n" in md
+
+
+def test_report_url_none_drops_the_link(tmp_path: Path) -> None:
+    _, md = _run(tmp_path, "--html", str(tmp_path / "r.html"), "--report-url", "none")
+    assert "Full report" not in md

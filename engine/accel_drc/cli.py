@@ -72,7 +72,7 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument(
         "--report-url",
         metavar="URL",
-        help="the Markdown's link to the full report (default: --html)",
+        help="the Markdown's link to the full report (default: --html; 'none': no link)",
     )
     c.add_argument(
         "--kicad-drc",

@@ -583,7 +583,8 @@ def write_outputs(
     if markdown:
         from .report import markdown as markdown_report
 
-        markdown_report.write(markdown, result, report_url or _relative_link(html, markdown))
+        link = None if report_url == "none" else report_url or _relative_link(html, markdown)
+        markdown_report.write(markdown, result, link)
     if html:
         try:
             from .report import html as html_report
