@@ -153,6 +153,12 @@ def test_kicad_cli_excluded_flag_is_honoured_without_a_stored_string() -> None:
     assert rows == []
 
 
+def test_exclusion_severity_word_is_an_exclusion() -> None:
+    v = _entry("clearance", [U1], [(0, 0)], severity="exclusion")
+    found, _, _ = kicad_drc.findings(from_report(_report([v], version="10.0.1")))
+    assert found[0].status == Status.WAIVED
+
+
 def test_findings_carry_kicad_facts_and_measured_basis() -> None:
     v = _entry(
         "clearance", [U1], [(1.5, 2.5)], severity="warning", description="Clearance violation"

@@ -369,7 +369,7 @@ def findings(drc: KicadDrcRun) -> tuple[list[Finding], list[RuleRun], list[dict[
                 ],
                 "basis": {"kicad_drc": "measured"},
             }
-            if v.get("excluded"):
+            if v.get("excluded") or sev_word == "exclusion":  # 9: a flag; a severity word too
                 ev["kicad_excluded"] = True
             if v.get("comment"):
                 ev["kicad_comment"] = str(v["comment"])
