@@ -351,6 +351,7 @@ def findings(drc: KicadDrcRun) -> tuple[list[Finding], list[RuleRun], list[dict[
             pos = next((p for p in (_item_pos(i, scale) for i in items) if p is not None), None)
             descs = [str(i.get("description", "")) for i in items]
             net = next((m.group(1) for d in descs for m in [_NET.search(d)] if m), None)
+            net = None if net in ("<no net>", "") else net
             layer = next((m.group(1) for d in descs for m in [_LAYER.search(d)] if m), None)
             rule = rules.setdefault(kind, _rule(kind, severity, description, version))
             message = description + (": " + "; ".join(d for d in descs if d) if descs else "")
