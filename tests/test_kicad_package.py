@@ -115,12 +115,18 @@ def test_package_is_reproducible_and_refuses_bad_names(tmp_path: Path) -> None:
 
 def test_install_like_pcm_lays_out_the_3rdparty_folder(package: Path, tmp_path: Path) -> None:
     third = tmp_path / "3rdparty"
-    plugin_dir = install_like_pcm(package, third)
+    settings = tmp_path / "config" / "9.0"
+    plugin_dir = install_like_pcm(package, third, settings)
     assert plugin_dir == third / "plugins" / INSTALLED_FOLDER
     assert (plugin_dir / "plugin.json").is_file() and (plugin_dir / "accel_drc").is_dir()
     assert (third / "resources" / INSTALLED_FOLDER / "icon.png").is_file()
-    reg = json.loads((third / "installed_packages.json").read_text())
+    assert sorted(p.name for p in third.iterdir()) == ["plugins", "resources"]
+    reg = json.loads((settings / "installed_packages.json").read_text())
     assert [p["package"]["identifier"] for p in reg["packages"]] == [PACKAGE_ID]
+    assert set(reg["packages"][0]) == {
+        "package", "current_version", "repository_id", "repository_name", "install_timestamp",
+        "pinned",
+    }  # fmt: skip
     # the shipped copy is importable from the plugin folder, as main.py arranges
     r = subprocess.run(
         [
@@ -168,7 +174,7 @@ def _x_display(pgid: int) -> tuple[str, str]:
 
 def _icon_pixels(display: str, xauth: str) -> list[tuple[int, int]]:
     """Screen pixels (x, y) of exactly the icon's board green, from an ``xwd`` of the root
-    window (XWD: a big-endian header, a colour map, then ZPixmap rows; 32 bits a pixel here)."""
+    window (XWD: a big-endian header, a colour map, then ZPixmap rows of ``bits_per_pixel``)."""
     import os
     import shutil
     import struct
@@ -185,14 +191,15 @@ def _icon_pixels(display: str, xauth: str) -> list[tuple[int, int]]:
     data = r.stdout
     h = struct.unpack(">25I", data[:100])
     header, width, height, order, bpl, ncolors = h[0], h[4], h[5], h[7], h[12], h[19]
-    assert bpl >= 4 * width, "expected 32-bit pixels"
+    size = h[11] // 8  # bytes a pixel: 3 on Xvfb's 24-bit screen (rows padded to 5120 bytes)
+    assert size in (3, 4) and bpl >= size * width, h
     px = memoryview(data)[header + 12 * ncolors :]
     out = []
     for y in range(height):
-        row = bytes(px[y * bpl : y * bpl + 4 * width])
+        row = bytes(px[y * bpl : y * bpl + size * width])
         for x in range(width):
-            b = row[4 * x : 4 * x + 4]
-            rgb = (b[2], b[1], b[0]) if order == 0 else (b[1], b[2], b[3])
+            b = row[size * x : size * x + size]
+            rgb = (b[2], b[1], b[0]) if order == 0 else (b[-3], b[-2], b[-1])
             if rgb in ICON_GREENS:
                 out.append((x, y))
     return out
@@ -210,12 +217,13 @@ def test_kicad_loads_the_pcm_installed_plugin(package: Path, xvfb_run: str, tmp_
 
     docs = tmp_path / "documents"
     third = docs / "kicad" / "9.0" / "3rdparty"  # PATHS::GetDefault3rdPartyPath
-    plugin_dir = install_like_pcm(package, third)
     kicad = LiveKiCad(
         FIXTURE_BOARDS["coral-tpu-m2-adapter"],
         tmp_path / "kicad",
         extra_env={"KICAD_DOCUMENTS_HOME": str(docs)},
     )
+    kicad._prepare()  # its scratch KICAD_CONFIG_HOME gets the PCM's installed_packages.json
+    plugin_dir = install_like_pcm(package, third, kicad.config / "9.0")
     with kicad:
         display, xauth = _x_display(kicad.proc.pid)  # type: ignore[union-attr]
         before = _icon_pixels(display, xauth)

@@ -189,12 +189,20 @@ def build(out_zip: str | os.PathLike[str], kicad_version: str = "9.0") -> Path:
     return out
 
 
-def install_like_pcm(package: str | os.PathLike[str], third_party: str | os.PathLike[str]) -> Path:
+def install_like_pcm(
+    package: str | os.PathLike[str],
+    third_party: str | os.PathLike[str],
+    settings_dir: str | os.PathLike[str] | None = None,
+) -> Path:
     """Extract ``package`` into a KiCad 3rdparty folder exactly as ``PCM_TASK_MANAGER::extract``
     does (``<folder>/<rest>`` -> ``<3rdparty>/<folder>/<id with '.' -> '_'>/<rest>``, root files
-    and unknown folders skipped) and record it in ``installed_packages.json`` as
-    ``PLUGIN_CONTENT_MANAGER::MarkInstalled`` does; returns the plugin folder.  For tests and
-    headless installs where the PCM dialog cannot be clicked."""
+    and unknown folders skipped) and, given KiCad's settings folder (``~/.config/kicad/9.0``),
+    record it in ``installed_packages.json`` there as ``PLUGIN_CONTENT_MANAGER::MarkInstalled``
+    and the dialog's close do; returns the plugin folder.  For tests and headless installs where
+    the PCM dialog is not clicked.  Checked against KiCad 9.0.8's own *Install from File…*
+    driven under Xvfb: the extracted trees are byte-identical, and the registry entry has the
+    same keys (``package``, ``current_version``, ``repository_id``, ``repository_name: "Local
+    file"``, ``install_timestamp``, ``pinned``)."""
     known = {
         "plugins",
         "footprints",
@@ -218,7 +226,10 @@ def install_like_pcm(package: str | os.PathLike[str], third_party: str | os.Path
             target = base.joinpath(parts[0], clean, *parts[1:])
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(zf.read(info))
-    registry = base / "installed_packages.json"
+    if settings_dir is None:
+        return base / "plugins" / clean
+    registry = Path(settings_dir) / "installed_packages.json"
+    registry.parent.mkdir(parents=True, exist_ok=True)
     try:
         doc = json.loads(registry.read_text(encoding="utf-8"))
     except (OSError, ValueError):
