@@ -271,3 +271,137 @@ def test_kicad_loads_the_pcm_installed_plugin(package: Path, xvfb_run: str, tmp_
         assert r.returncode == 0, r.stderr
         where, version = r.stdout.split()
         assert where.startswith(str(plugin_dir)) and version == __version__
+
+
+@pytest.mark.kicad
+@pytest.mark.slow
+def test_kicads_own_install_from_file(package: Path, xvfb_run: str, tmp_path: Path) -> None:
+    """KiCad 9's Plugin and Content Manager, driven under Xvfb with xdotool as a user would:
+    Ctrl+M in the project manager, *Install from File…*, the zip's path in the file chooser,
+    *Close*.  KiCad accepts the package, extracts exactly the tree ``install_like_pcm`` lays out,
+    and records it as installed from a local file.  (Offline, the PCM first says it cannot
+    download KiCad's repository: that error box is dismissed.)"""
+    import os
+    import shutil
+
+    xdotool = shutil.which("xdotool")
+    need(xdotool is not None, "xdotool is not installed")
+    from kicad_live import LiveKiCad
+
+    docs = tmp_path / "documents"
+    kicad = LiveKiCad(
+        FIXTURE_BOARDS["coral-tpu-m2-adapter"],
+        tmp_path / "kicad",
+        extra_env={"KICAD_DOCUMENTS_HOME": str(docs)},
+    )
+    kicad._prepare()
+    with open(kicad.log, "wb") as log:
+        proc = subprocess.Popen(
+            [xvfb_run, "-a", "kicad"],
+            env=kicad.env(),
+            cwd=str(kicad.board_dir),
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            try:
+                display, xauth = _x_display(proc.pid)
+                break
+            except AssertionError:
+                assert time.monotonic() < deadline, "KiCad never got a display"
+                time.sleep(1)
+        env = dict(os.environ, DISPLAY=display, XAUTHORITY=xauth)
+
+        def x(*args: str) -> str:
+            r = subprocess.run(
+                [str(xdotool), *args], env=env, capture_output=True, text=True, timeout=60
+            )
+            return r.stdout.strip()
+
+        def window(title: str, timeout: float = 120) -> str:
+            end = time.monotonic() + timeout
+            while time.monotonic() < end:
+                got = x("search", "--onlyvisible", "--name", f"^{title}$").split()
+                if got:
+                    return got[0]
+                time.sleep(1)
+            raise AssertionError(
+                f"no window {title!r}: {kicad.log.read_text(errors='replace')[-1500:]}"
+            )
+
+        def dismiss_errors(quiet_s: float = 4) -> None:
+            end = time.monotonic() + quiet_s
+            while time.monotonic() < end:
+                for w in x("search", "--onlyvisible", "--name", "^KiCad Error$").split():
+                    x("key", "--window", w, "Return")
+                    end = time.monotonic() + quiet_s
+                time.sleep(0.5)
+
+        def click(win: str, dx: int, dy: int) -> None:
+            """Click at (dx, dy) from the window's left (right if negative) and bottom edge."""
+            geo = dict(
+                line.split("=", 1) for line in x("getwindowgeometry", "--shell", win).splitlines()
+            )
+            left, top, w, h = (int(geo[k]) for k in ("X", "Y", "WIDTH", "HEIGHT"))
+            px = left + dx if dx >= 0 else left + w + dx
+            x("mousemove", str(px), str(top + h - dy), "click", "1")
+
+        main = window("KiCad 9.0")
+        time.sleep(2)
+        x("windowfocus", main)
+        x("key", "--window", main, "ctrl+m")
+        pcm = window("Plugin And Content Manager")
+        dismiss_errors()
+        x("windowraise", pcm)
+        click(pcm, 178, 23)  # "Install from File..." (bottom row, second button)
+        chooser = window("Install Package", timeout=30)
+        x("windowfocus", chooser)
+        x("key", "--window", chooser, "ctrl+l")
+        time.sleep(1)
+        x("type", "--window", chooser, "--delay", "20", str(package))
+        time.sleep(1)
+        x("key", "--window", chooser, "Return")
+        third = docs / "kicad" / "9.0" / "3rdparty"
+        target = third / "plugins" / INSTALLED_FOLDER / "plugin.json"
+        end = time.monotonic() + 60
+        while not target.is_file() and time.monotonic() < end:
+            time.sleep(1)
+        assert target.is_file(), "KiCad's PCM did not install the package"
+        time.sleep(2)
+        dismiss_errors()
+        x("windowraise", pcm)
+        click(pcm, -60, 23)  # "Close": the dialog writes installed_packages.json
+        registry = kicad.config / "9.0" / "installed_packages.json"
+        end = time.monotonic() + 30
+        while not registry.is_file() and time.monotonic() < end:
+            time.sleep(1)
+        reg = json.loads(registry.read_text(encoding="utf-8"))
+        (entry,) = [p for p in reg["packages"] if p["package"]["identifier"] == PACKAGE_ID]
+        assert entry["repository_name"] == "Local file"
+        assert entry["current_version"] == pcm_version(__version__)
+    finally:  # KiCad and its Xvfb: their own process group, ended by its id
+        import signal
+
+        try:
+            os.killpg(proc.pid, signal.SIGTERM)
+            proc.wait(timeout=15)
+        except ProcessLookupError:
+            pass
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=15)
+    # what KiCad extracted is exactly what install_like_pcm lays out, byte for byte
+    ref = tmp_path / "ref"
+    install_like_pcm(package, ref)
+    for folder in ("plugins", "resources"):
+        mine = {
+            p.relative_to(ref): p.read_bytes() for p in (ref / folder).rglob("*") if p.is_file()
+        }
+        kicads = {
+            p.relative_to(third): p.read_bytes() for p in (third / folder).rglob("*") if p.is_file()
+        }
+        assert mine == kicads, folder
