@@ -1,9 +1,10 @@
 """``accel-drc kicad package OUT.zip``: a KiCad Plugin and Content Manager package.
 
 ``metadata.json`` is validated with ``jsonschema`` against KiCad 9's own ``pcm.v1.schema.json``
-(what ``PCM_TASK_MANAGER::InstallFromFile`` validates with).  The live test installs the package
-into a KiCad 9 user folder the way the PCM's *Install from File…* extracts it (its dialog cannot be
-driven headless: see ``install_like_pcm``), starts KiCad under Xvfb and reads KiCad's own log:
+(what ``PCM_TASK_MANAGER::InstallFromFile`` validates with).  One live test clicks KiCad's own
+*Install from File…* (xdotool under Xvfb) and checks KiCad extracts exactly what
+``install_like_pcm`` lays out; the other installs the package that way into a KiCad 9 user
+folder, starts the PCB editor under Xvfb and reads KiCad's own log:
 the plugin is loaded from the 3rdparty folder, its action and icons registered, its venv built
 and the plugin marked ready; then a screenshot of the Xvfb screen (``xwd``) shows the button's
 icon in the PCB editor's top toolbar (and not before the plugin was ready), and the venv's python
