@@ -253,8 +253,14 @@ def test_extra_pack_loads(tmp_path):
             10,
             "unknown key 'colour' in rules.0",
         ),
-        # an unclosed flow sequence is noticed where the parser gives up, on the next key
-        ("why: our fab's Megtron 6 lot measures 0.004", "why: [unclosed", 9, "malformed YAML"),
+        # an unclosed flow sequence: the line of the '[' (the parser gives up on the next key,
+        # line 9, which the message names too)
+        (
+            "why: our fab's Megtron 6 lot measures 0.004",
+            "why: [unclosed",
+            8,
+            "never closed; the parser gave up on line 9",
+        ),
         ('version: "1"', 'version: "1"\nversion: "2"', 3, "duplicate key 'version'"),
     ],
 )

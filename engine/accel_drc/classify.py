@@ -162,16 +162,30 @@ def classify(board: Any, analysis: Any, library: Any | None = None) -> Classific
 
     # plane copper
     planes = plane_layers(board, analysis.zone_fractions, 0.25)
-    thick = []
+    thick: list[float] = []
+    by_oz: dict[float, list[str]] = {}
     if board.stackup is not None:
         th = {sl.copper_index: sl.thickness_mm for sl in board.stackup.copper()}
-        thick = [th[i] for i in planes if th.get(i)]
+        for i, nets in planes.items():
+            t = th.get(i)
+            if not t:
+                continue
+            thick.append(t)
+            what = ", ".join(n for n, _ in nets[:2]) or "typed power"
+            by_oz.setdefault(round(t * 1000 / 35.0, 2), []).append(
+                f"{board.copper_layers[i].name} ({what})"
+            )
     if thick:
+        # the heaviest plane votes (heavy core planes mark a training board); the text gives
+        # every plane's weight, as copper_weight judges them one by one
         oz = max(thick) * 1000 / 35.0
+        lo = min(thick) * 1000 / 35.0
+        rng = f"{oz:.2f} oz" if abs(oz - lo) < 0.005 else f"{lo:.2f}–{oz:.2f} oz"
+        detail = "; ".join(f"{w:.2f} oz: {', '.join(ls)}" for w, ls in sorted(by_oz.items()))
         ev.append(
             Evidence(
                 "plane copper",
-                f"{oz:.2f} oz",
+                f"{rng} ({detail})",
                 _vote(
                     {
                         c: range_score(oz, profiles[c].get("power_copper_oz", []), 0.5)

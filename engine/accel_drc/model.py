@@ -328,11 +328,37 @@ class Vias:
     uuid: Sequence[str] = ()  # a tuple, or a lazy read-only sequence decoded on access
     layer_count: int = 2
     backdrills: Mapping[int, Backdrill] = field(default_factory=dict)  # row -> backdrill
+    #: row -> the type the file declares where it is not the span's (KiCad keeps a via written
+    #: ``(via blind … (layers "F.Cu" "B.Cu"))`` as blind; its barrel is still F.Cu..B.Cu)
+    declared: Mapping[int, str] = field(default_factory=dict)
+    #: KiCad's ``(remove_unused_layers yes)``: the via has a pad only on the layers where
+    #: something connects to it (``PCB_VIA::FlashLayer``); empty = none removed
+    unused_removed: np.ndarray = field(default_factory=lambda: _empty((0,), bool))
+    #: KiCad's ``(keep_end_layers yes)``: with the above, the pads on the start and end layers stay
+    keep_end: np.ndarray = field(default_factory=lambda: _empty((0,), bool))
 
     def __len__(self) -> int:
         return int(self.drill.shape[0])
 
+    def conditional(self, layers: int) -> np.ndarray:
+        """(n, layers) bool: True where the via's pad on that copper layer exists only if
+        something connects there (KiCad's ``PCB_VIA::ConditionallyFlashed``); KiCad's own
+        connectivity then collides only the drilled hole on that layer, not the pad."""
+        n = len(self)
+        out = np.zeros((n, layers), bool)
+        if self.unused_removed.shape[0] != n or not self.unused_removed.any():
+            return out
+        out[self.unused_removed, :] = True
+        if self.keep_end.shape[0] == n:
+            rows = np.flatnonzero(self.unused_removed & self.keep_end)
+            out[rows, self.start[rows].astype(np.int64)] = False
+            out[rows, self.end[rows].astype(np.int64)] = False
+        return out
+
     def type_of(self, i: int) -> str:
+        got = self.declared.get(i)
+        if got is not None:
+            return got
         return via_type_for_span(
             int(self.start[i]), int(self.end[i]), self.layer_count, bool(self.micro[i])
         )

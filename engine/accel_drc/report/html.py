@@ -221,6 +221,15 @@ def pdn_plot(rail: Mapping[str, Any], band: tuple[float, float] | None = None) -
         f'<text class="axis" x="12" y="{mt + ph / 2:.0f}" text-anchor="middle" '
         f'transform="rotate(-90 12 {mt + ph / 2:.0f})">|Z|</text>'
     )
+    mm = rail.get("model_max_hz")
+    if isinstance(mm, (int, float)) and fmin < mm < fmax:
+        # where the board-level lumped model stops meaning much (analysis/pdn.MODEL_MAX_HZ)
+        x = X(float(mm))
+        out.append(
+            f'<line class="model-limit" x1="{x:.1f}" y1="{mt}" x2="{x:.1f}" y2="{mt + ph}"/>'
+            f'<text class="tick" x="{x + 3:.1f}" y="{mt + 11}">lumped model ends '
+            f"{escape(fmt_si(float(mm), 'Hz', 2))}</text>"
+        )
     if target:
         y = Y(target)
         out.append(
@@ -674,6 +683,11 @@ def _rails(result: CheckResult) -> list[dict[str, Any]]:
                 "plane_c": fmt_si(rail.get("plane_capacitance_f"), "F"),
                 "decaps": len(decaps) if isinstance(decaps, list) else 0,
                 "plot": pdn_plot(rail, rb),
+                "role": str(rail.get("role") or ""),
+                "role_basis": str(rail.get("role_basis") or ""),
+                "role_evidence": str(rail.get("role_evidence") or ""),
+                "need_load": [str(n) for n in rail.get("need_load") or []],
+                "model_band": str(rail.get("model_band") or ""),
             }
         )
     return out
@@ -974,14 +988,22 @@ def _initial_layers(board: Board) -> set[int]:
     return {0, max(board.layer_count - 1, 0)}
 
 
-def render(result: CheckResult, board: Board) -> str:
-    """The whole report as one HTML document (a pure function of the result and the board)."""
-    return template().render(**build_context(result, board))
+def render(result: CheckResult, board: Board, editor_note: str | None = None) -> str:
+    """The whole report as one HTML document (a pure function of the result and the board).
+
+    ``editor_note``: one sentence for the banner from the KiCad button (how many markers it
+    put where in the editor); the command line has none."""
+    return template().render(**build_context(result, board), editor_note=editor_note)
 
 
-def write(path: str | os.PathLike[str], result: CheckResult, board: Board) -> None:
+def write(
+    path: str | os.PathLike[str],
+    result: CheckResult,
+    board: Board,
+    editor_note: str | None = None,
+) -> None:
     """Render and write the report (UTF-8); parent directories are created."""
-    text = render(result, board)
+    text = render(result, board, editor_note)
     p = Path(path)
     p.parent.mkdir(parents=True, exist_ok=True)
     p.write_text(text, encoding="utf-8")
