@@ -22,6 +22,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from .analysis.channels import count_lanes
 from .analysis.nets import plane_layers
 from .packs import CLASSES, range_score
 from .results import Classification, Evidence
@@ -135,14 +136,18 @@ def classify(board: Any, analysis: Any, library: Any | None = None) -> Classific
     # PCIe generation and lanes
     gens = {}
     assumed = False
-    for g in ("pcie3", "pcie4", "pcie5", "pcie6"):
+    pcie_nets: list[int] = []
+    for g in ("pcie1", "pcie2", "pcie3", "pcie4", "pcie5", "pcie6"):
         nets = analysis.nets_by_signal(g)
         if nets:
             gens[g] = len(nets)
+            pcie_nets.extend(nets)
             assumed = assumed or any(analysis.net_signal[x].assumption for x in nets)
     if gens:
         top = max(gens, key=lambda g: int(g[-1]))
-        lanes = max(1, sum(gens.values()) // 4)  # a lane = TX pair + RX pair = 4 nets
+        # a lane = a TX pair + an RX pair; a pair continued through AC-coupling capacitors
+        # under another name (PCIE_PET -> PCIE_PET_AC) is the same channel, counted once
+        lanes, _ = count_lanes(board, pcie_nets)
         gen = int(top[-1])
         if gen >= 5:
             scores = {"training": 0.6, "inference": 1.0, "edge": 0.1}

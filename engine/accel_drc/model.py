@@ -595,6 +595,26 @@ def dp_base(net: str) -> tuple[str, str, int] | None:
     return net[:i], net[i + 1 :], polarity
 
 
+#: JEDEC's true/complement names (JESD79-4, JESD209-4): ``CK_t``/``CK_c``, ``DQS0_t``/``DQS0_c``,
+#: ``WCK_t``/``WCK_c``; only clock and strobe names, so an ``X_T``/``X_C`` pair of anything else
+#: is left alone.
+_JEDEC_DP = re.compile(r"^(.*(?:dqs|ck|clk|strobe)[a-z0-9]*)_([tc])(\d*)$", re.IGNORECASE)
+
+
+def _jedec_pairs(nets: Sequence[str], taken: set[int]) -> list[DiffPair]:
+    """Pairs KiCad's ``MatchDpSuffix`` does not see: JEDEC ``_t`` (true) / ``_c`` (complement)."""
+    halves: dict[tuple[str, str, str], int] = {}
+    for i, name in enumerate(nets):
+        m = _JEDEC_DP.match(name) if name and i not in taken else None
+        if m:
+            halves[(m.group(1), m.group(2).lower(), m.group(3))] = i
+    return [
+        DiffPair(name=base + digits, positive=p, negative=halves[(base, "c", digits)])
+        for (base, tc, digits), p in halves.items()
+        if tc == "t" and (base, "c", digits) in halves
+    ]
+
+
 def find_diff_pairs(nets: Sequence[str]) -> tuple[DiffPair, ...]:
     """All (positive, negative) net pairs, sorted by name."""
     positives: dict[tuple[str, str], int] = {}
@@ -611,5 +631,6 @@ def find_diff_pairs(nets: Sequence[str]) -> tuple[DiffPair, ...]:
         if key in negatives
         for base, suffix in (key,)
     ]
+    pairs += _jedec_pairs(nets, {i for d in pairs for i in (d.positive, d.negative)})
     pairs.sort(key=lambda d: d.name)
     return tuple(pairs)

@@ -37,6 +37,7 @@ CHECK_KINDS = (
     "impedance",
     "via_stub",
     "pdn_impedance",
+    "open_channel",
 )
 
 # ---------------------------------------------------------------------------------------------
@@ -582,6 +583,11 @@ PARAM_SCHEMAS: dict[str, dict[str, Any]] = {
             "min_fres_ratio": {"type": ["number", "null"], "exclusiveMinimum": 0},
             "require_backdrill": {"type": "boolean"},
         },
+    },
+    "open_channel": {
+        "type": "object",
+        "additionalProperties": False,
+        "properties": {"unknown_pairs": {"type": "boolean"}},
     },
     "pdn_impedance": {
         "type": "object",

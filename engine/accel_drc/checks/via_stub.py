@@ -117,9 +117,13 @@ def check_via_stub(ctx: CheckContext, rule: Rule) -> CheckOutcome:
         return out
     stubs: ViaStubs = ctx.analysis.via_stubs
     idx = stubs.rows_for_nets(nets)
-    # a barrel the net does not use on any layer carries no signal: nothing to check
-    idx = idx[stubs.connected[idx].any(axis=1)] if len(idx) else idx
+    # a barrel the net does not use on any layer carries no signal: nothing to check; a via
+    # used on one layer only is where an unfinished route stops (open_channel reports it)
+    idx = (
+        idx[stubs.connected[idx].sum(axis=1) >= 1 + (stubs.via_row[idx] >= 0)] if len(idx) else idx
+    )
     out.checked = int(len(idx))
+    out.examined_nets = frozenset(int(n) for n in stubs.net[idx])
     if not len(idx):
         return out
     nyq = _nyquist(ctx.analysis, rule.signal)

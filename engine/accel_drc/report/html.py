@@ -960,6 +960,7 @@ def build_context(result: CheckResult, board: Board) -> dict[str, Any]:
         "via_stubs": _via_stubs(result),
         "waivers": _waivers(result),
         "cannot_verify": _cannot_verify(findings),
+        "coverage": _coverage(result),
         "rule_runs": _rule_runs(result, findings),
         "skipped_rules": [str(x) for x in result.extras.get("skipped_rules") or []],
         "signal_nets": sorted(
@@ -979,6 +980,68 @@ def build_context(result: CheckResult, board: Board) -> dict[str, Any]:
         "js": _read_asset("report.js"),
         "warnings": list(board.warnings)[:20],
         "kicad_drc": _kicad_drc(result),
+    }
+
+
+#: most coverage rows drawn (a training baseboard has thousands of NVLink nets: the JSON has all)
+COVERAGE_ROWS = 400
+
+_RESULT_BADGE = {
+    "pass": "pass",
+    "violation": "fail",
+    "cannot_verify": "cannot_verify",
+    "waived": "waived",
+}
+
+
+def _coverage(result: CheckResult) -> dict[str, Any] | None:
+    """The coverage card: pairs first (unknown interface, then unchecked, then checked), then the
+    single-ended nets; at most :data:`COVERAGE_ROWS` rows."""
+    cov = result.coverage or {}
+    rows = list(cov.get("pairs") or [])
+    if not cov:
+        return None
+
+    def rank(r: Mapping[str, Any]) -> tuple[int, int, str]:
+        itf = r.get("interface")
+        k = (
+            0
+            if itf is None
+            else 1
+            if not r.get("checked") and itf not in ("refclk", "excluded")
+            else 2
+            if not r.get("checked")
+            else 3
+        )
+        return (0 if r.get("kind") == "pair" else 1, k, str(r.get("name")))
+
+    rows.sort(key=rank)
+    shown = []
+    for r in rows[:COVERAGE_ROWS]:
+        shown.append(
+            {
+                "name": r.get("name"),
+                "kind": r.get("kind"),
+                "nets": ", ".join(r.get("nets") or ()),
+                "interface": r.get("interface_name") or "unknown",
+                "basis": r.get("basis") or "unknown",
+                "evidence": r.get("evidence") or "",
+                "runs": [
+                    (
+                        c.get("rule"),
+                        _RESULT_BADGE.get(str(c.get("result")), "nothing"),
+                        c.get("result"),
+                    )
+                    for c in r.get("checks_run") or ()
+                ],
+                "why": r.get("not_checked_because") or "",
+                "checked": bool(r.get("checked")),
+            }
+        )
+    return {
+        "summary": cov.get("summary") or {},
+        "rows": shown,
+        "more": max(0, len(rows) - len(shown)),
     }
 
 
