@@ -888,7 +888,7 @@ def load_pack(
         raise doc.error((), "a rule pack must be a mapping with pack, version and rules")
     validate(doc, PACK_SCHEMA)
     data = doc.data
-    cited = [("rules", i, "source") for i in range(len(data["rules"]))]
+    cited = [("follows",)] + [("rules", i, "source") for i in range(len(data["rules"]))]
     for key, ranges in (data.get("profile") or {}).items():
         cited += [("profile", key, j, "source") for j in range(len(ranges))]
     check_sources(doc, refs, cited)
@@ -1057,7 +1057,7 @@ def _override_note(
     """The ``why`` and ``source`` of a rule after a project override.
 
     A limit the project changed is the project's limit: leaving the pack's source on it would
-    tell JSON, SARIF and ``accel-drc rules`` readers that the seed or datasheet says a number it
+    tell JSON, SARIF and ``accel-drc rules`` readers that the cited article or datasheet says a number it
     never said.  So when params change (or a why is given) the source names the config line and
     the source it overrides, unless the override gives its own source."""
     changed = bool(over.get("params")) and _merge(r.params, over["params"]) != r.params

@@ -90,7 +90,7 @@ class Reference:
         """``Author. "Title". Publisher, year. Document. URL`` — the full citation shown to users."""
         parts = [
             self._f("author", self.author) + ".",
-            "\u201c" + self._f("title", self.title) + ".\u201d",
+            "\u201c" + _ends(self._f("title", self.title)) + "\u201d",
             f"{self._f('publisher', self.publisher)}, {self._f('year', str(self.year))}.",
         ]
         if self.document:
@@ -98,6 +98,10 @@ class Reference:
         if self.url:
             parts.append(self._f("url", self.url))
         return " ".join(parts)
+
+    def short(self) -> str:
+        """``Author, "Title", Publisher, year`` (no URL: for tooltips and one-line mentions)."""
+        return f"{self.author}, \u201c{self.title}\u201d, {self.publisher}, {self.year}"
 
     def to_dict(self) -> dict[str, Any]:
         """The reference as JSON: every field plus the formatted ``citation``."""
@@ -118,6 +122,11 @@ class Reference:
         return out
 
 
+def _ends(text: str) -> str:
+    """``text`` ending in one full stop (a title may end in its own ``?``)."""
+    return text if text.endswith((".", "?", "!")) else text + "."
+
+
 def cited_ids(source: str | None) -> list[str]:
     """The reference ids ``source`` cites, in order, each once (``[U]`` and bracketed words
     that cannot be ids, like ``[GHz]``, are not ids)."""
@@ -126,6 +135,31 @@ def cited_ids(source: str | None) -> list[str]:
         word = m.group(1)
         if word != UNCONFIRMED and _ID.match(word) and word not in out:
             out.append(word)
+    return out
+
+
+def resolve(refs: Mapping[str, Reference], source: str | None) -> list[Reference]:
+    """The references of ``refs`` that ``source`` cites, in citation order (ids ``refs`` does
+    not hold are skipped: a project's own override text may bracket words of its own)."""
+    return [refs[i] for i in cited_ids(source) if i in refs]
+
+
+def bibliography(
+    refs: Mapping[str, Reference], sources: Iterable[str | None]
+) -> dict[str, dict[str, Any]]:
+    """``{id: reference as JSON}`` for every reference cited in ``sources``, in first-cited
+    order: the bibliography of a report (empty when ``refs`` is)."""
+    out: dict[str, dict[str, Any]] = {}
+    if not refs:
+        return out
+    seen: set[str] = set()
+    for s in sources:
+        if not s or s in seen:
+            continue
+        seen.add(s)
+        for r in resolve(refs, s):
+            if r.id not in out:
+                out[r.id] = r.to_dict()
     return out
 
 
@@ -146,23 +180,12 @@ class References(Mapping[str, Reference]):
         return len(self._refs)
 
     def resolve(self, source: str | None) -> list[Reference]:
-        """The known references ``source`` cites, in citation order (unknown ids are skipped:
-        a project's own override text may bracket words of its own)."""
-        return [self._refs[i] for i in cited_ids(source) if i in self._refs]
+        """The known references ``source`` cites (see :func:`resolve`)."""
+        return resolve(self, source)
 
     def cite(self, source: str | None) -> list[str]:
         """``["[id] full citation", …]`` for every known reference ``source`` cites."""
         return [f"[{r.id}] {r.citation()}" for r in self.resolve(source)]
-
-    def collect(self, sources: Iterable[str | None]) -> dict[str, dict[str, Any]]:
-        """``{id: reference as JSON}`` for every known id cited in ``sources``, in first-cited
-        order: the bibliography of a report."""
-        out: dict[str, dict[str, Any]] = {}
-        for s in sources:
-            for r in self.resolve(s):
-                if r.id not in out:
-                    out[r.id] = r.to_dict()
-        return out
 
 
 def references_from_data(data: Mapping[str, Any]) -> References:

@@ -129,6 +129,9 @@ class CheckResult:
     board_summary: dict[str, Any] = field(default_factory=dict)
     date: str = ""
     tool_version: str = ""
+    #: the reference library the sources cite by ``[id]`` (``references.Reference`` by id);
+    #: reports expand the ids into full citations.  Empty: sources are shown as written.
+    references: Mapping[str, Any] = field(default_factory=dict)
 
     def unwaived_errors(self) -> list[Finding]:
         return [

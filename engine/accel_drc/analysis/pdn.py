@@ -1,6 +1,6 @@
 """Power-delivery network: rails, their plane-pair capacitance, decoupling capacitors, |Z(f)|.
 
-The model is the lumped one of domain.md §6, everything in parallel at one node:
+The model is the usual lumped one (VRM, bulk and MLCC banks, plane pair), everything in parallel at one node:
 
     VRM (R + jωL)  ∥  each capacitor (ESR + jωESL + 1/jωC)  ∥  plane pairs (jωC_plane)
 

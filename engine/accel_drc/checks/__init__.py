@@ -52,7 +52,7 @@ _MODULES = (
     "impedance",
     "via_stub",
     "pdn_impedance",
-    "material_consistency",  # H2: stack-up values that contradict the named laminate
+    "material_consistency",  # stack-up values that contradict the named laminate
 )
 
 

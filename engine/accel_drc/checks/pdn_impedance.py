@@ -1,6 +1,6 @@
 """``pdn_impedance``: |Z(f)| of each power rail against its target impedance.
 
-Params (class pack): ``target_ohm`` (the class target, seed 000: training < 0.15 mΩ, inference
+Params (class pack): ``target_ohm`` (the class target, NextPCB 2026: training < 0.15 mΩ, inference
 < 0.2 mΩ, edge < 1 mΩ), ``f_min_hz`` / ``f_max_hz`` (the band compared, DC–100 MHz),
 ``sweep_max_hz`` (the plotted sweep, 1 GHz), ``default_voltage``, ``default_ripple_pct``,
 ``default_transient_a`` and ``vrm: {r_ohm, l_h}`` (used for rails the config does not describe).

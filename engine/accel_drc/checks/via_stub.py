@@ -4,7 +4,7 @@ One rule per signal type (``rule.signal``); params:
 
 * ``max_stub_mm`` (float | null): longest stub allowed;
 * ``min_fres_ratio`` (float | null): lowest allowed f_res / f_Nyquist.  A length limit alone is
-  not enough at 112G and above, where even a backdrilled stub may resonate too low (domain.md §4);
+  not enough at 112G and above, where even a backdrilled stub may resonate too low (Bogatin's stub rule of thumb, ``[bogatin2015-stub]``);
 * ``require_backdrill`` (bool): every via with a stub on these nets must be backdrilled.
 
 Findings, all one per via (the issue asks for it) with a one-line message so 10k of them stay

@@ -102,6 +102,25 @@ def rules_table(rules: Sequence[Mapping[str, Any]]) -> str:
     return "\n".join(out)
 
 
+def references_list(cited: Mapping[str, Mapping[str, Any]]) -> str:
+    """The bibliography: ``[id] full citation`` for every reference the sources above cite."""
+    if not cited:
+        return ""
+    out = [f"References ({len(cited)}):"]
+    for rid, ref in cited.items():
+        out.append(
+            textwrap.fill(
+                f"[{rid}] {ref['citation']}",
+                100,
+                initial_indent="  ",
+                subsequent_indent="      ",
+                break_long_words=False,
+                break_on_hyphens=False,
+            )
+        )
+    return "\n".join(out)
+
+
 def class_note(result: CheckResult) -> str:
     """What the verdict owes to an auto-detected class: how many results rest on it (conditional
     until the class is declared), or that every class-dependent result holds under every class."""
