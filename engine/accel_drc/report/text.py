@@ -95,7 +95,12 @@ def rules_table(rules: Sequence[Mapping[str, Any]]) -> str:
         )
         out.append(
             textwrap.fill(
-                r["source"], 100, initial_indent="    source: ", subsequent_indent="            "
+                r["source"],
+                100,
+                initial_indent="    source: ",
+                subsequent_indent="            ",
+                break_long_words=False,
+                break_on_hyphens=False,  # keeps a cited [id] such as [isola-datasheets] whole
             )
         )
     out.append(f"{len(rules)} rules")
