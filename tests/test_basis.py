@@ -182,3 +182,24 @@ def test_reports_lead_with_error_violations_and_count_in_sentences() -> None:
                                       / "crosslink-nx-video-converter.kicad_pcb")))  # fmt: skip
     keys = [rank(f) for f in real.findings]
     assert keys == sorted(keys) and len(keys) > 3
+
+
+def test_json_summary_counts_conditionals() -> None:
+    from dataclasses import replace
+
+    from accel_drc.pipeline import check_board
+    from accel_drc.readers import read_board
+    from accel_drc.report.json_report import summary_counts
+    from conftest import FIXTURES
+
+    board = read_board(str(FIXTURES / "kicad_versions" / "kicad9.kicad_pcb"))
+    res = check_board(board, board_class="edge")
+    got = [
+        settle(_f(basis={"stub": "measured", "signal": "assumed"})),
+        settle(_f(basis={"er": "default", "class": "assumed"})),
+        settle(_f(basis={"stub": "measured"})),
+    ]
+    s = summary_counts(replace(res, findings=got))
+    assert s["conditional"] == 2
+    assert s["conditional_on"] == {"class": 1, "er": 1, "signal": 1}
+    assert s["by_status"]["violation"] == 1

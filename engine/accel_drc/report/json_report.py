@@ -92,6 +92,18 @@ def summary_counts(result: CheckResult) -> dict[str, Any]:
         "items_checked": sum(r.checked for r in result.rules),
         "waivers": dict(Counter(w["state"] for w in result.waivers)),
         "unverified_errors": len(result.unverified_errors()),
+        # violations the numbers show but that rest on a default or an assumption (cannot_verify
+        # with evidence.conditional), by the input they rest on
+        "conditional": sum(1 for f in result.findings if f.evidence.get("conditional")),
+        "conditional_on": dict(
+            sorted(
+                Counter(
+                    k
+                    for f in result.findings
+                    for k in ((f.evidence.get("conditional") or {}).get("rests_on") or {})
+                ).items()
+            )
+        ),
         "verdict": result.verdict(),  # fail | unverified | pass
     }
 
