@@ -32,9 +32,13 @@ ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
 LIB = load_library()
 
-#: what a user can never open: the seed articles' file names, the internal domain notes and
-#: their section signs, the shared working directory
-INTERNAL = re.compile(r"\b\d{3}_[0-9a-f]{16}\.txt\b|\b00[0-4]_|domain\.md|domain §|§|/work/shared")
+#: what a user can never open: the seed articles' file names, the internal domain notes, a
+#: section (§) of them or of the project's issues, the shared working directory.  A § of a
+#: published document ("Johnson & Graham §1.6") is a real place and stays allowed.
+INTERNAL = re.compile(
+    r"\b\d{3}_[0-9a-f]{16}\.txt\b|\bseeds? 00\d\b|domain\.md|\bdomain\W{0,3}§"
+    r"|\bissue \d+\W{0,3}§|/work/shared"
+)
 
 
 def _internal(text: Any) -> list[str]:
