@@ -328,3 +328,43 @@ def test_html_links_citations_to_a_references_section() -> None:
     assert out.startswith('&lt;b&gt;<a class="cite" href="#ref-nextpcb2026"')
     assert "[nope] y [U]" in out and "http" not in out
     assert str(cite_html(References(), "[nextpcb2026]")) == "[nextpcb2026]"
+
+
+@pytest.mark.browser
+def test_finding_panel_links_its_citations_in_the_browser(chromium: str, tmp_path: Path) -> None:
+    """Select a finding in a real report: its Source shows each [id] as a link to the
+    References section, one Reference line per cited publication, no console error, no request."""
+    from accel_drc.config import load_config
+    from accel_drc.pipeline import check_board
+    from accel_drc.readers import read_board
+    from accel_drc.report import html
+    from browser.cdp import Browser
+
+    board = FIXTURES / "synth" / "boards" / "edge-carrier.kicad_pcb"
+    b = read_board(str(board))
+    cfg = load_config(str(board.with_name("edge-carrier.accel-drc.yaml")), str(board), LIB)
+    result = check_board(b, cfg, board_file=str(board), library=LIB)
+    path = tmp_path / "report.html"
+    html.write(path, result, b)
+    k, f = next((i, f) for i, f in enumerate(result.findings) if cited_ids(f.source))
+    br = Browser(chromium)
+    br.enable()
+    try:
+        br.navigate(path.resolve().as_uri())
+        br.wait_for("window.__accelDrc && window.__accelDrc.ready", timeout=60)
+        br.eval(f"document.querySelector('tr[data-i=\"{k}\"]').click()")
+        br.wait_for("document.querySelector('#detail a.cite') !== null", timeout=10)
+        links = br.eval(
+            "JSON.stringify(Array.from(document.querySelectorAll('#detail a.cite'))"
+            ".map(function (a) { return [a.getAttribute('href'), a.textContent]; }))"
+        )
+        every = re.findall(r"\[([^\[\]\s]+)\]", f.source)
+        want = [[f"#ref-{i}", f"[{i}]"] for i in every if i in LIB.references]
+        assert json.loads(links) == want
+        detail = br.eval("document.getElementById('detail').textContent")
+        for i in cited_ids(f.source):
+            assert f"[{i}] {LIB.references[i].short()}" in detail
+            assert br.eval(f"document.getElementById('ref-{i}') !== null")
+        assert br.console_errors() == []
+    finally:
+        br.close()
