@@ -275,6 +275,13 @@ def test_no_internal_reference_reaches_a_user(board: Path, config: Path | None) 
         assert not _internal(rule["help"]["text"]), rule["id"]
         for ref in rule["properties"]["references"]:
             assert f"[{ref['id']}] {ref['citation']}" in rule["help"]["text"]
+    from accel_drc.report.junit import to_element
+
+    for case in to_element(result).iter("testcase"):
+        out = case.findtext("system-out") or ""
+        assert not _internal(out)
+        for ref in resolve(LIB.references, out.partition("; source: ")[2].split("\n")[0]):
+            assert f"[{ref.id}] {ref.citation()}" in out
 
 
 def test_rules_command_has_no_internal_reference_and_cites_in_full(capsys: Any) -> None:
