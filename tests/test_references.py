@@ -142,7 +142,7 @@ def test_every_source_under_rules_cites_known_references() -> None:
         assert check_source(p.follows, LIB.references) is None
         for r in p.rules:
             if r.check == "via_stub":
-                assert cited_ids(r.source)[:2] == ["bogatin2015-stub", "nextpcb2026"], r.id
+                assert cited_ids(r.source)[0] == "bogatin2015-stub", r.id
             if r.check in ("layer_count", "tg", "copper_weight"):
                 assert r.source.startswith("[nextpcb2026] PCB Design Parameter table"), r.id
 
