@@ -40,6 +40,7 @@ class LiveKiCad:
         workdir: Path,
         extra_config: dict[str, Any] | None = None,
         extra_env: dict[str, str] | None = None,
+        screen: str | None = None,
     ):
         self.source_board = Path(board)
         self.workdir = Path(workdir)
@@ -51,6 +52,8 @@ class LiveKiCad:
         self.log = self.workdir / "kicad.log"
         self.extra_config = extra_config or {}
         self.extra_env = extra_env or {}
+        #: Xvfb's screen, e.g. "1600x1000x24" for screenshots (xvfb-run's default is 640x480x8)
+        self.screen = screen
         self.proc: subprocess.Popen[bytes] | None = None
 
     # -- paths ---------------------------------------------------------------------------------
@@ -112,8 +115,11 @@ class LiveKiCad:
     def start(self, timeout_s: float = 240.0) -> LiveKiCad:
         self._prepare()
         with open(self.log, "wb") as log:
+            xvfb = ["xvfb-run", "-a"]
+            if self.screen:
+                xvfb += ["-s", f"-screen 0 {self.screen}"]
             self.proc = subprocess.Popen(
-                ["xvfb-run", "-a", "pcbnew", str(self.board)],
+                [*xvfb, "pcbnew", str(self.board)],
                 env=self.env(),
                 cwd=str(self.board_dir),
                 stdout=log,
@@ -147,6 +153,31 @@ class LiveKiCad:
             time.sleep(0.5)
         self.stop()
         raise KiCadNotReady(f"KiCad not ready after {timeout_s:.0f} s ({last}): {self._tail()}")
+
+    def display_env(self) -> dict[str, str]:
+        """DISPLAY and XAUTHORITY of the X server xvfb-run started (read from pcbnew's
+        environment), for screenshots."""
+        if self.proc is None:
+            raise KiCadNotReady("KiCad is not running")
+        for proc in Path("/proc").iterdir():
+            if not proc.name.isdigit():
+                continue
+            try:
+                if os.getsid(int(proc.name)) != self.proc.pid:
+                    continue
+                if (proc / "comm").read_text().strip() != "pcbnew":
+                    continue
+                env = (proc / "environ").read_bytes().split(b"\0")
+            except (OSError, ProcessLookupError):
+                continue
+            found = {}
+            for item in env:
+                key, _, value = item.decode(errors="replace").partition("=")
+                if key in ("DISPLAY", "XAUTHORITY"):
+                    found[key] = value
+            if "DISPLAY" in found:
+                return found
+        raise KiCadNotReady("no pcbnew process with a DISPLAY in KiCad's session")
 
     def _tail(self) -> str:
         try:

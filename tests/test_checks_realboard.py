@@ -122,9 +122,16 @@ def test_foil_declared_rtf_and_undeclared(result, raw):
     )
     assert fs["B.Cu"].status == Status.CANNOT_VERIFY
     assert (
-        fs["B.Cu"].evidence["declare"]
-        == "declare the foil grade of B.Cu in accel-drc.yaml (stackup: foil: B.Cu: VLP)"
+        fs["B.Cu"]
+        .evidence["declare"]
+        .startswith(
+            "declare the foil grade of B.Cu (the one your fab quotes) in accel-drc.yaml "
+            "(stackup: foil: {B.Cu: <grade>}; VLP or smoother passes)"
+        )
     )
+    # a declared RTF on a VLP layer is a fact, with the grades that would pass
+    assert fs["F.Cu"].evidence["basis"]["foil"] == "declared"
+    assert "VLP (Rz" in fs["F.Cu"].evidence["remedy"]
     assert fs["F.Cu"].evidence["net_count"] == sum(
         1 for n in raw["nets"].values() if NV.fullmatch(n) and (n[:-1], "F.Cu") in raw["routed"]
     )

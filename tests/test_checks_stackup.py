@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from _h2_boards import cu, diel, make_board, rect, stackup
 from accel_drc.analysis import Analysis
+from accel_drc.basis import settle
 from accel_drc.checks import CheckContext, load_all
 from accel_drc.model import NetClassRules, StackupLayer
 from accel_drc.packs import load_library, rules_for_class
@@ -73,16 +74,30 @@ def test_tg_per_dielectric_with_assumed_fr4_and_unknown_material():
     assert out.checked == 5
     by = {f.layer: f for f in out.findings}
     # d1, d3 Megtron 7 (200 DSC) pass; d4 FR4 TG170 = 170 passes (not below); d2 generic FR4
-    # spans 130-170 °C: its lowest grade is below 170, so it cannot be verified; d5 is unknown
+    # spans 130-170 °C: its lowest grade (a default) is below 170, so the violation is
+    # conditional once settled, with the grades that would pass; d5 is unknown
     assert set(by) == {"d2", "d5"}
     assert (by["d2"].measured, by["d2"].limit, by["d2"].status) == (
         130.0,
         170.0,
-        Status.CANNOT_VERIFY,
+        Status.VIOLATION,
     )
+    assert by["d2"].evidence["basis"]["tg"] == "default"
+    assert by["d2"].evidence["candidates"] == {
+        "FR-4 Tg 130": "fail",
+        "FR-4 Tg 150": "fail",
+        "FR-4 Tg 170": "pass",
+    }
+    settled = settle(by["d2"])
+    assert settled.status == Status.CANNOT_VERIFY and "passes FR-4 Tg 170" in settled.message
     assert "without a Tg grade" in by["d2"].message and "FR4 TG170" in by["d2"].evidence["declare"]
+    # the remedy names library laminates that meet 170 °C, every one confirmed
+    assert "Megtron 7" in by["d2"].evidence["remedy"] and "Tg ≥ 170" in by["d2"].evidence["remedy"]
+    assert "generic FR-4 (Tg grade not declared)" not in by["d2"].evidence["remedy"]
     assert by["d5"].status == Status.CANNOT_VERIFY
-    assert by["d5"].evidence["declare"].startswith("declare the laminate of d5 in accel-drc.yaml")
+    # the declare hint asks for the Tg of the material the board names, not for another laminate
+    hint = by["d5"].evidence["declare"]
+    assert "'Foo laminate'" in hint and "d5: {tg_c: <Tg (°C)>}" in hint and "Megtron" not in hint
     # edge (min 130): generic FR4 passes, d5 still cannot be verified
     assert [f.layer for f in run(six([]), "tg", "edge").findings] == ["d5"]
     # the config names d5's laminate: it is then checked
@@ -227,7 +242,8 @@ def test_laminate_df_unknown_dielectric_and_no_planes():
     b4 = make_board(2, NETS, [("NVL_TX0_P", 0, (1, 1), (2, 1))], [], st)
     [f4] = run(b4, "laminate_df", "training", NV, signal="nvlink4").findings
     assert f4.status == Status.CANNOT_VERIFY and f4.measured is None
-    assert f4.evidence["declare"].startswith("declare the laminate of d5 in accel-drc.yaml")
+    hint = f4.evidence["declare"]
+    assert "'Foo laminate'" in hint and "d5: {loss_tangent:" in hint and "Megtron" not in hint
 
 
 def test_laminate_df_uses_library_when_stackup_says_zero():
@@ -280,9 +296,15 @@ def test_foil_declared_undeclared_and_default():
     )
     assert by["In4.Cu"].status == Status.CANNOT_VERIFY
     assert (
-        by["In4.Cu"].evidence["declare"]
-        == "declare the foil grade of In4.Cu in accel-drc.yaml (stackup: foil: In4.Cu: VLP)"
+        by["In4.Cu"]
+        .evidence["declare"]
+        .startswith("declare the foil grade of In4.Cu (the one your fab quotes) in accel-drc.yaml")
     )
+    # both name the grades that meet the limit
+    for f in by.values():
+        assert f.evidence["remedy"].startswith("foil grades in rules/foils.yaml that meet VLP: VLP")
+        assert "RTF" not in f.evidence["remedy"] and "HVLP4" in f.evidence["remedy"]
+    assert by["In2.Cu"].evidence["basis"]["foil"] == "declared"
     # a default grade covers every layer not named
     cfg2 = {**NV, "stackup": {"foil": {"default": "HVLP2"}}}
     assert run(b, "foil", "training", cfg2, signal="nvlink4").findings == []
@@ -380,3 +402,136 @@ def test_net_layers_from_tracks_and_zones():
     assert a.net_layers == {1: frozenset({0, 3}), 2: frozenset({1, 2})}
     assert list(a.track_index.rows(1, 0)) == [0, 2]
     assert dict(a.plane_layers) == {1: [("GND", 1.0)], 2: [("GND", 1.0)]}
+
+
+# --- issue 19: KiCad's auto-generated stack-up is a default, not a declaration ----------------
+
+#: KiCad's untouched 4-layer stack-up: FR4 4.5/0.02, equal heights, 35 µm copper everywhere
+KICAD4 = stackup(
+    cu(),
+    diel("dielectric 1", "FR4", 4.5, 0.02, t=0.48, kind="prepreg"),
+    cu(),
+    diel("dielectric 2", "FR4", 4.5, 0.02, t=0.48),
+    cu(),
+    diel("dielectric 3", "FR4", 4.5, 0.02, t=0.48, kind="prepreg"),
+    cu(),
+)
+
+
+def test_kicad_default_stackup_detected_whole_and_per_dielectric():
+    from accel_drc.analysis.materials import dielectric_basis, stackup_is_kicad_default
+
+    mats = LIB.materials
+    assert stackup_is_kicad_default(KICAD4, mats)
+    assert not stackup_is_kicad_default(SIX, mats)
+    # one height edited: εr / tan δ still KiCad's, the heights are the designer's
+    edited = stackup(
+        cu(),
+        diel("dielectric 1", "FR4", 4.5, 0.02, t=0.2, kind="prepreg"),
+        cu(),
+        diel("dielectric 2", "FR4", 4.5, 0.02, t=1.1),
+        cu(),
+    )
+    assert not stackup_is_kicad_default(edited, mats)
+    d1 = edited.dielectrics()[0]
+    assert dielectric_basis(d1, mats, False) == {
+        "epsilon_r": "default",
+        "loss_tangent": "default",
+        "height": "declared",
+    }
+    # 18 µm copper: not KiCad's 35 µm default
+    thin = stackup(cu(0.018), diel("dielectric 1", "FR4", 4.5, 0.02, t=1.5), cu(0.018))
+    assert not stackup_is_kicad_default(thin, mats)
+
+
+def test_laminate_df_on_kicad_default_rests_on_a_default_and_names_remedies():
+    b = make_board(4, NETS, [("NVL_TX0_P", 0, (1, 1), (2, 1))], [("GND", 1, FULL)], KICAD4)
+    [f] = run(b, "laminate_df", "training", NV, signal="nvlink4").findings
+    assert f.status == Status.VIOLATION and f.measured == 0.02
+    assert f.evidence["basis"]["loss_tangent"] == "default"
+    assert f.evidence["declare"].startswith("declare your fab's stack-up")
+    settled = settle(f)
+    assert settled.status == Status.CANNOT_VERIFY
+    # the remedy: library laminates with a confirmed Df ≤ 0.003, lowest first; none over it
+    rem = f.evidence["remedy"]
+    assert rem.startswith("laminates in rules/materials.yaml with Df ≤ 0.003")
+    assert "Megtron 7" in rem and "Megtron 6" not in rem and "FR-4" not in rem
+    # a declared Df over the limit is a fact
+    b2 = six([("NVL_TX0_P", 0, (1, 1), (2, 1))])
+    cfg = {**NV, "stackup": {"materials": {"d1": {"loss_tangent": 0.004}}}}
+    [f2] = run(b2, "laminate_df", "training", cfg, signal="nvlink4").findings
+    assert f2.evidence["basis"]["loss_tangent"] == "declared"
+    assert settle(f2).status == Status.VIOLATION
+
+
+def test_materials_meeting_only_confirmed_numbers():
+    from accel_drc.analysis.materials import materials_meeting
+
+    mats = LIB.materials
+    got = materials_meeting(mats, max_df=0.005, limit=50)
+    names = [g.rsplit(" (", 1)[0] for g in got]
+    for name in names:
+        m = next(m for m in mats.materials.values() if m.name == name)
+        assert m.df is not None and m.df <= 0.005
+        assert "df" not in m.unconfirmed_fields
+    dfs = [next(m for m in mats.materials.values() if m.name == n).df for n in names]
+    assert dfs == sorted(dfs)  # best first
+    tg = materials_meeting(mats, min_tg=200, limit=50)
+    for g in tg:
+        m = next(m for m in mats.materials.values() if m.name == g.rsplit(" (", 1)[0])
+        assert m.tg_c >= 200 and not m.tg_assumed and "tg_c" not in m.unconfirmed_fields
+
+
+def test_tg_declare_hint_names_the_material_the_board_names():
+    """A Panasonic R-1566 dielectric (not in the library) is asked for R-1566's Tg, never
+    offered another laminate (the hint once proposed Megtron 6)."""
+    st = stackup(cu(), diel("dielectric 1", "R-1566(W)", 4.6, 0.01, t=1.5), cu())
+    [f] = run(make_board(2, ["GND"], stack=st), "tg", "edge").findings
+    assert f.status == Status.CANNOT_VERIFY
+    hint = f.evidence["declare"]
+    assert "'R-1566(W)'" in hint and "dielectric 1: {tg_c: <Tg (°C)>}" in hint
+    assert "Megtron" not in hint
+
+
+def test_copper_weight_and_layer_count_record_their_basis():
+    # KiCad's default stack-up: 35 µm is KiCad's, not the designer's: a training fail is
+    # conditional; a copper weight the stack-up states is a fact
+    b = make_board(4, ["GND", "+0V8"], [], [("GND", 1, FULL), ("+0V8", 2, FULL)], KICAD4)
+    fs = run(b, "copper_weight", "training").findings
+    assert fs and all(f.evidence["basis"]["copper_thickness"] == "default" for f in fs)
+    assert all(settle(f).status == Status.CANNOT_VERIFY for f in fs)
+    assert "1 oz" not in fs[0].evidence["remedy"] and "2 oz" in fs[0].evidence["remedy"]
+    fs = run(six([]), "copper_weight", "training").findings
+    assert fs and all(f.evidence["basis"]["copper_thickness"] == "declared" for f in fs)
+    [f] = run(make_board(4), "layer_count", "training").findings
+    assert f.evidence["basis"] == {"layer_count": "measured"}
+
+
+def test_classify_plane_copper_evidence_gives_the_range_and_the_planes():
+    from accel_drc.classify import classify
+
+    b = make_board(6, NETS, [], [("GND", 1, FULL), ("+0V8", 3, FULL)], SIX)
+    a = Analysis(b, {})
+    a.library = LIB
+    ev = next(e for e in classify(b, a, LIB).evidence if e.what == "plane copper")
+    # In1 (GND) 35 µm = 1.00 oz, In3 (+0V8) 70 µm = 2.00 oz: both, with their layers
+    assert ev.value.startswith("1.00–2.00 oz")
+    assert "1.00 oz: In1.Cu (GND)" in ev.value and "2.00 oz: In3.Cu (+0V8)" in ev.value
+
+
+def test_material_consistency_says_the_whole_stackup_is_kicads():
+    fs = run(make_board(4, ["GND"], stack=KICAD4), "material_consistency", "edge").findings
+    assert len(fs) == 3 and all(f.status == Status.CANNOT_VERIFY for f in fs)
+    for f in fs:
+        assert f.evidence["stackup_kicad_default"] is True
+        assert "auto-generated" in f.message
+        assert f.evidence["basis"] == {
+            "material": "default",
+            "epsilon_r": "default",
+            "loss_tangent": "default",
+            "height": "default",
+        }
+        assert f.evidence["declare"].startswith("declare your fab's stack-up")
+    # SIX names real laminates except d2 "FR4 4.5/0.02": that one is default, its height is not
+    [f] = run(six([]), "material_consistency", "edge").findings
+    assert f.layer == "d2" and f.evidence["basis"]["height"] == "declared"

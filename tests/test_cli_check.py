@@ -56,7 +56,7 @@ def test_bad_inputs_exit_3_with_one_line(tmp_path):
     assert r.returncode == 3
     assert (
         r.stderr.strip()
-        == f"accel-drc: {bad}:3: unknown signal type 'pcie9' (known: nvlink4, nvlink5, pcie3, pcie4, pcie5, pcie6, ddr5, lpddr5, usb3, usb4, eth25g, eth56g, eth112g)"
+        == f"accel-drc: {bad}:3: unknown signal type 'pcie9' (known: nvlink4, nvlink5, pcie1, pcie2, pcie3, pcie4, pcie5, pcie6, ddr5, lpddr5, usb3, usb4, eth25g, eth56g, eth112g, ddr3, ddr4, lpddr4, hdmi20, hdmi21, mipi_dphy, mipi_cphy, dp14, dp20, sata3, eth10g, usb2)"
     )
     missing = run("check", str(tmp_path / "none.kicad_pcb"))
     assert (
@@ -71,6 +71,17 @@ def test_bad_inputs_exit_3_with_one_line(tmp_path):
     layer.write_text("stackup:\n  foil:\n    In5.Cu: HVLP\n")
     r = run("check", M2, "--config", str(layer))
     assert r.returncode == 3 and f"{layer}:3: no copper layer 'In5.Cu'" in r.stderr
+
+
+def test_unclosed_bracket_names_its_own_line(tmp_path):
+    """Issue 16: an unclosed ``[`` on line 3 was reported on line 4 (where the parser reached
+    the end of the file)."""
+    bad = tmp_path / "accel-drc.yaml"
+    bad.write_text("class: training\nreport:\n  dir: [accel-drc\n")
+    r = run("check", M2, "--config", str(bad))
+    assert r.returncode == 3
+    assert r.stderr.startswith(f"accel-drc: {bad}:3: malformed YAML: "), r.stderr
+    assert "gave up on line 4" in r.stderr and len(r.stderr.strip().splitlines()) == 1
 
 
 def test_usage_errors_exit_1():

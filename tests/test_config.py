@@ -102,6 +102,11 @@ BAD = [
     ),
     ("report: {dir: out, colour: red}\n", 1, "unknown key 'colour' in report"),
     ("class: edge\n  bad: indent\n", 2, "malformed YAML"),
+    # unclosed brackets and quotes: the line of the opener, not where the parser gave up (the
+    # end of the file, one line further; issue 16)
+    ("class: training\nreport:\n  dir: [accel-drc\n", 3, "column 8, and is never closed"),
+    ("class: training\nreport: {dir: x\n\n\n", 2, "flow mapping that starts here"),
+    ('class: "training\nreport: {dir: x}\n', 1, "quoted scalar that starts here"),
     ("- just\n- a list\n", 1, "must be a mapping"),
 ]
 

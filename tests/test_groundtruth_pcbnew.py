@@ -20,10 +20,11 @@ from __future__ import annotations
 
 import json
 import subprocess
+from pathlib import Path
 
 import pytest
 from accel_drc.readers.kicad_file import read
-from conftest import FIXTURE_BOARDS, FIXTURES
+from conftest import FIXTURE_BOARDS, FIXTURES, need
 
 PCBNEW_SCRIPT = r"""
 import json, sys
@@ -251,3 +252,78 @@ def test_items_match_pcbnew(path: str, pcbnew_python: str) -> None:
 def test_fixture_boards_exist() -> None:
     """The ground truth above must have boards to run on (a fresh clone ships them)."""
     assert len(FIXTURE_BOARDS) >= 4
+
+
+# -- Debian's kicad-demos: every board KiCad 9.0.8 ships must read, with KiCad's counts --------
+
+#: where Debian's ``kicad-demos`` package (bookworm-backports, 9.0.8) puts its boards
+DEMO_DIR = Path("/usr/share/kicad/demos")
+#: vme-wren (69 MB) costs pcbnew ≈ 50 s and has its own ground-truth tests
+#: (test_reader_vme_wren.py, test_via_stub_groundtruth.py)
+DEMO_EXCLUDED = ("vme-wren",)
+DEMO_BOARDS = (
+    {
+        str(p.relative_to(DEMO_DIR)): p
+        for p in sorted(DEMO_DIR.glob("**/*.kicad_pcb"))
+        if not any(x in p.parts for x in DEMO_EXCLUDED)
+    }
+    if DEMO_DIR.is_dir()
+    else {}
+)
+
+#: one pcbnew process for every demo board: counts (PCBNEW_SCRIPT) and items (ITEMS_SCRIPT)
+DEMO_SCRIPT = (
+    "import json, sys\nimport pcbnew\n"
+    "def counts(board):\n"
+    + "\n".join(
+        "    " + line
+        for line in PCBNEW_SCRIPT.split("board = pcbnew.LoadBoard(sys.argv[1])")[1]
+        .replace("print(json.dumps(out, sort_keys=True))", "return out")
+        .splitlines()
+    )
+    + "\ndef items(b):\n"
+    + "\n".join(
+        "    " + line
+        for line in ITEMS_SCRIPT.split("b = pcbnew.LoadBoard(sys.argv[1])")[1]
+        .replace("print(json.dumps(", "return ((")
+        .splitlines()
+    )
+    + "\nfor path in sys.argv[1:]:\n"
+    "    board = pcbnew.LoadBoard(path)\n"
+    "    print('@@' + json.dumps({'counts': counts(board), 'items': items(board)}), flush=True)\n"
+)
+
+
+@pytest.fixture(scope="module")
+def demo_truth(pcbnew_python: str) -> dict[str, dict]:
+    """KiCad's counts and items for every demo board, from one pcbnew subprocess (≈ 15 s)."""
+    need(bool(DEMO_BOARDS), f"Debian's kicad-demos is not installed ({DEMO_DIR})")
+    paths = [str(p) for p in DEMO_BOARDS.values()]
+    proc = subprocess.run(
+        [pcbnew_python, "-c", DEMO_SCRIPT, *paths], capture_output=True, text=True, timeout=900
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    got = [json.loads(line[2:]) for line in proc.stdout.splitlines() if line.startswith("@@")]
+    assert len(got) == len(paths), "pcbnew did not load every demo board"
+    return dict(zip(DEMO_BOARDS, got))
+
+
+def test_demo_boards_present() -> None:
+    """CI installs kicad-demos (.ci/run); locally its absence is a skip, not a pass."""
+    need(bool(DEMO_BOARDS), f"Debian's kicad-demos is not installed ({DEMO_DIR})")
+    assert len(DEMO_BOARDS) >= 19
+
+
+@pytest.mark.kicad
+@pytest.mark.parametrize("name", sorted(DEMO_BOARDS))
+def test_demo_board_matches_pcbnew(name: str, demo_truth: dict[str, dict]) -> None:
+    """Every kicad-demos board reads (RoyalBlue54L-Feather included: KiCad 9 wrote 349 teardrop
+    settings without their '('), with KiCad's layer count and names, segments, arcs, vias by
+    type and span, footprints, pads, nets, zones, outline size, thickness and fill area, and
+    item by item (footprints, pads, vias, tracks per layer/width/net, zones)."""
+    path = str(DEMO_BOARDS[name])
+    compare(name, reader_counts(path), demo_truth[name]["counts"])
+    kicad = demo_truth[name]["items"]
+    ours = json.loads(json.dumps(reader_items(path)))  # tuples -> lists, as pcbnew's JSON
+    for key in sorted(kicad):
+        assert ours[key] == kicad[key], f"{name}: {key}"

@@ -11,6 +11,7 @@ import pytest
 from _h2_boards import cu, diel, make_board, stackup
 from accel_drc.analysis import Analysis
 from accel_drc.analysis.materials import normalise, tg_hint, tokens
+from accel_drc.basis import settle
 from accel_drc.checks import CheckContext, load_all
 from accel_drc.packs import load_library, rules_for_class
 from accel_drc.results import Status
@@ -184,7 +185,12 @@ def test_tg_check_reads_brand_and_part_number_names():
     assert got["d4"].status == Status.CANNOT_VERIFY
     assert "names Panasonic Megtron 6" in got["d4"].message and "Megtron 7" in got["d4"].message
     assert got["d5"].status == Status.CANNOT_VERIFY and "not in the library" in got["d5"].message
-    assert (got["d6"].status, got["d6"].measured) == (Status.CANNOT_VERIFY, 130.0)
+    # generic FR4: its lowest grade is a default, so the violation is conditional once settled
+    assert (got["d6"].status, got["d6"].measured) == (Status.VIOLATION, 130.0)
+    assert got["d6"].evidence["basis"]["tg"] == "default"
+    assert settle(got["d6"]).status == Status.CANNOT_VERIFY
+    assert got["d3"].evidence["basis"]["tg"] == "declared"  # "FR-4 Tg 135": the designer's
+    assert settle(got["d3"]).status == Status.VIOLATION
 
 
 def test_tg_of_megtron7_part_number_is_200_dsc():

@@ -3,6 +3,7 @@ capacitance of rectangles and of polygons with holes, a rail on a real board vs 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import subprocess
@@ -239,9 +240,13 @@ def test_rail_from_config_with_decaps_and_target() -> None:
     lib_caps = rail.groups()
     want = impedance(res.f_hz, lib_caps, None, {"r_ohm": 1e-3, "l_h": 5e-9})
     np.testing.assert_allclose(res.z_ohm, want)
-    band = (res.f_hz >= 1e4) & (res.f_hz <= 1e8)
+    # judged up to where a board-level lumped model holds (20 MHz), not the class's 100 MHz
+    assert res.f_max_hz == pytest.approx(pdn.MODEL_MAX_HZ) and res.band_max_hz == 1e8
+    band = (res.f_hz >= 1e4) & (res.f_hz <= pdn.MODEL_MAX_HZ * (1 + 1e-9))
     assert res.worst_z_ohm == pytest.approx(float(res.z_ohm[band].max()))
     assert res.f_hz[0] == pytest.approx(1e4) and res.f_hz[-1] == pytest.approx(1e9)
+    assert res.basis["voltage"] == res.basis["transient_a"] == "declared"
+    assert res.basis["vrm"] == "declared" and res.basis["network_model"] == "default"
 
 
 class StandIn:
@@ -265,7 +270,16 @@ def rule(**params) -> Rule:  # noqa: ANN003
 def test_check_finding_and_pass() -> None:
     fps = tuple(cap_fp(f"C{i}", "100n", "C_0402_1005Metric", 2) for i in range(1, 5))
     b = board4((), fps)
-    cfg = {"rails": [{"name": "core", "nets": ["[+]1V8"], "vrm": {"r_ohm": 1e-3, "l_h": 5e-9}}]}
+    cfg = {
+        "rails": [
+            {
+                "name": "core",
+                "nets": ["[+]1V8"],
+                "role": "core",
+                "vrm": {"r_ohm": 1e-3, "l_h": 5e-9},
+            }
+        ]
+    }
     a = StandIn(b, cfg)
     ctx = CheckContext(board=b, analysis=a, board_class="edge")
     out = check_pdn_impedance(ctx, rule(target_ohm=0.001, f_min_hz=1e4, f_max_hz=1e8))
@@ -277,7 +291,16 @@ def test_check_finding_and_pass() -> None:
     assert f.limit == 0.001
     assert f.measured == pytest.approx(f.evidence["z_ohm"])
     assert f.evidence["margin_ohm"] == pytest.approx(0.001 - f.measured)
-    assert f.evidence["worst_f_hz"] <= 1e8
+    assert f.evidence["worst_f_hz"] <= pdn.MODEL_MAX_HZ * (1 + 1e-9)
+    assert f.evidence["basis"]["rail_role"] == "declared"
+    assert "20 MHz" in f.evidence["model_band"] and "UG583" in f.evidence["model_band"]
+    # the failing band and what a network under target needs there
+    bands = f.evidence["over_bands"]
+    assert bands and bands[0]["f_lo_hz"] <= f.evidence["worst_f_hz"] <= bands[-1]["f_hi_hz"]
+    assert "of capacitance" in f.evidence["remedy"] and "inductance" in f.evidence["remedy"]
+    # the decaps' ESL/ESR are rules/capacitors.yaml typicals: their corners are evaluated too
+    assert f.evidence["candidates_of"] == "network_model"
+    assert set(f.evidence["candidates"]) == {"typical", "low ESL + low ESR", "low ESL + high ESR"}
     assert "decaps 100 nF 0402 ×4" in f.evidence["dominant"]
     assert len(f.evidence["curve"]) <= 81
     # a generous target passes
@@ -395,9 +418,18 @@ def test_rail_on_openpci2_numbers() -> None:
     assert r.source == "detected" and r.voltage == 3.3
     labels = [g.label for g in r.groups()]
     assert labels[0].startswith("100 µF electrolytic")
-    res = pdn.evaluate(r, {"target_ohm": 0.001, "vrm": {"r_ohm": 1e-4, "l_h": 1e-9}})
+    params = {"target_ohm": 0.001, "vrm": {"r_ohm": 1e-4, "l_h": 1e-9}}
+    # no BGA on the board: +3V3 is no core rail, and the class target (a core's) is not its own
+    res = pdn.evaluate(r, params)
+    assert r.role is None and not res.over and res.target_ohm is None
+    assert res.need_load and "ripple_pct, transient_a" in res.need_load[0]
+    assert res.basis["vrm"] == "default"
+    # declared the core rail, it is held to the class target
+    res = pdn.evaluate(dataclasses.replace(r, role="core", role_basis="declared"), params)
     assert res.over and res.assumed == ("target_ohm", "vrm")
-    assert res.worst_z_ohm == pytest.approx(float(res.z_ohm[res.f_hz <= 1e8 * (1 + 1e-9)].max()))
+    assert res.basis["rail_role"] == "declared" and res.basis["vrm"] == "default"
+    band = res.f_hz <= pdn.MODEL_MAX_HZ * (1 + 1e-9)
+    assert res.worst_z_ohm == pytest.approx(float(res.z_ohm[band].max()))
 
 
 def test_pipeline_rail_from_config_on_crosslink() -> None:
@@ -457,7 +489,8 @@ def test_inspect_details_vias_and_rails() -> None:
         ("F.Cu", "In1.Cu"),
         ("In2.Cu", "In1.Cu"),
     }
-    assert r["target_source"] == "class target_ohm" and len(r["impedance"]) == 201
+    assert r["target_source"] is None and r["need_load"] and len(r["impedance"]) == 201
+    assert r["model_max_hz"] == pdn.MODEL_MAX_HZ and "judged" in r["model_band"]
 
 
 def test_inspect_rails_use_the_config_class_like_check(tmp_path) -> None:
@@ -475,7 +508,8 @@ def test_inspect_rails_use_the_config_class_like_check(tmp_path) -> None:
         if f.is_file():
             shutil.copy(f, tmp_path / f.name)
     (tmp_path / "accel-drc.yaml").write_text(
-        "class: inference\nrails:\n  - {name: P12, nets: ['[+]12V'], voltage: 12}\n",
+        "class: inference\nrails:\n  - {name: P12, nets: ['[+]12V'], role: core, voltage: 12,"
+        " ripple_pct: 3}\n",
         encoding="utf-8",
     )
     path = str(tmp_path / src.name)
@@ -493,7 +527,8 @@ def test_inspect_rails_use_the_config_class_like_check(tmp_path) -> None:
 
 def test_partial_rail_parameters_filled_from_class() -> None:
     b = board4((), (cap_fp("C1", "100n", "C_0402_1005Metric", 2),))
-    rail = pdn.find_rails(b, {"rails": [{"name": "r", "nets": ["[+]1V8"], "voltage": 1.8}]})[0]
+    spec = {"name": "r", "nets": ["[+]1V8"], "role": "core", "voltage": 1.8, "ripple_pct": 5}
+    rail = pdn.find_rails(b, {"rails": [spec]})[0]
     res = pdn.evaluate(
         rail,
         {
@@ -504,10 +539,16 @@ def test_partial_rail_parameters_filled_from_class() -> None:
             "vrm": {"r_ohm": 1e-4, "l_h": 1e-9},
         },
     )
-    # 1.8 V (own) × 5 % / 9 A (class) = 10 mΩ
+    # 1.8 V × 5 % (own) / 9 A (class) = 10 mΩ
     assert res.target_ohm == pytest.approx(0.01)
     assert res.target_source == "V·ripple/ΔI (config + class)"
-    assert res.assumed == ("default_ripple_pct", "default_transient_a", "vrm")
+    assert res.assumed == ("default_transient_a", "vrm")
+    assert res.basis["transient_a"] == "default" and res.basis["ripple_pct"] == "declared"
+    # the same rail without role: core is judged on its own load only: none declared, no target
+    del spec["role"]
+    rail = pdn.find_rails(b, {"rails": [spec]})[0]
+    res = pdn.evaluate(rail, {"target_ohm": 0.001, "default_transient_a": 9})
+    assert res.target_ohm is None and "transient_a" in res.need_load[0]
 
 
 def test_capacitor_overrides_from_config_file(tmp_path) -> None:
@@ -636,3 +677,171 @@ def test_warm_regions_fills_the_cache_with_the_same_geometry() -> None:
     fresh = Zone(net=2, net_name="+1V8", layers=(1,), filled={1: (rail,)})
     assert shapely.equals(fresh.region(1), zones[0].region(1))
     assert zones[0].region(0) is None
+
+
+# --- issue 19: only the core rail is held to the class target ---------------------------------
+
+
+def bga_fp(ref: str, ball_nets: dict[int, int], rows: str = "ABCDEFGHJK") -> Footprint:
+    """A 10 × 10 BGA whose first balls carry the given nets (net id -> ball count), the rest
+    unconnected."""
+    names = [f"{r}{c}" for r in rows for c in range(1, 11)]
+    nets: list[int] = []
+    for net, n in ball_nets.items():
+        nets += [net] * n
+    nets += [0] * (len(names) - len(nets))
+    pads = tuple(
+        Pad(number=nm, net=nt, type="smd", shape="circle", x=0.0, y=0.0, width=0.4, height=0.4)
+        for nm, nt in zip(names, nets)
+    )
+    return Footprint(ref, "XCZU4CG", "Package_BGA:BGA-100_10x10mm", "F.Cu", 0, 0, pads=pads)
+
+
+def board_rails(fps: tuple[Footprint, ...], nets: tuple[str, ...]) -> Board:
+    """board4 with a plane for every power net of ``nets`` (ids 2…) over a GND plane."""
+    zones = [Zone(net=1, net_name="GND", layers=(2,), filled={2: (rect(0, 0, 100, 100),)})]
+    zones += [
+        Zone(net=k, net_name=nets[k], layers=(1,), filled={1: (rect(0, 10 * k, 100, 10 * k + 8),)})
+        for k in range(2, len(nets))
+    ]
+    return dataclasses.replace(board4(tuple(zones), fps), nets=nets)
+
+
+def test_core_rail_recognised_from_the_largest_bga() -> None:
+    nets = ("", "GND", "P0V85", "P1V8", "P3V3")
+    # P0V85 feeds 30 balls, P1V8 12, P3V3 2: P0V85 is the core (0.85 V ≤ 1 V)
+    b = board_rails((bga_fp("U1", {2: 30, 3: 12, 4: 2, 1: 40}),), nets)
+    rails = {r.name: r for r in pdn.find_rails(b)}
+    core = rails["P0V85"]
+    assert (core.role, core.role_basis) == ("core", "assumed")
+    assert "30 of the 100 balls" in core.role_evidence and "U1" in core.role_evidence
+    assert rails["P1V8"].role is None and rails["P3V3"].role is None
+    p = {"target_ohm": 2e-4, "vrm": {"r_ohm": 1e-4, "l_h": 1e-9}}
+    res = pdn.evaluate(core, p)
+    assert res.target_source == "class target_ohm (core rail)" and res.target_ohm == 2e-4
+    assert res.basis["rail_role"] == "assumed" and res.basis["vrm"] == "default"
+    other = pdn.evaluate(rails["P3V3"], p)
+    assert other.target_ohm is None and other.need_load
+    # the check: the core is a violation resting on an assumption (settled: cannot_verify);
+    # the others are cannot_verify naming what to declare, with what they would hold
+    a = StandIn(b)
+    out = check_pdn_impedance(CheckContext(b, a, "inference"), rule(**p, f_min_hz=1e4))
+    by = {f.evidence["rail"]: f for f in out.findings}
+    assert by["P0V85"].status == Status.VIOLATION
+    assert "recognised as the core rail" in by["P0V85"].evidence["role_evidence"]
+    assert "role: core" in by["P0V85"].evidence["declare"]
+    from accel_drc.basis import settle
+
+    s = settle(by["P0V85"])
+    assert s.status == Status.CANNOT_VERIFY and "assumed rail_role" in s.message
+    f3 = by["P3V3"]
+    assert f3.status == Status.CANNOT_VERIFY and "ripple_pct: <%>" in f3.evidence["declare"]
+    # at 3.3 V and 5 % ripple the network holds a step of V·5 %/|Z|max
+    assert f3.evidence["max_step_a"]["5%"] == pytest.approx(3.3 * 0.05 / f3.measured, rel=1e-3)
+
+
+def test_core_rail_not_recognised_above_a_core_voltage_or_on_a_tie() -> None:
+    nets = ("", "GND", "P1V8", "P0V85")
+    # the rail with most balls is 1.8 V: no core rail is guessed (the 0.85 V one has fewer)
+    b = board_rails((bga_fp("U1", {2: 30, 3: 12}),), nets)
+    assert all(r.role is None for r in pdn.find_rails(b))
+    # two rails with the same count: no guess either
+    b = board_rails((bga_fp("U1", {2: 20, 3: 20}),), ("", "GND", "P0V9", "P0V85"))
+    assert all(r.role is None for r in pdn.find_rails(b))
+    # too few balls to be a core
+    b = board_rails((bga_fp("U1", {2: 3}),), ("", "GND", "P0V85"))
+    assert all(r.role is None for r in pdn.find_rails(b))
+
+
+def test_declared_role_and_own_load() -> None:
+    nets = ("", "GND", "VCORE", "P3V3")
+    b = board_rails((bga_fp("U1", {2: 30}),), nets)
+    cfg = {
+        "rails": [
+            # a declared core rail: the class target, no recognition needed
+            {"name": "VCORE", "nets": ["VCORE"], "role": "core", "vrm": {"r_ohm": 1e-4, "l_h": 1e-10}},
+            # a declared io rail with its own load: V·ripple/ΔI, all declared
+            {"name": "P3V3", "nets": ["P3V3"], "role": "io", "voltage": 3.3, "ripple_pct": 5,
+             "transient_a": 2, "vrm": {"r_ohm": 3e-3, "l_h": 1e-8}},
+        ]
+    }  # fmt: skip
+    rails = {r.name: r for r in pdn.find_rails(b, cfg)}
+    assert (rails["VCORE"].role, rails["VCORE"].role_basis) == ("core", "declared")
+    res = pdn.evaluate(rails["VCORE"], {"target_ohm": 2e-4})
+    assert res.basis["rail_role"] == "declared" and res.basis["vrm"] == "declared"
+    res = pdn.evaluate(rails["P3V3"], {"target_ohm": 2e-4})
+    assert res.target_ohm == pytest.approx(3.3 * 0.05 / 2)  # its own, not the class's
+    assert {res.basis[k] for k in ("voltage", "ripple_pct", "transient_a", "vrm")} == {"declared"}
+
+
+def test_config_role_schema(tmp_path) -> None:
+    from accel_drc.config import load_config
+    from accel_drc.errors import InputError
+    from accel_drc.packs import load_library
+
+    lib = load_library()
+    p = tmp_path / "accel-drc.yaml"
+    p.write_text("rails:\n  - {name: V, nets: ['V'], role: core}\n", encoding="utf-8")
+    assert load_config(str(p), None, lib).data["rails"][0]["role"] == "core"
+    p.write_text("rails:\n  - {name: V, nets: ['V'], role: kore}\n", encoding="utf-8")
+    with pytest.raises(InputError):
+        load_config(str(p), None, lib)
+
+
+def test_model_band_and_network_model_corners() -> None:
+    """The verdict covers the class band only up to the lumped model's limit, and a violation
+    that also holds at the low ends of the default ESL/ESR ranges does not rest on them."""
+    fps = (cap_fp("C1", "22u", "Capacitor_SMD:C_1206_3216Metric", 2),)
+    b = board4((), fps)
+    spec = {"name": "+1V8", "nets": ["[+]1V8"], "voltage": 1.8, "ripple_pct": 3,
+            "transient_a": 4, "vrm": {"r_ohm": 3e-3, "l_h": 9.5e-9}}  # fmt: skip
+    rail = pdn.find_rails(b, {"rails": [spec]})[0]
+    res = pdn.evaluate(rail, {"f_min_hz": 1e4, "f_max_hz": 1e8})
+    assert res.f_max_hz == pdn.MODEL_MAX_HZ and res.worst_f_hz <= pdn.MODEL_MAX_HZ * 1.000001
+    assert res.over and res.basis["network_model"] == "default"
+    # the low-ESL corner is evaluated by hand: ESL × 0.5, ESR × 0.55 of the default model
+    c = rail.decaps[0]
+    low = impedance(res.f_hz, (CapGroup(c.value_f, c.package, c.esl_h * 0.5, c.esr_ohm * 0.55, ("C1",)),), None, rail.vrm)  # fmt: skip
+    band = (res.f_hz >= 1e4) & (res.f_hz <= pdn.MODEL_MAX_HZ * (1 + 1e-9))
+    want = "fail" if low[band].max() > res.target_ohm else "pass"
+    assert res.candidates["low ESL + low ESR"] == want
+    # a part the project declares keeps its model in every corner
+    cfg = {"rails": [spec], "capacitors": {"parts": {"C1": {"esl_h": 1.6e-9, "esr_ohm": 0.005}}}}
+    rail2 = pdn.find_rails(b, cfg)[0]
+    res2 = pdn.evaluate(rail2, {"f_min_hz": 1e4, "f_max_hz": 1e8})
+    assert res2.basis["network_model"] == "declared" and res2.candidates == {}
+    # the remedy numbers: C ≥ 1/(2π f_lo Zt), L ≤ Zt/(2π f_hi) for the first failing band
+    text = pdn.remedy(res)
+    t = res.target_ohm
+    c_now = sum(c.value_f for c in rail.decaps)
+    l_now = 1 / sum(1 / c.esl_h for c in rail.decaps)
+    for b0 in res.over_bands:
+        c_need = 1 / (2 * math.pi * b0.f_lo_hz * t)
+        l_need = t / (2 * math.pi * b0.f_hi_hz)
+        # each requirement the rail misses is named, with the number that would meet it
+        assert (pdn._si(c_need, "F") in text) == (c_now < c_need)
+        assert (pdn._si(l_need, "H") in text) == (l_now > l_need)
+
+
+def test_plane_dielectric_of_a_kicad_default_stackup_is_a_default() -> None:
+    from accel_drc.packs import load_library
+
+    mats = load_library().materials
+    zones = (
+        Zone(net=2, net_name="+1V8", layers=(1,), filled={1: (rect(0, 0, 50, 50),)}),
+        Zone(net=1, net_name="GND", layers=(2,), filled={2: (rect(0, 0, 50, 50),)}),
+    )
+    b = board4(zones)
+    assert pdn.find_rails(b, None, mats)[0].plane_dielectric_basis == "declared"
+    st = b.stackup
+    layers = tuple(
+        dataclasses.replace(sl, material="FR4", epsilon_r=4.5, loss_tangent=0.02)
+        if sl.is_dielectric
+        else sl
+        for sl in st.layers
+    )
+    b2 = dataclasses.replace(b, stackup=Stackup(layers))
+    assert pdn.find_rails(b2, None, mats)[0].plane_dielectric_basis == "default"
+    # declared in the config: no longer KiCad's
+    cfg = {"stackup": {"materials": {"dielectric 2": {"material": "FR4 TG170"}}}}
+    assert pdn.find_rails(b2, cfg, mats)[0].plane_dielectric_basis == "declared"

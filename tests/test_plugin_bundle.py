@@ -569,9 +569,10 @@ def test_kicad9_refusal_falls_back_to_graphics(kipy, tmp_path) -> None:
     assert not state.exists()  # no DRC marker ids to remember on KiCad 9
 
 
-def test_kicad10_board_level_findings_get_a_marker_above_the_board(kipy, tmp_path) -> None:
+def test_kicad10_board_level_findings_get_a_marker_inside_the_outline(kipy, tmp_path) -> None:
     """A finding with no place on the board (stack-up, materials) is still a DRC marker on
-    KiCad 10, above the outline's top-left corner; and a click whose findings all lack a place
+    KiCad 10, just inside the outline's top-left corner (where Zoom to Fit looks: issue 16; it
+    was above the board, outside that view); and a click whose findings all lack a place
     still asks KiCad, so KiCad 9 is never mistaken for 10 (review: mode 'drc', 0 created)."""
     from accel_drc.results import Finding, Severity, Status
     from accel_drc_kicad import markers
@@ -582,7 +583,7 @@ def test_kicad10_board_level_findings_get_a_marker_above_the_board(kipy, tmp_pat
     got = markers.place_markers(board, [f], drc_state=state, outline_bbox=(10.0, 20.0, 50.0, 60.0))
     assert (got.mode, got.created) == ("drc", 1)
     (cmd,) = board.client.sent
-    assert (cmd.position.x_nm, cmd.position.y_nm) == (10_000_000, 14_000_000)
+    assert (cmd.position.x_nm, cmd.position.y_nm) == (11_000_000, 21_000_000)  # 1 mm inside
     assert cmd.message.endswith("(board-level)")
     # KiCad 9 with the same lone finding: asked once, refused, graphics (no state file)
     board9 = _FakeBoard(kicad10=False)
@@ -638,3 +639,366 @@ def test_a_failed_marker_commit_is_dropped_not_left_open(kipy) -> None:
     with pytest.raises(RuntimeError, match="KiCad said no"):
         markers.place_markers(board, [f], use_drc=False)
     assert calls == ["begin", "create", "drop c1"]
+
+
+# ---------------------------------------------------------------------------------------------
+# Issue 16: what a new user sees after a click (the live half is test_plugin_click.py)
+# ---------------------------------------------------------------------------------------------
+
+
+#: the two board-level findings of the M.2 OCuLink adapter with no config (as the CLI gives them)
+def _oculink_findings() -> list:
+    from accel_drc.results import Finding, Severity, Status
+
+    return [
+        Finding(
+            "signals.assumed_type.pcie4",
+            "signal_type",
+            Severity.INFO,
+            Status.CANNOT_VERIFY,
+            "16 PCIe nets of unknown generation checked as pcie4: PCIe lane whose generation the "
+            "net name and net class do not tell: assumed Gen4",
+        ),
+        Finding(
+            "edge.pdn_impedance",
+            "pdn_impedance",
+            Severity.ERROR,
+            Status.CANNOT_VERIFY,
+            "no power rail found: no power-named net owns a plane zone, and the config "
+            "declares no rails",
+        ),
+    ]
+
+
+def test_board_label_is_built_from_the_findings(kipy) -> None:
+    """Item 2: the legend names each board-level finding's rule, severity and status and the
+    first clause of its message, worst first; nothing hard-coded ("stack-up, materials")."""
+    from accel_drc_kicad.markers import TAG, plan_markers
+
+    plan = plan_markers(_oculink_findings(), (0.0, 0.0, 300.0, 200.0), "accel-drc/b.html")
+    assert (plan.placed, plan.board_level, plan.total) == (0, 2, 2)
+    text = plan.legend.text
+    assert text.split("\n") == [
+        f"{TAG} 2 board-level findings",
+        "1. edge.pdn_impedance (error, cannot verify): no power rail found",
+        "2. signals.assumed_type.pcie4 (info, cannot verify): 16 PCIe nets of",
+        "   unknown generation checked as pcie4",
+        "Report: accel-drc/b.html",
+    ]
+    assert "stack-up" not in text and "materials" not in text
+    assert plan.legend.listed == 2 and plan.legend.size_mm == 1.0
+
+
+@pytest.mark.parametrize(
+    "bbox",
+    [
+        (100.0, 50.0, 122.1, 130.0),  # the M.2 OCuLink adapter: 22.1 x 80 mm
+        (0.0, 0.0, 300.0, 200.0),
+        (-20.0, -5.0, 0.0, 5.0),  # a 20 x 10 mm board: lines cut, "… more"
+    ],
+)
+def test_legend_stays_inside_the_outline(kipy, bbox) -> None:
+    """Item 1: the legend's estimated extent (KiCad's stroke font measured in pcbnew: 1.0 mm per
+    character is an upper bound, 1.70 + 1.62 per further line) lies inside the outline's
+    bounding box, which is what Zoom to Fit shows."""
+    from accel_drc_kicad import markers
+
+    findings = _oculink_findings() * 6
+    lg = markers.plan_markers(
+        findings, bbox, "accel-drc/antmicro-m2-oculink-adapter-hw.html"
+    ).legend
+    lines = lg.text.split("\n")
+    width = max(len(line) for line in lines) * lg.size_mm * markers.CHAR_ADVANCE
+    height = (markers.FIRST_LINE + markers.LINE_PITCH * (len(lines) - 1)) * lg.size_mm
+    assert bbox[0] < lg.x_mm and lg.x_mm + width <= bbox[2]
+    assert bbox[1] < lg.y_mm - 0.25 * lg.size_mm and lg.y_mm + height <= bbox[3]
+    assert lg.size_mm >= markers.LEGEND_MIN_MM
+    if lg.listed < len(findings):
+        assert f"… {len(findings) - lg.listed} more in the report" in lg.text
+
+
+def test_legend_fits_pcbnew_own_text_box(kipy, pcbnew_python, tmp_path) -> None:
+    """The same legend measured by KiCad itself (pcbnew 9.0.8, ``PCB_TEXT.GetBoundingBox``)
+    lies inside the 22.1 x 80 mm outline of the M.2 OCuLink adapter."""
+    from accel_drc_kicad import markers
+
+    bbox = (100.0, 50.0, 122.1, 130.0)
+    lg = markers.plan_markers(_oculink_findings() * 3, bbox, "accel-drc/x.html").legend
+    script = tmp_path / "measure.py"
+    script.write_text(
+        "import json, sys, pcbnew\n"
+        "lg = json.loads(sys.argv[1])\n"
+        "t = pcbnew.PCB_TEXT(pcbnew.BOARD())\n"
+        "t.SetText(lg['text'])\n"
+        "s = int(round(lg['size'] * 1e6))\n"
+        "t.SetTextSize(pcbnew.VECTOR2I(s, s))\n"
+        "t.SetTextThickness(int(round(lg['size'] * 0.15e6)))\n"
+        "t.SetHorizJustify(pcbnew.GR_TEXT_H_ALIGN_LEFT)\n"
+        "t.SetVertJustify(pcbnew.GR_TEXT_V_ALIGN_TOP)\n"
+        "t.SetPosition(pcbnew.VECTOR2I(int(round(lg['x'] * 1e6)), int(round(lg['y'] * 1e6))))\n"
+        "b = t.GetBoundingBox()\n"
+        "print(json.dumps([b.GetLeft() / 1e6, b.GetTop() / 1e6, b.GetRight() / 1e6, "
+        "b.GetBottom() / 1e6]))\n",
+        encoding="utf-8",
+    )
+    arg = json.dumps({"text": lg.text, "size": lg.size_mm, "x": lg.x_mm, "y": lg.y_mm})
+    r = subprocess.run(
+        [pcbnew_python, str(script), arg], capture_output=True, text=True, timeout=120
+    )
+    assert r.returncode == 0, r.stderr
+    left, top, right, bottom = json.loads(r.stdout)
+    assert bbox[0] < left and right < bbox[2] and bbox[1] < top and bottom < bbox[3], (
+        (left, top, right, bottom),
+        bbox,
+    )
+
+
+def test_banner_says_how_many_markers_go_where(kipy) -> None:
+    """Item 1: the report's banner sentence (KiCad 9.0.8's API has no status-bar or info-bar
+    call, so the banner is where the click says what it did in the editor)."""
+    from accel_drc.results import Finding, Severity, Status
+    from accel_drc_kicad.markers import plan_markers
+
+    placed = Finding("r.v", "via_stub", Severity.ERROR, Status.VIOLATION, "v", pos=(1.0, 2.0))
+    plan = plan_markers([*_oculink_findings(), placed], (0.0, 0.0, 50.0, 50.0), "a/b.html")
+    assert plan.summary("Cmts.User") == (
+        "In KiCad: 3 findings marked on Cmts.User: 1 at the finding's place on the board; "
+        "2 board-level findings listed in a legend inside the board outline's top-left corner "
+        "(View → Zoom to Fit, Home). They are selected in the editor; one Undo (Ctrl+Z) "
+        "removes them."
+    )
+    assert "as KiCad DRC markers" in plan.summary(None, kicad10=True)
+    assert plan_markers([], None).summary("Cmts.User").startswith("In KiCad: no findings")
+
+
+def test_report_banner_carries_the_editor_note(kipy, tmp_path) -> None:
+    from accel_drc.pipeline import check_board
+    from accel_drc.readers.kicad_file import read
+    from accel_drc.report import html as html_report
+
+    board = read(str(FIXTURE_BOARDS["m2-oculink-adapter"]))
+    check = check_board(board)
+    out = tmp_path / "r.html"
+    html_report.write(str(out), check, board, editor_note="In KiCad: 2 <findings> marked")
+    text = out.read_text(encoding="utf-8")
+    assert '<p class="editor-note" id="editor-note">In KiCad: 2 &lt;findings&gt; marked</p>' in text
+    html_report.write(str(out), check, board)
+    assert 'id="editor-note"' not in out.read_text(encoding="utf-8")
+
+
+def test_stale_labels_say_the_last_run_failed(kipy) -> None:
+    """Item 5: after a failed run every earlier label says so (the legend in lines of its own,
+    kept as narrow as the legend), in one commit; rewriting twice names the newest page once."""
+    from accel_drc_kicad import markers
+
+    label = markers.label_for(_oculink_findings()[1], 1)
+    once = markers.stale_text(label, "accel-drc/M2.html")
+    assert (
+        once
+        == f"{markers.TAG} STALE (last run failed, see accel-drc/M2.html) ?1 pdn_impedance cannot verify"
+    )
+    assert markers.stale_text(once, "accel-drc/b.html") == markers.stale_text(
+        label, "accel-drc/b.html"
+    )
+    legend = markers.plan_markers(_oculink_findings(), (0.0, 0.0, 22.0, 80.0), "a/b.html").legend
+    stale = markers.stale_text(legend.text, "accel-drc/antmicro-m2-oculink-adapter-hw.html")
+    width = max(len(x) for x in legend.text.split("\n"))
+    assert stale.endswith("\n" + legend.text) and stale.startswith(f"{markers.TAG} STALE: ")
+    assert max(len(x) for x in stale.split("\n")) <= width
+    assert markers.stale_text(stale, "x.html") == markers.stale_text(legend.text, "x.html")
+
+
+def test_mark_stale_is_one_commit_and_selects_them(kipy, tmp_path) -> None:
+    from accel_drc_kicad import markers
+    from kipy.board_types import BoardText
+    from kipy.proto.board import board_types_pb2
+
+    def text(t: str, uuid: str) -> BoardText:
+        p = board_types_pb2.BoardText()
+        p.text.text = t
+        p.id.value = uuid
+        return BoardText(p)
+
+    labels = [text(f"{markers.TAG} E1 via_stub", "u1"), text("someone's note", "u2")]
+    calls: list = []
+    board = SimpleNamespace(
+        get_text=lambda: labels,
+        get_shapes=lambda: [],
+        begin_commit=lambda: calls.append("begin") or "c",
+        update_items=lambda items: (
+            calls.append(("update", [i.proto.text.text for i in items])) or items
+        ),
+        push_commit=lambda c, m: calls.append(("push", m)),
+        drop_commit=lambda c: calls.append("drop"),
+        document=SimpleNamespace(board_filename="x.kicad_pcb", project=SimpleNamespace(path="")),
+    )
+    got = markers.mark_stale(board, "accel-drc/x.html", drc_state=tmp_path / "s.json")
+    assert calls == [
+        "begin",
+        ("update", [f"{markers.TAG} STALE (last run failed, see accel-drc/x.html) E1 via_stub"]),
+        ("push", "accel-drc: markers stale (run failed)"),
+    ]
+    assert (got.mode, got.ids) == ("stale", ("u1",))
+    assert labels[1].proto.text.text == "someone's note"
+
+
+def test_second_click_while_running_is_ignored(tmp_path, kipy) -> None:
+    """Item 7: the lock file in the report folder; a lock left by a dead process or older than
+    the limit is taken over; release removes it."""
+    from accel_drc_kicad.action import LOCK_MAX_AGE_S, RunLock
+
+    path = tmp_path / "accel-drc" / ".accel-drc.lock"
+    first = RunLock(path)
+    assert first.acquire() and path.is_file()
+    second = RunLock(path)
+    assert not second.acquire() and second.holder["pid"] == os.getpid()
+    first.release()
+    assert not path.exists() and second.acquire()
+    (path.parent / "report.html").write_text("kept")
+    second.release()
+    assert not path.exists() and path.parent.is_dir()  # a folder with a report stays
+    (path.parent / "report.html").unlink()
+    assert RunLock(path).acquire()
+    RunLock.release(RunLock(path))  # not held: does nothing
+    assert path.exists()
+    path.unlink()
+    lock = RunLock(path)
+    assert lock.acquire()
+    lock.release()
+    assert not path.parent.exists()  # only the lock was in it: no empty folder left
+    path.parent.mkdir()
+    # a killed run's lock: its process is gone
+    dead = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True
+    )
+    import socket
+    import time
+
+    path.write_text(
+        json.dumps({"pid": int(dead.stdout), "host": socket.gethostname(), "started": time.time()})
+    )
+    assert RunLock(path).acquire()
+    # alive but ancient (a pid reused by another program): taken over after the limit
+    path.write_text(
+        json.dumps(
+            {
+                "pid": os.getpid(),
+                "host": socket.gethostname(),
+                "started": time.time() - LOCK_MAX_AGE_S - 1,
+            }
+        )
+    )
+    assert RunLock(path).acquire()
+
+
+class _RunBoard:
+    """A kipy Board stand-in for :func:`action.run` (the live reader is replaced by the file
+    reader): it records commits and keeps the items created, as KiCad would."""
+
+    def __init__(self, board_file: Path) -> None:
+        from kipy.proto.common.types import base_types_pb2
+        from kipy.util.board_layer import CANONICAL_LAYER_NAMES
+
+        self.document = base_types_pb2.DocumentSpecifier()
+        self.document.board_filename = board_file.name
+        self.document.project.path = str(board_file.parent)
+        self.client = _FakeClient(kicad10=False)  # KiCad 9: no InjectDrcError
+        self.items: list = []
+        self.log: list = []
+        self.selected: list = []
+        self.cmts = {v: k for k, v in CANONICAL_LAYER_NAMES.items()}["Cmts.User"]
+
+    def get_text(self):
+        from kipy.board_types import BoardText
+
+        return [i for i in self.items if isinstance(i, BoardText)]
+
+    def get_shapes(self):
+        from kipy.board_types import BoardText
+
+        return [i for i in self.items if not isinstance(i, BoardText)]
+
+    def get_enabled_layers(self):
+        return [self.cmts]
+
+    def begin_commit(self):
+        self.log.append("begin")
+        return "c"
+
+    def create_items(self, items):
+        for n, i in enumerate(items):
+            i.proto.id.value = f"00000000-0000-0000-0000-{len(self.items) + n:012d}"
+        self.items += items
+        return items
+
+    def remove_items(self, items):
+        ids = {i.proto.id.value for i in items}
+        self.items = [i for i in self.items if i.proto.id.value not in ids]
+
+    def update_items(self, items):
+        self.log.append("update")
+        return items
+
+    def push_commit(self, commit, message):
+        self.log.append(message)
+
+    def drop_commit(self, commit):
+        self.log.append("drop")
+
+    def clear_selection(self):
+        self.selected = []
+
+    def add_to_selection(self, refs):
+        self.selected = [r.id.value for r in refs]
+        return self.selected
+
+
+def test_run_failure_page_replaces_the_report_and_success_cleans_up(
+    tmp_path, monkeypatch, kipy
+) -> None:
+    """Items 5 and 6 without KiCad: a broken accel-drc.yaml writes the error page where the
+    report was (its line right, no API-server advice), removes the stale JSON and marks the old
+    markers stale; a good run afterwards replaces it with the report and removes a leftover
+    accel-drc-error.html."""
+    from accel_drc.readers.kicad_file import read
+    from accel_drc_kicad import action, markers
+
+    src = FIXTURE_BOARDS["m2-oculink-adapter"]
+    board_file = tmp_path / src.name
+    shutil.copyfile(src, board_file)
+    shutil.copyfile(src.with_suffix(".kicad_pro"), board_file.with_suffix(".kicad_pro"))
+    monkeypatch.setattr(action, "read_live", lambda kicad, board, **kw: read(str(board_file)))
+    monkeypatch.setattr(markers, "DRC_STATE", tmp_path / "state.json")
+    fake = _RunBoard(board_file)
+    kicad = SimpleNamespace(get_board=lambda: fake, get_version=lambda: SimpleNamespace(major=9))
+    report = tmp_path / "accel-drc" / f"{board_file.stem}.html"
+    first = action.run(open_browser=False, kicad=kicad)
+    assert first.ok and Path(first.report) == report
+    assert first.markers["created"] == 1 and first.markers["mode"] == "graphics"
+    assert 'id="editor-note">In KiCad: 2 findings marked on Cmts.User' in report.read_text()
+    assert set(fake.selected) == {i.proto.id.value for i in fake.items}  # the legend
+    assert not (tmp_path / "accel-drc" / action.LOCK_NAME).exists()
+
+    (tmp_path / "accel-drc.yaml").write_text("class: training\nreport:\n  dir: [accel-drc\n")
+    failed = action.run(open_browser=False, kicad=kicad)
+    assert not failed.ok and Path(failed.report) == report  # where the report was
+    page = report.read_text()
+    assert "accel-drc.yaml:3: malformed YAML" in page and "Fix the file" in page
+    assert "API server" not in page and "Enable KiCad API" not in page
+    assert not report.with_suffix(".json").exists()
+    assert failed.markers["mode"] == "stale" and fake.log[-2:] == [
+        "update",
+        "accel-drc: markers stale (run failed)",
+    ]
+    (legend,) = fake.get_text()
+    assert legend.proto.text.text.startswith(f"{markers.TAG} STALE: the last run")
+    assert f"accel-drc/{board_file.stem}" in legend.proto.text.text.replace("\n   ", "")
+    assert fake.selected == [legend.proto.id.value]
+
+    (tmp_path / "accel-drc.yaml").unlink()
+    (tmp_path / "accel-drc" / action.MARKER_ERROR_PAGE).write_text("old")
+    again = action.run(open_browser=False, kicad=kicad)
+    assert again.ok and again.markers["removed"] == 1
+    assert "<!DOCTYPE html>" in report.read_text() and report.with_suffix(".json").is_file()
+    assert not (tmp_path / "accel-drc" / action.MARKER_ERROR_PAGE).exists()
+    assert "STALE" not in fake.get_text()[0].proto.text.text

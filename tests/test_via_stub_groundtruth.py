@@ -15,10 +15,14 @@ from accel_drc.readers import read_board
 from conftest import FIXTURE_BOARDS
 
 # For each via / plated hole: on which copper layers (stack indexes) does KiCad's own geometry
-# engine find copper of the same net touching it (within 1 µm)?  The item's shape is taken fully
-# flashed (GetEffectiveShape(layer, ALWAYS_FLASHED)) and collided with: track and arc shapes
-# (SHAPE.Collide), pad shapes, other vias' shapes (on layers both span), zone fills
-# (SHAPE_POLY_SET.Collide) -- KiCad's CN_VISITOR rule.  A PTH lead also counts on its side.
+# engine find copper of the same net touching it (within 1 µm)?  Real connections: the item's
+# shape fully flashed (GetEffectiveShape(layer, ALWAYS_FLASHED)) collided with track and arc
+# shapes (SHAPE.Collide), pad shapes and zone fills (SHAPE_POLY_SET.Collide) -- KiCad's
+# CN_VISITOR rule; a PTH lead also counts on its side.  Touching vias of the same net: their
+# shapes as KiCad draws them on that layer (GetEffectiveShape(layer): the pad where
+# PCB_VIA::FlashLayer says it is, else the hole) collide; such a touch connects via A on layer L
+# when the other via has a real connection on L, or one beyond the layers A reaches (repeated
+# until nothing changes) -- the rule of accel_drc.analysis.via_stubs._connect_touching_vias.
 PCBNEW_SCRIPT = r"""
 import json, sys
 import pcbnew
@@ -26,6 +30,7 @@ import pcbnew
 TOL = 1000  # nm, the same 1 µm tolerance as accel-drc
 ALWAYS = pcbnew.FLASHING_ALWAYS_FLASHED
 b = pcbnew.LoadBoard(sys.argv[1])
+b.BuildConnectivity()
 stack = list(b.GetEnabledLayers().CuStack())
 pos_of = {L: i for i, L in enumerate(stack)}
 tracks_by_net, vias_by_net, zones_by_net, pads_by_net = {}, {}, {}, {}
@@ -70,32 +75,62 @@ def connections(item, layers, is_pad):
                 continue
             if not is_pad and shape.Collide(p.GetEffectiveShape(L, ALWAYS), TOL):
                 conn.add(i)
-        for w in vias_by_net.get(net, ()):
-            if w is item or not near(w.GetPosition(), pos, 20_000_000):
-                continue
-            ws, we = span(w)
-            if ws <= i <= we and shape.Collide(w.GetEffectiveShape(L, ALWAYS), TOL):
-                conn.add(i)
     return conn
 
+real = [connections(v, range(span(v)[0], span(v)[1] + 1), False) for v in vias]
+index = {id(v): k for k, v in enumerate(vias)}
+touches = []  # (k, m, layer index)
+for k, v in enumerate(vias):
+    if v.GetNetCode() <= 0:
+        continue
+    s0, e0 = span(v)
+    for w in vias_by_net.get(v.GetNetCode(), ()):
+        m = index[id(w)]
+        if m <= k or not near(w.GetPosition(), v.GetPosition(), 20_000_000):
+            continue
+        s1, e1 = span(w)
+        for i in range(max(s0, s1), min(e0, e1) + 1):
+            L = stack[i]
+            if v.GetEffectiveShape(L).Collide(w.GetEffectiveShape(L), TOL):
+                touches.append((k, m, i))
+conn = [set(r) for r in real]
+changed = True
+while changed:
+    changed = False
+    for k, m, i in touches:
+        for x, y in ((k, m), (m, k)):
+            if i in conn[x] or not conn[y]:
+                continue
+            beyond = not conn[x] or min(conn[y]) < min(conn[x]) or max(conn[y]) > max(conn[x])
+            if i in conn[y] or beyond:
+                conn[x].add(i)
+                changed = True
 out = []
-for v in vias:
-    s, e = span(v)
+for k, v in enumerate(vias):
     pos = v.GetPosition()
-    conn = connections(v, range(s, e + 1), False)
     out.append({"kind": "via", "uuid": v.m_Uuid.AsString(), "x": pos.x / 1e6, "y": pos.y / 1e6,
-                "connected": sorted(conn)})
+                "connected": sorted(conn[k])})
 for fp in b.GetFootprints():
     side = 0 if fp.GetLayer() == pcbnew.F_Cu else len(stack) - 1
     for p in fp.Pads():
         if p.GetAttribute() != pcbnew.PAD_ATTRIB_PTH or p.GetDrillSize().x <= 0:
             continue
         pos = p.GetPosition()
-        conn = connections(p, [i for i, L in enumerate(stack) if p.IsOnLayer(L)], True)
+        c = connections(p, [i for i, L in enumerate(stack) if p.IsOnLayer(L)], True)
+        # a via-in-pad joins the pad on the layers both have (as accel-drc's step 2)
+        for w in vias_by_net.get(p.GetNetCode(), ()):
+            if not near(w.GetPosition(), pos, 20_000_000):
+                continue
+            s1, e1 = span(w)
+            for i in range(s1, e1 + 1):
+                L = stack[i]
+                if p.IsOnLayer(L) and p.GetEffectiveShape(L, ALWAYS).Collide(
+                        w.GetEffectiveShape(L, ALWAYS), TOL):
+                    c.add(i)
         if p.GetNetCode() > 0:
-            conn.add(side)
+            c.add(side)
         out.append({"kind": "pth", "uuid": p.m_Uuid.AsString(), "x": pos.x / 1e6, "y": pos.y / 1e6,
-                    "ref": fp.GetReference() + "." + p.GetNumber(), "connected": sorted(conn)})
+                    "ref": fp.GetReference() + "." + p.GetNumber(), "connected": sorted(c)})
 print(json.dumps(out))
 """
 

@@ -22,6 +22,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from .analysis.channels import count_lanes
 from .analysis.nets import plane_layers
 from .packs import CLASSES, range_score
 from .results import Classification, Evidence
@@ -158,14 +159,18 @@ def classify(board: Any, analysis: Any, library: Any | None = None) -> Classific
     # PCIe generation and lanes
     gens = {}
     assumed = False
-    for g in ("pcie3", "pcie4", "pcie5", "pcie6"):
+    pcie_nets: list[int] = []
+    for g in ("pcie1", "pcie2", "pcie3", "pcie4", "pcie5", "pcie6"):
         nets = analysis.nets_by_signal(g)
         if nets:
             gens[g] = len(nets)
+            pcie_nets.extend(nets)
             assumed = assumed or any(analysis.net_signal[x].assumption for x in nets)
     if gens:
         top = max(gens, key=lambda g: int(g[-1]))
-        lanes = max(1, sum(gens.values()) // 4)  # a lane = TX pair + RX pair = 4 nets
+        # a lane = a TX pair + an RX pair; a pair continued through AC-coupling capacitors
+        # under another name (PCIE_PET -> PCIE_PET_AC) is the same channel, counted once
+        lanes, _ = count_lanes(board, pcie_nets)
         gen = int(top[-1])
         if gen >= 5:
             scores = {"training": 0.6, "inference": 1.0, "edge": 0.1}
@@ -185,16 +190,30 @@ def classify(board: Any, analysis: Any, library: Any | None = None) -> Classific
 
     # plane copper
     planes = plane_layers(board, analysis.zone_fractions, 0.25)
-    thick = []
+    thick: list[float] = []
+    by_oz: dict[float, list[str]] = {}
     if board.stackup is not None:
         th = {sl.copper_index: sl.thickness_mm for sl in board.stackup.copper()}
-        thick = [th[i] for i in planes if th.get(i)]
+        for i, nets in planes.items():
+            t = th.get(i)
+            if not t:
+                continue
+            thick.append(t)
+            what = ", ".join(n for n, _ in nets[:2]) or "typed power"
+            by_oz.setdefault(round(t * 1000 / 35.0, 2), []).append(
+                f"{board.copper_layers[i].name} ({what})"
+            )
     if thick:
+        # the heaviest plane votes (heavy core planes mark a training board); the text gives
+        # every plane's weight, as copper_weight judges them one by one
         oz = max(thick) * 1000 / 35.0
+        lo = min(thick) * 1000 / 35.0
+        rng = f"{oz:.2f} oz" if abs(oz - lo) < 0.005 else f"{lo:.2f}–{oz:.2f} oz"
+        detail = "; ".join(f"{w:.2f} oz: {', '.join(ls)}" for w, ls in sorted(by_oz.items()))
         ev.append(
             Evidence(
                 "plane copper",
-                f"{oz:.2f} oz",
+                f"{rng} ({detail})",
                 _vote(
                     {
                         c: range_score(oz, profiles[c].get("power_copper_oz", []), 0.5)

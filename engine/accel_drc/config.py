@@ -131,6 +131,10 @@ CONFIG_SCHEMA: dict[str, Any] = {
                 "properties": {
                     "name": {"type": "string", "minLength": 1},
                     "nets": {**_REGEX_LIST, "minItems": 1},
+                    # what the rail feeds: only a `core` rail is held to the class target
+                    # (the accelerator core's, seed 000); any other rail to its own
+                    # V·ripple/ΔI (analysis/pdn.py RAIL_ROLES)
+                    "role": {"enum": ["core", "memory", "serdes", "io", "aux", "input"]},
                     "voltage": _POS,
                     "ripple_pct": _POS,
                     "transient_a": _POS,

@@ -203,10 +203,15 @@ def run_kicad(args: Any) -> int:
                 "accel-drc: KiCad's API server is "
                 + ("off" if enabled is False else "not configured yet")
                 + ": in KiCad, Preferences > Preferences > Plugins, tick 'Enable KiCad API', "
-                "then restart KiCad. The button appears in the PCB editor's toolbar."
+                "then restart KiCad. Without it there is no button."
             )
         else:
-            print("accel-drc: restart KiCad's PCB editor; the button is in its toolbar.")
+            print("accel-drc: restart KiCad.")
+        print(
+            "accel-drc: on that first start KiCad builds the plugin's Python environment "
+            "(about 30 s, longer on a slow network, with no progress shown); then the "
+            "'accel-drc check' button appears at the right end of the PCB editor's top toolbar."
+        )
         return 0
     if args.kicad_command == "uninstall":
         target = uninstall(version, dest)

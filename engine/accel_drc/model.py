@@ -328,11 +328,37 @@ class Vias:
     uuid: Sequence[str] = ()  # a tuple, or a lazy read-only sequence decoded on access
     layer_count: int = 2
     backdrills: Mapping[int, Backdrill] = field(default_factory=dict)  # row -> backdrill
+    #: row -> the type the file declares where it is not the span's (KiCad keeps a via written
+    #: ``(via blind … (layers "F.Cu" "B.Cu"))`` as blind; its barrel is still F.Cu..B.Cu)
+    declared: Mapping[int, str] = field(default_factory=dict)
+    #: KiCad's ``(remove_unused_layers yes)``: the via has a pad only on the layers where
+    #: something connects to it (``PCB_VIA::FlashLayer``); empty = none removed
+    unused_removed: np.ndarray = field(default_factory=lambda: _empty((0,), bool))
+    #: KiCad's ``(keep_end_layers yes)``: with the above, the pads on the start and end layers stay
+    keep_end: np.ndarray = field(default_factory=lambda: _empty((0,), bool))
 
     def __len__(self) -> int:
         return int(self.drill.shape[0])
 
+    def conditional(self, layers: int) -> np.ndarray:
+        """(n, layers) bool: True where the via's pad on that copper layer exists only if
+        something connects there (KiCad's ``PCB_VIA::ConditionallyFlashed``); KiCad's own
+        connectivity then collides only the drilled hole on that layer, not the pad."""
+        n = len(self)
+        out = np.zeros((n, layers), bool)
+        if self.unused_removed.shape[0] != n or not self.unused_removed.any():
+            return out
+        out[self.unused_removed, :] = True
+        if self.keep_end.shape[0] == n:
+            rows = np.flatnonzero(self.unused_removed & self.keep_end)
+            out[rows, self.start[rows].astype(np.int64)] = False
+            out[rows, self.end[rows].astype(np.int64)] = False
+        return out
+
     def type_of(self, i: int) -> str:
+        got = self.declared.get(i)
+        if got is not None:
+            return got
         return via_type_for_span(
             int(self.start[i]), int(self.end[i]), self.layer_count, bool(self.micro[i])
         )
@@ -569,6 +595,26 @@ def dp_base(net: str) -> tuple[str, str, int] | None:
     return net[:i], net[i + 1 :], polarity
 
 
+#: JEDEC's true/complement names (JESD79-4, JESD209-4): ``CK_t``/``CK_c``, ``DQS0_t``/``DQS0_c``,
+#: ``WCK_t``/``WCK_c``; only clock and strobe names, so an ``X_T``/``X_C`` pair of anything else
+#: is left alone.
+_JEDEC_DP = re.compile(r"^(.*(?:dqs|ck|clk|strobe)[a-z0-9]*)_([tc])(\d*)$", re.IGNORECASE)
+
+
+def _jedec_pairs(nets: Sequence[str], taken: set[int]) -> list[DiffPair]:
+    """Pairs KiCad's ``MatchDpSuffix`` does not see: JEDEC ``_t`` (true) / ``_c`` (complement)."""
+    halves: dict[tuple[str, str, str], int] = {}
+    for i, name in enumerate(nets):
+        m = _JEDEC_DP.match(name) if name and i not in taken else None
+        if m:
+            halves[(m.group(1), m.group(2).lower(), m.group(3))] = i
+    return [
+        DiffPair(name=base + digits, positive=p, negative=halves[(base, "c", digits)])
+        for (base, tc, digits), p in halves.items()
+        if tc == "t" and (base, "c", digits) in halves
+    ]
+
+
 def find_diff_pairs(nets: Sequence[str]) -> tuple[DiffPair, ...]:
     """All (positive, negative) net pairs, sorted by name."""
     positives: dict[tuple[str, str], int] = {}
@@ -585,5 +631,6 @@ def find_diff_pairs(nets: Sequence[str]) -> tuple[DiffPair, ...]:
         if key in negatives
         for base, suffix in (key,)
     ]
+    pairs += _jedec_pairs(nets, {i for d in pairs for i in (d.positive, d.negative)})
     pairs.sort(key=lambda d: d.name)
     return tuple(pairs)

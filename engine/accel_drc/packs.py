@@ -38,6 +38,7 @@ CHECK_KINDS = (
     "impedance",
     "via_stub",
     "pdn_impedance",
+    "open_channel",
 )
 
 # ---------------------------------------------------------------------------------------------
@@ -280,12 +281,42 @@ def load_yaml(path: str | Path, text: str | None = None) -> YamlDoc:
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         context = getattr(exc, "context", None)
         msg = f"malformed YAML: {problem}" + (f" ({context})" if context else "")
+        opened = _unclosed_opener(exc)
+        if opened is not None:  # the mistake is where the bracket or quote opened
+            msg = (
+                f"malformed YAML: {problem} ({context} that starts here, column "
+                f"{opened.column + 1}, and is never closed; the parser gave up on line "
+                f"{mark.line + 1})"
+            )
+            mark = opened
         if isinstance(exc, yaml.constructor.ConstructorError) and problem.startswith("cannot read"):
             msg = problem
         raise InputError(path, msg, line=mark.line + 1 if mark else None) from None
     except RecursionError:
         raise InputError(path, f"YAML nested too deeply (about {depth} levels)") from None
     return YamlDoc(path, _fix_keys(data), lines)
+
+
+#: the contexts PyYAML names for a construct opened by a bracket or a quote
+_OPENERS = (
+    "while parsing a flow sequence",
+    "while parsing a flow mapping",
+    "while scanning a quoted scalar",
+)
+
+
+def _unclosed_opener(exc: yaml.YAMLError) -> Any:
+    """The mark of an unclosed ``[``, ``{`` or quote, else None.
+
+    PyYAML's problem mark is where the parser gave up: for an unclosed bracket that is the end of
+    the file or the next key, a line (or many) after the typo.  The context mark is the opener
+    itself, which is the line to fix; for other errors (a bad indent) the problem mark is right
+    and the context mark is the enclosing block, often line 1."""
+    context = getattr(exc, "context", None) or ""
+    opened = getattr(exc, "context_mark", None)
+    if opened is None or not context.startswith(_OPENERS):
+        return None
+    return opened
 
 
 def _describe(
@@ -554,6 +585,11 @@ PARAM_SCHEMAS: dict[str, dict[str, Any]] = {
             "require_backdrill": {"type": "boolean"},
         },
     },
+    "open_channel": {
+        "type": "object",
+        "additionalProperties": False,
+        "properties": {"unknown_pairs": {"type": "boolean"}},
+    },
     "pdn_impedance": {
         "type": "object",
         "required": [
@@ -571,6 +607,7 @@ PARAM_SCHEMAS: dict[str, dict[str, Any]] = {
             "f_min_hz": {"type": "number", "exclusiveMinimum": 0},
             "f_max_hz": {"type": "number", "exclusiveMinimum": 0},
             "sweep_max_hz": {"type": "number", "exclusiveMinimum": 0},
+            "model_max_hz": {"type": "number", "exclusiveMinimum": 0},
             "default_voltage": {"type": "number", "exclusiveMinimum": 0},
             "default_ripple_pct": {"type": "number", "exclusiveMinimum": 0},
             "default_transient_a": {"type": "number", "exclusiveMinimum": 0},

@@ -20,6 +20,7 @@ from typing import Any, Callable
 
 from . import __version__
 from . import checks as _checks
+from . import coverage as _coverage
 from .analysis import Analysis
 from .basis import Basis, settle_all
 from .classify import classify, override
@@ -174,7 +175,15 @@ def stackup_rows(
     return rows
 
 
-_FAMILY_NAMES = {"pcie": "PCIe", "nvlink": "NVLink"}
+_FAMILY_NAMES = {
+    "pcie": "PCIe",
+    "nvlink": "NVLink",
+    "sfp": "SFP",
+    "qsfp": "QSFP",
+    "mipi": "MIPI",
+    "hdmi": "HDMI",
+    "displayport": "DisplayPort",
+}
 
 
 def _assumption_findings(analysis: Analysis, board: Board) -> tuple[list[Finding], int]:
@@ -427,6 +436,7 @@ def check_board(
     schedule = [k for k, r in enumerate(runnable) if r.check not in late]
     schedule += [k for k, r in enumerate(runnable) if r.check in late]
     outcomes: list[tuple[list[Finding], RuleRun]] = [([], RuleRun(r, 0)) for r in runnable]
+    raw: list[Any] = [None] * len(runnable)  # each rule's CheckOutcome (examined nets: coverage)
     for done, k in enumerate(schedule):
         rule = runnable[k]
         if progress is not None:
@@ -442,6 +452,7 @@ def check_board(
             outcomes[k] = ([_crash_finding(rule, exc)], RuleRun(rule, 0))
             continue
         outcomes[k] = (list(outcome.findings), RuleRun(rule, outcome.checked))
+        raw[k] = outcome
     outcomes = _with_class_basis(
         outcomes, classification, lib, cfg, registry, ctx, rules_for=rules_for_class
     )
@@ -461,9 +472,16 @@ def check_board(
     if n_entries:
         runs.append(RuleRun(CONFIG_RULE, n_entries))
     findings = settle_all(unmatched + assumed + findings)
+    examined = _coverage.examined_pairs(zip(runnable, raw), analysis)
+    cov = _coverage.build(board, analysis, lib, examined, findings, cls)
+    unknown = _coverage.unknown_interface_finding(cov, lib)
+    runs.append(RuleRun(_coverage.UNKNOWN_RULE, cov["summary"]["pairs"]))
+    if unknown is not None:
+        findings = [unknown] + findings
     waiver_lines = [cfg.line_of("waivers", i) for i in range(len(cfg.waivers))]
     findings, waiver_rows = apply_waivers(findings, cfg.waivers, today=today, lines=waiver_lines)
     findings.sort(key=rank)  # every report leads with error violations, then error unknowns
+    cov = _coverage.build(board, analysis, lib, examined, findings, cls)  # waived outcomes too
     if progress is not None:
         progress(len(runnable), len(runnable), "done")
     sha = _sha256(board_file or board.source)
@@ -503,6 +521,7 @@ def check_board(
         board_summary=board_summary(board, board_file, sha),
         date=(_dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat()),
         tool_version=__version__,
+        coverage=cov,
     )
 
 

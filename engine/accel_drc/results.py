@@ -132,6 +132,9 @@ class CheckResult:
     #: the reference library the sources cite by ``[id]`` (``references.Reference`` by id);
     #: reports expand the ids into full citations.  Empty: sources are shown as written.
     references: Mapping[str, Any] = field(default_factory=dict)
+    #: what high-speed nets were seen and which rules examined them (``coverage.build``):
+    #: ``{"pairs": [{name, nets, interface, basis, checks_run, not_checked_because}], "summary"}``
+    coverage: dict[str, Any] = field(default_factory=dict)
 
     def unwaived_errors(self) -> list[Finding]:
         return [
@@ -148,6 +151,11 @@ class CheckResult:
             for f in self.findings
             if f.severity == Severity.ERROR and f.status == Status.CANNOT_VERIFY
         ]
+
+    def coverage_line(self) -> str:
+        """One line: "pairs: 42 — 8 checked, 30 of unknown interface, 4 breakouts" (empty when
+        no coverage was computed), so nothing high-speed passes without being counted."""
+        return str((self.coverage or {}).get("summary", {}).get("line", ""))
 
     def count_phrases(self) -> list[tuple[str, int, str]]:
         """Per severity present: ``(severity, n, "11 errors: 10 violations, 1 cannot verify")``.

@@ -46,7 +46,7 @@ def _run(args: argparse.Namespace) -> int:
     result = run(open_browser=not args.no_browser)
     json.dump(asdict(result), sys.stdout, indent=2, default=str)
     sys.stdout.write("\n")
-    return 0 if result.ok else 1
+    return 0 if result.ok or result.ignored else 1
 
 
 def _clear(args: argparse.Namespace) -> int:

@@ -911,10 +911,17 @@ def _read_vias(board: Any, layers: LayerMap, net_idx: Mapping[str, int], count: 
     end = np.empty(n, dtype=np.int16)
     net = np.empty(n, dtype=np.int32)
     micro = np.zeros(n, dtype=bool)
+    removed = np.zeros(n, dtype=bool)
+    keep_end = np.zeros(n, dtype=bool)
     uuids = []
     backdrills: dict[int, Backdrill] = {}
     for i, p in enumerate(items):
         ps = p.pad_stack
+        # UnconnectedLayerRemoval: 2 REMOVE, 3 REMOVE_EXCEPT_START_AND_END, 4 START_END_ONLY
+        # (the file's remove_unused_layers / keep_end_layers; see Vias.conditional)
+        ulr = int(getattr(ps, "unconnected_layer_removal", 0) or 0)
+        removed[i] = ulr in (2, 3, 4)
+        keep_end[i] = ulr in (3, 4)
         pos[i] = (p.position.x_nm / NM_PER_MM, p.position.y_nm / NM_PER_MM)
         drill[i] = ps.drill.diameter.x_nm / NM_PER_MM
         diameter[i] = ps.copper_layers[0].size.x_nm / NM_PER_MM if ps.copper_layers else 0.0
@@ -940,6 +947,8 @@ def _read_vias(board: Any, layers: LayerMap, net_idx: Mapping[str, int], count: 
         uuid=tuple(uuids),
         layer_count=count,
         backdrills=backdrills,
+        unused_removed=removed,
+        keep_end=keep_end,
     )
 
 

@@ -7,7 +7,13 @@ Two ways, picked at run time:
   "no handler" (``AS_UNHANDLED``); that is how KiCad 9 is detected, not by version numbers.
 * **Otherwise** (KiCad 9): marker graphics on a user layer (``Cmts.User`` unless the config's
   ``report.marker_layer`` names another enabled layer): a ring around the spot and a short label.
+  Findings with no place on the board (stack-up, materials, a rail not found) are listed in one
+  legend inside the board outline's top-left corner, which KiCad's Zoom to Fit always shows.
   All created in **one commit**, so one Undo (Ctrl+Z) removes them all.
+
+:func:`plan_markers` decides all of it without KiCad, so the report (written before the markers,
+to open fast) can say in its banner how many markers went where.  After a failed run
+:func:`mark_stale` rewrites the previous run's labels to say so, in one commit.
 
 Markers are tagged so a rerun removes only its own, never the user's drawings: every label's text
 starts with :data:`TAG`, and a ring is a circle of exactly :data:`RING_RADIUS_MM` and
@@ -62,6 +68,10 @@ class MarkerResult:
     refused: int = 0
     skipped_no_position: int = 0
     note: str = ""
+    #: the created items' ids (what the click selects), not in the JSON result
+    ids: tuple[str, ...] = ()
+    #: the sentence the report's banner shows
+    where: str = ""
 
 
 def _nm(mm: float) -> int:
@@ -208,6 +218,18 @@ def _resolve_layer(board: Any, wanted: str | None) -> tuple[int, str, str]:
     return by_name[DEFAULT_LAYER], DEFAULT_LAYER, "; ".join(notes)
 
 
+def resolve_layer_name(kicad: Any, board: Any, wanted: str | None) -> tuple[str, bool]:
+    """(the marker layer's name, whether KiCad is 10 or newer) for the report's banner, before
+    the markers are placed.  The version only picks the banner's words; which kind of marker
+    is made is still decided by whether KiCad answers ``InjectDrcError``."""
+    _layer, name, _note = _resolve_layer(board, wanted)
+    try:
+        kicad10 = retry(kicad.get_version).major >= 10
+    except Exception:
+        kicad10 = False
+    return name, kicad10
+
+
 def _ring(layer: int, x_nm: int, y_nm: int) -> Any:
     from kipy.board_types import BoardCircle
     from kipy.proto.board import board_types_pb2
@@ -223,6 +245,14 @@ def _ring(layer: int, x_nm: int, y_nm: int) -> Any:
 
 
 def _label(layer: int, x_nm: int, y_nm: int, text: str) -> Any:
+    """A finding's label, at a fixed offset up and right of its ring at (x, y)."""
+    return _text(
+        layer, x_nm + _nm(LABEL_DX_MM), y_nm + _nm(LABEL_DY_MM), text, TEXT_SIZE_MM, top=False
+    )
+
+
+def _text(layer: int, x_nm: int, y_nm: int, text: str, size_mm: float, top: bool = True) -> Any:
+    """Left-aligned text anchored at (x, y): its top-left corner (``top``) or bottom-left."""
     from kipy.board_types import BoardText
     from kipy.proto.board import board_types_pb2
     from kipy.proto.common.types import enums_pb2
@@ -230,15 +260,19 @@ def _label(layer: int, x_nm: int, y_nm: int, text: str) -> Any:
     p = board_types_pb2.BoardText()
     p.layer = layer
     p.text.text = text
-    p.text.position.x_nm = x_nm + _nm(LABEL_DX_MM)
-    p.text.position.y_nm = y_nm + _nm(LABEL_DY_MM)
+    p.text.position.x_nm = x_nm
+    p.text.position.y_nm = y_nm
     a = p.text.attributes
-    a.size.x_nm = _nm(TEXT_SIZE_MM)
-    a.size.y_nm = _nm(TEXT_SIZE_MM)
-    a.stroke_width.value_nm = _nm(TEXT_SIZE_MM * 0.15)
+    a.size.x_nm = _nm(size_mm)
+    a.size.y_nm = _nm(size_mm)
+    a.stroke_width.value_nm = _nm(size_mm * 0.15)
     a.visible = True
+    # KiCad's API takes these literally: without them a text with newlines is one line to
+    # KiCad (its bounding box, hence selection and Zoom to Fit), and a spacing of 0 stacks lines
+    a.multiline = "\n" in text
+    a.line_spacing = 1.0
     a.horizontal_alignment = enums_pb2.HA_LEFT
-    a.vertical_alignment = enums_pb2.VA_BOTTOM
+    a.vertical_alignment = enums_pb2.VA_TOP if top else enums_pb2.VA_BOTTOM
     return BoardText(p)
 
 
@@ -250,9 +284,9 @@ def _inject_drc(
 ) -> int | None:
     """KiCad 10's real DRC markers; None when the server has no such command (KiCad 9), or when
     nothing could be asked (no finding has a place and there is no ``anchor``: the caller then
-    draws graphics, which work on every version).  A finding without a position (stack-up,
-    materials) is marked at ``anchor`` (mm), above the board.  The new markers' ids are
-    appended to ``ids``."""
+    draws graphics, which work on every version).  A finding without a position (a stack-up,
+    material or rail finding) is marked at ``anchor`` (mm), inside the outline's top-left
+    corner.  The new markers' ids are appended to ``ids``."""
     from kipy.proto.board import board_commands_pb2 as bc
     from kipy.proto.common.types import base_types_pb2
 
@@ -339,6 +373,196 @@ def _remove_old_drc(board: Any, ids: Sequence[str]) -> int:
     return len(ids)
 
 
+# ---------------------------------------------------------------------------------------------
+# The plan: what goes where, decided before anything is sent (the report's banner says it)
+# ---------------------------------------------------------------------------------------------
+
+#: KiCad's stroke font, measured with pcbnew 9.0.8 (``PCB_TEXT.GetBoundingBox``, 1 mm text):
+#: mixed text advances 0.80-0.83 mm per character, digits 0.98, ``m`` 1.36; 1.0 is a safe bound
+#: for the text we write (names, numbers, words)
+CHAR_ADVANCE = 1.0
+#: a text block's height: the first line 1.70 x size, each further line 1.61 x size (measured)
+FIRST_LINE = 1.70
+LINE_PITCH = 1.62
+#: the legend's text: this size where the board is wide enough, smaller on narrow boards
+#: (at least :data:`LEGEND_MIN_CHARS` characters to a line), never below LEGEND_MIN_MM
+LEGEND_MM = 1.0
+LEGEND_MIN_MM = 0.3
+LEGEND_MIN_CHARS = 32
+LEGEND_MAX_CHARS = 72
+LEGEND_MAX_LINES = 16
+#: gap between the legend and the board outline's bounding box (the text's own bounding box
+#: starts 0.25 x size above its anchor)
+LEGEND_INSET_MM = 1.0
+#: every label of a run that failed after it starts with this (after :data:`TAG`)
+STALE = "STALE"
+
+_SEVERITY_NAME = {"error": "error", "warning": "warning", "info": "info"}
+_STATUS_NAME = {"violation": "violation", "cannot_verify": "cannot verify", "waived": "waived"}
+
+
+@dataclass(frozen=True)
+class Legend:
+    """The board-level findings' legend: one multi-line text inside the outline's top-left
+    corner, where KiCad's Zoom to Fit (Home) always looks: in the PCB editor it fits the board
+    edges' bounding box (``COMMON_TOOLS::doZoomFit`` → ``GetDocumentExtents(false)``)."""
+
+    x_mm: float
+    y_mm: float
+    size_mm: float
+    text: str
+    listed: int  # findings named in it (the rest: "… more in the report")
+
+
+@dataclass(frozen=True)
+class MarkerPlan:
+    """Which findings get a marker and where, before anything is sent to KiCad."""
+
+    numbered: tuple[tuple[int, Any], ...]  # (number, finding), worst first, at most MAX_MARKERS
+    placed: int  # of those, findings with a place on the board (a ring and a label there)
+    board_level: int  # findings without one (stack-up, materials, rails not found …)
+    legend: Legend | None
+    anchor_mm: tuple[float, float] | None  # where board-level findings are marked
+    total: int  # unwaived findings (the report lists them all)
+
+    def summary(self, layer: str | None, kicad10: bool = False) -> str:
+        """One sentence for the report's banner: how many markers, where, and how to undo."""
+        if not self.numbered:
+            return "In KiCad: no findings to mark (earlier accel-drc markers are removed)."
+        parts = []
+        if self.placed:
+            parts.append(
+                f"{self.placed} at the finding{_s(self.placed)}' place on the board"
+                if self.placed != 1
+                else "1 at the finding's place on the board"
+            )
+        if self.board_level:
+            where = "inside the board outline's top-left corner (View → Zoom to Fit, Home)"
+            parts.append(
+                f"{self.board_level} board-level finding{_s(self.board_level)} "
+                + (f"marked {where}" if kicad10 else f"listed in a legend {where}")
+            )
+        n = self.placed + self.board_level
+        head = f"In KiCad: {n} finding{_s(n)} marked"
+        if self.total > n:
+            head += f" (the worst {n} of {self.total}; this report lists all)"
+        kind = "as KiCad DRC markers" if kicad10 else f"on {layer or DEFAULT_LAYER}"
+        tail = (
+            "KiCad's next DRC run clears them."
+            if kicad10
+            else "They are selected in the editor; one Undo (Ctrl+Z) removes them."
+        )
+        return f"{head} {kind}: {'; '.join(parts)}. {tail}"
+
+
+def _s(n: int) -> str:
+    return "" if n == 1 else "s"
+
+
+def _short(message: str, limit: int = 80) -> str:
+    """The first clause of a finding's message (what, not why)."""
+    first = message.split(": ", 1)[0].split(". ", 1)[0].strip()
+    return first if len(first) <= limit else first[: limit - 1].rstrip() + "…"
+
+
+def legend_lines(numbered: Sequence[tuple[int, Any]], report: str | None) -> list[str]:
+    """The legend's paragraphs (before wrapping), built from the findings themselves: their
+    number, severity, status, rule id and the first clause of the message — never a fixed text
+    (issue 16: a hard-coded "(stack-up, materials)" named kinds the findings were not)."""
+    n = len(numbered)
+    out = [f"{TAG} {n} board-level finding{_s(n)}"]
+    for number, f in numbered:
+        sev = str(getattr(f.severity, "value", f.severity))
+        status = str(getattr(f.status, "value", f.status))
+        out.append(
+            f"{number}. {f.rule} ({_SEVERITY_NAME.get(sev, sev)}, "
+            f"{_STATUS_NAME.get(status, status)}): {_short(str(f.message or ''))}"
+        )
+    if report:
+        out.append(f"Report: {report}")
+    return out
+
+
+def _wrap(paragraphs: Sequence[str], width: int) -> list[list[str]]:
+    """Each paragraph wrapped to ``width`` characters (continuation lines indented)."""
+    import textwrap
+
+    return [
+        textwrap.wrap(
+            p, width, subsequent_indent="   ", break_long_words=True, break_on_hyphens=False
+        )
+        or [""]
+        for p in paragraphs
+    ]
+
+
+def plan_legend(
+    numbered: Sequence[tuple[int, Any]],
+    bbox: tuple[float, float, float, float] | None,
+    report: str | None = None,
+) -> Legend:
+    """Lay the legend out inside ``bbox`` (mm): the text size is chosen so a line holds at least
+    :data:`LEGEND_MIN_CHARS` characters in the board's width, and lines that do not fit its
+    height are replaced by "… N more in the report"."""
+    paragraphs = legend_lines(numbered, report)
+    if bbox is None:  # no outline: at the origin, full size (KiCad's view is the page then)
+        x0, y0, width, height = 0.0, 0.0, 200.0, 200.0
+    else:
+        x0, y0 = bbox[0], bbox[1]
+        width, height = bbox[2] - bbox[0], bbox[3] - bbox[1]
+    inset = min(LEGEND_INSET_MM, width * 0.05, height * 0.05)
+    avail_w = max(width - 2 * inset, 0.1)
+    avail_h = max(height - 2 * inset, 0.1)
+    size = min(LEGEND_MM, avail_w / (LEGEND_MIN_CHARS * CHAR_ADVANCE))
+    size = max(size, LEGEND_MIN_MM)
+    chars = int(avail_w / (size * CHAR_ADVANCE))
+    chars = max(min(chars, LEGEND_MAX_CHARS), 16)
+    max_lines = int((avail_h - FIRST_LINE * size) / (LINE_PITCH * size)) + 1
+    max_lines = max(1, min(max_lines, LEGEND_MAX_LINES))
+    wrapped = _wrap(paragraphs, chars)
+    lines: list[str] = []
+    listed = 0
+    footer = wrapped[-1] if report else []
+    body = wrapped[:-1] if report else wrapped
+    budget = max_lines - len(footer)
+    for i, para in enumerate(body):
+        rest = len(body) - i  # this paragraph and those after it (the head is body[0])
+        more = 1 if rest > 1 else 0  # room for "… N more" if anything is left after this one
+        if len(lines) + len(para) + more > budget and i > 0:
+            lines.append(f"… {len(body) - i} more in the report"[:chars])
+            break
+        lines.extend(para)
+        listed = i  # body[0] is the head, so paragraph i names finding i
+    lines.extend(footer)
+    lines = lines[: max(max_lines, 1)]
+    return Legend(x0 + inset, y0 + inset, size, "\n".join(lines), listed)
+
+
+def plan_markers(
+    findings: Sequence[Any],
+    outline_bbox: tuple[float, float, float, float] | None = None,
+    report: str | None = None,
+) -> MarkerPlan:
+    """What :func:`place_markers` will put on the board, decided without KiCad: the unwaived
+    findings worst first (at most :data:`MAX_MARKERS`), numbered; a ring and a label at each
+    placed one; the board-level ones in one legend inside the outline's top-left corner."""
+    chosen = marker_findings(findings)
+    numbered = tuple((i, f) for i, f in enumerate(chosen[:MAX_MARKERS], 1))
+    board_level = [(i, f) for i, f in numbered if f.pos is None]
+    legend = plan_legend(board_level, outline_bbox, report) if board_level else None
+    # KiCad 10 marks board-level findings at the legend's corner; with no outline there is no
+    # view to aim at, and those findings get no DRC marker (the report has them)
+    anchor = (legend.x_mm, legend.y_mm) if legend is not None and outline_bbox else None
+    return MarkerPlan(
+        numbered=numbered,
+        placed=len(numbered) - len(board_level),
+        board_level=len(board_level),
+        legend=legend,
+        anchor_mm=anchor,
+        total=len(chosen),
+    )
+
+
 def place_markers(
     board: Any,
     findings: Sequence[Any],
@@ -346,6 +570,7 @@ def place_markers(
     use_drc: bool = True,
     outline_bbox: tuple[float, float, float, float] | None = None,
     drc_state: Path | None = None,
+    plan: MarkerPlan | None = None,
 ) -> MarkerResult:
     """Replace this plugin's earlier markers with markers for ``findings``, in one commit
     (one Undo reverts exactly what this click did to the board).
@@ -354,37 +579,42 @@ def place_markers(
     them on its next DRC run, and the next click replaces them, see :data:`DRC_STATE`)."""
     labels, rings = find_markers(board)
     old = [*labels, *rings]
-    chosen = marker_findings(findings)
+    if plan is None:
+        plan = plan_markers(findings, outline_bbox)
+    chosen = [f for _n, f in plan.numbered]
     if use_drc and chosen:
         state_path = drc_state or DRC_STATE
         state = _read_state(state_path)
         key = _board_key(board)
         previous = state.get(key, [])
         ids_out: list[str] = []
-        anchor = None
-        if outline_bbox is not None:
-            anchor = (outline_bbox[0], outline_bbox[1] - 4 * RING_RADIUS_MM)
-        made = _inject_drc(board, chosen[:MAX_MARKERS], ids_out, anchor)
+        made = _inject_drc(board, chosen, ids_out, plan.anchor_mm)
         if made is not None:
             removed = _remove_old_drc(board, previous)
             removed += remove_markers(board) if old else 0
             if ids_out or previous:  # nothing to remember, nothing written
                 state[key] = ids_out
                 _write_state(state_path, state)
-            return MarkerResult("drc", made, min(len(chosen), MAX_MARKERS), removed, None)
+            return MarkerResult(
+                "drc",
+                made,
+                len(chosen),
+                removed,
+                None,
+                ids=tuple(ids_out),
+                where=plan.summary(None, True),
+            )
     layer, name, note = _resolve_layer(board, layer_name)
     items: list[Any] = []
-    positioned = [f for f in chosen if f.pos is not None]
-    no_pos = len(chosen) - len(positioned)
-    for number, f in enumerate(positioned[:MAX_MARKERS], 1):
+    for number, f in plan.numbered:
+        if f.pos is None:
+            continue
         x, y = _nm(f.pos[0]), _nm(f.pos[1])
         items.append(_ring(layer, x, y))
         items.append(_label(layer, x, y, label_for(f, number)))
-    if no_pos:
-        x, y = _summary_anchor(outline_bbox, positioned)
-        text = f"{TAG} {no_pos} board-level finding(s) (stack-up, materials): see the report"
-        items.append(_ring(layer, x, y))
-        items.append(_label(layer, x, y, text))
+    if plan.legend is not None:
+        lg = plan.legend
+        items.append(_text(layer, _nm(lg.x_mm), _nm(lg.y_mm), lg.text, lg.size_mm))
     if not items and not old:
         return MarkerResult("none", 0, 0, 0, name, note="no findings to mark")
     commit = retry(board.begin_commit)
@@ -407,20 +637,80 @@ def place_markers(
         removed=len(old),
         layer=name,
         refused=refused,
-        skipped_no_position=no_pos,
+        skipped_no_position=plan.board_level,
         note=note,
+        ids=tuple(c.proto.id.value for c in ok),
+        where=plan.summary(name),
     )
 
 
-def _summary_anchor(
-    bbox: tuple[float, float, float, float] | None, positioned: Sequence[Any]
-) -> tuple[int, int]:
-    """Where the board-level label goes: just above the board outline's top-left corner."""
-    if bbox is not None:
-        return _nm(bbox[0]), _nm(bbox[1] - 4 * RING_RADIUS_MM)
-    if positioned:
-        return _nm(positioned[0].pos[0]), _nm(positioned[0].pos[1] - 4 * RING_RADIUS_MM)
-    return 0, 0
+def stale_text(text: str, where: str) -> str:
+    """A marker label rewritten to say the run after it failed (idempotent: a label already
+    stale names the newest failure's page, never gets a second prefix).  A one-line label gets
+    the note in front; the multi-line legend gets it as lines of its own, wrapped to the
+    legend's width so it stays inside the board outline."""
+    import textwrap
+
+    original = _unstale(text)
+    if "\n" not in original:
+        body = original[len(TAG) :].lstrip() if original.startswith(TAG) else original
+        return f"{TAG} {STALE} (last run failed, see {where}) {body}".rstrip()
+    width = max(len(line) for line in original.split("\n"))
+    note = textwrap.wrap(
+        f"{TAG} {STALE}: the last run failed, see {where}",
+        max(width, 16),
+        subsequent_indent="   ",
+        break_on_hyphens=False,
+    )
+    return "\n".join([*note, original])
+
+
+def _unstale(text: str) -> str:
+    """The label as the successful run wrote it (undoes :func:`stale_text`)."""
+    if not text.startswith(f"{TAG} {STALE}"):
+        return text
+    lines = text.split("\n")
+    for i in range(1, len(lines)):
+        if lines[i].startswith(TAG):
+            return "\n".join(lines[i:])
+    body = text[len(f"{TAG} {STALE}") :]
+    return f"{TAG} " + body.split(") ", 1)[1] if ") " in body else TAG
+
+
+def mark_stale(board: Any, where: str, drc_state: Path | None = None) -> MarkerResult:
+    """After a failed run: the previous run's markers no longer describe the board, so every
+    label says so (one commit, so one Undo brings the old wording back) and KiCad 10 DRC markers
+    of the last click are removed.  ``where`` names the error page (relative to the board)."""
+    labels, _rings = find_markers(board)
+    removed = 0
+    state_path = drc_state or DRC_STATE
+    state = _read_state(state_path)
+    key = _board_key(board)
+    if state.get(key):
+        removed = _remove_old_drc(board, state[key])
+        state[key] = []
+        _write_state(state_path, state)
+    if not labels:
+        return MarkerResult("none", 0, 0, removed, None, note="no earlier markers")
+    for t in labels:
+        t.proto.text.text = stale_text(t.proto.text.text, where)
+    commit = retry(board.begin_commit)
+    try:
+        updated = retry(board.update_items, labels)
+        retry(board.push_commit, commit, "accel-drc: markers stale (run failed)")
+    except Exception:
+        _drop(board, commit)
+        raise
+    ids = tuple(t.proto.id.value for t in labels)
+    return MarkerResult(
+        "stale",
+        created=0,
+        requested=len(labels),
+        removed=removed,
+        layer=None,
+        note=f"{len(updated)} label(s) marked stale",
+        ids=ids,
+    )
 
 
 def select_items(board: Any, uuids: Sequence[str]) -> int:

@@ -154,4 +154,4 @@ class Analysis:
     def _compute_rails(self):  # noqa: ANN202 - list[pdn.Rail]
         from .pdn import find_rails
 
-        return find_rails(self.board, self.config)
+        return find_rails(self.board, self.config, self.materials)

@@ -388,6 +388,11 @@ class DielectricInfo:
     tg_from: str | None  # config | library | library (assumed) | material name
     tg_note: str = ""
     thickness_mm: float | None = None
+    #: basis (accel_drc.basis) of the Df and the Tg above: declared / library / default
+    df_basis: str | None = None
+    tg_basis: str | None = None
+    #: KiCad's untouched default dielectric (FR4, εr 4.5, tan δ 0.02): nothing about it was declared
+    kicad_default: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -399,6 +404,9 @@ class DielectricInfo:
             "epsilon_r": self.dk,
             "tg_c": self.tg_c,
             "tg_from": self.tg_from,
+            "df_basis": self.df_basis,
+            "tg_basis": self.tg_basis,
+            "kicad_default": self.kicad_default,
         }
 
 
@@ -408,8 +416,9 @@ def resolve_dielectric(
     """Resolve a :class:`~accel_drc.model.StackupLayer` dielectric."""
     over = dict((overrides or {}).get(layer.name, {}))
     slices = list(layer.sublayers) or [layer]
-    best_df: tuple[float, str] | None = None
-    worst_tg: tuple[float, str, str] | None = None
+    best_df: tuple[float, str, str] | None = None
+    worst_tg: tuple[float, str, str, str] | None = None
+    any_default = False
     unknown_df = unknown_tg = False
     materials = []
     matched = matched_name = None
@@ -417,40 +426,48 @@ def resolve_dielectric(
     for sl in slices:
         typed = over.get("material", sl.material)
         materials.append(typed)
+        # KiCad's untouched default slice: its name and numbers are KiCad's, not the designer's
+        default = "material" not in over and library.is_kicad_default(
+            sl.material, sl.epsilon_r, sl.loss_tangent
+        )
+        any_default = any_default or default
         found = library.match(typed)
         mat = found.material if found is not None else None
         if mat is not None and matched is None:
             matched, matched_name = mat.id, mat.name
         # Df
         if "loss_tangent" in over:
-            df, src = float(over["loss_tangent"]), "config"
+            df, src, basis = float(over["loss_tangent"]), "config", "declared"
         elif sl.loss_tangent is not None and sl.loss_tangent > 0 and "material" not in over:
             df, src = float(sl.loss_tangent), "stack-up"
+            basis = "default" if default else "declared"
         elif mat is not None and mat.df is not None:
-            df, src = float(mat.df), "library"
+            df, src, basis = float(mat.df), "library", "default" if default else "library"
         else:
-            df, src = None, None  # type: ignore[assignment]
+            df, src, basis = None, None, None  # type: ignore[assignment]
         if df is None:
             unknown_df = True
         elif best_df is None or df > best_df[0]:
-            best_df = (df, src)
+            best_df = (df, src, basis)
         if dk is None:
             dk = over.get("epsilon_r", sl.epsilon_r if sl.epsilon_r else (mat.dk if mat else None))
         # Tg
         if "tg_c" in over:
-            tg, tsrc, note = float(over["tg_c"]), "config", ""
+            tg, tsrc, note, tbasis = float(over["tg_c"]), "config", "", "declared"
         elif mat is not None and mat.tg_c is not None:
             tg = float(mat.tg_c)
             tsrc = "library (assumed)" if mat.tg_assumed else "library"
+            # a grade nobody named (generic FR-4's lowest) is the library's default, not a fact
+            tbasis = "default" if mat.tg_assumed or default else "library"
             if found is not None and found.tg_from_name is not None:
-                tsrc = "material name"
+                tsrc, tbasis = "material name", "declared"
             note = mat.note if mat.tg_assumed else ""
         else:
-            tg, tsrc, note = None, None, ""  # type: ignore[assignment]
+            tg, tsrc, note, tbasis = None, None, "", None  # type: ignore[assignment]
         if tg is None:
             unknown_tg = True
         elif worst_tg is None or tg < worst_tg[0]:
-            worst_tg = (tg, tsrc, note)
+            worst_tg = (tg, tsrc, note, tbasis)
     mat_text = " + ".join(dict.fromkeys(str(m) for m in materials if m)) or None
     return DielectricInfo(
         name=layer.name,
@@ -465,4 +482,81 @@ def resolve_dielectric(
         tg_from=None if unknown_tg or worst_tg is None else worst_tg[1],
         tg_note="" if worst_tg is None else worst_tg[2],
         thickness_mm=layer.thickness_mm,
+        df_basis=None if unknown_df or best_df is None else best_df[2],
+        tg_basis=None if unknown_tg or worst_tg is None else worst_tg[3],
+        kicad_default=any_default,
     )
+
+
+# ---------------------------------------------------------------------------------------------
+# KiCad's auto-generated stack-up, and what a remedy may propose
+# ---------------------------------------------------------------------------------------------
+
+#: KiCad's default copper thickness (``BOARD_STACKUP::BuildDefaultStackupList``: 35 µm, 1 oz)
+KICAD_DEFAULT_COPPER_MM = 0.035
+#: thicknesses equal within this are "equal" (KiCad writes them to the nanometre)
+_EQUAL_MM = 1e-4
+
+
+def stackup_is_kicad_default(stackup: Any, library: MaterialLibrary) -> bool:
+    """True when the whole stack-up is the one KiCad makes when nobody edits Board Setup >
+    Physical Stackup (``BOARD_STACKUP::BuildDefaultStackupList``): every dielectric KiCad's
+    default (FR4, εr 4.5, tan δ 0.02), all of one thickness ((board − copper − mask)/n), and
+    every copper layer 35 µm.  Then not only εr and tan δ but the dielectric heights and the
+    copper weights were never declared either: they are KiCad's defaults."""
+    if stackup is None:
+        return False
+    diels = list(stackup.dielectrics())
+    if not diels:
+        return False
+    for d in diels:
+        for sl in list(d.sublayers) or [d]:
+            if not library.is_kicad_default(sl.material, sl.epsilon_r, sl.loss_tangent):
+                return False
+    heights = [d.thickness_mm for d in diels]
+    if any(h is None for h in heights) or max(heights) - min(heights) > _EQUAL_MM:  # type: ignore[type-var,operator]
+        return False
+    cu = [c.thickness_mm for c in stackup.copper()]
+    return all(t is not None and abs(t - KICAD_DEFAULT_COPPER_MM) < 1e-6 for t in cu)
+
+
+def dielectric_basis(layer: Any, library: MaterialLibrary, whole_default: bool) -> dict[str, str]:
+    """Basis of one dielectric's εr, tan δ and height as a finding's ``basis`` records them:
+    ``declared`` where the stack-up states them, ``default`` where they are KiCad's."""
+    slices = list(layer.sublayers) or [layer]
+    dflt = any(library.is_kicad_default(s.material, s.epsilon_r, s.loss_tangent) for s in slices)
+    return {
+        "epsilon_r": "default" if dflt else "declared",
+        "loss_tangent": "default" if dflt else "declared",
+        "height": "default" if whole_default else "declared",
+    }
+
+
+def materials_meeting(
+    library: MaterialLibrary,
+    *,
+    max_df: float | None = None,
+    min_tg: float | None = None,
+    limit: int = 8,
+) -> list[str]:
+    """Library laminates that meet a Df ceiling and/or a Tg floor, best first, as a remedy
+    names them ("Megtron 7 (Df 0.002 @ 12 GHz)").  Only confirmed numbers count: a material
+    whose Df (or Tg) the library marks unconfirmed or assumed is never proposed on it."""
+    rows: list[tuple[float, str]] = []
+    for m in library.materials.values():
+        unconf = set(m.unconfirmed_fields) or ({"df", "dk", "tg_c"} if m.unconfirmed else set())
+        bits = []
+        if max_df is not None:
+            if m.df is None or m.df > max_df or "df" in unconf:
+                continue
+            f = f" @ {m.freq_ghz:g} GHz" if m.freq_ghz else ""
+            bits.append(f"Df {m.df:g}{f}")
+        if min_tg is not None:
+            if m.tg_c is None or m.tg_c < min_tg or m.tg_assumed or "tg_c" in unconf:
+                continue
+            bits.append(f"Tg {m.tg_c:g} °C" + (f" {m.tg_method}" if m.tg_method else ""))
+        key = m.df if max_df is not None and m.df is not None else -(m.tg_c or 0.0)
+        rows.append((float(key), f"{m.name} ({', '.join(bits)})"))
+    rows.sort()
+    names = [r for _, r in rows]
+    return names[:limit] + ([f"… {len(names) - limit} more"] if len(names) > limit else [])

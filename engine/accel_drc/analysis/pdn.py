@@ -9,8 +9,18 @@ a rail over target here is over target for real, while a rail under target still
 solver for sign-off (said in docs/geometry.md).
 
 Rails come from the config (``rails:``) or are detected: power-named nets that own filled zones.
-A detected rail's voltage, ripple, transient and VRM come from the class pack's
-``pdn_impedance`` params, and the finding says so.  Ground is every GND/VSS-named net.
+Ground is every GND/VSS-named net.
+
+Which target a rail is held to (issue 19): the class pack's target is the *accelerator core
+rail's* (0.7–0.8 V at hundreds of amperes), so it applies only to a rail declared ``role: core``
+or recognised as the core (:func:`recognise_core`: the rail feeding the most balls of the
+largest BGA, at a core voltage; basis ``assumed``).  Any other rail is judged against its own
+V·ripple/ΔI (or ``target_ohm``) when the config declares it, else it has no target
+(:attr:`RailResult.need_load`).  A VRM taken from the pack is a placeholder (basis ``default``);
+so are the capacitors' ESL/ESR from ``rules/capacitors.yaml`` and a plane dielectric of KiCad's
+untouched stack-up (basis ``default`` of the ``network_model``, whose corners are evaluated).
+The verdict covers the class band only up to :data:`MODEL_MAX_HZ`, where a lumped board model
+stops meaning much.
 """
 
 from __future__ import annotations
@@ -20,7 +30,7 @@ import math
 import re
 import threading
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -132,6 +142,7 @@ class PlanePair:
     epsilon_r: float | None  # effective (series) εr of the dielectric between them
     dielectric: str  # names of the dielectric layers
     capacitance_f: float | None
+    dielectric_names: tuple[str, ...] = ()  # stack-up names of the dielectrics between them
 
 
 def ground_layers(board: Board, ground_nets: set[int]) -> dict[int, Any]:
@@ -287,6 +298,8 @@ def plane_pairs(
                 continue
             t, er, names = dielectric_between(board, upper, lower)
             cap = None if t is None or er is None else plane_capacitance(area, t, er)
+            st = board.stackup
+            dnames = tuple(d.name for d in st.dielectrics_between(upper, lower)) if st else ()
             out.append(
                 PlanePair(
                     rail_layer=board.layer_name(r_layer),
@@ -296,6 +309,7 @@ def plane_pairs(
                     epsilon_r=er,
                     dielectric=names,
                     capacitance_f=cap,
+                    dielectric_names=dnames,
                 )
             )
     return out
@@ -345,6 +359,13 @@ class Rail:
     notes: tuple[str, ...] = ()
     pos: tuple[float, float] | None = None
     layer: str | None = None
+    #: what the rail feeds (config ``role:``, or ``core`` when recognised), and its basis
+    role: str | None = None
+    role_basis: str | None = None  # declared | assumed
+    role_evidence: str = ""  # how a core rail was recognised
+    voltage_basis: str | None = None  # declared (config or the net's name)
+    #: basis of the plane pairs' εr and height: declared, or default (KiCad's untouched stack-up)
+    plane_dielectric_basis: str | None = None
 
     @property
     def plane_capacitance_f(self) -> float | None:
@@ -505,9 +526,38 @@ def _all_plane_pairs(
     return out
 
 
-def find_rails(board: Board, config: Any = None) -> list[Rail]:
-    """Rails from the config ``rails:`` list, else detected from power nets with planes."""
+def _default_dielectrics(
+    board: Board, materials: Any, declared: Any = None
+) -> tuple[set[str], bool]:
+    """(names of the dielectrics that are KiCad's untouched default, whether the whole stack-up
+    is KiCad's auto-generated one): a plane pair over them has a default εr (and, for the
+    whole stack-up, a default height)."""
+    st = board.stackup
+    if st is None or materials is None:
+        return set(), False
+    from .materials import stackup_is_kicad_default
+
+    declared = set(declared or ())  # `stackup: materials:` in the config declares these
+    names = {
+        d.name
+        for d in st.dielectrics()
+        if d.name not in declared
+        and any(
+            materials.is_kicad_default(sl.material, sl.epsilon_r, sl.loss_tangent)
+            for sl in (list(d.sublayers) or [d])
+        )
+    }
+    return names, stackup_is_kicad_default(st, materials)
+
+
+def find_rails(board: Board, config: Any = None, materials: Any = None) -> list[Rail]:
+    """Rails from the config ``rails:`` list, else detected from power nets with planes.
+    ``materials`` (the laminate library) tells a KiCad-default plane dielectric from a declared
+    one; without it the stack-up's values are taken as declared."""
     lib = CapacitorLibrary.load(overrides=cfg_get(config, "capacitors"))
+    default_diels, _whole = _default_dielectrics(
+        board, materials, (cfg_get(cfg_get(config, "stackup"), "materials") or {}).keys()
+    )
     ground_ids = {i for i, n in enumerate(board.nets) if i and is_ground(n)}
     ground_names = tuple(board.nets[i] for i in sorted(ground_ids))
     specs = cfg_get(config, "rails", ()) or ()
@@ -554,8 +604,12 @@ def find_rails(board: Board, config: Any = None) -> list[Rail]:
             }
         pos, layer = _rail_pos(board, ids, areas)
         volt = cfg_get(spec, "voltage")
+        v_basis = None if volt is None else "declared"
         if volt is None and source == "detected":
+            # "+3V3", "P0V85": the designer wrote the voltage into the net's name
             volt = voltage_from_name(name)
+            v_basis = None if volt is None else "declared"
+        role = cfg_get(spec, "role")
         rails.append(
             Rail(
                 name=name,
@@ -574,8 +628,93 @@ def find_rails(board: Board, config: Any = None) -> list[Rail]:
                 notes=tuple(notes),
                 pos=pos,
                 layer=layer,
+                role=None if role is None else str(role),
+                role_basis=None if role is None else "declared",
+                voltage_basis=v_basis,
+                plane_dielectric_basis=(
+                    None
+                    if not pairs
+                    else "default"
+                    if any(set(pp.dielectric_names) & default_diels for pp in pairs)
+                    else "declared"
+                ),
             )
         )
+    return recognise_core(board, rails)
+
+
+# ---------------------------------------------------------------------------------------------
+# the accelerator's core rail
+# ---------------------------------------------------------------------------------------------
+
+#: ball names of a grid array: row letters (I, O, Q, S, X, Z skipped by JEDEC) and a column number
+_BALL = re.compile(r"^[A-HJ-NPRTUVWY]{1,2}\d{1,2}$")
+#: fewest grid-named pads that make a footprint a BGA when its name does not say so
+MIN_BGA_BALLS = 49
+#: a core rail is at most this many volts (accelerator and FPGA cores: 0.65–1.0 V)
+CORE_MAX_V = 1.0
+#: and feeds at least this many balls of the largest BGA (a core is fed by many)
+CORE_MIN_BALLS = 8
+
+
+def _balls(fp: Any) -> list[Any]:
+    return [p for p in fp.pads if _BALL.match(p.number or "")]
+
+
+def largest_bgas(board: Board) -> list[Any]:
+    """The footprints with the most balls, among those that are BGAs (library name says BGA, or
+    at least :data:`MIN_BGA_BALLS` grid-named pads).  Several when the board carries several
+    of the same package (eight accelerators on a baseboard)."""
+    best: list[Any] = []
+    n_best = 0
+    for fp in board.footprints:
+        balls = _balls(fp)
+        if not ("bga" in fp.name.lower() or len(balls) >= MIN_BGA_BALLS) or not balls:
+            continue
+        if len(balls) > n_best:
+            best, n_best = [fp], len(balls)
+        elif len(balls) == n_best:
+            best.append(fp)
+    return best
+
+
+def recognise_core(board: Board, rails: Sequence[Rail]) -> list[Rail]:
+    """Mark the accelerator's core rail (``role: core``, basis ``assumed``) when no rail is
+    declared ``core``: the rail that feeds the most power balls of the largest BGA, if its
+    voltage (config or net name) is a core voltage (≤ :data:`CORE_MAX_V`) and it feeds at least
+    :data:`CORE_MIN_BALLS` balls.  Only a core rail is held to the class target (the seed's
+    accelerator core figure); every other rail needs its own load declared.
+
+    A guess, so its basis is ``assumed``: a violation resting on it is reported as conditional
+    ("declare role: core, or the rail's own voltage, ripple and load step")."""
+    rails = list(rails)
+    if any(r.role == "core" for r in rails):
+        return rails
+    bgas = largest_bgas(board)
+    if not bgas:
+        return rails
+    counts: list[int] = []
+    for r in rails:
+        ids = set(r.net_ids)
+        counts.append(sum(1 for fp in bgas for p in _balls(fp) if p.net in ids))
+    if not counts or max(counts) == 0:
+        return rails
+    k = int(np.argmax(counts))
+    rail = rails[k]
+    if rail.role is not None or counts[k] < CORE_MIN_BALLS or counts.count(counts[k]) > 1:
+        return rails
+    volt = rail.voltage if rail.voltage is not None else voltage_from_name(rail.name)
+    if volt is None or volt > CORE_MAX_V:
+        return rails
+    bga = bgas[0]
+    n_balls = len(_balls(bga))
+    also = f" (and {len(bgas) - 1} more of the same package)" if len(bgas) > 1 else ""
+    why = (
+        f"feeds {counts[k]} of the {n_balls * len(bgas)} balls of the largest BGA, "
+        f"{bga.reference} ({bga.value or bga.name}){also}, more than any other rail, at "
+        f"{volt:g} V (a core voltage: ≤ {CORE_MAX_V:g} V)"
+    )
+    rails[k] = replace(rail, role="core", role_basis="assumed", role_evidence=why)
     return rails
 
 
@@ -636,6 +775,42 @@ def impedance(
         return np.abs(1.0 / y)
 
 
+#: where a board-level lumped model stops meaning much (Hz).  Board decoupling is designed for
+#: "roughly 100 kHz and 10–20 MHz" (AMD UG583 / UG584, PCB decoupling capacitors); above that
+#: the package's own capacitors, the die capacitance and the plane spreading inductance between
+#: the capacitors and the balls (none of them in this model) set the impedance the die sees.
+MODEL_MAX_HZ = 2.0e7
+#: corners of the default decoupling model: ESL × 0.5 is the low end of the typical ranges in rules/capacitors.yaml
+#: (body 0.75 × the midpoint, mounting 0.2 nH instead of 0.6 nH); ESR × 0.55 / × 1.45 the low and
+#: high ends of its ESR ranges; a default plane dielectric × 3 in capacitance (a thin prepreg
+#: where KiCad's default spreads the board thickness evenly)
+_CORNERS = (
+    ("low ESL + low ESR", 0.5, 0.55),
+    ("low ESL + high ESR", 0.5, 1.45),
+)
+_PLANE_CORNER = 3.0
+
+
+@dataclass(frozen=True)
+class OverBand:
+    """A stretch of the judged band where |Z| is over target, and what sets it at its peak."""
+
+    f_lo_hz: float
+    f_hi_hz: float
+    peak_f_hz: float
+    peak_z_ohm: float
+    dominant: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "f_lo_hz": self.f_lo_hz,
+            "f_hi_hz": self.f_hi_hz,
+            "peak_f_hz": self.peak_f_hz,
+            "peak_z_ohm": self.peak_z_ohm,
+            "dominant": self.dominant,
+        }
+
+
 @dataclass(frozen=True, eq=False)
 class RailResult:
     """A rail evaluated with the class defaults filled in."""
@@ -644,16 +819,28 @@ class RailResult:
     f_hz: np.ndarray
     z_ohm: np.ndarray
     target_ohm: float | None
-    target_source: str  # "config target_ohm" | "V·ripple/ΔI (config)" | "class target_ohm"
+    target_source: (
+        str  # "config target_ohm" | "V·ripple/ΔI (config)" | "class target_ohm (core rail)"
+    )
     vrm: Mapping[str, float] | None
     vrm_source: str  # config | class defaults | none
     f_min_hz: float
-    f_max_hz: float
+    f_max_hz: float  # upper end of the band judged: the class band cut at the model's limit
     worst_f_hz: float | None = None
     worst_z_ohm: float | None = None
     dominant: str = ""
-    missing: tuple[str, ...] = ()  # what must be declared before this rail can be judged
+    missing: tuple[str, ...] = ()  # what must be declared before |Z(f)| can be computed
     assumed: tuple[str, ...] = field(default_factory=tuple)  # parameters taken from the class
+    #: the class band as the pack gives it (DC–100 MHz) and where the lumped model stops
+    band_max_hz: float = 1e8
+    model_max_hz: float = MODEL_MAX_HZ
+    #: {input: basis} (accel_drc.basis) of everything the verdict uses
+    basis: Mapping[str, str] = field(default_factory=dict)
+    #: a rail that is not the core rail and declares no load of its own: what to declare
+    need_load: tuple[str, ...] = ()
+    over_bands: tuple[OverBand, ...] = ()
+    #: pass/fail of the verdict at the corners of the default network model (ESL, ESR, planes)
+    candidates: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def over(self) -> bool:
@@ -665,49 +852,114 @@ class RailResult:
         )
 
 
+def _scaled_groups(rail: Rail, esl_k: float, esr_k: float) -> tuple[CapGroup, ...]:
+    """The rail's capacitor groups with the *default* (unconfirmed) models scaled; parts whose
+    model the project declared keep it."""
+    acc: dict[tuple[float, str | None, float, float], list[str]] = {}
+    for c in rail.decaps:
+        esl, esr = (c.esl_h * esl_k, c.esr_ohm * esr_k) if c.unconfirmed else (c.esl_h, c.esr_ohm)
+        acc.setdefault((c.value_f, c.package, esl, esr), []).append(c.ref)
+    return tuple(
+        CapGroup(v, p, esl, r, tuple(refs))
+        for (v, p, esl, r), refs in sorted(acc.items(), key=lambda kv: -kv[0][0])
+    )
+
+
+def _worst(freqs: np.ndarray, z: np.ndarray, band: np.ndarray) -> tuple[float | None, float | None]:
+    if not band.any() or not np.isfinite(z[band]).any():
+        return None, None
+    zb = np.where(band, z, -np.inf)
+    k = int(np.argmax(zb))
+    return float(freqs[k]), float(z[k])
+
+
 def evaluate(
     rail: Rail, params: Mapping[str, Any] | None = None, per_decade: int = 40
 ) -> RailResult:
-    """|Z(f)| of ``rail`` and its verdict inputs, class ``pdn_impedance`` params filling gaps."""
+    """|Z(f)| of ``rail`` and its verdict inputs, each with its basis.
+
+    The target: the rail's own ``target_ohm``, else its own V·ripple/ΔI (all three declared),
+    else — for the core rail only (``role: core`` declared, or recognised) — the class target
+    (or V·ripple/ΔI with the class defaults filling what the rail leaves out).  Any other rail
+    without its own load has no target: ``need_load`` says what to declare.  The band judged
+    is the class band cut at ``model_max_hz`` (the lumped model's limit, :data:`MODEL_MAX_HZ`)."""
     p = dict(params or {})
     f_lo = 1e4
     f_hi = float(p.get("sweep_max_hz") or 1e9)
     f_min = float(p.get("f_min_hz") or 1e4)
-    f_max = float(p.get("f_max_hz") or 1e8)
-    freqs = sweep(min(f_lo, f_min), max(f_hi, f_max), per_decade)
+    band_max = float(p.get("f_max_hz") or 1e8)
+    model_max = float(p.get("model_max_hz") or MODEL_MAX_HZ)
+    f_max = min(band_max, model_max)
+    freqs = sweep(min(f_lo, f_min), max(f_hi, band_max), per_decade)
     assumed: list[str] = []
     missing: list[str] = []
+    need: list[str] = []
+    basis: dict[str, str] = {}
 
-    # target: config target_ohm > the rail's own V·ripple/ΔI > the class target
+    own = (rail.voltage, rail.ripple_pct, rail.transient_a)
+    own_keys = ("voltage", "ripple_pct", "transient_a")
+    own_declared = rail.source == "config" and any(
+        x is not None for x in (rail.ripple_pct, rail.transient_a)
+    )
     target = rail.target_ohm
     t_src = "config target_ohm"
-    own = (rail.voltage, rail.ripple_pct, rail.transient_a)
-    if target is None and rail.source == "config" and any(x is not None for x in own):
-        # the rail gives part of V·ripple/ΔI: the class defaults fill the rest, visibly
-        filled = []
-        for val, key in zip(own, ("default_voltage", "default_ripple_pct", "default_transient_a")):
-            if val is None and p.get(key) is not None:
-                val = float(p[key])
-                assumed.append(key)
-            filled.append(val)
-        v, rip, di = filled
-        if v is not None and rip is not None and di:
-            target = v * rip / 100.0 / di
-            t_src = "V·ripple/ΔI (config)" if len(assumed) == 0 else "V·ripple/ΔI (config + class)"
-    if target is None and p.get("target_ohm") is not None:
-        target = float(p["target_ohm"])
-        t_src = "class target_ohm"
-        assumed.append("target_ohm")
-    if target is None:
-        missing.append("target_ohm (or voltage, ripple_pct and transient_a) for the rail")
+    if target is not None:
+        basis["target"] = "declared"
+    elif all(x is not None for x in own) and rail.transient_a:
+        v, rip, di = own
+        target = float(v) * float(rip) / 100.0 / float(di)  # type: ignore[arg-type]
+        t_src = "V·ripple/ΔI (config)"
+        basis.update(
+            {"voltage": rail.voltage_basis or "declared", "ripple_pct": "declared",
+             "transient_a": "declared"}
+        )  # fmt: skip
+    elif rail.role == "core":
+        basis["rail_role"] = rail.role_basis or "declared"
+        if own_declared:
+            # the core rail gives part of V·ripple/ΔI: the class defaults fill the rest, visibly
+            filled = []
+            for val, key, dkey in zip(
+                own, own_keys, ("default_voltage", "default_ripple_pct", "default_transient_a")
+            ):
+                if val is None and p.get(dkey) is not None:
+                    val = float(p[dkey])
+                    assumed.append(dkey)
+                    basis[key] = "default"
+                elif val is not None:
+                    basis[key] = (
+                        (rail.voltage_basis or "declared") if key == "voltage" else "declared"
+                    )
+                filled.append(val)
+            v, rip, di = filled
+            if v is not None and rip is not None and di:
+                target = v * rip / 100.0 / di
+                t_src = "V·ripple/ΔI (config + class)"
+        if target is None and p.get("target_ohm") is not None:
+            target = float(p["target_ohm"])
+            t_src = "class target_ohm (core rail)"
+            assumed.append("target_ohm")
+        if target is None:
+            missing.append("target_ohm (or voltage, ripple_pct and transient_a) for the rail")
+    else:
+        # not the accelerator core: the class target (a core rail's) does not apply
+        lacking = [k for k, x in zip(own_keys, own) if x is None]
+        need.append(
+            f"{', '.join(lacking)} of rail {rail.name} (its own V·ripple/ΔI), or role: core if "
+            "it is the accelerator's core rail"
+            if lacking
+            else f"transient_a of rail {rail.name} (a load step above 0 A)"
+        )
 
     vrm = rail.vrm
     v_src = "config"
-    if vrm is None and isinstance(p.get("vrm"), Mapping):
+    if vrm is not None:
+        basis["vrm"] = "declared"
+    elif isinstance(p.get("vrm"), Mapping):
         vrm = {"r_ohm": float(p["vrm"].get("r_ohm", 0.0)), "l_h": float(p["vrm"].get("l_h", 0.0))}
         v_src = "class defaults"
         assumed.append("vrm")
-    if vrm is None:
+        basis["vrm"] = "default"  # the pack's placeholder, not this board's regulator
+    else:
         v_src = "none"
         missing.append("vrm: {r_ohm, l_h} for the rail (accel-drc.yaml rails:)")
     if not rail.net_ids:
@@ -717,17 +969,65 @@ def evaluate(
 
     groups = rail.groups()
     plane_c = rail.plane_capacitance_f
+    if rail.plane_pairs:
+        basis["plane_area"] = "measured"
+    if rail.decaps:
+        basis["decaps"] = "measured"
+    decap_default = any(c.unconfirmed for c in rail.decaps)
+    plane_default = bool(rail.plane_pairs) and rail.plane_dielectric_basis == "default"
+    if rail.decaps or rail.plane_pairs:
+        # ESL/ESR of the capacitors (rules/capacitors.yaml typicals unless declared) and the
+        # plane dielectric (KiCad's default stack-up unless declared): one network model
+        basis["network_model"] = "default" if decap_default or plane_default else "declared"
+
     z = impedance(freqs, groups, plane_c, vrm)
     band = (freqs >= f_min * (1 - 1e-9)) & (freqs <= f_max * (1 + 1e-9))
-    worst_f = worst_z = None
+    worst_f, worst_z = _worst(freqs, z, band)
     dominant = ""
-    if band.any() and np.isfinite(z[band]).any():
-        zb = np.where(band, z, -np.inf)
-        k = int(np.argmax(zb))
-        worst_f, worst_z = float(freqs[k]), float(z[k])
-        dominant = _dominant(np.array([freqs[k]]), groups, plane_c, vrm)
+    if worst_f is not None:
+        dominant = _dominant(np.array([worst_f]), groups, plane_c, vrm)
     elif not groups and not plane_c and vrm is None:
         missing.append("decoupling capacitors, planes or a VRM model: nothing on the rail")
+
+    over_bands: list[OverBand] = []
+    candidates: dict[str, str] = {}
+    if target is not None and worst_z is not None and not missing:
+        over = band & np.isfinite(z) & (z > target)
+        k = 0
+        n = len(freqs)
+        while k < n:
+            if not over[k]:
+                k += 1
+                continue
+            j = k
+            while j + 1 < n and over[j + 1]:
+                j += 1
+            seg = slice(k, j + 1)
+            pk = k + int(np.argmax(z[seg]))
+            over_bands.append(
+                OverBand(
+                    float(freqs[k]),
+                    float(freqs[j]),
+                    float(freqs[pk]),
+                    float(z[pk]),
+                    _dominant(np.array([freqs[pk]]), groups, plane_c, vrm),
+                )
+            )
+            k = j + 1
+        if basis.get("network_model") == "default":
+            candidates["typical"] = "fail" if worst_z > target else "pass"
+            pk = _PLANE_CORNER if plane_default else 1.0
+            for label, esl_k, esr_k in _CORNERS:
+                g2 = _scaled_groups(rail, esl_k if decap_default else 1.0,
+                                    esr_k if decap_default else 1.0)  # fmt: skip
+                z2 = impedance(freqs, g2, None if plane_c is None else plane_c * pk, vrm)
+                _, w2 = _worst(freqs, z2, band)
+                name = label if decap_default else "plane C × 3"
+                if plane_default and decap_default:
+                    name += " + plane C × 3"
+                candidates[name] = "fail" if w2 is not None and w2 > target else "pass"
+                if not decap_default:
+                    break
     return RailResult(
         rail=rail,
         f_hz=freqs,
@@ -743,6 +1043,12 @@ def evaluate(
         dominant=dominant,
         missing=tuple(dict.fromkeys(missing)),
         assumed=tuple(assumed),
+        band_max_hz=band_max,
+        model_max_hz=model_max,
+        basis=basis,
+        need_load=tuple(need),
+        over_bands=tuple(over_bands),
+        candidates=candidates,
     )
 
 
@@ -768,6 +1074,64 @@ def _dominant(
         ):
             return f"anti-resonance of {first[0]} with {second[0]}"
     return first[0]
+
+
+def model_band_text(res: RailResult) -> str:
+    """The band the verdict covers and why it stops there, as the finding and the plot say it."""
+    lo, hi = _si(res.f_min_hz, "Hz"), _si(res.f_max_hz, "Hz")
+    if res.band_max_hz > res.f_max_hz:
+        return (
+            f"judged {lo}–{hi}: a board-level lumped model (VRM, capacitors, planes at one node) "
+            f"means something up to about {_si(res.model_max_hz, 'Hz')}; above it, up to the "
+            f"class band's {_si(res.band_max_hz, 'Hz')}, the package capacitors, the die "
+            "capacitance and the plane spreading inductance to the balls set |Z| (board "
+            "decoupling is designed for roughly 100 kHz to 10–20 MHz: AMD UG583/UG584): that "
+            "part needs the package model or a field solver"
+        )
+    return (
+        f"judged {lo}–{hi} (inside the lumped model's range, up to {_si(res.model_max_hz, 'Hz')})"
+    )
+
+
+def remedy(res: RailResult) -> str:
+    """What would bring the rail under target, band by band: the failing stretch, what sets
+    |Z| at its peak, and the capacitance (at the band's low end) and inductance (at its high
+    end) a network under target needs there, beside what the rail has now."""
+    t = res.target_ohm
+    if not res.over_bands or not t:
+        return ""
+    rail = res.rail
+    c_now = sum(c.value_f for c in rail.decaps) + (rail.plane_capacitance_f or 0.0)
+    inv_l = sum(1.0 / c.esl_h for c in rail.decaps if c.esl_h > 0)
+    l_now = 1.0 / inv_l if inv_l else None
+    parts = []
+    for b in res.over_bands:
+        c_need = 1.0 / (2 * math.pi * b.f_lo_hz * t)
+        l_need = t / (2 * math.pi * b.f_hi_hz)
+        needs = []
+        if c_now < c_need:
+            needs.append(
+                f"≥ {_si(c_need, 'F')} of capacitance for {_si(b.f_lo_hz, 'Hz')} (the rail has "
+                f"{_si(c_now, 'F')})"
+            )
+        if l_now is None or l_now > l_need:
+            needs.append(
+                f"≤ {_si(l_need, 'H')} of parallel mounted inductance for "
+                f"{_si(b.f_hi_hz, 'Hz')} (its capacitors give {_si(l_now, 'H')})"
+            )
+        if not needs:
+            # enough C and little enough L in total: the peak is a resonance between branches
+            needs.append(
+                "damping of the resonance: capacitors with their self-resonance in the band "
+                "(intermediate values) or more ESR, since total capacitance and mounted "
+                "inductance already suffice"
+            )
+        parts.append(
+            f"{_si(b.f_lo_hz, 'Hz')}–{_si(b.f_hi_hz, 'Hz')} (peak {_si(b.peak_z_ohm, 'Ω')} at "
+            f"{_si(b.peak_f_hz, 'Hz')}, set by {b.dominant}): under {_si(t, 'Ω')} needs "
+            + " and ".join(needs)
+        )
+    return "; ".join(parts)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -837,8 +1201,17 @@ def rail_row(res: RailResult, points: int | None = None) -> dict[str, Any]:
         "vrm": None if res.vrm is None else {**res.vrm, "source": res.vrm_source},
         "target_ohm": res.target_ohm,
         "target_source": res.target_source if res.target_ohm is not None else None,
+        "role": rail.role,
+        "role_basis": rail.role_basis,
+        "role_evidence": rail.role_evidence,
         "f_min_hz": res.f_min_hz,
         "f_max_hz": res.f_max_hz,
+        "band_max_hz": res.band_max_hz,
+        "model_max_hz": res.model_max_hz,
+        "model_band": model_band_text(res),
+        "basis": dict(res.basis),
+        "need_load": list(res.need_load),
+        "over_bands": [b.to_dict() for b in res.over_bands],
         "worst_f_hz": res.worst_f_hz,
         "worst_z_ohm": res.worst_z_ohm,
         "dominant": res.dominant,

@@ -25,7 +25,7 @@ class SignalAssignment:
     """Net -> signal type, with how it was recognised and any assumption made."""
 
     signal: str
-    how: str  # config | net_class | net_name | family_net_class | family_net_name | pair
+    how: str  # config | net_class | net_name | family_net_class | family_net_name | connector | ac_coupled | pair
     pattern: str = ""  # the pattern (or partner net) that matched
     assumption: str | None = None  # set when the type was assumed (generation unknown)
     family: str | None = None
@@ -67,6 +67,8 @@ def assign_signals(
             got = _recognise(name, cls, lib)
         if got is not None:
             out[idx] = got
+    _by_connector(board, lib, out)
+    _across_ac_caps(board, out)
     for pair in board.diff_pairs:
         a, b = out.get(pair.positive), out.get(pair.negative)
         if a is not None and b is None:
@@ -78,6 +80,60 @@ def assign_signals(
                 b.signal, "pair", board.nets[pair.negative], b.assumption, b.family
             )
     return out
+
+
+_CONNECTORS: dict[tuple[str, ...], list[Any]] = {}
+
+
+def connectors_for(lib: Library) -> list[Any]:
+    """``rules/connectors.yaml``, validated against this library's signal and family ids (loaded
+    once per set of ids)."""
+    from .channels import load_connectors
+
+    key = tuple(sorted(lib.signals)) + ("|",) + tuple(sorted(lib.families))
+    if key not in _CONNECTORS:
+        _CONNECTORS[key] = load_connectors(known_types=list(lib.signals) + list(lib.families))
+    return _CONNECTORS[key]
+
+
+def _by_connector(board: Board, lib: Library, out: dict[int, SignalAssignment]) -> None:
+    """Nets no name or class recognised, landing on a connector's lane pin (M.2, OCuLink, CEM
+    edge, SFP, QSFP): the connector's interface; a family's generation stays an assumption."""
+    from .channels import connector_nets
+
+    for net, hit in connector_nets(board, connectors_for(lib)).items():
+        name = board.nets[net]
+        if net in out or hit.type == "refclk" or any(p.search(name) for p in lib.exclude):
+            continue
+        where = f"{hit.ref}.{hit.pin} on {hit.connector_name} ({hit.what})"
+        if hit.type in lib.signals:
+            out[net] = SignalAssignment(hit.type, "connector", where)
+        elif hit.type in lib.families:
+            fam = lib.families[hit.type]
+            note = f"recognised by its connector pin {where}; {fam.note}"
+            out[net] = SignalAssignment(fam.assume, "connector", where, note, fam.id)
+
+
+def _across_ac_caps(board: Board, out: dict[int, SignalAssignment]) -> None:
+    """A pair joined to a typed pair through series (AC-coupling) capacitors on both halves is
+    the same lane under another name: it gets the same type (``how`` = ``ac_coupled``)."""
+    from .channels import pair_links, series_links
+
+    pairs = board.diff_pairs
+    adj = pair_links(pairs, series_links(board)) if pairs else {}
+    todo = [k for k in adj if pairs[k].positive in out]
+    while todo:
+        k = todo.pop()
+        src = out[pairs[k].positive]
+        for j in adj.get(k, ()):
+            p = pairs[j]
+            if p.positive in out or p.negative in out:
+                continue
+            for n, partner in ((p.positive, pairs[k].positive), (p.negative, pairs[k].negative)):
+                out[n] = SignalAssignment(
+                    src.signal, "ac_coupled", board.nets[partner], src.assumption, src.family
+                )
+            todo.append(j)
 
 
 def _recognise(name: str, net_class: str, lib: Library) -> SignalAssignment | None:

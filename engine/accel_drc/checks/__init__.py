@@ -36,6 +36,9 @@ class CheckOutcome:
 
     findings: list[Finding] = field(default_factory=list)
     checked: int = 0
+    #: net indexes the rule really looked at, for the coverage report.  None = not said: the
+    #: pipeline then takes every net of ``rule.signal`` (a per-signal rule examines them all).
+    examined_nets: frozenset[int] | None = None
 
 
 CheckFn = Callable[[CheckContext, Rule], CheckOutcome]
@@ -53,6 +56,7 @@ _MODULES = (
     "via_stub",
     "pdn_impedance",
     "material_consistency",  # stack-up values that contradict the named laminate
+    "open_channel",  # a high-speed net whose copper does not join its pads
 )
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..analysis.materials import stackup_is_kicad_default
 from ..analysis.nets import plane_layers
 from ..results import Rule, Status
 from . import CheckContext, CheckOutcome, register
@@ -80,6 +81,10 @@ def check_copper_weight(ctx: CheckContext, rule: Rule) -> CheckOutcome:
             checked=0,
         )
     thickness = {}
+    # KiCad's untouched auto-generated stack-up writes 35 µm on every copper layer: a default
+    t_basis = (
+        "default" if stackup_is_kicad_default(board.stackup, ctx.analysis.materials) else "declared"
+    )
     if board.stackup is not None:
         for sl in board.stackup.copper():
             if sl.copper_index is not None:
@@ -94,6 +99,8 @@ def check_copper_weight(ctx: CheckContext, rule: Rule) -> CheckOutcome:
             "thickness_mm": t,
         }
         net = nets[0][0] if nets else None
+        # a plane is measured (zone fills) unless KiCad's layer type says so without one
+        basis = {"copper_thickness": t_basis, "plane": "measured" if nets else "declared"}
         if t is None:
             ev["declare"] = (
                 f"set the copper thickness of {name} in the board's stack-up (Board Setup > Physical Stackup)"
@@ -108,6 +115,7 @@ def check_copper_weight(ctx: CheckContext, rule: Rule) -> CheckOutcome:
                     layer=name,
                     net=net,
                     evidence=ev,
+                    basis={"plane": basis["plane"]},
                 )
             )
             continue
@@ -115,6 +123,15 @@ def check_copper_weight(ctx: CheckContext, rule: Rule) -> CheckOutcome:
         if t < min_oz * UM_PER_OZ / 1000.0 - _TOL_MM:
             planes_txt = ", ".join(n for n, _ in nets) or "typed power"
             pos, items = plane_anchor(board, idx, net) if net else (None, ())
+            ev["remedy"] = (
+                f"{min_oz:g} oz ({min_oz * UM_PER_OZ:g} µm) or heavier copper on {name}, set in "
+                "the stack-up (KiCad Board Setup > Physical Stackup) as the fab builds it"
+            )
+            if t_basis == "default":
+                ev["declare"] = (
+                    "declare your fab's stack-up: the copper thickness of each layer (KiCad "
+                    "Board Setup > Physical Stackup); 35 µm everywhere is KiCad's default"
+                )
             out.append(
                 finding(
                     rule,
@@ -129,6 +146,7 @@ def check_copper_weight(ctx: CheckContext, rule: Rule) -> CheckOutcome:
                     pos=pos,
                     items=items,
                     evidence=ev,
+                    basis=basis,
                 )
             )
     return CheckOutcome(out, checked=len(planes))

@@ -31,6 +31,10 @@ def check_foil(ctx: CheckContext, rule: Rule) -> CheckOutcome:
         for layer in a.net_layers.get(n, ()):
             by_layer.setdefault(layer, []).append(n)
     out = []
+    meeting = [g for g in sorted(foils.grades, key=lambda g: g.rank) if g.rank >= need.rank]
+    remedy = f"foil grades in rules/foils.yaml that meet {need.id}: " + ", ".join(
+        f"{g.id} (Rz {g.rz_um[0]:g}–{g.rz_um[1]:g} µm)" for g in meeting
+    )
     for layer, lnets in sorted(by_layer.items()):
         if need.rank == 0:
             continue  # every grade meets standard foil
@@ -49,11 +53,18 @@ def check_foil(ctx: CheckContext, rule: Rule) -> CheckOutcome:
         assumption = assumption_of(a, lnets)
         if assumption:
             ev["assumption"] = assumption
+        basis = {
+            "foil": "declared",
+            "layers_used": "measured",
+            **({"signal": "assumed"} if assumption else {}),
+        }
         if grade_id is None:
             ev["declare"] = (
-                f"declare the foil grade of {lname} in accel-drc.yaml "
-                f"(stackup: foil: {lname}: {need.id})"
+                f"declare the foil grade of {lname} (the one your fab quotes) in accel-drc.yaml "
+                f"(stackup: foil: {{{lname}: <grade>}}; {need.id} or smoother passes), or export "
+                "IPC-2581 with the conductor's surface roughness"
             )
+            ev["remedy"] = remedy
             out.append(
                 finding(
                     rule,
@@ -67,11 +78,13 @@ def check_foil(ctx: CheckContext, rule: Rule) -> CheckOutcome:
                     pos=pos,
                     items=items,
                     evidence=ev,
+                    basis={k: v for k, v in basis.items() if k != "foil"},
                 )
             )
             continue
         have = foils.grade(grade_id)
         if have is None or have.rank < need.rank:
+            ev["remedy"] = remedy
             out.append(
                 finding(
                     rule,
@@ -85,6 +98,7 @@ def check_foil(ctx: CheckContext, rule: Rule) -> CheckOutcome:
                     pos=pos,
                     items=items,
                     evidence=ev,
+                    basis=basis,
                 )
             )
     return CheckOutcome(out, checked=len(by_layer))

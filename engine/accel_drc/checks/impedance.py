@@ -155,6 +155,7 @@ def check_impedance(ctx: CheckContext, rule: Rule) -> CheckOutcome:
     target, tol = _target(ctx, rule)
     min_coupled = float((rule.params or {}).get("min_coupled_mm") or MIN_COUPLED_MM)
     rows = _judged_rows(pair_table(a, pairs), min_coupled)
+    out.examined_nets = frozenset(n for r in rows for n in (r.positive, r.negative))
     if target is None or tol is None:
         out.checked = len(rows)
         if rows:

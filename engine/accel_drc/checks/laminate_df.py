@@ -14,11 +14,18 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..analysis.materials import DielectricInfo, resolve_dielectric
+from ..analysis.materials import DielectricInfo, materials_meeting, resolve_dielectric
 from ..model import Stackup, StackupLayer
 from ..results import Rule, Status
 from . import CheckContext, CheckOutcome, register
 from ._common import assumption_of, finding, track_rows, where
+from .tg import declare_field_hint
+
+#: what to declare when the dielectrics a finding rests on are KiCad's untouched defaults
+DECLARE_STACKUP = (
+    "declare your fab's stack-up: the laminate name, εr and loss tangent of each dielectric "
+    "(KiCad Board Setup > Physical Stackup, IPC-2581, or accel-drc.yaml stackup: materials:)"
+)
 
 
 def reference_dielectrics(
@@ -91,6 +98,13 @@ def check_laminate_df(ctx: CheckContext, rule: Rule) -> CheckOutcome:
     out = []
     checked = 0
     planes = a.plane_layers
+    remedy = materials_meeting(a.materials, max_df=max_df)
+    remedy_text = (
+        f"laminates in rules/materials.yaml with Df ≤ {max_df:g} (at ≈ 10 GHz): "
+        + ", ".join(remedy)
+        if remedy
+        else f"no laminate in rules/materials.yaml has a confirmed Df ≤ {max_df:g}"
+    )
     for g in groups:
         layers = set()
         for n in g.nets:
@@ -125,6 +139,15 @@ def check_laminate_df(ctx: CheckContext, rule: Rule) -> CheckOutcome:
                     f"{i.name} ({i.material or 'unnamed'}, Df {i.df:g} from {i.df_from})"
                     for _, i in over
                 )
+                # the verdict rests on the weakest Df over the limit: one declared dielectric
+                # over it is a fact even if another one's Df is KiCad's default
+                bases = {i.df_basis or "declared" for _, i in over}
+                df_basis = next(
+                    (b for b in ("declared", "library", "default") if b in bases), "default"
+                )
+                fev = {**ev, "dielectric": over[0][1].name, "remedy": remedy_text}
+                if df_basis == "default":
+                    fev["declare"] = DECLARE_STACKUP
                 out.append(
                     finding(
                         rule,
@@ -137,7 +160,12 @@ def check_laminate_df(ctx: CheckContext, rule: Rule) -> CheckOutcome:
                         layer=lname,
                         pos=pos,
                         items=items,
-                        evidence={**ev, "dielectric": over[0][1].name},
+                        evidence=fev,
+                        basis={
+                            "loss_tangent": df_basis,
+                            "layers_used": "measured",
+                            **({"signal": "assumed"} if assumption else {}),
+                        },
                     )
                 )
             elif unknown or not infos:
@@ -145,11 +173,19 @@ def check_laminate_df(ctx: CheckContext, rule: Rule) -> CheckOutcome:
                     ", ".join(f"{i.name} ({i.material or 'no material'})" for _, i in unknown)
                     or "none found"
                 )
-                target = unknown[0][1].name if unknown else "the dielectric next to " + lname
-                ev["declare"] = (
-                    f"declare the laminate of {target} in accel-drc.yaml "
-                    f"(stackup: materials: {target}: {{material: 'Megtron 6', loss_tangent: 0.004}})"
-                )
+                if unknown:
+                    ev["declare"] = declare_field_hint(
+                        unknown[0][1].name,
+                        unknown[0][1],
+                        "loss_tangent",
+                        "loss tangent at ≈ 10 GHz",
+                        "0.004",
+                    )
+                else:
+                    ev["declare"] = (
+                        f"define the dielectric next to {lname} in the stack-up (KiCad Board "
+                        "Setup > Physical Stackup) with its laminate name and loss tangent"
+                    )
                 out.append(
                     finding(
                         rule,
@@ -162,6 +198,10 @@ def check_laminate_df(ctx: CheckContext, rule: Rule) -> CheckOutcome:
                         pos=pos,
                         items=items,
                         evidence=ev,
+                        basis={
+                            "layers_used": "measured",
+                            **({"signal": "assumed"} if assumption else {}),
+                        },
                     )
                 )
     return CheckOutcome(out, checked=checked)

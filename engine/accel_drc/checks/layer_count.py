@@ -29,6 +29,7 @@ def check_layer_count(ctx: CheckContext, rule: Rule) -> CheckOutcome:
                 limit=lo,
                 unit="layers",
                 evidence=ev,
+                basis={"layer_count": "measured"},
             )
         )
     elif hi is not None and n > hi:
@@ -41,6 +42,7 @@ def check_layer_count(ctx: CheckContext, rule: Rule) -> CheckOutcome:
                 limit=hi,
                 unit="layers",
                 evidence=ev,
+                basis={"layer_count": "measured"},
                 severity=Severity.WARNING,
             )
         )

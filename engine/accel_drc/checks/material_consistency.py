@@ -8,6 +8,7 @@ Params: ``df_tolerance_rel``, ``dk_tolerance_rel`` (relative widening of the lib
 
 from __future__ import annotations
 
+from ..analysis.materials import stackup_is_kicad_default
 from ..results import Rule, Severity, Status
 from . import CheckContext, CheckOutcome, register
 from ._common import finding
@@ -24,6 +25,7 @@ def check_material_consistency(ctx: CheckContext, rule: Rule) -> CheckOutcome:
     overrides = (ctx.config.get("stackup") or {}).get("materials") or {}
     out = []
     n = 0
+    whole = stackup_is_kicad_default(stack, lib)
     for d in stack.dielectrics():
         if d.name in overrides:
             n += 1  # the project declared this dielectric: its own values are not used
@@ -31,12 +33,18 @@ def check_material_consistency(ctx: CheckContext, rule: Rule) -> CheckOutcome:
         for sl in list(d.sublayers) or [d]:
             n += 1
             if lib.is_kicad_default(sl.material, sl.epsilon_r, sl.loss_tangent):
+                also = (
+                    "; the whole stack-up is KiCad's auto-generated one (equal heights, 35 µm "
+                    "copper): heights and copper weights are KiCad's defaults too"
+                    if whole
+                    else ""
+                )
                 out.append(
                     finding(
                         rule,
                         Status.CANNOT_VERIFY,
                         f"{d.name}: KiCad's default dielectric (FR4, εr 4.5, tan δ 0.02): the "
-                        "laminate was never really declared",
+                        f"laminate was never really declared{also}",
                         measured=sl.loss_tangent,
                         unit="tan δ",
                         layer=d.name,
@@ -46,7 +54,14 @@ def check_material_consistency(ctx: CheckContext, rule: Rule) -> CheckOutcome:
                             "material": sl.material,
                             "epsilon_r": sl.epsilon_r,
                             "loss_tangent": sl.loss_tangent,
-                            "declare": f"name the real laminate of {d.name} in KiCad's stack-up or in accel-drc.yaml (stackup: materials: {d.name}: {{material: 'FR4 TG170'}})",
+                            "stackup_kicad_default": whole,
+                            "declare": f"declare your fab's stack-up: name the real laminate of {d.name} with its εr and loss tangent in KiCad's stack-up (Board Setup > Physical Stackup) or in accel-drc.yaml (stackup: materials: {d.name}: {{material: '<laminate>', loss_tangent: <Df>}})",
+                        },
+                        basis={
+                            "material": "default",
+                            "epsilon_r": "default",
+                            "loss_tangent": "default",
+                            "height": "default" if whole else "declared",
                         },
                     )
                 )
@@ -74,6 +89,12 @@ def check_material_consistency(ctx: CheckContext, rule: Rule) -> CheckOutcome:
                             "epsilon_r": sl.epsilon_r,
                             "loss_tangent": sl.loss_tangent,
                             "library_source": m.material.source,
+                        },
+                        basis={
+                            "material": "declared",
+                            "epsilon_r": "declared",
+                            "loss_tangent": "declared",
+                            "library_values": "library",
                         },
                     )
                 )

@@ -1,13 +1,20 @@
 """``pdn_impedance``: |Z(f)| of each power rail against its target impedance.
 
 Params (class pack): ``target_ohm`` (the class target, NextPCB 2026: training < 0.15 mΩ, inference
-< 0.2 mΩ, edge < 1 mΩ), ``f_min_hz`` / ``f_max_hz`` (the band compared, DC–100 MHz),
-``sweep_max_hz`` (the plotted sweep, 1 GHz), ``default_voltage``, ``default_ripple_pct``,
-``default_transient_a`` and ``vrm: {r_ohm, l_h}`` (used for rails the config does not describe).
+< 0.2 mΩ, edge < 1 mΩ — the accelerator *core* rail's), ``f_min_hz`` / ``f_max_hz`` (the class
+band, DC–100 MHz), ``model_max_hz`` (where a board-level lumped model stops meaning much, 20 MHz:
+the band judged ends there), ``sweep_max_hz`` (the plotted sweep, 1 GHz), ``default_voltage``,
+``default_ripple_pct``, ``default_transient_a`` and ``vrm: {r_ohm, l_h}`` (placeholders for what
+a core rail leaves out).
 
-One finding per rail over target (worst frequency, |Z| there, target, margin, the dominant
-element); a rail that cannot be judged (no VRM model, no nets, unknown dielectric) is
-cannot_verify with what to declare; a board with no rail at all is one cannot_verify finding.
+Per rail: the core rail (``role: core`` declared, or recognised) over the class target, or any
+rail over its own declared V·ripple/ΔI, is a violation naming the failing bands, what sets |Z|
+in each and what a network under target needs there (``evidence["remedy"]``), with the basis of
+every input (``evidence["basis"]``: a recognised role is ``assumed``, a pack VRM and the default
+capacitor models ``default``, so the pipeline's settle step makes such a finding conditional).
+A rail that is not the core and declares no load is cannot_verify, with the load step its network
+would hold and the ``rails:`` entry to paste.  A rail that cannot be computed (no VRM, no nets,
+unknown dielectric) is cannot_verify; a board with no rail at all is one cannot_verify finding.
 The curves go into each finding's evidence and, through :func:`rails_extra`, into
 ``result.extras["rails"]`` for the HTML plot.
 """
@@ -15,10 +22,11 @@ The curves go into each finding's evidence and, through :func:`rails_extra`, int
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..analysis.pdn import RailResult, _si, evaluate, rail_row
+from ..analysis.pdn import RailResult, _si, evaluate, rail_row, remedy
 from ..results import Finding, Rule, Status
 from . import CheckContext, CheckOutcome, register
 
@@ -61,21 +69,81 @@ def check_pdn_impedance(ctx: CheckContext, rule: Rule) -> CheckOutcome:
     return out
 
 
+def _rail_yaml(res: RailResult, *, core: bool) -> str:
+    """A ready-to-paste ``rails:`` entry for the rail, its known values filled in."""
+    rail = res.rail
+    nets = (
+        ", ".join(f"'{re.escape(n).replace(chr(92) + chr(32), chr(32))}'" for n in rail.nets[:3])
+        or "'<net regex>'"
+    )
+    bits = [f"name: {rail.name}", f"nets: [{nets}]"]
+    if core:
+        bits.append("role: core")
+    bits.append(f"voltage: {rail.voltage:g}" if rail.voltage is not None else "voltage: <V>")
+    bits.append(
+        f"ripple_pct: {rail.ripple_pct:g}" if rail.ripple_pct is not None else "ripple_pct: <%>"
+    )
+    bits.append(
+        f"transient_a: {rail.transient_a:g}"
+        if rail.transient_a is not None
+        else "transient_a: <load step, A>"
+    )
+    if res.basis.get("vrm") != "declared":
+        bits.append("vrm: {r_ohm: <Ω>, l_h: <H>}")
+    return "rails: [{" + ", ".join(bits) + "}]"
+
+
+def _declare(res: RailResult) -> str:
+    """What turns each weak input of the rail's verdict into a fact."""
+    b = res.basis
+    rail = res.rail
+    out = []
+    if res.need_load:
+        out.append(f"declare the rail's own load in accel-drc.yaml: {_rail_yaml(res, core=False)}")
+    elif (
+        b.get("rail_role") == "assumed"
+        or b.get("vrm") == "default"
+        or "default" in (b.get(k) for k in ("voltage", "ripple_pct", "transient_a"))
+    ):
+        core = b.get("rail_role") is not None
+        out.append(
+            ("confirm it is the core rail and " if b.get("rail_role") == "assumed" else "")
+            + f"declare its load and regulator in accel-drc.yaml: {_rail_yaml(res, core=core)}"
+        )
+    if b.get("network_model") == "default" and not res.need_load:
+        pieces = []
+        if any(c.unconfirmed for c in rail.decaps):
+            pieces.append(
+                "the capacitors' mounted ESL/ESR (accel-drc.yaml capacitors: {mounting_esl_h, "
+                "packages: {'0402': {esl_body_h: …}}, parts: {C12: {esl_h: …, esr_ohm: …}}})"
+            )
+        if rail.plane_dielectric_basis == "default":
+            pieces.append("your fab's stack-up (the plane dielectrics' height and εr)")
+        out.append("declare " + " and ".join(pieces))
+    return "; ".join(out)
+
+
 def _finding(rule: Rule, res: RailResult) -> Finding | None:
     rail = res.rail
     row = rail_row(res, points=CURVE_POINTS)
-    assumed = ""
-    if rail.source == "detected":
-        assumed = " (rail detected from its planes; target and VRM from the class defaults)"
-    elif res.assumed:
-        assumed = f" ({', '.join(res.assumed)} from the class defaults)"
+    role = ""
+    if rail.role == "core":
+        role = (
+            " (core rail, declared)"
+            if rail.role_basis == "declared"
+            else " (core rail, recognised)"
+        )
     evidence: dict[str, Any] = {
         "rail": rail.name,
         "nets": list(rail.nets),
         "source": rail.source,
+        "role": rail.role,
+        "role_basis": rail.role_basis,
         "assumed_from_class": list(res.assumed),
         "target_source": res.target_source if res.target_ohm is not None else None,
         "band_hz": [res.f_min_hz, res.f_max_hz],
+        "class_band_hz": [res.f_min_hz, res.band_max_hz],
+        "model_band": row["model_band"],
         "plane_capacitance_f": rail.plane_capacitance_f,
         "plane_pairs": row["plane_pairs"],
         "decaps": len(rail.decaps),
@@ -84,6 +152,9 @@ def _finding(rule: Rule, res: RailResult) -> Finding | None:
         "vrm": row["vrm"],
         "curve": row["impedance"],
     }
+    if rail.role_evidence:
+        evidence["role_evidence"] = f"recognised as the core rail: it {rail.role_evidence}"
+    basis = dict(res.basis)
     common = {
         "rule": rule.id,
         "check": "pdn_impedance",
@@ -96,9 +167,44 @@ def _finding(rule: Rule, res: RailResult) -> Finding | None:
     }
     if res.missing:
         evidence["declare"] = "; ".join(res.missing)
+        if basis:
+            evidence["basis"] = basis
         return Finding(
             status=Status.CANNOT_VERIFY,
-            message=f"rail {rail.name}: cannot compute |Z(f)|: declare {res.missing[0]}{assumed}",
+            message=f"rail {rail.name}{role}: cannot compute |Z(f)|: declare {res.missing[0]}",
+            evidence=evidence,
+            **common,
+        )
+    band = f"{_si(res.f_min_hz, 'Hz')}–{_si(res.f_max_hz, 'Hz')}"
+    if res.need_load:
+        # not the core rail, no load of its own: no target to judge against.  Say what the
+        # network does hold, so the number is there when the load is known
+        evidence["declare"] = _declare(res)
+        if basis:
+            evidence["basis"] = basis
+        holds = ""
+        if res.worst_z_ohm and rail.voltage:
+            steps = {
+                pct: rail.voltage * pct / 100.0 / res.worst_z_ohm for pct in (3.0, 5.0)
+            }  # fmt: skip
+            evidence["max_step_a"] = {f"{pct:g}%": round(a, 4) for pct, a in steps.items()}
+            holds = (
+                f"; at {rail.voltage:g} V that holds 5 % ripple for load steps up to "
+                f"{_si(steps[5.0], 'A')} (3 %: {_si(steps[3.0], 'A')})"
+            )
+        peak = (
+            f"|Z| peaks at {_si(res.worst_z_ohm, 'Ω')} at {_si(res.worst_f_hz, 'Hz')} in {band}"
+            if res.worst_z_ohm is not None
+            else f"|Z| not finite in {band}"
+        )
+        return Finding(
+            status=Status.CANNOT_VERIFY,
+            message=f"rail {rail.name}: no target: the class target is the accelerator core "
+            f"rail's, and this rail's own load (ripple, load step) is not declared; {peak}"
+            f"{holds}",
+            measured=res.worst_z_ohm,
+            unit="Ω",
+            items=tuple(rail.nets),
             evidence=evidence,
             **common,
         )
@@ -114,12 +220,26 @@ def _finding(rule: Rule, res: RailResult) -> Finding | None:
             "margin_ohm": t - z,
             "margin_db": round(20 * math.log10(t / z), 2) if t > 0 and z > 0 else None,
             "dominant": res.dominant,
+            "over_bands": row["over_bands"],
+            "remedy": remedy(res),
         }
     )
+    if res.candidates:
+        evidence["candidates"] = dict(res.candidates)
+        evidence["candidates_of"] = "network_model"
+    declare = _declare(res)
+    if declare:
+        evidence["declare"] = declare
+    evidence["basis"] = basis
+    over = ", ".join(
+        f"{_si(b.f_lo_hz, 'Hz')}–{_si(b.f_hi_hz, 'Hz')}" for b in res.over_bands
+    )  # fmt: skip
     return Finding(
         status=Status.VIOLATION,
-        message=f"rail {rail.name}: |Z| {_si(z, 'Ω')} at {_si(res.worst_f_hz, 'Hz')} > target "
-        f"{_si(t, 'Ω')} ({ratio:.3g}×); set by {res.dominant}{assumed}",
+        message=f"rail {rail.name}{role}: |Z| {_si(z, 'Ω')} at {_si(res.worst_f_hz, 'Hz')} > "
+        f"target {_si(t, 'Ω')} ({res.target_source}; {ratio:.3g}×), over target {over}; set by "
+        f"{res.dominant}; judged {band} (a board-level model stops near "
+        f"{_si(res.model_max_hz, 'Hz')})",
         measured=z,
         limit=t,
         unit="Ω",

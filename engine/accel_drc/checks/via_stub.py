@@ -21,6 +21,7 @@ fold identical ones:
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -31,6 +32,10 @@ from ..results import Finding, Rule, Status
 from . import CheckContext, CheckOutcome, register
 
 _TOL = 1e-9
+#: residual stub assumed for a proposed backdrill when no ``residual_stub_mm`` is declared:
+#: 10 mil, the upper end of the 8-10 mil fabricators commonly quote for controlled-depth
+#: backdrill (Bogatin's stub rule of thumb); marked ``assumed`` in the remedy
+ASSUMED_RESIDUAL_MM = 0.254
 
 
 def _fmt_hz(f: float) -> str:
@@ -112,9 +117,13 @@ def check_via_stub(ctx: CheckContext, rule: Rule) -> CheckOutcome:
         return out
     stubs: ViaStubs = ctx.analysis.via_stubs
     idx = stubs.rows_for_nets(nets)
-    # a barrel the net does not use on any layer carries no signal: nothing to check
-    idx = idx[stubs.connected[idx].any(axis=1)] if len(idx) else idx
+    # a barrel the net does not use on any layer carries no signal: nothing to check; a via
+    # used on one layer only is where an unfinished route stops (open_channel reports it)
+    idx = (
+        idx[stubs.connected[idx].sum(axis=1) >= 1 + (stubs.via_row[idx] >= 0)] if len(idx) else idx
+    )
     out.checked = int(len(idx))
+    out.examined_nets = frozenset(int(n) for n in stubs.net[idx])
     if not len(idx):
         return out
     nyq = _nyquist(ctx.analysis, rule.signal)
@@ -138,6 +147,9 @@ def check_via_stub(ctx: CheckContext, rule: Rule) -> CheckOutcome:
             **kw,
         )
 
+    stub_basis = "default" if _kicad_default_stackup(board) else "measured"
+    eps_basis = "default" if _kicad_default_materials(board) else "declared"
+    candidates_limits = _family_candidates(ctx, rule)
     unknown_stack: list[int] = []
     unknown_residual: list[int] = []
     unknown_eps: list[int] = []
@@ -194,6 +206,23 @@ def check_via_stub(ctx: CheckContext, rule: Rule) -> CheckOutcome:
             else:
                 measured, limit, unit = ratio, float(min_ratio), "f_res/f_Nyquist"
             side_layer = _stub_layer(stubs, i)
+            ev["remedy"] = _remedy(stubs, i, ctx, params, nyq)
+            basis = {"stub_mm": stub_basis}
+            if too_low and not too_long:
+                basis["eps_r"] = eps_basis  # the length passed: the verdict rests on εr too
+            sb = _signal_basis(ctx.analysis, int(stubs.net[i]))
+            if sb is not None:
+                basis["signal"] = sb
+            if sb == "assumed" and candidates_limits:
+                ev["candidates"] = {
+                    sid: _verdict(stub, fres, lim) for sid, lim in candidates_limits.items()
+                }
+                ev["candidates_of"] = "signal"
+                ev["declare"] = (
+                    f"the generation of {net} (accel-drc.yaml `signals:`, e.g. "
+                    f"{'/'.join(candidates_limits)})"
+                )
+            ev["basis"] = basis
             findings.append(
                 base(
                     i,
@@ -249,6 +278,251 @@ def check_via_stub(ctx: CheckContext, rule: Rule) -> CheckOutcome:
              "εr of the dielectrics along the stub (the board's stack-up)",
              "stub resonance unknown: the dielectric εr along the stub is not on record, "
              "f_res / f_Nyquist not checked")  # fmt: skip
+    return out
+
+
+# -- basis, candidates and remedy ----------------------------------------------------------------
+
+
+def _kicad_default_materials(board: Any) -> bool:
+    """True when every dielectric is KiCad's untouched default material (FR4, εr 4.5, tan δ
+    0.02): εr was generated, not declared (``BOARD_STACKUP::BuildDefaultStackupList``)."""
+    st = getattr(board, "stackup", None)
+    diels = st.dielectrics() if st is not None else ()
+    if not diels:
+        return False
+    for d in diels:
+        for x in getattr(d, "sublayers", None) or (d,):
+            mat = (getattr(x, "material", None) or "FR4").strip().upper()
+            if mat != "FR4" or x.epsilon_r not in (None, 4.5) or x.loss_tangent not in (None, 0.02):
+                return False
+    return True
+
+
+def _kicad_default_stackup(board: Any) -> bool:
+    """Default materials and equal dielectric thicknesses, as KiCad generates them: the
+    thicknesses (so the stub lengths) were not declared either."""
+    if not _kicad_default_materials(board):
+        return False
+    ts = {round(d.thickness_mm or 0.0, 6) for d in board.stackup.dielectrics()}
+    return len(ts) == 1
+
+
+def _signal_basis(analysis: Any, net: int) -> str | None:
+    """How the net's signal type is known: ``declared`` (accel-drc.yaml ``signals:`` or a net
+    class the designer named), ``measured`` (the net name tells the type and generation),
+    ``assumed`` (a family whose generation was guessed); None when the analysis cannot say."""
+    ns = getattr(analysis, "net_signal", None)
+    if not isinstance(ns, Mapping):
+        return None
+    a = ns.get(net)
+    if a is None:
+        return None
+    if getattr(a, "assumption", None):
+        return "assumed"
+    how = getattr(a, "how", "")
+    if how == "pair":
+        nets = list(analysis.board.nets)
+        partner = getattr(a, "pattern", "")
+        if partner in nets:
+            other = ns.get(nets.index(partner))
+            if other is not None and getattr(other, "how", "") != "pair":
+                return _signal_basis(analysis, nets.index(partner))
+        return "measured"
+    return {"config": "declared", "net_class": "declared"}.get(how, "measured")
+
+
+def _family_candidates(ctx: Any, rule: Rule) -> dict[str, dict[str, Any]]:
+    """The via_stub limits of every generation of the rule's signal family in this class's pack
+    (or, where the pack has none, the signal type's own), keyed by signal id."""
+    lib = getattr(ctx.analysis, "library", None)
+    if lib is None or rule.signal is None:
+        return {}
+    fam = None
+    for f in getattr(lib, "families", {}).values():
+        if f.assume == rule.signal:
+            fam = f
+    if fam is None:
+        return {}
+    pack = getattr(lib, "packs", {}).get(ctx.board_class)
+    by_sig = {
+        r.signal: dict(r.params or {})
+        for r in (pack.rules if pack else ())
+        if r.check == "via_stub" and r.signal
+    }
+    out: dict[str, dict[str, Any]] = {}
+    for sid, st in sorted(lib.signals.items()):
+        if not (sid.startswith(fam.id) and sid[len(fam.id) :].isdigit()):
+            continue
+        params = by_sig.get(sid) or {
+            "max_stub_mm": st.max_stub_mm,
+            "min_fres_ratio": st.min_fres_ratio,
+        }
+        out[sid] = {**params, "nyquist_hz": st.nyquist_hz}
+    return out
+
+
+def _verdict(stub: float, fres: float, params: Mapping[str, Any]) -> str:
+    """pass / fail of one stub against one set of limits (a rule's params + its Nyquist)."""
+    max_stub = params.get("max_stub_mm")
+    if max_stub is not None and stub > float(max_stub) + _TOL:
+        return "fail"
+    ratio_min, nyq = params.get("min_fres_ratio"), params.get("nyquist_hz")
+    if ratio_min is not None and nyq and math.isfinite(fres) and fres / nyq < float(ratio_min):
+        return "fail"
+    return "pass"
+
+
+_PLANE_NAME = re.compile(r"GND|PWR|VCC|VDD|POWER|PLANE|VSS", re.I)
+
+
+def _routable_layers(board: Any) -> set[int]:
+    """Copper layers a pair could move to: KiCad type signal or mixed, and not named like a
+    plane (``L2GND``, ``L6PWR``: many boards leave planes typed "signal")."""
+    out = set()
+    for k, layer in enumerate(board.copper_layers):
+        kind = (getattr(layer, "kind", "") or "signal").lower()
+        label = f"{getattr(layer, 'name', '')} {getattr(layer, 'user_name', '') or ''}"
+        if kind in ("signal", "mixed") and not _PLANE_NAME.search(label):
+            out.add(k)
+    return out
+
+
+def _residual(stubs: ViaStubs, ctx: Any, net: int) -> tuple[float, str]:
+    """The residual stub a backdrill would leave: the one declared for this net (accel-drc.yaml
+    ``backdrill:`` or the board), else :data:`ASSUMED_RESIDUAL_MM` (``assumed``)."""
+    for j in stubs.rows_for_nets((net,)).tolist():
+        bd = stubs.backdrill[j]
+        if bd is not None and bd.residual_stub_mm is not None:
+            return float(bd.residual_stub_mm), "declared"
+    return ASSUMED_RESIDUAL_MM, "assumed"
+
+
+def _remedy(
+    stubs: ViaStubs, i: int, ctx: Any, params: Mapping[str, Any], nyq: float | None
+) -> dict[str, Any]:
+    """What would make via ``i`` pass: a backdrill (from which face, down to which layer, the
+    stub it leaves), moving the deeper connection to a layer nearer the barrel's end, or a
+    blind via over the used layers.  Each option carries its stub after the change and whether
+    that passes; ``text`` says the first one that does."""
+    from ..analysis.via_stubs import StackGeometry, resonance_hz
+
+    board = ctx.board
+    names = stubs.layer_names
+    geom = StackGeometry.from_board(board)
+    conn = np.flatnonzero(stubs.connected[i])
+    s0, e0 = int(stubs.start[i]), int(stubs.end[i])
+    top_c, bot_c = int(conn[0]), int(conn[-1])
+    top, bottom = float(stubs.top_stub_mm[i]), float(stubs.bottom_stub_mm[i])
+    limits = {**params, "nyquist_hz": nyq}
+    n = geom.n_layers
+
+    def seg(lo: int, hi: int) -> tuple[float, float]:
+        a, b = np.array([lo]), np.array([hi])
+        return float(geom.length(a, b)[0]), float(geom.eps_eff(a, b)[0])
+
+    eps_board = seg(0, 2 * n - 1)[1]
+
+    def fres(length: float, eps: float) -> float:
+        e = eps if math.isfinite(eps) else eps_board
+        return float(resonance_hz(length, e)) if length > 0 else math.inf
+
+    out: dict[str, Any] = {}
+    routable = _routable_layers(board)
+    residual, r_basis = _residual(stubs, ctx, int(stubs.net[i]))
+    # 1. backdrill from the face(s) whose stub fails, to the connected layer
+    sides = []
+    if bottom > _TOL and e0 == n - 1 and _verdict(bottom, fres(bottom, math.nan), limits) == "fail":
+        sides.append(("bottom", names[e0], bot_c))
+    if top > _TOL and s0 == 0 and _verdict(top, fres(top, math.nan), limits) == "fail":
+        sides.append(("top", names[s0], top_c))
+    if sides:
+        # a backdrill never leaves more than the undrilled stub (as compute_stubs)
+        left_top = min(top, residual) if any(sd[0] == "top" for sd in sides) else top
+        left_bottom = min(bottom, residual) if any(sd[0] == "bottom" for sd in sides) else bottom
+        after = max(left_top, left_bottom)
+        f_after = fres(after, eps_board)
+        out["backdrill"] = [
+            {
+                "side": side,
+                "from": face,
+                "must_not_cut": names[layer],
+                "residual_stub_mm": round(residual, 4),
+                "residual_basis": r_basis,
+            }
+            for side, face, layer in sides
+        ]
+        out["backdrill_stub_after_mm"] = round(after, 4)
+        out["backdrill_passes"] = _verdict(after, f_after, limits) == "pass"
+    # 2. the deeper (or shallower) connection moved toward the barrel's end
+    if bottom > _TOL and bot_c < e0:
+        for k in range(bot_c + 1, e0 + 1):
+            if k not in routable:
+                continue
+            length, eps = seg(2 * k + 1, 2 * e0 + 1) if k < e0 else (0.0, math.nan)
+            after = max(top, length)
+            if _verdict(after, fres(after, eps), limits) == "pass":
+                out["layer_change"] = {
+                    "move": names[bot_c],
+                    "to": names[k],
+                    "stub_after_mm": round(after, 4),
+                    "passes": True,
+                }
+                break
+    if "layer_change" not in out and top > _TOL and top_c > s0:
+        for k in range(top_c - 1, s0 - 1, -1):
+            if k not in routable:
+                continue
+            length, eps = seg(2 * s0, 2 * k) if k > s0 else (0.0, math.nan)
+            after = max(length, bottom)
+            if _verdict(after, fres(after, eps), limits) == "pass":
+                out["layer_change"] = {
+                    "move": names[top_c],
+                    "to": names[k],
+                    "stub_after_mm": round(after, 4),
+                    "passes": True,
+                }
+                break
+    if stubs.ref[i] and out.get("backdrill"):
+        # a component's plated hole: backdrill only where the pin does not reach that depth
+        out["backdrill_note"] = "press-fit or short-pin parts only (the pin must not reach it)"
+    # 3. a via that spans only the used layers (not for a component's plated hole)
+    if not stubs.ref[i] and top_c != bot_c and (top_c, bot_c) != (s0, e0):
+        kind = "blind" if top_c == 0 or bot_c == n - 1 else "buried"
+        out["blind_via"] = {"type": kind, "from": names[top_c], "to": names[bot_c],
+                            "stub_after_mm": 0.0, "passes": True}  # fmt: skip
+    texts = []
+    lim = params.get("max_stub_mm")
+    lim_txt = f" (limit {float(lim):.3f} mm)" if lim is not None else ""
+    if out.get("backdrill"):
+        bd = out["backdrill"]
+        ways = " and ".join(f"from {b['from']} down to (not into) {b['must_not_cut']}" for b in bd)
+        allow = (
+            "the declared residual"
+            if r_basis == "declared"
+            else f"an assumed {residual / MM_PER_MIL:.0f} mil fabricator residual; declare "
+            "residual_stub_mm"
+        )
+        if out.get("backdrill_note"):
+            ways += f" ({out['backdrill_note']})"
+        texts.append(
+            f"backdrill {ways} leaves {out['backdrill_stub_after_mm']:.3f} mm ({allow}): "
+            + (
+                f"passes{lim_txt}"
+                if out["backdrill_passes"]
+                else f"still fails{lim_txt}, backdrill alone is not enough"
+            )
+        )
+    if "layer_change" in out:
+        lc = out["layer_change"]
+        texts.append(
+            f"route the {lc['move']} connection on {lc['to']} instead: stub "
+            f"{lc['stub_after_mm']:.3f} mm, passes"
+        )
+    if "blind_via" in out:
+        bv = out["blind_via"]
+        texts.append(f"use a {bv['type']} via {bv['from']}–{bv['to']}: no stub")
+    out["text"] = "; ".join(texts) if texts else "no change of this via alone passes"
     return out
 
 

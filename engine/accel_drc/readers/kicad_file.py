@@ -29,6 +29,7 @@ import os
 import re
 import threading
 import warnings
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import NamedTuple
 
@@ -51,7 +52,9 @@ from ..model import (
     Tracks,
     Vias,
     Zone,
+    via_type_for_span,
 )
+from . import kicad_lenient
 from .kicad_project import ProjectInfo, project_path_for, read_project
 from .sexpr import Sexpr, SexprIndex, find_balanced, line_of, parse_points, parse_span, unquote
 
@@ -116,6 +119,7 @@ _KW = re.compile(rb"\(\s*([^\s()\"]+)")
 _VALUE = rb'((?:"(?:[^"\\]|\\.)*"|[^()"])*)'
 _TRACK_FIELD = re.compile(rb"\((start|end|mid|width|layer|net|uuid|tstamp)\s+" + _VALUE + rb"\)")
 _VIA_HEAD = re.compile(rb"\(via((?:\s+(?:locked|blind|buried|micro|through))*)")
+_VIA_FLAG = re.compile(rb"\((remove_unused_layers|keep_end_layers)\s*(yes|no)?\s*\)")
 _VIA_FIELD = re.compile(rb"\((at|size|drill|layers|net|uuid|tstamp)\s+" + _VALUE)
 _PAD_HEAD = re.compile(rb"\(pad\s+(" + _ATOM + rb")\s+([^\s()]+)\s+([^\s()]+)")
 _PAD_FIELD = re.compile(rb"\((at|size|drill|layers|net|uuid|tstamp)\s+" + _VALUE)
@@ -975,10 +979,13 @@ class _NumberFields(NamedTuple):
 
 class _Reader:
     def __init__(self, data: bytes, source: str) -> None:
-        self.data = data
         self.source = source
         self.warnings: list[str] = []
-        self.index = SexprIndex(data, source)
+        # KiCad's parser reads a few keywords whose '(' is missing (kicad_lenient); the index
+        # puts those back, so ``self.data`` is the text as KiCad reads it (same lines)
+        self.index = SexprIndex(data, source, repair=kicad_lenient.repair)
+        self.data = data = self.index.data
+        self.warnings.extend(self.index.warnings)
         root_kw = _KW.match(data, self.index.root_start)
         kw = root_kw.group(1) if root_kw else b""
         if kw in (b"footprint", b"module"):
@@ -1583,6 +1590,8 @@ class _Reader:
         net: np.ndarray,
         ustart: np.ndarray,
         ulen: np.ndarray,
+        removed: np.ndarray,
+        keep_end: np.ndarray,
     ) -> np.ndarray:
         """Parse one block of plain through vias (no type keyword, no nested drill or
         padstack, each field once at level 3 and nowhere deeper) into the given row views;
@@ -1631,6 +1640,14 @@ class _Reader:
         ua = ko[sel] + 5 + (data_is_tstamp(data, ko[sel]) * 2)
         ustart[parent[sel]] = ua
         ulen[parent[sel]] = kc[sel] - ua
+        # (remove_unused_layers yes) / (keep_end_layers yes); "no" or absent = off, a bare
+        # legacy (remove_unused_layers) = on (parseMaybeAbsentBool)
+        for flag, prefix, kw_len in ((removed, b"remove_", 21), (keep_end, b"keep_en", 16)):
+            sel = _kid_prefix(u64, ko, (prefix,)) & (ko + kw_len + 2 < arr.size)
+            if sel.any():
+                after = ko[sel] + kw_len
+                off = np.isin(arr[after], (32, 9)) & (arr[after + 1] == ord("n"))
+                flag[parent[sel][~off]] = True
         return good
 
     def _track_slow(self, s: int, e: int) -> tuple[bytes, ...]:
@@ -1724,15 +1741,18 @@ class _Reader:
         end = np.full(n, max(len(self.copper) - 1, 0), dtype=np.int16)
         net = np.zeros(n, dtype=np.int32)
         micro = np.zeros(n, dtype=bool)
+        removed = np.zeros(n, dtype=bool)
+        keep_end = np.zeros(n, dtype=bool)
         ustart = np.zeros(n, dtype=np.int64)
         ulen = np.zeros(n, dtype=np.int32)
         overrides: dict[int, str] = {}
         backdrills: dict[int, Backdrill] = {}
+        declared: dict[int, str] = {}
         for i0 in range(0, n, _TRACK_BLOCK):
             i1 = min(n, i0 + _TRACK_BLOCK)
             good = self._via_block(
                 spans[i0:i1], pos[i0:i1], dia[i0:i1], drill[i0:i1], net[i0:i1],
-                ustart[i0:i1], ulen[i0:i1],
+                ustart[i0:i1], ulen[i0:i1], removed[i0:i1], keep_end[i0:i1],
             )  # fmt: skip
             for row in (np.flatnonzero(~good) + i0).tolist():
                 s0, e0 = int(spans[row, 0]), int(spans[row, 1])
@@ -1742,6 +1762,23 @@ class _Reader:
                 overrides[row] = got[7]
                 if got[8] is not None:
                     backdrills[row] = got[8]
+                removed[row], keep_end[row] = got[10], got[11]
+                # KiCad <= 9 writes 'blind' for blind and buried alike (the span tells them
+                # apart); only a blind/buried via whose layers span the whole board keeps a
+                # type its span does not give (KiCad reports it blind/buried, not through)
+                span_type = via_type_for_span(got[3], got[4], len(self.copper), got[5])
+                if span_type == "through" and got[9] in ("blind", "buried"):
+                    declared[row] = got[9]
+        if declared:
+            names = sorted(self.copper, key=self.copper.__getitem__)
+            for t, k in sorted(Counter(declared.values()).items()):
+                row = next(r for r, v in declared.items() if v == t)
+                span = f"{names[int(start[row])]}–{names[int(end[row])]}"
+                self.warn(
+                    f"{k} via{'s are' if k > 1 else ' is'} written '(via {t} …)' but "
+                    f"{'span' if k > 1 else 'spans'} {span} (the first); KiCad keeps the "
+                    f"written type and so does accel-drc, the barrel is read from the layers"
+                )
         return Vias(
             pos=pos,
             drill=drill,
@@ -1753,12 +1790,29 @@ class _Reader:
             uuid=SpanStrings(data, ustart, ulen, overrides),
             layer_count=len(self.copper),
             backdrills=backdrills,
+            declared=declared,
+            unused_removed=removed,
+            keep_end=keep_end,
         )
 
     def _via_slow(
         self, s: int, e: int
-    ) -> tuple[tuple[float, float], float, float, int, int, bool, int, str, Backdrill | None]:
-        """One via, any layout: (pos, diameter, drill, start, end, micro, net, uuid, backdrill)."""
+    ) -> tuple[
+        tuple[float, float],
+        float,
+        float,
+        int,
+        int,
+        bool,
+        int,
+        str,
+        Backdrill | None,
+        str,
+        bool,
+        bool,
+    ]:
+        """One via, any layout: (pos, diameter, drill, start, end, micro, net, uuid, backdrill,
+        the type the file declares, unused layers removed, end layers kept)."""
         data = self.data
         last = len(self.copper) - 1
         backdrill: Backdrill | None = None
@@ -1789,7 +1843,19 @@ class _Reader:
                 got_bd = self._backdrill(ks, ke)
                 if got_bd:
                     backdrill = got_bd[1]
-        return xy, dia, drill, a, b, vtype == b"micro", net, uuid, backdrill
+        removed = keep_end = False
+        for m in _VIA_FLAG.finditer(data, s, e):
+            if skips and any(a0 <= m.start() < b0 for a0, b0 in skips):
+                continue
+            on = m.group(2) != b"no"
+            if m.group(1) == b"remove_unused_layers":
+                removed = on
+            else:
+                keep_end = on
+        return (
+            xy, dia, drill, a, b, vtype == b"micro", net, uuid, backdrill, vtype.decode(),
+            removed, keep_end,
+        )  # fmt: skip
 
     # -- zones -------------------------------------------------------------------------------
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 import warnings
-from typing import Union
+from typing import Callable, Optional, Union
 
 import numpy as np
 
@@ -206,6 +206,91 @@ class _Scan:
         )
 
 
+#: ``repair(data, scan, quotes) -> (fixed data, warnings) | None``: a format's own leniency
+#: (e.g. :func:`.kicad_lenient.repair`), tried only when the parentheses do not balance
+Repairer = Callable[[bytes, "_Scan", np.ndarray], Optional[tuple[bytes, list[str]]]]
+
+
+def _top_item_before(data: bytes, level2: np.ndarray, before: np.ndarray) -> int:
+    """Start of the top-level item that holds the last '(' of ``before``.
+
+    After an extra ')' the rest of the broken item's children look like top-level items, so
+    the nesting alone points at a stray ``(uuid …)``.  KiCad writes every top-level item on a
+    line of its own with one fixed indentation (a tab, or two spaces before KiCad 8): the last
+    '(' with that indentation is the item that really holds the fault.  Error path only."""
+    first = int(level2[0])
+    nl = data.rfind(b"\n", 0, first)
+    indent = data[nl + 1 : first]
+    if nl < 0 or indent.strip():
+        return int(level2[-1])
+    arr = np.frombuffer(data, dtype=np.uint8)
+    cand = before[before > len(indent)]
+    ok = arr[cand - len(indent) - 1] == 10
+    for i, ch in enumerate(indent):
+        ok &= arr[cand - len(indent) + i] == ch
+    hits = cand[ok]
+    return int(hits[-1]) if hits.size else int(level2[-1])
+
+
+def _balance_error(data: bytes, scan: _Scan, source: str) -> InputError | None:
+    """Why the parentheses of ``data`` do not form one node (None if they do), with the line."""
+    opens, closes = scan.opens, scan.closes
+    bad = np.flatnonzero(scan.close_level < 1)
+    if bad.size:
+        # the ')' that goes below the root is often far from the fault (the end of the file);
+        # the top-level item that closes the root early is where the fault is
+        root_close = int(closes[np.flatnonzero(scan.close_level == 1)[0]])
+        o2 = opens[(scan.open_level == 2) & (opens < root_close)]
+        if o2.size:
+            start = _top_item_before(data, o2, opens[opens < root_close])
+            m = re.match(rb"\(\s*([^\s()\"]{1,40})", data[start : start + 48])
+            kw = m.group(1).decode("utf-8", "replace") if m else "…"
+            return InputError(
+                source,
+                f"unbalanced parentheses: unexpected ')': an extra ')' or a missing '(' in or "
+                f"right after the ({kw} …) that starts here closes the board at line "
+                f"{line_of(data, root_close)}",
+                line=line_of(data, start),
+            )
+        off = int(closes[bad[0]])
+        return InputError(source, "unbalanced parentheses: unexpected ')'", line=line_of(data, off))
+    if opens.size == 0:
+        return InputError(source, "no S-expression found")
+    if opens.size != closes.size:
+        missing = opens.size - closes.size
+        where = len(data)
+        what = ""
+        # the first top-level item that never closes is where the text stops making sense
+        o2 = opens[scan.open_level == 2]
+        c2 = closes[scan.close_level == 2]
+        if o2.size > c2.size:
+            where = int(o2[c2.size])
+            m = re.match(rb"\(\s*([^\s()\"]{1,40})", data[where : where + 48])
+            if m:
+                what = f"; the ({m.group(1).decode('utf-8', 'replace')} …) that starts here never closes"
+        return InputError(
+            source,
+            f"unexpected end of file: {missing} parenthes{'i' if missing == 1 else 'e'}s "
+            f"left open{what} (is the file truncated?)",
+            line=line_of(data, where),
+        )
+    # the root must be the whole file: nothing but whitespace after its ')'
+    root_end = int(closes[np.flatnonzero(scan.close_level == 1)[0]])
+    if np.count_nonzero(scan.open_level == 1) > 1:
+        second = int(opens[np.flatnonzero(scan.open_level == 1)[1]])
+        return InputError(
+            source, "unexpected data after the end of the board", line=line_of(data, second)
+        )
+    rest = data[root_end + 1 :]
+    stripped = rest.lstrip()
+    if stripped:
+        off = root_end + 1 + len(rest) - len(stripped)
+        return InputError(
+            source, "unexpected data after the end of the board", line=line_of(data, off)
+        )
+    return None
+
+
 class SexprIndex:
     """Every parenthesis of ``data`` outside strings, with its nesting level.
 
@@ -219,9 +304,10 @@ class SexprIndex:
     only needed to build the index and are not kept.
     """
 
-    def __init__(self, data: bytes, source: str) -> None:
-        self.data = data
+    def __init__(self, data: bytes, source: str, repair: Repairer | None = None) -> None:
         self.source = source
+        #: one line per kind of slip the ``repair`` hook read past (empty for a clean file)
+        self.warnings: list[str] = []
         scan = _Scan(data)
         if scan.n_quotes % 2:
             raise InputError(
@@ -229,53 +315,26 @@ class SexprIndex:
                 "unterminated string (the file is truncated or corrupt)",
                 line=line_of(data, scan.last_quote),
             )
-        self.opens = opens = scan.opens
-        self.closes = closes = scan.closes
+        error = _balance_error(data, scan, source)
+        if error is not None and repair is not None:
+            # only a file that does not balance pays for this (a good board never gets here)
+            arr = np.frombuffer(data, dtype=np.uint8)
+            quotes = _unescaped(arr, np.flatnonzero(arr == _QUOTE), data)
+            fixed = repair(data, scan, quotes)
+            if fixed is not None:
+                data, self.warnings = fixed
+                scan = _Scan(data)
+                error = _balance_error(data, scan, source)
+        if error is not None:
+            raise error
+        self.data = data
+        self.opens = scan.opens
+        self.closes = scan.closes
         self.open_level = scan.open_level
         self.close_level = scan.close_level
         del scan
-        n_open = opens.size
-        bad = np.flatnonzero(self.close_level < 1)
-        if bad.size:
-            off = int(closes[bad[0]])
-            raise InputError(
-                source, "unbalanced parentheses: unexpected ')'", line=line_of(data, off)
-            )
-        if n_open == 0:
-            raise InputError(source, "no S-expression found")
-        if n_open != closes.size:
-            missing = n_open - closes.size
-            where = len(data)
-            what = ""
-            # the first top-level item that never closes is where the text stops making sense
-            o2 = opens[self.open_level == 2]
-            c2 = closes[self.close_level == 2]
-            if o2.size > c2.size:
-                where = int(o2[c2.size])
-                m = re.match(rb"\(\s*([^\s()\"]{1,40})", data[where : where + 48])
-                if m:
-                    what = f"; the ({m.group(1).decode('utf-8', 'replace')} …) that starts here never closes"
-            raise InputError(
-                source,
-                f"unexpected end of file: {missing} parenthes{'i' if missing == 1 else 'e'}s "
-                f"left open{what} (is the file truncated?)",
-                line=line_of(data, where),
-            )
-        # the root must be the whole file: nothing but whitespace after its ')'
-        root_end = int(closes[np.flatnonzero(self.close_level == 1)[0]])
-        if self.open_level.size and np.count_nonzero(self.open_level == 1) > 1:
-            second = int(opens[np.flatnonzero(self.open_level == 1)[1]])
-            raise InputError(
-                source, "unexpected data after the end of the board", line=line_of(data, second)
-            )
-        rest = data[root_end + 1 :]
-        stripped = rest.lstrip()
-        if stripped:
-            off = root_end + 1 + len(rest) - len(stripped)
-            raise InputError(
-                source, "unexpected data after the end of the board", line=line_of(data, off)
-            )
-        self.root_start = int(opens[0])
+        root_end = int(self.closes[np.flatnonzero(self.close_level == 1)[0]])
+        self.root_start = int(self.opens[0])
         self.root_end = root_end + 1
 
     # -- spans -------------------------------------------------------------------------------

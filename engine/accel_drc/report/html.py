@@ -223,6 +223,15 @@ def pdn_plot(rail: Mapping[str, Any], band: tuple[float, float] | None = None) -
         f'<text class="axis" x="12" y="{mt + ph / 2:.0f}" text-anchor="middle" '
         f'transform="rotate(-90 12 {mt + ph / 2:.0f})">|Z|</text>'
     )
+    mm = rail.get("model_max_hz")
+    if isinstance(mm, (int, float)) and fmin < mm < fmax:
+        # where the board-level lumped model stops meaning much (analysis/pdn.MODEL_MAX_HZ)
+        x = X(float(mm))
+        out.append(
+            f'<line class="model-limit" x1="{x:.1f}" y1="{mt}" x2="{x:.1f}" y2="{mt + ph}"/>'
+            f'<text class="tick" x="{x + 3:.1f}" y="{mt + 11}">lumped model ends '
+            f"{escape(fmt_si(float(mm), 'Hz', 2))}</text>"
+        )
     if target:
         y = Y(target)
         out.append(
@@ -676,6 +685,11 @@ def _rails(result: CheckResult) -> list[dict[str, Any]]:
                 "plane_c": fmt_si(rail.get("plane_capacitance_f"), "F"),
                 "decaps": len(decaps) if isinstance(decaps, list) else 0,
                 "plot": pdn_plot(rail, rb),
+                "role": str(rail.get("role") or ""),
+                "role_basis": str(rail.get("role_basis") or ""),
+                "role_evidence": str(rail.get("role_evidence") or ""),
+                "need_load": [str(n) for n in rail.get("need_load") or []],
+                "model_band": str(rail.get("model_band") or ""),
             }
         )
     return out
@@ -956,6 +970,7 @@ def build_context(result: CheckResult, board: Board) -> dict[str, Any]:
         "via_stubs": _via_stubs(result),
         "waivers": _waivers(result),
         "cannot_verify": _cannot_verify(findings),
+        "coverage": _coverage(result),
         "rule_runs": _rule_runs(result, findings),
         "skipped_rules": [str(x) for x in result.extras.get("skipped_rules") or []],
         "signal_nets": sorted(
@@ -980,20 +995,90 @@ def build_context(result: CheckResult, board: Board) -> dict[str, Any]:
     }
 
 
+#: most coverage rows drawn (a training baseboard has thousands of NVLink nets: the JSON has all)
+COVERAGE_ROWS = 400
+
+_RESULT_BADGE = {
+    "pass": "pass",
+    "violation": "fail",
+    "cannot_verify": "cannot_verify",
+    "waived": "waived",
+}
+
+
+def _coverage(result: CheckResult) -> dict[str, Any] | None:
+    """The coverage card: pairs first (unknown interface, then unchecked, then checked), then the
+    single-ended nets; at most :data:`COVERAGE_ROWS` rows."""
+    cov = result.coverage or {}
+    rows = list(cov.get("pairs") or [])
+    if not cov:
+        return None
+
+    def rank(r: Mapping[str, Any]) -> tuple[int, int, str]:
+        itf = r.get("interface")
+        k = (
+            0
+            if itf is None
+            else 1
+            if not r.get("checked") and itf not in ("refclk", "excluded")
+            else 2
+            if not r.get("checked")
+            else 3
+        )
+        return (0 if r.get("kind") == "pair" else 1, k, str(r.get("name")))
+
+    rows.sort(key=rank)
+    shown = []
+    for r in rows[:COVERAGE_ROWS]:
+        shown.append(
+            {
+                "name": r.get("name"),
+                "kind": r.get("kind"),
+                "nets": ", ".join(r.get("nets") or ()),
+                "interface": r.get("interface_name") or "unknown",
+                "basis": r.get("basis") or "unknown",
+                "evidence": r.get("evidence") or "",
+                "runs": [
+                    (
+                        c.get("rule"),
+                        _RESULT_BADGE.get(str(c.get("result")), "nothing"),
+                        c.get("result"),
+                    )
+                    for c in r.get("checks_run") or ()
+                ],
+                "why": r.get("not_checked_because") or "",
+                "checked": bool(r.get("checked")),
+            }
+        )
+    return {
+        "summary": cov.get("summary") or {},
+        "rows": shown,
+        "more": max(0, len(rows) - len(shown)),
+    }
+
+
 def _initial_layers(board: Board) -> set[int]:
     """The outer layers only: inner planes drawn over each other hide the board; the page turns a
     layer on when one of its findings is selected."""
     return {0, max(board.layer_count - 1, 0)}
 
 
-def render(result: CheckResult, board: Board) -> str:
-    """The whole report as one HTML document (a pure function of the result and the board)."""
-    return template().render(**build_context(result, board))
+def render(result: CheckResult, board: Board, editor_note: str | None = None) -> str:
+    """The whole report as one HTML document (a pure function of the result and the board).
+
+    ``editor_note``: one sentence for the banner from the KiCad button (how many markers it
+    put where in the editor); the command line has none."""
+    return template().render(**build_context(result, board), editor_note=editor_note)
 
 
-def write(path: str | os.PathLike[str], result: CheckResult, board: Board) -> None:
+def write(
+    path: str | os.PathLike[str],
+    result: CheckResult,
+    board: Board,
+    editor_note: str | None = None,
+) -> None:
     """Render and write the report (UTF-8); parent directories are created."""
-    text = render(result, board)
+    text = render(result, board, editor_note)
     p = Path(path)
     p.parent.mkdir(parents=True, exist_ok=True)
     p.write_text(text, encoding="utf-8")

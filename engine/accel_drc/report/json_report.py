@@ -157,6 +157,7 @@ def to_dict(result: CheckResult) -> dict[str, Any]:
             }
             for r in result.rules
         ],
+        "coverage": result.coverage or {"pairs": [], "summary": {}},
         "findings": [{**finding_dict(f), "references": ids(f.source)} for f in result.findings],
         "waivers": result.waivers,
         "extras": result.extras,

@@ -51,6 +51,8 @@ def summary(result: CheckResult, top: int = 10) -> str:
         f"({b.get('copper_layers')} copper layers{size_txt})",
         f"class: {explain(result.classification)}",
     ]
+    if result.coverage_line():
+        lines.append(result.coverage_line())
     checked = sum(r.checked for r in result.rules)
     lines.append(f"rules: {len(result.rules)} run, {checked} items checked")
     phrases = [p for _, _, p in result.count_phrases()]

@@ -1,0 +1,228 @@
+"""Channels: the nets one link really runs on, across AC-coupling capacitors and connectors.
+
+A PCIe, SATA or SFP lane is AC-coupled: the transmitter's pair ends at two series capacitors and
+the pair on the far side carries the same signal under another name (``PCIE_PET`` ->
+``PCIE_PET_AC``).  Counting nets therefore counts every lane twice; counting *channels* (pairs
+joined through series capacitors) does not.  A series capacitor is a two-pad footprint whose
+reference starts with ``C`` (IEEE 315 / KiCad's reference designator) and whose two pads sit on
+two different signal nets (neither a supply nor ground: a decoupling capacitor joins a rail to
+ground, never two signals).  A pair is chained to another only when *both* halves are: P to P'
+and N to N' through two capacitors, so an RC filter on one net never merges two links.
+
+Connectors (``rules/connectors.yaml``): a pair whose pads land on the lane pins of an M.2,
+OCuLink, PCIe CEM, SFP or QSFP footprint carries that connector's interface, whatever its name.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .nets import is_ground_net, is_power_net
+
+if TYPE_CHECKING:
+    from ..model import Board, DiffPair
+
+_CAP_REF = re.compile(r"^C\d", re.IGNORECASE)
+
+
+def series_links(board: Board) -> dict[int, set[int]]:
+    """Net -> the signal nets it reaches through one series capacitor (both directions)."""
+    out: dict[int, set[int]] = {}
+    for fp in board.footprints:
+        if not _CAP_REF.match(fp.reference or ""):
+            continue
+        nets = [p.net for p in fp.pads if p.copper_layers]
+        if len(nets) != 2 or nets[0] == nets[1] or not nets[0] or not nets[1]:
+            continue
+        names = [board.nets[n] for n in nets]
+        if any(is_power_net(x) or is_ground_net(x) for x in names):
+            continue
+        a, b = nets
+        out.setdefault(a, set()).add(b)
+        out.setdefault(b, set()).add(a)
+    return out
+
+
+def pair_links(pairs: Sequence[DiffPair], links: Mapping[int, set[int]]) -> dict[int, set[int]]:
+    """Pair index -> pair indexes joined to it through series capacitors on both halves."""
+    by_net = {}
+    for k, p in enumerate(pairs):
+        by_net[p.positive] = (k, 1)
+        by_net[p.negative] = (k, -1)
+    out: dict[int, set[int]] = {}
+    for k, p in enumerate(pairs):
+        pos = {by_net[n][0] for n in links.get(p.positive, ()) if by_net.get(n, (0, 0))[1] == 1}
+        neg = {by_net[n][0] for n in links.get(p.negative, ()) if by_net.get(n, (0, 0))[1] == -1}
+        for j in pos & neg:
+            if j != k:
+                out.setdefault(k, set()).add(j)
+                out.setdefault(j, set()).add(k)
+    return out
+
+
+def channels(pairs: Sequence[DiffPair], links: Mapping[int, set[int]]) -> list[list[int]]:
+    """The pairs grouped into channels (connected through AC-coupling capacitors), as lists of
+    pair indexes, each list in index order."""
+    adj = pair_links(pairs, links)
+    seen: set[int] = set()
+    out = []
+    for k in range(len(pairs)):
+        if k in seen:
+            continue
+        stack, group = [k], []
+        seen.add(k)
+        while stack:
+            i = stack.pop()
+            group.append(i)
+            for j in adj.get(i, ()):
+                if j not in seen:
+                    seen.add(j)
+                    stack.append(j)
+        out.append(sorted(group))
+    return out
+
+
+def count_lanes(board: Board, nets: Iterable[int]) -> tuple[int, int]:
+    """(lanes, channels) of a duplex SerDes link (PCIe: a lane = one TX and one RX pair) carried
+    by ``nets``: pairs chained through AC-coupling capacitors count once; nets outside a pair
+    count as half a channel each (a pair whose partner was not recognised)."""
+    members = set(nets)
+    pairs = [p for p in board.diff_pairs if p.positive in members and p.negative in members]
+    paired = {n for p in pairs for n in (p.positive, p.negative)}
+    groups = channels(pairs, series_links(board))
+    single = len(members - paired)
+    n_channels = len(groups) + (single + 1) // 2
+    return max(1, (n_channels + 1) // 2), n_channels
+
+
+# ---------------------------------------------------------------------------------------------
+# connectors
+# ---------------------------------------------------------------------------------------------
+
+CONNECTORS_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["version", "connectors"],
+    "properties": {
+        "version": {"type": "string"},
+        "connectors": {
+            "type": "object",
+            "additionalProperties": {
+                "type": "object",
+                "additionalProperties": False,
+                "required": ["name", "footprint", "source", "interfaces"],
+                "properties": {
+                    "name": {"type": "string", "minLength": 1},
+                    "footprint": {"type": "array", "items": {"type": "string"}, "minItems": 1},
+                    "source": {"type": "string", "minLength": 10},
+                    "interfaces": {
+                        "type": "array",
+                        "minItems": 1,
+                        "items": {
+                            "type": "object",
+                            "additionalProperties": False,
+                            "required": ["type", "pins"],
+                            "properties": {
+                                "type": {"type": "string"},
+                                "what": {"type": "string"},
+                                "pins": {
+                                    "type": "array",
+                                    "items": {"type": ["string", "integer"]},
+                                    "minItems": 1,
+                                },
+                            },
+                        },
+                    },
+                },
+            },
+        },
+    },
+}
+
+
+@dataclass(frozen=True)
+class Connector:
+    """A connector kind whose lane pins tell the interface (from ``rules/connectors.yaml``)."""
+
+    id: str
+    name: str
+    footprint: tuple[re.Pattern[str], ...]
+    source: str
+    pins: Mapping[str, tuple[str, str]]  # pad number -> (interface type, what)
+
+
+def load_connectors(
+    path: str | Path | None = None, known_types: Iterable[str] = ()
+) -> list[Connector]:
+    """Load and validate ``rules/connectors.yaml`` (``file:line`` errors like every rule file).
+    ``known_types``: signal and family ids an interface ``type`` may name (plus ``refclk``)."""
+    from ..packs import RULES_DIR, load_yaml, validate
+
+    p = Path(path) if path is not None else RULES_DIR / "connectors.yaml"
+    doc = load_yaml(p)
+    validate(doc, CONNECTORS_SCHEMA)
+    known = set(known_types) | {"refclk"}
+    out = []
+    for cid, c in doc.data["connectors"].items():
+        pats = []
+        for i, pat in enumerate(c["footprint"]):
+            try:
+                pats.append(re.compile(pat, re.IGNORECASE))
+            except re.error as exc:
+                raise doc.error(
+                    ("connectors", cid, "footprint", i), f"bad regex {pat!r}: {exc}"
+                ) from None
+        pins: dict[str, tuple[str, str]] = {}
+        for j, itf in enumerate(c["interfaces"]):
+            if known_types and itf["type"] not in known:
+                raise doc.error(
+                    ("connectors", cid, "interfaces", j, "type"),
+                    f"unknown interface type {itf['type']!r} (a signal or family id of signals.yaml, or refclk)",
+                )
+            for pin in itf["pins"]:
+                pins[str(pin)] = (itf["type"], itf.get("what", ""))
+        out.append(Connector(cid, c["name"], tuple(pats), " ".join(c["source"].split()), pins))
+    return out
+
+
+def connector_of(fp: Any, connectors: Sequence[Connector]) -> Connector | None:
+    text = f"{fp.name} {fp.value}"
+    for c in connectors:
+        if any(p.search(text) for p in c.footprint):
+            return c
+    return None
+
+
+@dataclass(frozen=True)
+class ConnectorHit:
+    """A net landing on a connector's lane pin."""
+
+    net: int
+    type: str  # signal or family id, or "refclk"
+    connector: str  # connector id
+    connector_name: str
+    ref: str  # "J1"
+    pin: str
+    what: str
+    source: str
+
+
+def connector_nets(board: Board, connectors: Sequence[Connector]) -> dict[int, ConnectorHit]:
+    """Net -> the first connector lane pin it lands on (footprints in board order)."""
+    out: dict[int, ConnectorHit] = {}
+    for fp in board.footprints:
+        c = connector_of(fp, connectors)
+        if c is None:
+            continue
+        for pad in fp.pads:
+            got = c.pins.get(str(pad.number))
+            if got is None or not pad.net or pad.net in out:
+                continue
+            out[pad.net] = ConnectorHit(
+                pad.net, got[0], c.id, c.name, fp.reference, str(pad.number), got[1], c.source
+            )
+    return out

@@ -1,0 +1,331 @@
+"""Coverage: every high-speed pair and net, its interface, and which rules really looked at it.
+
+A checker that prints PASS after examining nothing lies by omission (LPDDR4, MIPI,
+HDMI, SFP and PCIe lanes named ``TX0_P`` used to pass without a word).  So the result lists:
+
+* every **differential pair** (KiCad's ``MatchDpSuffix`` pairs plus JEDEC ``_t``/``_c``): a
+  pair is how every multi-Gb/s serial interface is carried, so each one is worth a line;
+* every **single-ended net with a recognised high-speed type** (DDR DQ/CA, C-PHY wires).  A
+  single-ended net whose name tells nothing is not listed: no name heuristic separates a 3 Gb/s
+  DQ line from a 9600 Bd UART ``TX`` reliably, and a list of every ``TX`` would bury the pairs.
+
+For each: the interface (``declared`` in accel-drc.yaml, ``recognised`` by net class, name,
+connector pin or AC-coupling to a recognised pair, ``assumed`` where only the family is known,
+``excluded`` for reference clocks and sideband, ``unknown``), the rules that examined it with
+their outcome, and in words why nothing did where nothing did.
+
+Which nets a rule examined comes from ``CheckOutcome.examined_nets`` where the check reports it
+(impedance: pairs with a coupled run long enough to judge; via_stub: nets with a connected
+barrel; open_channel: every listed net), else from ``rule.signal`` (a per-signal rule examines
+every net of its signal type).  Board-level rules (layer count, Tg, plane copper, PDN) are not
+per-net and are not listed.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from .results import Finding, Rule, Severity, Status
+
+if TYPE_CHECKING:
+    from .analysis import Analysis
+    from .model import Board
+    from .packs import Library
+
+#: checks that judge a net against its interface's limits ("checked" in the summary); a
+#: connectivity check runs on every listed net, known interface or not, and is listed apart
+INTERFACE_CHECKS = ("impedance", "via_stub", "laminate_df", "foil")
+
+_HOW_BASIS = {
+    "config": "declared",
+    "net_class": "recognised",
+    "net_name": "recognised",
+    "connector": "recognised",
+    "ac_coupled": "recognised",
+    "pair": "recognised",
+    "family_net_class": "assumed",
+    "family_net_name": "assumed",
+}
+
+_RESULT_RANK = {"violation": 3, "cannot_verify": 2, "waived": 1, "pass": 0}
+
+#: the pseudo-rule under which pairs of unknown interface are reported (one info finding)
+UNKNOWN_RULE = Rule(
+    id="coverage.unknown_interface",
+    check="coverage",
+    severity=Severity.INFO,
+    params={},
+    why="A differential pair whose interface is not known gets no impedance, loss, foil or stub "
+    "check: it passes unseen.  Name its interface in accel-drc.yaml (signals:) and every rule of "
+    "that interface applies to it.",
+    source="accel-drc: nothing high-speed passes unseen (rules/signals.yaml, rules/connectors.yaml)",
+    pack="coverage",
+    title="differential pairs of unknown interface",
+)
+
+
+def _pair_regex(names: Sequence[str]) -> str:
+    """One whole-name regex matching exactly ``names`` (the two halves of a pair): the common
+    prefix, then the differing tails as a character class or an alternation."""
+    if len(names) == 1:
+        return re.escape(names[0])
+    pre = names[0]
+    for n in names[1:]:
+        while not n.startswith(pre):
+            pre = pre[:-1]
+    post = names[0][len(pre) :]
+    for n in names[1:]:
+        while not n.endswith(post):
+            post = post[1:]
+    mids = [n[len(pre) : len(n) - len(post)] for n in names]
+    if all(len(m) == 1 for m in mids):
+        body = "[" + "".join(re.escape(m) if m in "\\]^-" else m for m in sorted(mids)) + "]"
+    else:
+        body = "(" + "|".join(re.escape(m) for m in sorted(mids)) + ")"
+    return re.escape(pre) + body + re.escape(post)
+
+
+def rule_nets(
+    rule: Rule, examined: frozenset[int] | None, analysis: Analysis
+) -> frozenset[int] | None:
+    """The nets ``rule`` examined: the check's own word, else every net of ``rule.signal``;
+    None for a board-level rule."""
+    if examined is not None:
+        return examined
+    if rule.signal:
+        return frozenset(analysis.nets_by_signal(rule.signal))
+    return None
+
+
+def _finding_nets(f: Finding, index: Mapping[str, int]) -> set[int]:
+    names = {f.net} if f.net else set()
+    ev = f.evidence or {}
+    for key in ("nets", "pair_nets"):
+        v = ev.get(key)
+        if isinstance(v, (list, tuple)):
+            names.update(x for x in v if isinstance(x, str))
+    return {index[n] for n in names if n in index}
+
+
+def build(
+    board: Board,
+    analysis: Analysis,
+    lib: Library,
+    examined: Sequence[tuple[Rule, frozenset[int] | None]],
+    findings: Sequence[Finding],
+    board_class: str,
+) -> dict[str, Any]:
+    """``CheckResult.coverage``: ``{"pairs": [...], "summary": {...}}``."""
+    from .analysis.channels import connector_nets
+    from .analysis.signals import connectors_for
+
+    names = board.nets
+    sig = analysis.net_signal
+    index = {n: i for i, n in enumerate(names) if n}
+    pairs = list(board.diff_pairs)
+    paired = {n for p in pairs for n in (p.positive, p.negative)}
+    items: list[tuple[str, tuple[int, ...], str]] = [
+        (p.name, (p.positive, p.negative), "pair") for p in pairs
+    ]
+    items += sorted((names[n], (n,), "net") for n in sig if n not in paired)
+    hits = connector_nets(board, connectors_for(lib))
+
+    # which rules examined which nets, and what they said about each net
+    per_net_rules: dict[int, list[Rule]] = {}
+    for rule, nets in examined:
+        if nets is None:
+            continue
+        for n in nets:
+            per_net_rules.setdefault(n, []).append(rule)
+    result_of: dict[tuple[str, int], str] = {}
+    by_rule_prefix: dict[str, str] = {}
+    for rule, _ in examined:
+        by_rule_prefix[rule.id] = rule.id
+    for f in findings:
+        rid = f.rule
+        while rid and rid not in by_rule_prefix:
+            rid = rid.rpartition(".")[0]
+        if not rid:
+            continue
+        res = f.status.value
+        for n in _finding_nets(f, index):
+            key = (rid, n)
+            if _RESULT_RANK[res] > _RESULT_RANK[result_of.get(key, "pass")]:
+                result_of[key] = res
+    pack_signals = {r.signal for r, _ in examined if r.signal}
+    routed = set(analysis.net_layers)
+
+    rows = []
+    for name, nets, kind in items:
+        a = next((sig[n] for n in nets if n in sig), None)
+        row: dict[str, Any] = {"name": name, "kind": kind, "nets": [names[n] for n in nets]}
+        if a is not None:
+            st = lib.signals.get(a.signal)
+            row["interface"] = a.signal
+            row["interface_name"] = st.name if st else a.signal
+            row["basis"] = "assumed" if a.assumption else _HOW_BASIS.get(a.how, "recognised")
+            row["recognised_by"] = a.how
+            row["evidence"] = a.pattern
+            if a.assumption:
+                row["assumption"] = a.assumption
+        else:
+            excl = next((p.pattern for p in lib.exclude for n in nets if p.search(names[n])), None)
+            clock = next((hits[n] for n in nets if n in hits and hits[n].type == "refclk"), None)
+            if clock is not None:
+                row.update(
+                    interface="refclk",
+                    interface_name="reference clock",
+                    basis="recognised",
+                    recognised_by="connector",
+                    evidence=f"{clock.ref}.{clock.pin} on {clock.connector_name} ({clock.what})",
+                )
+            elif excl is not None:
+                row.update(
+                    interface="excluded",
+                    interface_name="clock / sideband",
+                    basis="recognised",
+                    recognised_by="net_name",
+                    evidence=excl,
+                )
+            else:
+                row.update(interface=None, interface_name="unknown", basis="unknown")
+        runs = []
+        seen = set()
+        for n in nets:
+            for rule in per_net_rules.get(n, ()):
+                if rule.id in seen:
+                    continue
+                seen.add(rule.id)
+                worst = max(
+                    (result_of.get((rule.id, m), "pass") for m in nets),
+                    key=lambda r: _RESULT_RANK[r],
+                )
+                runs.append({"rule": rule.id, "check": rule.check, "result": worst})
+        runs.sort(key=lambda r: r["rule"])
+        row["checks_run"] = runs
+        interface_runs = [r for r in runs if r["check"] in INTERFACE_CHECKS]
+        row["checked"] = bool(interface_runs)
+        is_routed = any(n in routed for n in nets)
+        row["routed"] = is_routed
+        row["breakout"] = False
+        why = None
+        if not interface_runs:
+            itf = row["interface"]
+            if itf is None:
+                why = "interface unknown: declare it in accel-drc.yaml (signals:)"
+            elif itf in ("refclk", "excluded"):
+                why = "a reference clock or sideband net, not a data lane (signals.yaml exclude)"
+            elif not is_routed:
+                why = "not routed: no track or zone of this net on the board"
+            elif itf not in pack_signals:
+                why = f"the {board_class} pack has no rule for {row['interface_name']}"
+            else:
+                why = "its rules found nothing to measure (no connected via, no coupled run)"
+        elif kind == "pair" and row["interface"] not in (None, "refclk", "excluded"):
+            imp = [
+                r for r in examined if r[0].check == "impedance" and r[0].signal == row["interface"]
+            ]
+            if imp and is_routed and not any(r["check"] == "impedance" for r in runs):
+                row["breakout"] = True
+                why = (
+                    "impedance not judged: no coupled run long enough (breakout / escape "
+                    "routing only)"
+                )
+        row["not_checked_because"] = why
+        rows.append(row)
+
+    pair_rows = [r for r in rows if r["kind"] == "pair"]
+    net_rows = [r for r in rows if r["kind"] == "net"]
+    n_pairs = len(pair_rows)
+    checked = sum(1 for r in pair_rows if r["checked"])
+    unknown = sum(1 for r in pair_rows if r["interface"] is None)
+    clocks = sum(1 for r in pair_rows if r["interface"] in ("refclk", "excluded"))
+    breakouts = sum(1 for r in pair_rows if r["breakout"])
+    unrouted = sum(
+        1
+        for r in pair_rows
+        if not r["checked"]
+        and r["interface"] not in (None, "refclk", "excluded")
+        and not r["routed"]
+    )
+    no_rule = n_pairs - checked - unknown - clocks - unrouted
+    line = (
+        f"pairs: {n_pairs} — {checked} checked, {unknown} of unknown interface, "
+        f"{breakouts} breakout{'s' if breakouts != 1 else ''}"
+    )
+    extra = []
+    if clocks:
+        extra.append(f"{clocks} clock/sideband")
+    if unrouted:
+        extra.append(f"{unrouted} not routed")
+    if no_rule > 0:
+        extra.append(f"{no_rule} of a known interface but unchecked")
+    if extra:
+        line += ", " + ", ".join(extra)
+    if net_rows:
+        line += (
+            f"; single-ended high-speed nets: {len(net_rows)} — "
+            f"{sum(1 for r in net_rows if r['checked'])} checked"
+        )
+    summary = {
+        "pairs": n_pairs,
+        "checked": checked,
+        "unknown_interface": unknown,
+        "breakouts": breakouts,
+        "clock_or_sideband": clocks,
+        "not_routed": unrouted,
+        "known_unchecked": max(0, no_rule),
+        "single_ended": len(net_rows),
+        "single_ended_checked": sum(1 for r in net_rows if r["checked"]),
+        "line": line,
+    }
+    return {"pairs": rows, "summary": summary}
+
+
+def unknown_interface_finding(coverage: Mapping[str, Any], lib: Library) -> Finding | None:
+    """One info finding listing the pairs of unknown interface, with a ready-to-paste
+    ``signals:`` block (the type left for the designer to name: guessing it is what the
+    tool could not do)."""
+    rows = [r for r in coverage.get("pairs", ()) if r["kind"] == "pair" and r["interface"] is None]
+    if not rows:
+        return None
+    regexes = [_pair_regex(r["nets"]) for r in rows]
+    quoted = ", ".join("'" + x.replace("'", "''") + "'" for x in regexes)
+    shown = ", ".join(r["name"] for r in rows[:12]) + (" …" if len(rows) > 12 else "")
+    types = ", ".join(lib.signals)
+    return Finding(
+        rule=UNKNOWN_RULE.id,
+        check=UNKNOWN_RULE.check,
+        severity=Severity.INFO,
+        status=Status.CANNOT_VERIFY,
+        message=f"{len(rows)} differential pair{'s' if len(rows) != 1 else ''} of unknown "
+        f"interface, checked by no interface rule: {shown}",
+        measured=len(rows),
+        unit="pairs",
+        net=rows[0]["nets"][0],
+        why=UNKNOWN_RULE.why,
+        source=UNKNOWN_RULE.source,
+        evidence={
+            "pairs": [r["name"] for r in rows],
+            "nets": [n for r in rows for n in r["nets"]][:200],
+            "declare": f"accel-drc.yaml: signals: {{<type>: [{quoted}]}}  (<type> one of: {types}; "
+            "split the list by interface)",
+            "signals_yaml": "signals:\n  <type>: [" + quoted + "]\n",
+        },
+    )
+
+
+def examined_pairs(
+    rules: Iterable[tuple[Rule, Any]], analysis: Analysis
+) -> list[tuple[Rule, frozenset[int] | None]]:
+    """(rule, nets it examined) for the rules a run ran (``outcome`` may be None: crashed)."""
+    out = []
+    for rule, outcome in rules:
+        nets = getattr(outcome, "examined_nets", None) if outcome is not None else None
+        if outcome is None:
+            out.append((rule, frozenset()))
+            continue
+        out.append((rule, rule_nets(rule, nets, analysis)))
+    return out
