@@ -35,6 +35,7 @@ from .config import (
 from .errors import EXIT_OK, EXIT_VIOLATIONS, UsageError
 from .model import Board
 from .packs import CLASSES, Library, load_library, rules_for_class
+from .references import bibliography, resolve
 from .results import CheckResult, Finding, Rule, RuleRun, Severity, Status, rank
 from .waivers import apply_waivers
 
@@ -52,7 +53,8 @@ ASSUMPTION_RULE = Rule(
     why="A net whose interface generation cannot be told from its name or net class is checked "
     "against an assumed type; the limits that follow (Df, foil, stub, impedance) are only as "
     "right as that assumption.",
-    source="signals.yaml (families); issue: a PCIe net of unknown generation is reported",
+    source="accel-drc rules/signals.yaml, families: a net whose generation its name does not "
+    "tell gets the family's assumed type, reported here",
     pack="signals",
     title="signal type assumed",
 )
@@ -68,7 +70,7 @@ CONFIG_RULE = Rule(
     "regex ('^PCIE_TX') applies to no via and the stubs stay undrilled, a signals: pattern "
     "declares no net and the nets keep their guessed type.  Config regexes match the whole name "
     "(re.fullmatch), so a prefix needs '.*'.",
-    source="accel-drc.yaml (config.py: unmatched_entries)",
+    source="accel-drc.yaml: entries that match no net, via, layer or rule",
     pack="config",
     title="config entry matches nothing",
 )
@@ -516,7 +518,7 @@ def check_board(
         ("via_stubs", "via_stub", "via_stub_extra"),
         ("rails", "pdn_impedance", "rails_extra"),
     ):
-        # H3's per-kind extras (stub histograms, |Z(f)| curves), when its checks ran
+        # per-kind extras of the via-stub and PDN checks (stub histograms, |Z(f)| curves)
         if any(r.check == module for r in ran):
             extra = _extra(module, fn, analysis, ran)
             if extra is not None:
@@ -535,6 +537,7 @@ def check_board(
         ],
         waivers=waiver_rows,
         extras=extras,
+        references=lib.references,
         board_summary=board_summary(board, board_file, sha),
         date=(_dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat()),
         tool_version=__version__,
@@ -543,7 +546,7 @@ def check_board(
 
 
 def _extra(module: str, fn: str, analysis: Analysis, rules: list[Rule]) -> Any:
-    """``extras`` rows from a check module's helper (H3: ``via_stub_extra``, ``rails_extra``).
+    """``extras`` rows from a check module's helper (``via_stub_extra``, ``rails_extra``).
 
     A failure here is logged, not fatal: the findings are complete without the plot data."""
     import importlib
@@ -736,18 +739,21 @@ def run_rules(args: Any) -> int:
                     "pack": r.pack,
                 }
             )
+    cited = bibliography(
+        lib.references, [lib.packs[c].follows for c in classes] + [r["source"] for r in out]
+    )
     if getattr(args, "json", False):
-        print(
-            _json.dumps(
-                {"rules": out, "packs": lib.pack_info(classes)}, indent=2, ensure_ascii=False
-            )
-        )
+        for r in out:
+            r["references"] = [x.id for x in resolve(lib.references, r["source"])]
+        doc = {"rules": out, "packs": lib.pack_info(classes), "references": cited}
+        print(_json.dumps(doc, indent=2, ensure_ascii=False))
         return EXIT_OK
-    from .report.text import rules_table
+    from .report.text import references_list, rules_table
 
     for cls in classes:
         p = lib.packs[cls]
         print(f"# pack {p.name} {p.version} ({p.file}): {p.description}")
         print(f"#   follows {p.follows}")
     print(rules_table(out))
+    print(references_list(cited))
     return EXIT_OK

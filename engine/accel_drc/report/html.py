@@ -21,6 +21,7 @@ import json
 import logging
 import math
 import os
+import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -31,6 +32,7 @@ from markupsafe import Markup, escape
 
 from .. import __version__
 from ..model import Board
+from ..references import Reference, bibliography
 from ..results import CheckResult, Finding, Severity, Status
 from .board_svg import render_board
 
@@ -874,9 +876,36 @@ def class_note(result: CheckResult) -> str:
     return note(result)
 
 
+_CITE = re.compile(r"\[([^\[\]\s]+)\]")
+
+
+def cite_html(refs: Mapping[str, Reference], text: str | None) -> Markup:
+    """``text`` escaped, each ``[id]`` of a known reference made a link to its entry in the
+    page's References section (the short citation as its tooltip; no URL leaves the page)."""
+    esc = str(escape(text or ""))
+
+    def link(m: re.Match[str]) -> str:
+        ref = refs.get(m.group(1))
+        if ref is None:
+            return m.group(0)
+        return (
+            f'<a class="cite" href="#ref-{escape(ref.id)}" title="{escape(ref.short())}">'
+            f"[{escape(ref.id)}]</a>"
+        )
+
+    return Markup(_CITE.sub(link, esc))
+
+
 def build_context(result: CheckResult, board: Board) -> dict[str, Any]:
     """Everything the template shows, computed once (the template only lays it out)."""
     findings = list(result.findings)
+    refs = result.references
+    cited = bibliography(
+        refs,
+        [r.rule.source for r in result.rules]
+        + [e.source for e in result.classification.evidence]
+        + [f.source for f in findings],
+    )
     sev_counts = Counter(f.severity.value for f in findings if f.status == Status.VIOLATION)
     status_counts = Counter(f.status.value for f in findings)
     all_sev = Counter(f.severity.value for f in findings)
@@ -890,6 +919,8 @@ def build_context(result: CheckResult, board: Board) -> dict[str, Any]:
         "fields": list(FIELDS),
         "findings": rows,
         "texts": list(texts),
+        # short citations by id, for the finding panel's links to the References section
+        "refs": {rid: refs[rid].short() for rid in cited},
         "layers": board_svg.layers,
         "viewBox": list(board_svg.view_box),
     }
@@ -980,6 +1011,9 @@ def build_context(result: CheckResult, board: Board) -> dict[str, Any]:
         "js": _read_asset("report.js"),
         "warnings": list(board.warnings)[:20],
         "kicad_drc": _kicad_drc(result),
+        # the bibliography: every reference a source on the page cites, in full
+        "references": list(cited.values()),
+        "cite": functools.partial(cite_html, refs),
     }
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from collections import defaultdict
 
+from ..references import resolve
 from ..results import CheckResult, Finding, Severity, Status
 
 
@@ -90,7 +91,9 @@ def to_element(result: CheckResult) -> ET.Element:
                 message=f"{len(waived)} finding(s) waived: {waived[0].waiver.get('reason', '') if waived[0].waiver else ''}",
             )
         out = ET.SubElement(case, "system-out")
-        out.text = f"{run.checked} item(s) checked; why: {r.why}; source: {r.source}"
+        out.text = f"{run.checked} item(s) checked; why: {r.why}; source: {r.source}" + "".join(
+            f"\n[{c.id}] {c.citation()}" for c in resolve(result.references, r.source)
+        )
     for f in orphans:  # findings of no rule that ran (should not happen): still visible
         tests += 1
         case = ET.SubElement(suite, "testcase", classname="accel-drc.other", name=f.rule, time="0")

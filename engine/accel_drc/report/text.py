@@ -115,10 +115,34 @@ def rules_table(rules: Sequence[Mapping[str, Any]]) -> str:
         )
         out.append(
             textwrap.fill(
-                r["source"], 100, initial_indent="    source: ", subsequent_indent="            "
+                r["source"],
+                100,
+                initial_indent="    source: ",
+                subsequent_indent="            ",
+                break_long_words=False,
+                break_on_hyphens=False,  # keeps a cited [id] such as [isola-datasheets] whole
             )
         )
     out.append(f"{len(rules)} rules")
+    return "\n".join(out)
+
+
+def references_list(cited: Mapping[str, Mapping[str, Any]]) -> str:
+    """The bibliography: ``[id] full citation`` for every reference the sources above cite."""
+    if not cited:
+        return ""
+    out = [f"References ({len(cited)}):"]
+    for rid, ref in cited.items():
+        out.append(
+            textwrap.fill(
+                f"[{rid}] {ref['citation']}",
+                100,
+                initial_indent="  ",
+                subsequent_indent="      ",
+                break_long_words=False,
+                break_on_hyphens=False,
+            )
+        )
     return "\n".join(out)
 
 
