@@ -169,7 +169,7 @@ def test_findings_carry_kicad_facts_and_measured_basis() -> None:
     assert f.net == "NET0" and f.layer == "F.Cu" and f.items == (U1,)
     assert f.evidence["basis"] == {"kicad_drc": "measured"}
     assert f.evidence["kicad_version"] == "8.0.5"
-    assert "KiCad 8.0.5" in f.source
+    assert "KiCad 8.0.5" in f.source and f.source.startswith("[kicad9-cli] pcb drc")
 
 
 def test_units_in_mils_become_mm() -> None:
@@ -235,6 +235,7 @@ def test_pipeline_one_verdict_exclusions_and_our_waivers(tmp_path: Path) -> None
     assert "KiCad DRC** KiCad 8.0.5" in markdown.render(result)
     page = html.render(result, board)
     assert 'id="kicad-drc"' in page and "KiCad 8.0.5" in page and "kicad.clearance" in page
+    assert "docs.kicad.org/9.0/en/cli/cli.html" in page  # the source's citation, in full
 
 
 # ---------------------------------------------------------------------------------------------

@@ -324,7 +324,8 @@ def _rule(kind: str, severity: Severity, description: str, version: str) -> Rule
         severity=severity,
         params={},
         why=WHY,
-        source=f"KiCad {version} DRC (kicad-cli pcb drc; the board's constraints and custom rules)",
+        source=f"[kicad9-cli] pcb drc, run with KiCad {version} (the board's constraints and custom "
+        "rules)",
         pack="kicad",
         title=f"KiCad DRC: {description}",
     )
