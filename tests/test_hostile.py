@@ -73,7 +73,15 @@ def in_subprocess(code: str, timeout: float = 120) -> subprocess.CompletedProces
 
 @pytest.mark.parametrize(
     "case",
-    ["html_is_board", "symlink_to_board", "hardlink", "json_is_project", "sarif_is_config", "pack"],
+    [
+        "html_is_board",
+        "symlink_to_board",
+        "hardlink",
+        "json_is_project",
+        "sarif_is_config",
+        "pack",
+        "markdown_is_board",
+    ],
 )
 def test_output_onto_an_input_is_refused(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], case: str
@@ -96,6 +104,7 @@ def test_output_onto_an_input_is_refused(
         "json_is_project": ("--json", str(b.with_suffix(".kicad_pro"))),
         "sarif_is_config": ("--sarif", str(cfg)),
         "pack": ("--junit", str(pack)),
+        "markdown_is_board": ("--markdown", str(b)),
     }[case]
     code, out, err = run(capsys, "check", str(b), flag, path)
     assert code == 1
@@ -199,7 +208,7 @@ def test_install_replaces_its_own_folder(tmp_path: Path) -> None:
 # ---------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("flag", ["--json", "--sarif", "--junit", "--html"])
+@pytest.mark.parametrize("flag", ["--json", "--sarif", "--junit", "--html", "--markdown"])
 def test_outputs_replace_the_file_whole(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], flag: str
 ) -> None:
@@ -213,7 +222,7 @@ def test_outputs_replace_the_file_whole(
         code, _, err = run(capsys, "check", str(b), flag, str(out), "--quiet")
         assert code in (0, 5), err
         assert reader.read() == "OLD REPORT\n" * 1000
-    assert out.read_text(encoding="utf-8").lstrip().startswith(("{", "<"))
+    assert out.read_text(encoding="utf-8").lstrip().startswith(("{", "<", "## "))
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == []
 
 
@@ -643,7 +652,7 @@ def test_kicad_without_an_action_is_a_usage_error(capsys: pytest.CaptureFixture[
     assert "install or uninstall" in err
 
 
-@pytest.mark.parametrize("flag", ["--sarif", "--html", "--junit", "--json"])
+@pytest.mark.parametrize("flag", ["--sarif", "--html", "--junit", "--json", "--markdown"])
 def test_dash_is_stdout_for_every_report(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], flag: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -652,7 +661,7 @@ def test_dash_is_stdout_for_every_report(
     code, out, _ = run(capsys, "check", str(b), flag, "-")
     assert code in (0, 5)
     assert not (tmp_path / "-").exists()
-    assert out.lstrip().startswith(("{", "<"))
+    assert out.lstrip().startswith(("{", "<", "## "))
     assert "verdict:" not in out  # the summary would corrupt the document
     code, _, err = run(
         capsys, "check", str(b), flag, "-", "--json" if flag != "--json" else "--html", "-"

@@ -37,6 +37,7 @@ from .errors import EXIT_OK, EXIT_VIOLATIONS, UsageError
 from .hostile import MAX_MATCH_NAME, same_file_key, write_text
 from .model import Board
 from .packs import CLASSES, Library, load_library, rules_for_class
+from .references import bibliography, resolve
 from .results import CheckResult, Finding, Rule, RuleRun, Severity, Status, rank
 from .waivers import apply_waivers
 
@@ -54,7 +55,8 @@ ASSUMPTION_RULE = Rule(
     why="A net whose interface generation cannot be told from its name or net class is checked "
     "against an assumed type; the limits that follow (Df, foil, stub, impedance) are only as "
     "right as that assumption.",
-    source="signals.yaml (families); issue: a PCIe net of unknown generation is reported",
+    source="accel-drc rules/signals.yaml, families: a net whose generation its name does not "
+    "tell gets the family's assumed type, reported here",
     pack="signals",
     title="signal type assumed",
 )
@@ -70,7 +72,7 @@ CONFIG_RULE = Rule(
     "regex ('^PCIE_TX') applies to no via and the stubs stay undrilled, a signals: pattern "
     "declares no net and the nets keep their guessed type.  Config regexes match the whole name "
     "(re.fullmatch), so a prefix needs '.*'.",
-    source="accel-drc.yaml (config.py: unmatched_entries)",
+    source="accel-drc.yaml: entries that match no net, via, layer or rule",
     pack="config",
     title="config entry matches nothing",
 )
@@ -392,11 +394,15 @@ def check_board(
     library: Library | None = None,
     progress: Callable[[int, int, str], None] | None = None,
     today: _dt.date | None = None,
+    kicad_drc: Any = None,
 ) -> CheckResult:
     """Classify ``board``, run every rule of its class pack, apply waivers.
 
     ``board_class`` (the CLI's ``--class``) beats the config's ``class:``, which beats the
     classifier.  ``board_file`` is the path reports point at (default ``board.source``).
+    ``kicad_drc`` (a :class:`accel_drc.kicad_drc.KicadDrcRun`, or a ``Pending`` run still going,
+    waited for after accel-drc's own checks) adds KiCad's own DRC findings, the board's KiCad
+    exclusions applied, under the same waivers and verdict.
     """
     lib = library if library is not None else load_library()
     cfg = _as_config(config)
@@ -486,8 +492,22 @@ def check_board(
     runs.append(RuleRun(_coverage.UNKNOWN_RULE, cov["summary"]["pairs"]))
     if unknown is not None:
         findings = [unknown] + findings
+    excluded: list[Finding] = []
+    kicad_rows: list[dict[str, Any]] = []
+    if kicad_drc is not None:  # KiCad's DRC: its exclusions first, then our waivers on the rest
+        from .kicad_drc import findings as kicad_findings
+
+        if hasattr(kicad_drc, "result"):  # still running beside our checks: wait for it now
+            kicad_drc = kicad_drc.result()
+
+        got, kicad_runs, kicad_rows = kicad_findings(kicad_drc)
+        runs.extend(kicad_runs)
+        findings += [f for f in got if f.status != Status.WAIVED]
+        excluded = [f for f in got if f.status == Status.WAIVED]
     waiver_lines = [cfg.line_of("waivers", i) for i in range(len(cfg.waivers))]
     findings, waiver_rows = apply_waivers(findings, cfg.waivers, today=today, lines=waiver_lines)
+    findings += excluded
+    waiver_rows += kicad_rows
     findings.sort(key=rank)  # every report leads with error violations, then error unknowns
     cov = _coverage.build(board, analysis, lib, examined, findings, cls)  # waived outcomes too
     if progress is not None:
@@ -501,12 +521,14 @@ def check_board(
     }
     if skipped:
         extras["skipped_rules"] = skipped
+    if kicad_drc is not None:
+        extras["kicad_drc"] = kicad_drc.info()
     ran = [r.rule for r in runs]
     for name, module, fn in (
         ("via_stubs", "via_stub", "via_stub_extra"),
         ("rails", "pdn_impedance", "rails_extra"),
     ):
-        # H3's per-kind extras (stub histograms, |Z(f)| curves), when its checks ran
+        # per-kind extras of the via-stub and PDN checks (stub histograms, |Z(f)| curves)
         if any(r.check == module for r in ran):
             extra = _extra(module, fn, analysis, ran)
             if extra is not None:
@@ -525,6 +547,7 @@ def check_board(
         ],
         waivers=waiver_rows,
         extras=extras,
+        references=lib.references,
         board_summary=board_summary(board, board_file, sha),
         date=(_dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat()),
         tool_version=__version__,
@@ -533,7 +556,7 @@ def check_board(
 
 
 def _extra(module: str, fn: str, analysis: Analysis, rules: list[Rule]) -> Any:
-    """``extras`` rows from a check module's helper (H3: ``via_stub_extra``, ``rails_extra``).
+    """``extras`` rows from a check module's helper (``via_stub_extra``, ``rails_extra``).
 
     A failure here is logged, not fatal: the findings are complete without the plot data."""
     import importlib
@@ -575,6 +598,8 @@ def render_outputs(
     junit: str | None = None,
     sarif: str | None = None,
     html: str | None = None,
+    markdown: str | None = None,
+    report_url: str | None = None,
 ) -> list[tuple[str, str]]:
     """(path, text) of each requested report, all rendered before any is written (so a report
     that fails to render never leaves the others half-updated)."""
@@ -589,6 +614,11 @@ def render_outputs(
         out.append((junit, junit_report.dumps(result)))
     if sarif:
         out.append((sarif, sarif_report.dumps(result)))
+    if markdown:
+        from .report import markdown as markdown_report
+
+        link = None if report_url == "none" else report_url or _relative_link(html, markdown)
+        out.append((markdown, markdown_report.render(result, link)))
     if html:
         text = None
         try:
@@ -608,13 +638,16 @@ def write_outputs(
     junit: str | None = None,
     sarif: str | None = None,
     html: str | None = None,
+    markdown: str | None = None,
+    report_url: str | None = None,
 ) -> None:
     """Write each requested report (``'-'`` writes it to stdout).
 
     Each file is written atomically (a temporary file in the same folder, then ``os.replace``):
     a reader, or a second run writing the same path, never sees half a report.  A file that
     cannot be written is a usage error naming it (exit 1, one line)."""
-    for path, text in render_outputs(result, board, json, junit, sarif, html):
+    rendered = render_outputs(result, board, json, junit, sarif, html, markdown, report_url)
+    for path, text in rendered:
         if path != "-":
             folder = os.path.dirname(os.path.abspath(path))
             os.makedirs(folder, exist_ok=True)
@@ -622,6 +655,14 @@ def write_outputs(
             write_text(path, text)
         except OSError as exc:
             raise UsageError(f"{path}: cannot write: {exc.strerror or exc}") from None
+
+
+def _relative_link(target: str | None, source: str) -> str | None:
+    """``target``'s path as a link from the folder of ``source`` (None without a target)."""
+    if not target:
+        return None
+    rel = os.path.relpath(os.path.abspath(target), os.path.dirname(os.path.abspath(source)))
+    return rel.replace(os.sep, "/")
 
 
 def prepare_outputs(*paths: str | None) -> None:
@@ -705,31 +746,48 @@ def run_check(args: Any) -> int:
     from .readers import read_board
     from .report.text import summary
 
-    outputs = {k: getattr(args, k, None) for k in ("json", "junit", "sarif", "html")}
+    outputs = {k: getattr(args, k, None) for k in ("json", "junit", "sarif", "html", "markdown")}
     prepare_outputs(*outputs.values())
-    guard_outputs(outputs, [args.board, getattr(args, "config", None) or ""])
+    files = dict(outputs)  # the output files, for the guards and the stdout test
+    outputs["report_url"] = getattr(args, "report_url", None)
+    guard_outputs(files, [args.board, getattr(args, "config", None) or ""])
     tty = sys.stderr.isatty()
     if tty:
         print(f"accel-drc: reading {args.board} …", file=sys.stderr, end="\r", flush=True)
-    board = read_board(args.board)
-    lib = load_library()
-    cfg = load_config(getattr(args, "config", None), args.board, lib)
-    guard_outputs(outputs, input_files(args.board, cfg, board))
+    kicad = None
+    if getattr(args, "kicad_drc", False):  # no kicad-cli is a usage error, before any work
+        from . import kicad_drc
+
+        kicad = kicad_drc.start(args.board, getattr(args, "kicad_drc_parity", False))
+    try:
+        board = read_board(args.board)
+        lib = load_library()
+        cfg = load_config(getattr(args, "config", None), args.board, lib)
+        guard_outputs(files, input_files(args.board, cfg, board))
+    except BaseException:  # the board or config is bad: no orphaned kicad-cli
+        if kicad is not None:
+            kicad.cancel()
+        raise
 
     def progress(k: int, n: int, what: str) -> None:
         msg = f"accel-drc: checking [{k}/{n}] {what}"
         print(f"\r{msg[:100]:<100}", file=sys.stderr, end="" if k < n else "\n", flush=True)
 
-    result = check_board(
-        board,
-        cfg,
-        board_class=getattr(args, "board_class", None),
-        board_file=args.board,
-        library=lib,
-        progress=progress if tty else None,
-    )
+    try:
+        result = check_board(
+            board,
+            cfg,
+            board_class=getattr(args, "board_class", None),
+            board_file=args.board,
+            library=lib,
+            progress=progress if tty else None,
+            kicad_drc=kicad,  # a kicad_drc.Pending: waited for after our own checks
+        )
+    finally:
+        if kicad is not None:
+            kicad.cancel()  # a no-op once its result was read
     write_outputs(result, board, **outputs)
-    if not getattr(args, "quiet", False) and "-" not in outputs.values():
+    if not getattr(args, "quiet", False) and "-" not in files.values():
         print(summary(result))
     crashed = sorted({f.rule for f in result.findings if "exception" in f.evidence})
     if crashed:
@@ -767,18 +825,21 @@ def run_rules(args: Any) -> int:
                     "pack": r.pack,
                 }
             )
+    cited = bibliography(
+        lib.references, [lib.packs[c].follows for c in classes] + [r["source"] for r in out]
+    )
     if getattr(args, "json", False):
-        print(
-            _json.dumps(
-                {"rules": out, "packs": lib.pack_info(classes)}, indent=2, ensure_ascii=False
-            )
-        )
+        for r in out:
+            r["references"] = [x.id for x in resolve(lib.references, r["source"])]
+        doc = {"rules": out, "packs": lib.pack_info(classes), "references": cited}
+        print(_json.dumps(doc, indent=2, ensure_ascii=False))
         return EXIT_OK
-    from .report.text import rules_table
+    from .report.text import references_list, rules_table
 
     for cls in classes:
         p = lib.packs[cls]
         print(f"# pack {p.name} {p.version} ({p.file}): {p.description}")
         print(f"#   follows {p.follows}")
     print(rules_table(out))
+    print(references_list(cited))
     return EXIT_OK

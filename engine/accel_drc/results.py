@@ -134,6 +134,9 @@ class CheckResult:
     board_summary: dict[str, Any] = field(default_factory=dict)
     date: str = ""
     tool_version: str = ""
+    #: the reference library the sources cite by ``[id]`` (``references.Reference`` by id);
+    #: reports expand the ids into full citations.  Empty: sources are shown as written.
+    references: Mapping[str, Any] = field(default_factory=dict)
     #: what high-speed nets were seen and which rules examined them (``coverage.build``):
     #: ``{"pairs": [{name, nets, interface, basis, checks_run, not_checked_because}], "summary"}``
     coverage: dict[str, Any] = field(default_factory=dict)

@@ -96,7 +96,7 @@ OTHER_STACKUP_FUNCTIONS = {
 DRILL_FUNCTIONS = ("DRILL", "BACKDRILL")
 
 #: Foil grades by the largest Rz (µm) they allow, smoothest first: the upper ends of the
-#: ``rz_um`` ranges in ``rules/foils.yaml`` (domain.md §3).  Used only when the pack cannot be
+#: ``rz_um`` ranges in ``rules/foils.yaml`` (IPC-4562 profiles, foil makers' tables).  Used only when the pack cannot be
 #: loaded; :func:`foil_thresholds` reads the pack.  Rz above 10 µm is still STD (the roughest).
 DEFAULT_FOIL_RZ_MAX: tuple[tuple[str, float], ...] = (
     ("HVLP4", 0.6),

@@ -12,6 +12,7 @@ import xml.etree.ElementTree as ET
 from collections import defaultdict
 
 from ..hostile import xml_text
+from ..references import resolve
 from ..results import CheckResult, Finding, Severity, Status
 
 
@@ -45,6 +46,13 @@ def to_element(result: CheckResult) -> ET.Element:
     suite = ET.SubElement(
         suites, "testsuite", name=f"accel-drc {cls} ({result.board_file})", timestamp=result.date
     )
+    props = ET.SubElement(suite, "properties")
+    ET.SubElement(props, "property", name="accel-drc.version", value=result.tool_version)
+    kicad = result.extras.get("kicad_drc")
+    if isinstance(kicad, dict):  # check --kicad-drc
+        ET.SubElement(
+            props, "property", name="kicad.version", value=str(kicad.get("kicad_version"))
+        )
     tests = failures = errors = skipped = 0
     for run in result.rules:
         r = run.rule
@@ -84,7 +92,9 @@ def to_element(result: CheckResult) -> ET.Element:
                 message=f"{len(waived)} finding(s) waived: {waived[0].waiver.get('reason', '') if waived[0].waiver else ''}",
             )
         out = ET.SubElement(case, "system-out")
-        out.text = f"{run.checked} item(s) checked; why: {r.why}; source: {r.source}"
+        out.text = f"{run.checked} item(s) checked; why: {r.why}; source: {r.source}" + "".join(
+            f"\n[{c.id}] {c.citation()}" for c in resolve(result.references, r.source)
+        )
     for f in orphans:  # findings of no rule that ran (should not happen): still visible
         tests += 1
         case = ET.SubElement(suite, "testcase", classname="accel-drc.other", name=f.rule, time="0")

@@ -56,6 +56,9 @@ def summary(result: CheckResult, top: int = 10) -> str:
         lines.append(result.coverage_line())
     checked = sum(r.checked for r in result.rules)
     lines.append(f"rules: {len(result.rules)} run, {checked} items checked")
+    kicad = result.extras.get("kicad_drc")
+    if isinstance(kicad, Mapping):  # check --kicad-drc
+        lines.append(kicad_line(result, kicad))
     phrases = [p for _, _, p in result.count_phrases()]
     lines.append("findings: " + (" · ".join(phrases) if phrases else "none"))
     shown = [f for f in worst(result.findings, top) if f.status != Status.WAIVED]
@@ -82,6 +85,21 @@ def summary(result: CheckResult, top: int = 10) -> str:
     return "\n".join(terminal(line) for line in lines)
 
 
+def kicad_line(result: CheckResult, kicad: Mapping[str, Any]) -> str:
+    """``kicad drc: KiCad 9.0.8: 7 violations, 1 unconnected item, 0 parity; 8 excluded in KiCad``."""
+    c = kicad.get("counts") or {}
+    excl = sum(
+        1
+        for f in result.findings
+        if f.check == "kicad_drc" and f.waiver and f.waiver.get("origin") == "kicad"
+    )
+    return (
+        f"kicad drc: KiCad {kicad.get('kicad_version')} (kicad-cli): "
+        f"{c.get('violations', 0)} violations, {c.get('unconnected_items', 0)} unconnected, "
+        f"{c.get('schematic_parity', 0)} parity; {excl} excluded in KiCad"
+    )
+
+
 def _params(p: Mapping[str, Any]) -> str:
     parts = []
     for k, v in p.items():
@@ -100,11 +118,35 @@ def rules_table(rules: Sequence[Mapping[str, Any]]) -> str:
         )
         out.append(
             textwrap.fill(
-                r["source"], 100, initial_indent="    source: ", subsequent_indent="            "
+                r["source"],
+                100,
+                initial_indent="    source: ",
+                subsequent_indent="            ",
+                break_long_words=False,
+                break_on_hyphens=False,  # keeps a cited [id] such as [isola-datasheets] whole
             )
         )
     out.append(f"{len(rules)} rules")
     return "\n".join(terminal(line) for line in out)
+
+
+def references_list(cited: Mapping[str, Mapping[str, Any]]) -> str:
+    """The bibliography: ``[id] full citation`` for every reference the sources above cite."""
+    if not cited:
+        return ""
+    out = [f"References ({len(cited)}):"]
+    for rid, ref in cited.items():
+        out.append(
+            textwrap.fill(
+                f"[{rid}] {ref['citation']}",
+                100,
+                initial_indent="  ",
+                subsequent_indent="      ",
+                break_long_words=False,
+                break_on_hyphens=False,
+            )
+        )
+    return "\n".join(out)
 
 
 def class_note(result: CheckResult) -> str:
