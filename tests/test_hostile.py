@@ -649,7 +649,7 @@ def test_reports_stay_valid_with_control_characters(
 def test_kicad_without_an_action_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
     code, _, err = run(capsys, "kicad")
     assert code == 1
-    assert "install or uninstall" in err
+    assert "name an action" in err
 
 
 @pytest.mark.parametrize("flag", ["--sarif", "--html", "--junit", "--json", "--markdown"])

@@ -166,7 +166,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "kicad":
             if not args.kicad_command:
                 print(
-                    "accel-drc: kicad: name an action: install or uninstall "
+                    "accel-drc: kicad: name an action: install, uninstall or package "
                     "(accel-drc kicad --help)",
                     file=sys.stderr,
                 )
