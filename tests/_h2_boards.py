@@ -1,4 +1,4 @@
-"""Hand-made boards for the rule-engine tests (H2): small enough to work the answers by hand."""
+"""Hand-made boards for the rule-engine tests: small enough to work the answers by hand."""
 
 from __future__ import annotations
 

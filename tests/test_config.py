@@ -372,7 +372,7 @@ def test_rules_command_shows_the_override_source(tmp_path, capsys):
     p.write_text("rules:\n  edge.layer_count: {params: {min: 2}}\n")
     assert run_rules(SimpleNamespace(board_class="edge", config=str(p), json=False)) == 0
     out = capsys.readouterr().out
-    assert "source: accel-drc.yaml:2 (overrides 000_9033d485f7eb5cd5.txt" in out
+    assert "source: accel-drc.yaml:2 (overrides [nextpcb2026] PCB Design Parameter" in out
 
 
 # --- sub-rule ids: findings carry rule.sub, reports list rule --------------------------------

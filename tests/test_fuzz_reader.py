@@ -3,20 +3,25 @@ or fail with InputError (-> one line, exit 3).  Nothing else: no other exception
 
 Inputs are derived from a small real board and from the hand-written KiCad 6, 7 and 10 boards
 (quoted strings with escapes, arcs, backdrills, nets by name), so mutations land in every part
-of the format.  The whole module runs in well under 30 s.
+of the format.  IPC-2581 files and project configs get their own mutation sets (issue 11:
+hostile numbers, markup and nesting; YAML tokens, NaN, catastrophic regexes).  The whole module
+runs in well under a minute.
 """
 
 from __future__ import annotations
 
 import atexit
 import os
+import re
 import shutil
 import tempfile
 from pathlib import Path
 
+import numpy as np
 import pytest
 from accel_drc.errors import InputError
 from accel_drc.model import Board
+from accel_drc.packs import load_library
 from accel_drc.readers import read_board
 from conftest import FIXTURE_BOARDS, FIXTURES
 from hypothesis import HealthCheck, given, settings
@@ -30,6 +35,7 @@ SOURCES = {
 }
 
 _TMP = tempfile.mkdtemp(prefix="accel-drc-fuzz-")
+_LIB = load_library()
 atexit.register(shutil.rmtree, _TMP, ignore_errors=True)  # no scratch folder left per run
 
 
@@ -100,3 +106,139 @@ def test_structural_characters(name: str, where: float, char: bytes) -> None:
 def test_random_bytes(size: int) -> None:
     got = _read(os.urandom(size))
     assert isinstance(got, InputError)
+
+
+# ---------------------------------------------------------------------------------------------
+# IPC-2581 mutations (issue 11): every mutated file reads as a Board with finite geometry or
+# fails with one InputError line naming the file — no other exception, no hang
+# ---------------------------------------------------------------------------------------------
+
+IPC_SOURCES = {
+    "revB": (FIXTURES / "ipc2581" / "hand_revB_inch.xml").read_bytes(),
+    "revC": (FIXTURES / "ipc2581" / "hand_revC_micron.xml").read_bytes(),
+}
+
+#: what a hostile or broken exporter writes where a number, a name or markup belongs
+IPC_TOKENS = [
+    b"<", b">", b"/>", b'"', b"&", b"&amp;", b"<a>", b"</a>", b"NaN", b"inf", b"-INF", b"1e999",
+    b"\x00", b"\xff", b"<!DOCTYPE x>", b"<![CDATA[", b"]]>", b"<?pi?>", b"-", b"e", b"0",
+]  # fmt: skip
+
+
+def _read_ipc(data: bytes) -> Board | InputError:
+    path = os.path.join(_TMP, "fuzz.xml")
+    Path(path).write_bytes(data)
+    try:
+        board = read_board(path)
+    except InputError as exc:
+        assert str(exc).startswith(path), str(exc)
+        assert "\n" not in str(exc)
+        return exc
+    for arr in (board.tracks.start, board.tracks.end, board.tracks.width, board.vias.pos):
+        assert np.isfinite(arr).all()
+    return board
+
+
+@FUZZ
+@given(
+    name=st.sampled_from(sorted(IPC_SOURCES)),
+    edits=st.lists(
+        st.tuples(st.floats(min_value=0.0, max_value=1.0), st.sampled_from(IPC_TOKENS)),
+        min_size=1,
+        max_size=4,
+    ),
+)
+def test_mutated_ipc2581(name: str, edits: list[tuple[float, bytes]]) -> None:
+    data = bytearray(IPC_SOURCES[name])
+    for where, token in edits:
+        at = int(where * len(data))
+        data[at:at] = token
+    assert isinstance(_read_ipc(bytes(data)), (Board, InputError))
+
+
+@FUZZ
+@given(
+    name=st.sampled_from(sorted(IPC_SOURCES)),
+    which=st.integers(min_value=0, max_value=10_000),
+    value=st.sampled_from(["NaN", "inf", "-1e999", "", "1e-400", "0x10", "1,5", "١٢", "9" * 400]),
+)
+def test_ipc2581_attribute_values(name: str, which: int, value: str) -> None:
+    """One attribute value (a coordinate, width, Dk, Df …) replaced by a hostile number."""
+    data = IPC_SOURCES[name]
+    spots = [m.span(1) for m in re.finditer(rb'="([^"]*)"', data)]
+    a, b = spots[which % len(spots)]
+    got = _read_ipc(data[:a] + value.encode() + data[b:])
+    assert isinstance(got, (Board, InputError))
+
+
+@FUZZ
+@given(name=st.sampled_from(sorted(IPC_SOURCES)), depth=st.integers(min_value=200, max_value=5000))
+def test_ipc2581_nesting(name: str, depth: int) -> None:
+    data = IPC_SOURCES[name]
+    at = data.index(b">", data.index(b"<IPC-2581")) + 1
+    got = _read_ipc(data[:at] + b"<a>" * depth + b"</a>" * depth + data[at:])
+    assert isinstance(got, Board) if depth <= 255 else isinstance(got, InputError)
+
+
+# ---------------------------------------------------------------------------------------------
+# Config mutations (issue 11): a mutated accel-drc.yaml loads (finite numbers, screened
+# regexes) or fails with one InputError line naming the file
+# ---------------------------------------------------------------------------------------------
+
+CONFIG_SOURCES = {
+    p.stem: p.read_text(encoding="utf-8") for p in sorted((FIXTURES / "configs").glob("*.yaml"))
+}
+YAML_TOKENS = [
+    ".nan", ".inf", "-.inf", "1e999", "&a ", "*a", "[", "]", "{", "}", "!!python/object:os.system",
+    "!!binary", ": ", "- ", "\t", "'", '"', "#", "|", ">", "(a+)+", "(a|aa)*", "\x00", "\u2028",
+    "~", "2027-02-30", "0x1F", "<<: ", "? ",
+]  # fmt: skip
+
+
+def _load_config(text: str) -> object:
+    from accel_drc.config import load_config
+    from accel_drc.hostile import catastrophic, non_finite
+
+    path = os.path.join(_TMP, "accel-drc.yaml")
+    Path(path).write_text(text, encoding="utf-8", errors="surrogatepass")
+    try:
+        cfg = load_config(path, None, _LIB)
+    except InputError as exc:
+        assert str(exc).startswith(path) or "rule pack" in str(exc), str(exc)
+        assert "\n" not in str(exc)
+        return exc
+    assert not list(non_finite(cfg.data))
+    for pats in (cfg.data.get("signals") or {}).values():
+        assert all(catastrophic(p) is None for p in pats)
+    return cfg
+
+
+@FUZZ
+@given(
+    name=st.sampled_from(sorted(CONFIG_SOURCES)),
+    edits=st.lists(
+        st.tuples(st.floats(min_value=0.0, max_value=1.0), st.sampled_from(YAML_TOKENS)),
+        min_size=1,
+        max_size=4,
+    ),
+)
+def test_mutated_configs(name: str, edits: list[tuple[float, str]]) -> None:
+    text = CONFIG_SOURCES[name]
+    for where, token in edits:
+        at = int(where * len(text))
+        text = text[:at] + token + text[at:]
+    _load_config(text)
+
+
+@FUZZ
+@given(
+    name=st.sampled_from(sorted(CONFIG_SOURCES)),
+    which=st.integers(min_value=0, max_value=10_000),
+    value=st.sampled_from([".nan", ".inf", "-.inf", "1e999", "'(a+)+'", "'(x|xy)*'", "[]", "{}"]),
+)
+def test_config_scalar_values(name: str, which: int, value: str) -> None:
+    """One scalar value (a number, a regex, a name) replaced by a hostile one."""
+    text = CONFIG_SOURCES[name]
+    spots = [m.span(1) for m in re.finditer(r":[ \t]+([^\s#\[{][^#\n,}\]]*)", text)]
+    a, b = spots[which % len(spots)]
+    _load_config(text[:a] + value + text[b:])

@@ -153,7 +153,7 @@ def rule(params: dict[str, Any], signal: str = "pcie5") -> Rule:
         severity=Severity.ERROR,
         params=params,
         why="85 Ω receivers",
-        source="domain.md §5",
+        source="[pcie-base] Gen4; [U] 85 ohm",
         signal=signal,
     )
 

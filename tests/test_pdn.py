@@ -263,7 +263,7 @@ def rule(**params) -> Rule:  # noqa: ANN003
         severity=Severity.ERROR,
         params=params,
         why="target impedance",
-        source="000_9033d485f7eb5cd5.txt",
+        source="[nextpcb2026] PCB Design Parameter table, PDN target impedance row",
     )
 
 

@@ -46,7 +46,7 @@ def rule(**params) -> Rule:  # noqa: ANN003
         severity=Severity.ERROR,
         params=params,
         why="stub resonance",
-        source="000_9033d485f7eb5cd5.txt",
+        source="[bogatin2015-stub] stub length rule",
         signal="pcie5",
     )
 

@@ -1,13 +1,13 @@
 """Training, inference or edge: which rule pack a board is held to.
 
-The seeds (000_9033d485f7eb5cd5.txt, 001_65e0877e154a6fff.txt) describe the classes by ranges
-that overlap (a 12-layer board can be a workstation inference card or a big edge carrier) and
+The articles the packs follow (NextPCB 2026, ``[nextpcb2026]`` and ``[nextpcb2026-first]`` in
+``rules/references.yaml``) describe the classes by ranges that overlap (a 12-layer board can be a workstation inference card or a big edge carrier) and
 name one difference as decisive: NVLink/NVSwitch routing.  So the classifier adds weighted
 votes, one piece of evidence each, never a hard cut:
 
 * copper layers and board size, scored against each pack's ``profile`` ranges with a soft
   fall-off outside them (``packs.range_score``);
-* NVLink nets and NVSwitch parts (the seeds' decisive difference: weighted highest);
+* NVLink nets and NVSwitch parts (the articles' decisive difference: weighted highest);
 * PCIe generation and lane count; plane copper weight; the lowest-loss laminate named;
 * accelerator and connector footprints: M.2 keys, mini PCIe and SoM connectors (edge), PCIe edge fingers
   (add-in card: inference), SXM/OAM sockets (training/inference), BGA ball counts.
@@ -27,7 +27,7 @@ from .analysis.nets import plane_layers
 from .packs import CLASSES, range_score
 from .results import Classification, Evidence
 
-#: weight of each kind of evidence (the seeds call NVLink/NVSwitch the decisive difference)
+#: weight of each kind of evidence (NextPCB calls NVLink/NVSwitch the decisive difference)
 WEIGHTS = {
     "copper layers": 2.5,
     "board size": 1.5,
@@ -39,8 +39,31 @@ WEIGHTS = {
     "footprints": 1.5,
 }
 
-SEED0 = "000_9033d485f7eb5cd5.txt"
-SEED1 = "001_65e0877e154a6fff.txt"
+#: where each kind of evidence comes from: ``[id]`` of ``rules/references.yaml`` and the place
+_NP = "[nextpcb2026] PCB Design Parameter table"
+SRC_LAYERS = (
+    f"{_NP}, Typical layer count row; [nextpcb2026] Inference Deployment table; "
+    "[nextpcb2026-first] Comparison table, PCB Layer Count row"
+)
+SRC_SIZE = f"{_NP}, Board size row"
+SRC_NVLINK = (
+    f"{_NP}, NVLink routing layers row; [nextpcb2026] FAQ 'What is the key PCB difference "
+    "between a training board and an inference board?'"
+)
+SRC_NVSWITCH = f"{_NP}, NVSwitch on board row"
+SRC_PCIE = (
+    "[nextpcb2026] FAQ 'Is PCIe Gen5 required for inference servers?'; Inference Deployment table"
+)
+SRC_COPPER = (
+    f"{_NP}, Copper weight (power planes) row; "
+    "[nextpcb2026-first] section 3 Power Delivery Network (PDN)"
+)
+SRC_LAMINATE = f"{_NP}, Signal layer laminate row"
+SRC_FORM = (
+    "[nextpcb2026] Workload / Recommended Accelerator / Form Factor table (M.2/SoM edge, PCIe "
+    "add-in inference, SXM/OAM training); [nextpcb2026-first] Comparison table, Common Form "
+    "Factor row"
+)
 
 _M2 = re.compile(r"m\.?2[^a-z0-9]?.*key|ngff|\bm\.2\b|m2_(key|socket|connector)", re.I)
 _MINI_PCIE = re.compile(r"pci_?express_?mini|mini_?pci|\bmpcie\b|minicard", re.I)
@@ -69,7 +92,7 @@ def classify(board: Any, analysis: Any, library: Any | None = None) -> Classific
             n,
             _vote({c: range_score(n, profiles[c].get("layer_count", []), 4.0) for c in CLASSES}, w),
             note="edge 4-8, inference 8-24, training 20-40+ (overlapping)",
-            source=f"{SEED0}; {SEED1}",
+            source=SRC_LAYERS,
         )
     )
 
@@ -89,7 +112,7 @@ def classify(board: Any, analysis: Any, library: Any | None = None) -> Classific
                     w,
                 ),
                 note=f"longest side {side:.1f} mm; edge 50-150, PCIe card ≈312, UBB 400-600, training 400-700+",
-                source=SEED0,
+                source=SRC_SIZE,
             )
         )
 
@@ -105,8 +128,8 @@ def classify(board: Any, analysis: Any, library: Any | None = None) -> Classific
                     {"training": 1.0, "inference": 0.35, "edge": 0.0},
                     w * min(1.0, 0.5 + nv_count / 200),
                 ),
-                note=f"{', '.join(nv)}: NVLink routing is the seeds' decisive training feature (SXM/OAM inference boards carry it too)",
-                source=SEED0,
+                note=f"{', '.join(nv)}: NVLink routing is the decisive training feature (SXM/OAM inference boards carry it too)",
+                source=SRC_NVLINK,
             )
         )
     else:
@@ -116,7 +139,7 @@ def classify(board: Any, analysis: Any, library: Any | None = None) -> Classific
                 0,
                 _vote({"training": 0.0, "inference": 0.3, "edge": 0.3}, w * 0.5),
                 note="no NVLink routing: PCIe add-in and edge boards have none",
-                source=SEED0,
+                source=SRC_NVLINK,
             )
         )
 
@@ -129,7 +152,7 @@ def classify(board: Any, analysis: Any, library: Any | None = None) -> Classific
                 len(nvswitch),
                 _vote({"training": 1.0}, WEIGHTS["NVSwitch parts"]),
                 note=f"NVSwitch on board ({', '.join(nvswitch[:5])}): training only",
-                source=SEED0,
+                source=SRC_NVSWITCH,
             )
         )
 
@@ -161,7 +184,7 @@ def classify(board: Any, analysis: Any, library: Any | None = None) -> Classific
                 f"Gen{gen} x{lanes}" + (" (generation assumed)" if assumed else ""),
                 _vote(scores, WEIGHTS["PCIe"] * (0.6 if assumed else 1.0)),
                 note="Gen5 x16 host links mark data-center inference cards; Gen3/4 x1-x4 edge boards",
-                source=SEED0,
+                source=SRC_PCIE,
             )
         )
 
@@ -199,7 +222,7 @@ def classify(board: Any, analysis: Any, library: Any | None = None) -> Classific
                     WEIGHTS["plane copper"],
                 ),
                 note="training 2-3 oz, inference 1-2 oz, edge 1 oz",
-                source=f"{SEED0}; {SEED1}",
+                source=SRC_COPPER,
             )
         )
 
@@ -228,7 +251,7 @@ def classify(board: Any, analysis: Any, library: Any | None = None) -> Classific
                     best.name,
                     _vote(scores, WEIGHTS["laminate"]),
                     note=f"lowest-loss laminate named: {best.loss_class.replace('_', ' ')} loss",
-                    source=SEED0,
+                    source=SRC_LAMINATE,
                 )
             )
 
@@ -267,7 +290,7 @@ def classify(board: Any, analysis: Any, library: Any | None = None) -> Classific
                 f"{kind}: {', '.join(refs[:4])}" + (" …" if len(refs) > 4 else ""),
                 _vote(votes[kind], WEIGHTS["footprints"]),
                 note=kind,
-                source=f"{SEED0} (form factors: M.2/SoM edge, PCIe add-in inference, SXM/OAM training); {SEED1}",
+                source=SRC_FORM,
             )
         )
 

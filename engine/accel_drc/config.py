@@ -28,6 +28,7 @@ from typing import Any
 
 from . import packs as _packs
 from .errors import InputError
+from .hostile import catastrophic, fullmatch
 
 CONFIG_NAME = "accel-drc.yaml"
 
@@ -281,6 +282,16 @@ def load_config(
         raise doc.error(
             (), "the config must be a mapping (class:, signals:, stackup:, rules:, waivers:, …)"
         )
+    if not (set(doc.data) & set(CONFIG_SCHEMA["properties"])) and not all(
+        re.fullmatch(r"[A-Za-z_][\w.*-]{0,40}", k) for k in doc.data
+    ):
+        # none of the config's keys: not a config at all; quote nothing of it
+        raise InputError(
+            doc.path,
+            "not an accel-drc config (none of its keys: "
+            + ", ".join(CONFIG_SCHEMA["properties"])
+            + ")",
+        )
     doc.data = _dates_to_text(doc.data)
     _packs.validate(doc, CONFIG_SCHEMA)
     data = doc.data
@@ -288,11 +299,21 @@ def load_config(
 
     def compile_(pattern: str, where: tuple[Any, ...]) -> re.Pattern[str]:
         try:
-            return re.compile(pattern)
+            rx = re.compile(pattern)
         except re.error as exc:
             raise doc.error(
                 where, f"bad regular expression {pattern!r}: {exc} ({REGEX_SEMANTICS})"
             ) from None
+        why = catastrophic(pattern)
+        if why is not None:
+            # refused statically, before it meets a net name: such a pattern can backtrack
+            # for hours on a name of a few dozen characters (docs/hostile-input.md)
+            raise doc.error(
+                where,
+                f"regular expression {pattern!r} has {why}, which can take exponential time: "
+                "write it without the nested repetition",
+            )
+        return rx
 
     for sid, pats in data.get("signals", {}).items():
         if sid not in lib.signals:
@@ -407,7 +428,7 @@ def _fullmatch_count(pattern: str, names: Any) -> int:
         rx = re.compile(pattern)
     except re.error:
         return 0
-    return sum(1 for n in names if rx.fullmatch(n))
+    return sum(1 for n in names if fullmatch(rx, n))
 
 
 def suggest_pattern(pattern: str, names: Any) -> tuple[str | None, int]:
@@ -473,7 +494,7 @@ def unmatched_entries(
                 rx = re.compile(p)
             except re.error:
                 continue
-            hits = {idx for idx, n in nets if rx.fullmatch(n)}
+            hits = {idx for idx, n in nets if fullmatch(rx, n)}
             where = ("signals", sid, i)
             if not hits:
                 add(where, p, "matches no net of this board", names)

@@ -1,6 +1,6 @@
 """Coverage: every high-speed pair and net, its interface, and which rules really looked at it.
 
-A checker that prints PASS after examining nothing lies by omission (issue 19 §3: LPDDR4, MIPI,
+A checker that prints PASS after examining nothing lies by omission (LPDDR4, MIPI,
 HDMI, SFP and PCIe lanes named ``TX0_P`` used to pass without a word).  So the result lists:
 
 * every **differential pair** (KiCad's ``MatchDpSuffix`` pairs plus JEDEC ``_t``/``_c``): a
@@ -60,7 +60,7 @@ UNKNOWN_RULE = Rule(
     why="A differential pair whose interface is not known gets no impedance, loss, foil or stub "
     "check: it passes unseen.  Name its interface in accel-drc.yaml (signals:) and every rule of "
     "that interface applies to it.",
-    source="issue 19 §3 (nothing high-speed passes unseen); rules/signals.yaml, rules/connectors.yaml",
+    source="accel-drc: nothing high-speed passes unseen (rules/signals.yaml, rules/connectors.yaml)",
     pack="coverage",
     title="differential pairs of unknown interface",
 )

@@ -18,6 +18,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from .errors import EXIT_OK, UsageError
+from .hostile import terminal
 from .model import VIA_TYPES, Board
 
 log = logging.getLogger(__name__)
@@ -374,7 +375,7 @@ def run_inspect(args: Any) -> int:
     if getattr(args, "json", False):
         sys.stdout.write(json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
     else:
-        sys.stdout.write(render_text(doc))
+        sys.stdout.write(terminal(render_text(doc), keep_newlines=True))  # names: no escapes
         for name, rows in (doc.get("details") or {}).items():
             sys.stdout.write(f"\n{name}: {len(rows)} rows (use --json for the rows)\n")
     return EXIT_OK

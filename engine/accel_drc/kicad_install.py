@@ -41,6 +41,38 @@ class InstallError(AccelDrcError):
     """The plugin could not be installed (exit 3 with the reason)."""
 
 
+#: accel-drc's own plugin identifier (``plugin/plugin.json``): the marker of a folder this tool
+#: wrote.  Install and uninstall replace or delete only a folder whose plugin.json carries it, so
+#: a user's checkout that happens to be called ``accel-drc`` is never touched.
+PLUGIN_ID = "io.github.accel-drc.kicad"
+
+
+def is_ours(folder: Path) -> bool:
+    """Whether ``folder`` is a real directory (not a symlink) holding accel-drc's plugin.json."""
+    if folder.is_symlink() or not folder.is_dir():
+        return False
+    try:
+        doc = json.loads((folder / "plugin.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(doc, dict) and doc.get("identifier") == PLUGIN_ID
+
+
+def _refuse_foreign(target: Path, doing: str) -> None:
+    """Raise unless ``target`` is absent or accel-drc's own plugin folder."""
+    if not (target.exists() or target.is_symlink()):
+        return
+    if target.is_symlink():
+        raise InstallError(f"{target} is a symlink, not accel-drc's plugin folder; not {doing} it")
+    if not target.is_dir():
+        raise InstallError(f"{target} is a file, not accel-drc's plugin folder; not {doing} it")
+    if not is_ours(target):
+        raise InstallError(
+            f"{target} is not accel-drc's plugin folder (its plugin.json does not carry "
+            f"{PLUGIN_ID}); not {doing} it: move it away or use --dest"
+        )
+
+
 def documents_dir() -> Path:
     """KiCad's per-user documents root (without the version), as ``PATHS::getUserDocumentPath``
     builds it: ``$KICAD_DOCUMENTS_HOME`` (else the platform's documents dir, which on Linux is
@@ -129,6 +161,7 @@ def install(kicad_version: str = "9.0", dest: str | None = None, build: bool = T
     bundle = _import_bundle()
     base = plugins_dir(kicad_version, dest)
     target = base / FOLDER
+    _refuse_foreign(target, "replacing")
     try:
         base.mkdir(parents=True, exist_ok=True)
         staging = Path(tempfile.mkdtemp(prefix=".accel-drc-", dir=base))
@@ -144,9 +177,15 @@ def install(kicad_version: str = "9.0", dest: str | None = None, build: bool = T
         # the wheel's final home is the target folder: name it there before moving
         final_wheel = target / "wheels" / wheel.name if wheel is not None else None
         (staging / "requirements.txt").write_text(requirements(final_wheel), encoding="utf-8")
+        _refuse_foreign(target, "replacing")  # again: it may have appeared meanwhile
         if target.exists():
-            shutil.rmtree(target)
-        staging.rename(target)
+            # swap, then delete the old one: the folder is never missing or half-written
+            old = Path(tempfile.mkdtemp(prefix=".accel-drc-old-", dir=base))
+            target.rename(old / FOLDER)
+            staging.rename(target)
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            staging.rename(target)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
@@ -156,10 +195,9 @@ def install(kicad_version: str = "9.0", dest: str | None = None, build: bool = T
 def uninstall(kicad_version: str = "9.0", dest: str | None = None) -> Path | None:
     """Remove the plugin folder; returns it, or None when it was not installed."""
     target = plugins_dir(kicad_version, dest) / FOLDER
-    if not target.exists():
+    if not (target.exists() or target.is_symlink()):
         return None
-    if not (target / "plugin.json").is_file():
-        raise InstallError(f"{target} is not an accel-drc plugin folder; not removing it")
+    _refuse_foreign(target, "removing")
     shutil.rmtree(target)
     return target
 
@@ -193,7 +231,12 @@ def run_kicad(args: Any) -> int:
     version = getattr(args, "kicad_version", "9.0")
     dest = getattr(args, "dest", None)
     if args.kicad_command == "install":
-        target = install(version, dest)
+        try:
+            target = install(version, dest)
+        except OSError as exc:
+            raise InstallError(
+                f"{exc.filename or plugins_dir(version, dest)}: {exc.strerror or exc}"
+            ) from None
         print(f"accel-drc: installed the KiCad {version} plugin in {target}")
         req = (target / "requirements.txt").read_text(encoding="utf-8").strip().splitlines()[1:]
         print("accel-drc: KiCad will pip-install on first use: " + "; ".join(req))
@@ -214,7 +257,12 @@ def run_kicad(args: Any) -> int:
         )
         return 0
     if args.kicad_command == "uninstall":
-        target = uninstall(version, dest)
+        try:
+            target = uninstall(version, dest)
+        except OSError as exc:
+            raise InstallError(
+                f"{exc.filename or plugins_dir(version, dest)}: {exc.strerror or exc}"
+            ) from None
         if target is None:
             print(f"accel-drc: no plugin installed in {plugins_dir(version, dest)}")
         else:

@@ -29,6 +29,8 @@ from typing import Any
 
 import numpy as np
 
+from .hostile import glob_regex
+
 #: KiCad's copper layer types (``(layers (0 "F.Cu" signal) …)``).
 COPPER_LAYER_TYPES = ("signal", "power", "mixed", "jumper")
 
@@ -173,19 +175,6 @@ class NetClass:
     priority: int | None = None
 
 
-def _glob_to_regex(pattern: str) -> re.Pattern[str]:
-    """KiCad net-class patterns are wildcards (``*``, ``?``); match case-sensitively, whole name."""
-    out = []
-    for ch in pattern:
-        if ch == "*":
-            out.append(".*")
-        elif ch == "?":
-            out.append(".")
-        else:
-            out.append(re.escape(ch))
-    return re.compile("".join(out) + r"\Z")
-
-
 @dataclass(frozen=True)
 class NetClassRules:
     """Net classes and how nets are assigned to them."""
@@ -199,7 +188,7 @@ class NetClassRules:
         if net in self.assignments:
             return self.assignments[net]
         for pattern, cls in self._compiled():
-            if pattern.match(net):
+            if pattern.match(net):  # linear: a hostile glob cannot hang the run
                 return cls
         return "Default"
 
@@ -211,7 +200,7 @@ class NetClassRules:
 
     @functools.cache  # noqa: B019 - frozen, hashable by identity
     def _compiled(self) -> tuple[tuple[re.Pattern[str], str], ...]:
-        return tuple((_glob_to_regex(p), c) for p, c in self.patterns)
+        return tuple((glob_regex(p), c) for p, c in self.patterns)
 
     __hash__ = object.__hash__
 

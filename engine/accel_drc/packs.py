@@ -21,6 +21,8 @@ import yaml
 
 from .analysis.materials import MaterialLibrary, library_from_data
 from .errors import InputError
+from .hostile import MAX_YAML_BYTES, non_finite
+from .references import REFERENCES_SCHEMA, References, check_source, references_from_data
 from .results import Rule, Severity
 
 RULES_DIR = Path(__file__).resolve().parent / "rules"
@@ -252,12 +254,25 @@ def load_yaml(path: str | Path, text: str | None = None) -> YamlDoc:
     path = str(path)
     if text is None:
         try:
-            with open(path, encoding="utf-8") as fh:
-                text = fh.read()
+            with open(path, "rb") as fh:
+                raw = fh.read(MAX_YAML_BYTES + 1)
         except OSError as exc:
             raise InputError(path, f"cannot read: {exc.strerror or exc}") from None
+        if len(raw) > MAX_YAML_BYTES:
+            raise InputError(
+                path,
+                f"larger than {MAX_YAML_BYTES >> 20} MiB: not a rule pack or config "
+                "(the biggest real one is 15 KB; refused before parsing)",
+            )
+        if b"\0" in raw:
+            # a binary file (or /etc/shadow-like data): never quote it back
+            raise InputError(path, "not a YAML text file")
+        try:
+            text = raw.decode("utf-8")
         except UnicodeDecodeError as exc:
             raise InputError(path, f"not UTF-8 text ({exc.reason})") from None
+    elif len(text) > MAX_YAML_BYTES:
+        raise InputError(path, f"larger than {MAX_YAML_BYTES >> 20} MiB: refused before parsing")
     depth, too_deep = nesting_depth(text, MAX_DEPTH)
     if too_deep:
         raise InputError(
@@ -293,7 +308,14 @@ def load_yaml(path: str | Path, text: str | None = None) -> YamlDoc:
         raise InputError(path, msg, line=mark.line + 1 if mark else None) from None
     except RecursionError:
         raise InputError(path, f"YAML nested too deeply (about {depth} levels)") from None
-    return YamlDoc(path, _fix_keys(data), lines)
+    doc = YamlDoc(path, _fix_keys(data), lines)
+    for where, value in non_finite(doc.data):
+        # .nan / .inf compare false with every limit: a NaN minimum turns every failure into a
+        # pass, so no number in a pack or config may be anything but finite
+        raise doc.error(
+            where, f"{'.'.join(map(str, where)) or 'value'}: {value} is not a finite number"
+        )
+    return doc
 
 
 #: the contexts PyYAML names for a construct opened by a bracket or a quote
@@ -782,6 +804,7 @@ class Library:
     packs: Mapping[str, ClassPack]
     files: Mapping[str, str]  # kind -> path
     versions: Mapping[str, str]  # kind -> version
+    references: References = field(default_factory=References)
 
     def pack_info(self, names: Iterable[str]) -> list[dict[str, str]]:
         out = []
@@ -794,11 +817,12 @@ class Library:
 
 
 def load_signals(
-    path: Path, foils: Foils
+    path: Path, foils: Foils, refs: Mapping[str, Any] | None = None
 ) -> tuple[dict[str, SignalType], dict[str, SignalFamily], tuple]:
     doc = load_yaml(path)
     validate(doc, SIGNALS_SCHEMA)
     data = doc.data
+    check_sources(doc, refs, (("signals", sid, "source") for sid in data["signals"]))
     signals: dict[str, SignalType] = {}
     for sid, s in data["signals"].items():
         where = ("signals", sid)
@@ -846,9 +870,10 @@ def load_signals(
     return signals, families, exclude
 
 
-def load_foils(path: Path) -> Foils:
+def load_foils(path: Path, refs: Mapping[str, Any] | None = None) -> Foils:
     doc = load_yaml(path)
     validate(doc, FOILS_SCHEMA)
+    check_sources(doc, refs, (("grades", i, "source") for i in range(len(doc.data["grades"]))))
     grades = []
     for i, g in enumerate(doc.data["grades"]):
         if g["rank"] != i:
@@ -863,12 +888,13 @@ def load_foils(path: Path) -> Foils:
     return Foils(tuple(grades), str(doc.data["version"]))
 
 
-def load_materials(path: Path) -> MaterialLibrary:
+def load_materials(path: Path, refs: Mapping[str, Any] | None = None) -> MaterialLibrary:
     """Load the laminate library.  ``ipc4101: null`` (slash sheet not known) must be marked
     unconfirmed, so an unknown sheet is never mistaken for "no sheet applies"; the library
     object holds it as an empty tuple."""
     doc = load_yaml(path)
     validate(doc, MATERIALS_SCHEMA)
+    check_sources(doc, refs, (("materials", m, "source") for m in doc.data["materials"]))
     mats = {}
     for mid, m in doc.data["materials"].items():
         if "ipc4101" in m and m["ipc4101"] is None:
@@ -906,13 +932,28 @@ def check_params(
             raise doc.error(where, f"min {lo} is above max {hi}")
 
 
-def load_pack(path: Path | str, signals: Mapping[str, SignalType], foils: Foils) -> ClassPack:
-    """Load one pack file (a class pack or a project's extra pack)."""
+def load_pack(
+    path: Path | str,
+    signals: Mapping[str, SignalType],
+    foils: Foils,
+    refs: Mapping[str, Any] | None = None,
+) -> ClassPack:
+    """Load one pack file (a class pack or a project's extra pack).  With ``refs`` (the
+    shipped class packs) every ``source`` must cite references by id (:func:`check_sources`);
+    a project's extra pack may cite them but is not held to it."""
     doc = load_yaml(path)
-    if not isinstance(doc.data, dict):
-        raise doc.error((), "a rule pack must be a mapping with pack, version and rules")
+    if not isinstance(doc.data, dict) or not ({"pack", "rules"} & set(doc.data)):
+        # no line, no key: a file that is not a pack at all (someone's /etc/shadow) must not be
+        # quoted back in the error
+        raise InputError(
+            doc.path, "not a rule pack (a YAML mapping with pack:, version: and rules:)"
+        )
     validate(doc, PACK_SCHEMA)
     data = doc.data
+    cited = [("follows",)] + [("rules", i, "source") for i in range(len(data["rules"]))]
+    for key, ranges in (data.get("profile") or {}).items():
+        cited += [("profile", key, j, "source") for j in range(len(ranges))]
+    check_sources(doc, refs, cited)
     name = data["pack"]
     rules = []
     seen: dict[str, int] = {}
@@ -960,13 +1001,16 @@ def load_library(rules_dir: str | Path | None = None) -> Library:
         "foils": base / "foils.yaml",
         "signals": base / "signals.yaml",
         "materials": base / "materials.yaml",
+        "references": base / "references.yaml",
     }
-    foils = load_foils(files["foils"])
-    signals, families, exclude = load_signals(files["signals"], foils)
-    materials = load_materials(files["materials"])
+    refs = load_references(files["references"])
+    foils = load_foils(files["foils"], refs)
+    signals, families, exclude = load_signals(files["signals"], foils, refs)
+    materials = load_materials(files["materials"], refs)
+    check_capacitor_sources(base / "capacitors.yaml", refs)
     packs = {}
     for cls in CLASSES:
-        p = load_pack(base / "classes" / f"{cls}.yaml", signals, foils)
+        p = load_pack(base / "classes" / f"{cls}.yaml", signals, foils, refs)
         if p.name != cls:
             raise InputError(
                 str(base / "classes" / f"{cls}.yaml"),
@@ -978,6 +1022,7 @@ def load_library(rules_dir: str | Path | None = None) -> Library:
         "foils": foils.version,
         "signals": str(load_yaml(files["signals"]).data["version"]),
         "materials": materials.version,
+        "references": refs.version,
     }
     return Library(
         signals=signals,
@@ -988,7 +1033,57 @@ def load_library(rules_dir: str | Path | None = None) -> Library:
         packs=packs,
         files={k: str(v) for k, v in files.items()},
         versions=versions,
+        references=refs,
     )
+
+
+# ---------------------------------------------------------------------------------------------
+# Citations: every source names publications from references.yaml
+# ---------------------------------------------------------------------------------------------
+
+
+def load_references(path: Path | str) -> References:
+    """Load ``references.yaml``: the publications the rule data cites, by id."""
+    doc = load_yaml(path)
+    validate(doc, REFERENCES_SCHEMA)
+    return references_from_data(doc.data)
+
+
+def check_sources(
+    doc: YamlDoc, refs: Mapping[str, Any] | None, where: Iterable[tuple[Any, ...]]
+) -> None:
+    """Every ``source`` at the JSON paths ``where`` (missing ones skipped) cites known
+    references (:func:`references.check_source`); the first that does not is a
+    ``file:line`` error.  ``refs`` None: not checked (a project's own pack)."""
+    if refs is None:
+        return
+    for path in where:
+        node: Any = doc.data
+        for k in path:
+            in_map = isinstance(node, Mapping) and k in node
+            in_list = isinstance(node, list) and isinstance(k, int) and 0 <= k < len(node)
+            if in_map or in_list:
+                node = node[k]
+            else:
+                node = None
+                break
+        if node is None:
+            continue
+        why = check_source(str(node), refs)
+        if why:
+            raise doc.error(path, why)
+
+
+def check_capacitor_sources(path: Path, refs: Mapping[str, Any]) -> None:
+    """The sources of ``capacitors.yaml`` (mounting ESL, package ESLs, ESR curve) cite known
+    references too (the file is loaded for use by ``analysis/capacitors.py``)."""
+    if not Path(path).is_file():
+        return
+    doc = load_yaml(path)
+    data = doc.data if isinstance(doc.data, Mapping) else {}
+    where: list[tuple[Any, ...]] = [("mounting_esl_h", "source"), ("esr_by_value", "source")]
+    where += [("packages", k, "source") for k in (data.get("packages") or {})]
+    check_sources(doc, refs, where)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1024,7 +1119,7 @@ def _override_note(
     """The ``why`` and ``source`` of a rule after a project override.
 
     A limit the project changed is the project's limit: leaving the pack's source on it would
-    tell JSON, SARIF and ``accel-drc rules`` readers that the seed or datasheet says a number it
+    tell JSON, SARIF and ``accel-drc rules`` readers that the cited article or datasheet says a number it
     never said.  So when params change (or a why is given) the source names the config line and
     the source it overrides, unless the override gives its own source."""
     changed = bool(over.get("params")) and _merge(r.params, over["params"]) != r.params

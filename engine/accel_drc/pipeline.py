@@ -8,6 +8,7 @@ error-severity *cannot verify* finding naming the exception, and is logged with 
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import hashlib
 import logging
@@ -33,8 +34,10 @@ from .config import (
     unmatched_entries,
 )
 from .errors import EXIT_OK, EXIT_VIOLATIONS, UsageError
+from .hostile import MAX_MATCH_NAME, same_file_key, write_text
 from .model import Board
 from .packs import CLASSES, Library, load_library, rules_for_class
+from .references import bibliography, resolve
 from .results import CheckResult, Finding, Rule, RuleRun, Severity, Status, rank
 from .waivers import apply_waivers
 
@@ -52,7 +55,8 @@ ASSUMPTION_RULE = Rule(
     why="A net whose interface generation cannot be told from its name or net class is checked "
     "against an assumed type; the limits that follow (Df, foil, stub, impedance) are only as "
     "right as that assumption.",
-    source="signals.yaml (families); issue: a PCIe net of unknown generation is reported",
+    source="accel-drc rules/signals.yaml, families: a net whose generation its name does not "
+    "tell gets the family's assumed type, reported here",
     pack="signals",
     title="signal type assumed",
 )
@@ -68,7 +72,7 @@ CONFIG_RULE = Rule(
     "regex ('^PCIE_TX') applies to no via and the stubs stay undrilled, a signals: pattern "
     "declares no net and the nets keep their guessed type.  Config regexes match the whole name "
     "(re.fullmatch), so a prefix needs '.*'.",
-    source="accel-drc.yaml (config.py: unmatched_entries)",
+    source="accel-drc.yaml: entries that match no net, via, layer or rule",
     pack="config",
     title="config entry matches nothing",
 )
@@ -390,11 +394,15 @@ def check_board(
     library: Library | None = None,
     progress: Callable[[int, int, str], None] | None = None,
     today: _dt.date | None = None,
+    kicad_drc: Any = None,
 ) -> CheckResult:
     """Classify ``board``, run every rule of its class pack, apply waivers.
 
     ``board_class`` (the CLI's ``--class``) beats the config's ``class:``, which beats the
     classifier.  ``board_file`` is the path reports point at (default ``board.source``).
+    ``kicad_drc`` (a :class:`accel_drc.kicad_drc.KicadDrcRun`, or a ``Pending`` run still going,
+    waited for after accel-drc's own checks) adds KiCad's own DRC findings, the board's KiCad
+    exclusions applied, under the same waivers and verdict.
     """
     lib = library if library is not None else load_library()
     cfg = _as_config(config)
@@ -405,6 +413,14 @@ def check_board(
     if board.stackup is not None:
         check_dielectrics(cfg, {d.name for d in board.stackup.dielectrics()})
     data = cfg.as_mapping()
+    long_names = sum(1 for n in board.nets if len(n) > MAX_MATCH_NAME)
+    if long_names:
+        log.warning(
+            "%d net name(s) longer than %d characters: matched by no signal, rail or config "
+            "pattern (docs/hostile-input.md)",
+            long_names,
+            MAX_MATCH_NAME,
+        )
     analysis = Analysis(board, data)
     analysis.library = lib  # type: ignore[misc]
     if _wants_rails(board, lib, cfg):
@@ -476,8 +492,22 @@ def check_board(
     runs.append(RuleRun(_coverage.UNKNOWN_RULE, cov["summary"]["pairs"]))
     if unknown is not None:
         findings = [unknown] + findings
+    excluded: list[Finding] = []
+    kicad_rows: list[dict[str, Any]] = []
+    if kicad_drc is not None:  # KiCad's DRC: its exclusions first, then our waivers on the rest
+        from .kicad_drc import findings as kicad_findings
+
+        if hasattr(kicad_drc, "result"):  # still running beside our checks: wait for it now
+            kicad_drc = kicad_drc.result()
+
+        got, kicad_runs, kicad_rows = kicad_findings(kicad_drc)
+        runs.extend(kicad_runs)
+        findings += [f for f in got if f.status != Status.WAIVED]
+        excluded = [f for f in got if f.status == Status.WAIVED]
     waiver_lines = [cfg.line_of("waivers", i) for i in range(len(cfg.waivers))]
     findings, waiver_rows = apply_waivers(findings, cfg.waivers, today=today, lines=waiver_lines)
+    findings += excluded
+    waiver_rows += kicad_rows
     findings.sort(key=rank)  # every report leads with error violations, then error unknowns
     cov = _coverage.build(board, analysis, lib, examined, findings, cls)  # waived outcomes too
     if progress is not None:
@@ -491,12 +521,14 @@ def check_board(
     }
     if skipped:
         extras["skipped_rules"] = skipped
+    if kicad_drc is not None:
+        extras["kicad_drc"] = kicad_drc.info()
     ran = [r.rule for r in runs]
     for name, module, fn in (
         ("via_stubs", "via_stub", "via_stub_extra"),
         ("rails", "pdn_impedance", "rails_extra"),
     ):
-        # H3's per-kind extras (stub histograms, |Z(f)| curves), when its checks ran
+        # per-kind extras of the via-stub and PDN checks (stub histograms, |Z(f)| curves)
         if any(r.check == module for r in ran):
             extra = _extra(module, fn, analysis, ran)
             if extra is not None:
@@ -515,6 +547,7 @@ def check_board(
         ],
         waivers=waiver_rows,
         extras=extras,
+        references=lib.references,
         board_summary=board_summary(board, board_file, sha),
         date=(_dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat()),
         tool_version=__version__,
@@ -523,7 +556,7 @@ def check_board(
 
 
 def _extra(module: str, fn: str, analysis: Analysis, rules: list[Rule]) -> Any:
-    """``extras`` rows from a check module's helper (H3: ``via_stub_extra``, ``rails_extra``).
+    """``extras`` rows from a check module's helper (``via_stub_extra``, ``rails_extra``).
 
     A failure here is logged, not fatal: the findings are complete without the plot data."""
     import importlib
@@ -558,6 +591,46 @@ def _placeholder_html(result: CheckResult) -> str:
     )
 
 
+def render_outputs(
+    result: CheckResult,
+    board: Board,
+    json: str | None = None,
+    junit: str | None = None,
+    sarif: str | None = None,
+    html: str | None = None,
+    markdown: str | None = None,
+    report_url: str | None = None,
+) -> list[tuple[str, str]]:
+    """(path, text) of each requested report, all rendered before any is written (so a report
+    that fails to render never leaves the others half-updated)."""
+    from .report import json_report
+    from .report import junit as junit_report
+    from .report import sarif as sarif_report
+
+    out: list[tuple[str, str]] = []
+    if json:
+        out.append((json, json_report.dumps(result)))
+    if junit:
+        out.append((junit, junit_report.dumps(result)))
+    if sarif:
+        out.append((sarif, sarif_report.dumps(result)))
+    if markdown:
+        from .report import markdown as markdown_report
+
+        link = None if report_url == "none" else report_url or _relative_link(html, markdown)
+        out.append((markdown, markdown_report.render(result, link)))
+    if html:
+        text = None
+        try:
+            from .report import html as html_report
+
+            text = html_report.render(result, board)
+        except Exception:  # the findings must still reach the user: plain page, loud log
+            log.error("the HTML report failed; writing a plain page instead", exc_info=True)
+        out.append((html, text if text is not None else _placeholder_html(result)))
+    return out
+
+
 def write_outputs(
     result: CheckResult,
     board: Board,
@@ -565,42 +638,55 @@ def write_outputs(
     junit: str | None = None,
     sarif: str | None = None,
     html: str | None = None,
+    markdown: str | None = None,
+    report_url: str | None = None,
 ) -> None:
-    """Write each requested report (``json='-'`` writes JSON to stdout)."""
-    from .report import json_report
-    from .report import junit as junit_report
-    from .report import sarif as sarif_report
+    """Write each requested report (``'-'`` writes it to stdout).
 
-    if json:
-        json_report.write(json, result)
-    if junit:
-        junit_report.write(junit, result)
-    if sarif:
-        sarif_report.write(sarif, result)
-    if html:
+    Each file is written atomically (a temporary file in the same folder, then ``os.replace``):
+    a reader, or a second run writing the same path, never sees half a report.  A file that
+    cannot be written is a usage error naming it (exit 1, one line)."""
+    rendered = render_outputs(result, board, json, junit, sarif, html, markdown, report_url)
+    for path, text in rendered:
+        if path != "-":
+            folder = os.path.dirname(os.path.abspath(path))
+            os.makedirs(folder, exist_ok=True)
         try:
-            from .report import html as html_report
-        except ImportError:
-            html_report = None  # type: ignore[assignment]
-        writer = getattr(html_report, "write", None) if html_report is not None else None
-        if writer is not None:
-            try:
-                writer(html, result, board)
-                return
-            except Exception:  # the findings must still reach the user: plain page, loud log
-                log.error("the HTML report failed; writing a plain page instead", exc_info=True)
-        with open(html, "w", encoding="utf-8") as fh:
-            fh.write(_placeholder_html(result))
+            write_text(path, text)
+        except OSError as exc:
+            raise UsageError(f"{path}: cannot write: {exc.strerror or exc}") from None
+
+
+def _relative_link(target: str | None, source: str) -> str | None:
+    """``target``'s path as a link from the folder of ``source`` (None without a target)."""
+    if not target:
+        return None
+    rel = os.path.relpath(os.path.abspath(target), os.path.dirname(os.path.abspath(source)))
+    return rel.replace(os.sep, "/")
 
 
 def prepare_outputs(*paths: str | None) -> None:
     """Create the folders of the output files the user named, before a long check runs, and
-    refuse (exit 1, as kicad-cli does for a bad output path) the ones that cannot be written.
-    Nothing is written anywhere else."""
-    for path in paths:
-        if not path or path == "-":
+    refuse (exit 1, as kicad-cli does for a bad output path) the ones that cannot be written:
+    a folder, a dangling symlink, two outputs on one file, more than one on stdout.  Nothing is
+    written anywhere else."""
+    named = [p for p in paths if p]
+    if sum(1 for p in named if p == "-") > 1:
+        raise UsageError("only one output can go to stdout ('-')")
+    seen: dict[str, str] = {}
+    for path in named:
+        if path == "-":
             continue
-        folder = os.path.dirname(os.path.abspath(path))
+        key = same_file_key(path)
+        if key in seen:
+            raise UsageError(
+                f"{path}: names the same file as the output {seen[key]}; give each output its "
+                "own file"
+            )
+        seen[key] = path
+        if os.path.islink(path) and not os.path.exists(path):
+            raise UsageError(f"{path}: is a symlink to nothing ({os.readlink(path)}); not written")
+        folder = os.path.dirname(os.path.realpath(path))
         if os.path.isdir(path):
             raise UsageError(f"{path}: is a folder; name the output file")
         try:
@@ -609,6 +695,46 @@ def prepare_outputs(*paths: str | None) -> None:
             raise UsageError(f"{path}: cannot create its folder: {exc.strerror or exc}") from None
         if not os.access(folder, os.W_OK):
             raise UsageError(f"{path}: its folder is not writable")
+
+
+def input_files(board_path: str, cfg: ProjectConfig, board: Board | None = None) -> list[str]:
+    """Every file this run reads: the board, its ``.kicad_pro``, the config, its rule packs and
+    the built-in rule data."""
+    from .packs import RULES_DIR
+    from .readers.kicad_project import project_path_for
+
+    files = [board_path, project_path_for(board_path)]
+    if board is not None and board.project_file:
+        files.append(board.project_file)
+    if cfg.path:
+        files.append(cfg.path)
+    files += [p.file for p in cfg.extra_packs if getattr(p, "file", None)]
+    with contextlib.suppress(OSError):
+        files += [str(f) for f in RULES_DIR.rglob("*.yaml")]
+    return files
+
+
+def guard_outputs(outputs: Mapping[str, str | None], inputs: list[str]) -> None:
+    """Refuse (exit 1, one line) an output that resolves, symlinks followed, to an input: the
+    report would overwrite the board, project, config or a rule pack it was made from."""
+    keys = {same_file_key(p): p for p in inputs if p}
+    ids: dict[tuple[int, int], str] = {}
+    for p in inputs:  # hard links too: the same file under another name
+        with contextlib.suppress(OSError):
+            st = os.stat(p)
+            ids[(st.st_dev, st.st_ino)] = p
+    for flag, path in outputs.items():
+        if not path or path == "-":
+            continue
+        hit = keys.get(same_file_key(path))
+        if hit is None:
+            with contextlib.suppress(OSError):
+                st = os.stat(path)
+                hit = ids.get((st.st_dev, st.st_ino))
+        if hit is not None:
+            raise UsageError(
+                f"--{flag} {path}: is the input {hit}; refusing to overwrite an input with a report"
+            )
 
 
 def exit_code(result: CheckResult) -> int:
@@ -620,34 +746,48 @@ def run_check(args: Any) -> int:
     from .readers import read_board
     from .report.text import summary
 
-    outputs = {k: getattr(args, k, None) for k in ("json", "junit", "sarif", "html")}
+    outputs = {k: getattr(args, k, None) for k in ("json", "junit", "sarif", "html", "markdown")}
     prepare_outputs(*outputs.values())
+    files = dict(outputs)  # the output files, for the guards and the stdout test
+    outputs["report_url"] = getattr(args, "report_url", None)
+    guard_outputs(files, [args.board, getattr(args, "config", None) or ""])
     tty = sys.stderr.isatty()
     if tty:
         print(f"accel-drc: reading {args.board} …", file=sys.stderr, end="\r", flush=True)
-    board = read_board(args.board)
-    lib = load_library()
-    cfg = load_config(getattr(args, "config", None), args.board, lib)
+    kicad = None
+    if getattr(args, "kicad_drc", False):  # no kicad-cli is a usage error, before any work
+        from . import kicad_drc
+
+        kicad = kicad_drc.start(args.board, getattr(args, "kicad_drc_parity", False))
+    try:
+        board = read_board(args.board)
+        lib = load_library()
+        cfg = load_config(getattr(args, "config", None), args.board, lib)
+        guard_outputs(files, input_files(args.board, cfg, board))
+    except BaseException:  # the board or config is bad: no orphaned kicad-cli
+        if kicad is not None:
+            kicad.cancel()
+        raise
 
     def progress(k: int, n: int, what: str) -> None:
         msg = f"accel-drc: checking [{k}/{n}] {what}"
         print(f"\r{msg[:100]:<100}", file=sys.stderr, end="" if k < n else "\n", flush=True)
 
-    result = check_board(
-        board,
-        cfg,
-        board_class=getattr(args, "board_class", None),
-        board_file=args.board,
-        library=lib,
-        progress=progress if tty else None,
-    )
     try:
-        write_outputs(result, board, **outputs)
-    except OSError as exc:
-        raise UsageError(
-            f"{exc.filename or 'output'}: cannot write: {exc.strerror or exc}"
-        ) from None
-    if not getattr(args, "quiet", False) and getattr(args, "json", None) != "-":
+        result = check_board(
+            board,
+            cfg,
+            board_class=getattr(args, "board_class", None),
+            board_file=args.board,
+            library=lib,
+            progress=progress if tty else None,
+            kicad_drc=kicad,  # a kicad_drc.Pending: waited for after our own checks
+        )
+    finally:
+        if kicad is not None:
+            kicad.cancel()  # a no-op once its result was read
+    write_outputs(result, board, **outputs)
+    if not getattr(args, "quiet", False) and "-" not in files.values():
         print(summary(result))
     crashed = sorted({f.rule for f in result.findings if "exception" in f.evidence})
     if crashed:
@@ -685,18 +825,21 @@ def run_rules(args: Any) -> int:
                     "pack": r.pack,
                 }
             )
+    cited = bibliography(
+        lib.references, [lib.packs[c].follows for c in classes] + [r["source"] for r in out]
+    )
     if getattr(args, "json", False):
-        print(
-            _json.dumps(
-                {"rules": out, "packs": lib.pack_info(classes)}, indent=2, ensure_ascii=False
-            )
-        )
+        for r in out:
+            r["references"] = [x.id for x in resolve(lib.references, r["source"])]
+        doc = {"rules": out, "packs": lib.pack_info(classes), "references": cited}
+        print(_json.dumps(doc, indent=2, ensure_ascii=False))
         return EXIT_OK
-    from .report.text import rules_table
+    from .report.text import references_list, rules_table
 
     for cls in classes:
         p = lib.packs[cls]
         print(f"# pack {p.name} {p.version} ({p.file}): {p.description}")
         print(f"#   follows {p.follows}")
     print(rules_table(out))
+    print(references_list(cited))
     return EXIT_OK

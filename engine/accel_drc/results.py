@@ -24,6 +24,11 @@ class Status(str, enum.Enum):
     WAIVED = "waived"
 
 
+#: packs of the pipeline's pseudo-rules (assumed signal types, unmatched config entries, pairs of
+#: unknown interface): they report on the run, they check nothing on the board
+_PSEUDO_PACKS = frozenset({"signals", "config", "coverage"})
+
+
 @dataclass(frozen=True)
 class Rule:
     """One rule from a pack: a check kind plus its limits.
@@ -129,6 +134,9 @@ class CheckResult:
     board_summary: dict[str, Any] = field(default_factory=dict)
     date: str = ""
     tool_version: str = ""
+    #: the reference library the sources cite by ``[id]`` (``references.Reference`` by id);
+    #: reports expand the ids into full citations.  Empty: sources are shown as written.
+    references: Mapping[str, Any] = field(default_factory=dict)
     #: what high-speed nets were seen and which rules examined them (``coverage.build``):
     #: ``{"pairs": [{name, nets, interface, basis, checks_run, not_checked_because}], "summary"}``
     coverage: dict[str, Any] = field(default_factory=dict)
@@ -184,4 +192,11 @@ class CheckResult:
         says, yet never printed as a pass (unknown is not pass).  ``pass``: neither."""
         if self.unwaived_errors():
             return "fail"
-        return "unverified" if self.unverified_errors() else "pass"
+        if self.unverified_errors() or self.nothing_checked():
+            return "unverified"
+        return "pass"
+
+    def nothing_checked(self) -> bool:
+        """Whether no rule of a rule pack examined anything (every rule disabled, say): a run
+        that checked nothing found nothing wrong, which is not a pass."""
+        return not any(r.checked for r in self.rules if r.rule.pack not in _PSEUDO_PACKS)

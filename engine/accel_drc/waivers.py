@@ -15,11 +15,11 @@ from __future__ import annotations
 
 import datetime as _dt
 import fnmatch
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
+from .hostile import fullmatch
 from .results import Finding, Status
 
 
@@ -37,11 +37,11 @@ def rule_matches(pattern: str, f: Finding) -> bool:
 def _matches(w: Mapping[str, Any], f: Finding) -> bool:
     if not rule_matches(w["rule"], f):
         return False
-    if "net" in w and (f.net is None or re.fullmatch(w["net"], f.net) is None):
+    if "net" in w and (f.net is None or not fullmatch(w["net"], f.net)):
         return False
-    if "layer" in w and (f.layer is None or re.fullmatch(w["layer"], f.layer) is None):
+    if "layer" in w and (f.layer is None or not fullmatch(w["layer"], f.layer)):
         return False
-    return not ("uuid" in w and not any(re.fullmatch(w["uuid"], u) for u in f.items))
+    return not ("uuid" in w and not any(fullmatch(w["uuid"], u) for u in f.items))
 
 
 def apply_waivers(
@@ -112,7 +112,7 @@ def _stale_hint(w: Mapping[str, Any], findings: Sequence[Finding]) -> str | None
         values = {u for f in same_rule for u in f.items} if key == "uuid" else None
         if values is None:
             values = {getattr(f, key) for f in same_rule if getattr(f, key) is not None}
-        if not any(re.fullmatch(w[key], v) for v in values):
+        if not any(fullmatch(w[key], v) for v in values):
             sug, n = suggest_pattern(w[key], sorted(values))
             text = (
                 f"{key} '{w[key]}' matches no {key} of the {w['rule']} findings; {REGEX_SEMANTICS}"

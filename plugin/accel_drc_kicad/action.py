@@ -50,7 +50,7 @@ class ActionResult:
 
 
 def report_settings(config: Any) -> tuple[str | None, str | None]:
-    """(report dir, marker layer) from the project config, whatever shape H2's object has."""
+    """(report dir, marker layer) from the project config, whatever shape the config object has."""
     report = getattr(config, "report", None)
     data = getattr(config, "data", None)
     if report is None and isinstance(data, dict):

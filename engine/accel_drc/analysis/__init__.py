@@ -42,7 +42,7 @@ class Analysis:
     def diff_pairs(self):  # noqa: ANN201 - tuple[DiffPair, ...]
         return self.board.diff_pairs
 
-    # -- H2: signal types, routed layers, materials, foil, planes ----------------------------
+    # -- signal types, routed layers, materials, foil, planes ----------------------------
     # ``library`` is the validated rules/ data; the pipeline assigns the one it loaded
     # (``analysis.library = lib``), otherwise the default rules/ are loaded on first use.
 
@@ -137,7 +137,7 @@ class Analysis:
             return "board"
         return None
 
-    # -- H3: via stubs and PDN rails -----------------------------------------------------------
+    # -- via stubs and PDN rails -----------------------------------------------------------
 
     @functools.cached_property
     def via_stubs(self):  # noqa: ANN201 - via_stubs.ViaStubs

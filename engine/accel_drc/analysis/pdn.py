@@ -1,6 +1,6 @@
 """Power-delivery network: rails, their plane-pair capacitance, decoupling capacitors, |Z(f)|.
 
-The model is the lumped one of domain.md §6, everything in parallel at one node:
+The model is the usual lumped one (VRM, bulk and MLCC banks, plane pair), everything in parallel at one node:
 
     VRM (R + jωL)  ∥  each capacitor (ESR + jωESL + 1/jωC)  ∥  plane pairs (jωC_plane)
 
@@ -36,6 +36,7 @@ from typing import Any
 import numpy as np
 
 from ..concurrency import workers
+from ..hostile import fullmatch as _bounded  # config regexes: bounded name length
 from ..model import Board, Zone
 from .capacitors import CapacitorLibrary, CapModel, not_fitted, package_of, parse_capacitance
 from .via_stubs import cfg_get
@@ -412,7 +413,7 @@ def _match(patterns: Sequence[str], name: str) -> bool:
     for pat in patterns:
         pat = str(pat)
         try:
-            if re.fullmatch(pat, name) or re.fullmatch(pat, _short(name)):
+            if _bounded(pat, name) or _bounded(pat, _short(name)):
                 return True
         except re.error:
             if pat in (name, _short(name)):
@@ -780,7 +781,7 @@ def impedance(
 #: the package's own capacitors, the die capacitance and the plane spreading inductance between
 #: the capacitors and the balls (none of them in this model) set the impedance the die sees.
 MODEL_MAX_HZ = 2.0e7
-#: corners of the default decoupling model: ESL × 0.5 is the low end of domain §6's ranges
+#: corners of the default decoupling model: ESL × 0.5 is the low end of the typical ranges in rules/capacitors.yaml
 #: (body 0.75 × the midpoint, mounting 0.2 nH instead of 0.6 nH); ESR × 0.55 / × 1.45 the low and
 #: high ends of its ESR ranges; a default plane dielectric × 3 in capacitance (a thin prepreg
 #: where KiCad's default spreads the board thickness evenly)

@@ -6,6 +6,9 @@ then the net class patterns of each signal type, then its net-name patterns, the
 whose generation a name does not tell (``PCIe_TX0``): those get the family's assumed type and a
 note that says so, and the report shows it.  The two nets of a differential pair always share a
 type: a pair half-declared is still one link.
+
+A net or class name longer than ``hostile.MAX_MATCH_NAME`` is matched by no pattern, so no
+pattern can backtrack for minutes on a hostile 160 KB net name.
 """
 
 from __future__ import annotations
@@ -14,6 +17,8 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+
+from ..hostile import MAX_MATCH_NAME
 
 if TYPE_CHECKING:
     from ..model import Board
@@ -55,8 +60,8 @@ def assign_signals(
     out: dict[int, SignalAssignment] = {}
     rules = board.net_classes
     for idx, name in enumerate(board.nets):
-        if idx == 0 or not name:
-            continue
+        if idx == 0 or not name or len(name) > MAX_MATCH_NAME:
+            continue  # a longer name is matched by no pattern (bounded cost: see module doc)
         got = None
         for sid, pat in declared:
             if pat.fullmatch(name):
@@ -137,6 +142,8 @@ def _across_ac_caps(board: Board, out: dict[int, SignalAssignment]) -> None:
 
 
 def _recognise(name: str, net_class: str, lib: Library) -> SignalAssignment | None:
+    if len(net_class) > MAX_MATCH_NAME:
+        net_class = ""  # a hostile .kicad_pro class name: not matched (bounded cost)
     if net_class and net_class != "Default":
         for sig in lib.signals.values():
             for p in sig.class_patterns:

@@ -2,7 +2,7 @@
 
 A via's barrel runs from its start layer to its end layer whatever the routing does; the part
 beyond the last layer the signal uses is an open-ended transmission line that resonates at a
-quarter wave (domain.md §4).  To know the stub we must know which layers the net *really*
+quarter wave (Bogatin's stub rule of thumb).  To know the stub we must know which layers the net *really*
 connects on, which KiCad itself decides geometrically (connectivity anchors):
 
 * a track or arc **end** inside the via's pad (KiCad hit-tests track anchors, not their width);
@@ -46,7 +46,7 @@ _EPS_MM = 1e-3
 
 
 # ---------------------------------------------------------------------------------------------
-# small accessors: the config may be a plain mapping (tests, YAML) or H2's ProjectConfig object
+# small accessors: the config may be a plain mapping (tests, YAML) or the config module's ProjectConfig object
 # ---------------------------------------------------------------------------------------------
 
 
@@ -802,8 +802,10 @@ def find_connections(board: Board) -> dict[str, Any]:
 
 
 def _fullmatch(pattern: str, text: str) -> bool:
+    from ..hostile import fullmatch
+
     try:
-        return re.fullmatch(pattern, text) is not None
+        return fullmatch(pattern, text)
     except re.error:
         return pattern == text
 

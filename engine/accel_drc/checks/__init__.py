@@ -55,8 +55,8 @@ _MODULES = (
     "impedance",
     "via_stub",
     "pdn_impedance",
-    "material_consistency",  # H2: stack-up values that contradict the named laminate
-    "open_channel",  # issue 19 §4: a high-speed net whose copper does not join its pads
+    "material_consistency",  # stack-up values that contradict the named laminate
+    "open_channel",  # a high-speed net whose copper does not join its pads
 )
 
 

@@ -2,7 +2,7 @@
 
 A plane layer is one KiCad types ``power``, or one where zones of a supply or ground net fill at
 least ``min_plane_fraction`` (default 0.25) of the board.  Ground planes count: they carry the
-return current of the same rails.  1 oz = 35 µm (the seed's and KiCad's convention); a layer
+return current of the same rails.  1 oz = 35 µm (NextPCB's and KiCad's convention); a layer
 passes within 0.5 µm of the limit (1 oz foil is 34.8 µm nominal).  Params: ``min_oz``,
 ``min_plane_fraction``.
 """

@@ -1,6 +1,6 @@
 """``pdn_impedance``: |Z(f)| of each power rail against its target impedance.
 
-Params (class pack): ``target_ohm`` (the class target, seed 000: training < 0.15 mΩ, inference
+Params (class pack): ``target_ohm`` (the class target, NextPCB 2026: training < 0.15 mΩ, inference
 < 0.2 mΩ, edge < 1 mΩ — the accelerator *core* rail's), ``f_min_hz`` / ``f_max_hz`` (the class
 band, DC–100 MHz), ``model_max_hz`` (where a board-level lumped model stops meaning much, 20 MHz:
 the band judged ends there), ``sweep_max_hz`` (the plotted sweep, 1 GHz), ``default_voltage``,

@@ -4,7 +4,7 @@ One rule per signal type (``rule.signal``); params:
 
 * ``max_stub_mm`` (float | null): longest stub allowed;
 * ``min_fres_ratio`` (float | null): lowest allowed f_res / f_Nyquist.  A length limit alone is
-  not enough at 112G and above, where even a backdrilled stub may resonate too low (domain.md §4);
+  not enough at 112G and above, where even a backdrilled stub may resonate too low (Bogatin's stub rule of thumb, ``[bogatin2015-stub]``);
 * ``require_backdrill`` (bool): every via with a stub on these nets must be backdrilled.
 
 Findings, all one per via (the issue asks for it) with a one-line message so 10k of them stay
@@ -34,7 +34,7 @@ from . import CheckContext, CheckOutcome, register
 _TOL = 1e-9
 #: residual stub assumed for a proposed backdrill when no ``residual_stub_mm`` is declared:
 #: 10 mil, the upper end of the 8-10 mil fabricators commonly quote for controlled-depth
-#: backdrill (domain.md §4); marked ``assumed`` in the remedy
+#: backdrill (Bogatin's stub rule of thumb); marked ``assumed`` in the remedy
 ASSUMED_RESIDUAL_MM = 0.254
 
 
@@ -281,7 +281,7 @@ def check_via_stub(ctx: CheckContext, rule: Rule) -> CheckOutcome:
     return out
 
 
-# -- basis, candidates and remedy (issue 19 §1, §6) ----------------------------------------------
+# -- basis, candidates and remedy ----------------------------------------------------------------
 
 
 def _kicad_default_materials(board: Any) -> bool:

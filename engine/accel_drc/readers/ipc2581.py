@@ -28,6 +28,7 @@ from __future__ import annotations
 import logging
 import math
 import re
+import zlib
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -36,6 +37,7 @@ from xml.parsers import expat
 import numpy as np
 
 from ..errors import InputError
+from ..hostile import MAX_XML_DEPTH
 from ..model import (
     Backdrill,
     Board,
@@ -94,7 +96,7 @@ OTHER_STACKUP_FUNCTIONS = {
 DRILL_FUNCTIONS = ("DRILL", "BACKDRILL")
 
 #: Foil grades by the largest Rz (µm) they allow, smoothest first: the upper ends of the
-#: ``rz_um`` ranges in ``rules/foils.yaml`` (domain.md §3).  Used only when the pack cannot be
+#: ``rz_um`` ranges in ``rules/foils.yaml`` (IPC-4562 profiles, foil makers' tables).  Used only when the pack cannot be
 #: loaded; :func:`foil_thresholds` reads the pack.  Rz above 10 µm is still STD (the roughest).
 DEFAULT_FOIL_RZ_MAX: tuple[tuple[str, float], ...] = (
     ("HVLP4", 0.6),
@@ -267,6 +269,15 @@ class _Bore:
 MAX_UNZIPPED = 4 << 30
 
 
+def _finite_float(raw: str) -> float:
+    """``float(raw)``, refusing NaN and infinity (ValueError): a NaN Df or thickness compares
+    false with every limit and would turn a failure into a pass."""
+    value = float(raw)
+    if not math.isfinite(value):
+        raise ValueError(f"{raw!r} is not finite")
+    return value
+
+
 def read(path: str) -> Board:
     """Read an IPC-2581 revision B or C file (``.xml`` / ``.cvg``, or the zip that
     ``kicad-cli pcb export ipc2581 --compress`` writes) into a :class:`Board`."""
@@ -292,10 +303,19 @@ def _zip_chunks(fh: Any, path: str) -> Iterator[bytes]:
         if len(xml) != 1 and len(members) != 1:
             raise InputError(path, f"zip holds {len(members)} files, none or several of them XML")
         info = xml[0] if len(xml) == 1 else members[0]
+        if info.flag_bits & 0x1:
+            raise InputError(path, f"{info.filename} is encrypted in the zip: not supported")
         if info.file_size > MAX_UNZIPPED:
             raise InputError(path, f"{info.filename} unpacks to {info.file_size} bytes: refused")
         inner = zf.open(info)
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, NotImplementedError, OSError) as exc:
+    except (
+        zipfile.BadZipFile,
+        zipfile.LargeZipFile,
+        NotImplementedError,
+        RuntimeError,  # "is encrypted, password required"
+        OSError,
+        zlib.error,
+    ) as exc:
         raise InputError(path, f"unreadable zip: {exc}") from None
 
     def raw() -> Iterator[bytes]:
@@ -304,7 +324,7 @@ def _zip_chunks(fh: Any, path: str) -> Iterator[bytes]:
             while True:
                 try:
                     chunk = inner.read(CHUNK)
-                except (zipfile.BadZipFile, OSError, EOFError) as exc:
+                except (zipfile.BadZipFile, OSError, EOFError, zlib.error, RuntimeError) as exc:
                     raise InputError(path, f"unreadable zip: {exc}") from None
                 if not chunk:
                     return
@@ -502,6 +522,8 @@ class _Reader:
             p.Parse(b"", True)
         except LookupError as err:  # <?xml encoding="..."?> names no codec Python has
             raise InputError(self.path, f"unsupported XML encoding: {err}", line=1) from None
+        except ValueError as err:  # pyexpat: "multi-byte encodings are not supported" (UTF-7)
+            raise InputError(self.path, f"unsupported XML encoding: {err}", line=1) from None
         except expat.ExpatError as err:
             msg = expat.errors.messages.get(err.code, str(err))
             hint = (
@@ -535,9 +557,28 @@ class _Reader:
             line=self._parser.CurrentLineNumber,
         )
 
+    def _too_deep(self) -> None:
+        """Raise when the open elements nest deeper than :data:`MAX_XML_DEPTH`.
+
+        Refused at the first element too deep: expat keeps every open element, so a 136 KB zip
+        of nested elements grew to 2.7 GB before anything else stopped it.  The depth is the
+        three stacks the walk keeps anyway (outer tags, captured nodes, skipped levels), and it
+        is summed only once one of them passes 64, so a real file pays one comparison per
+        element (no counter to keep: 5 % of the parse time on an element-heavy file)."""
+        depth = len(self.tags) + len(self.cap) + self.skip
+        if depth > MAX_XML_DEPTH:
+            raise InputError(
+                self.path,
+                f"XML nested more than {MAX_XML_DEPTH} elements deep: not an IPC-2581 file",
+                line=self._parser.CurrentLineNumber,
+            )
+
     def _x_start(self, name: str, attrs: dict[str, str]) -> None:
-        if self.skip:
-            self.skip += 1
+        skip = self.skip
+        if skip:
+            self.skip = skip + 1
+            if skip > 64:
+                self._too_deep()
             return
         tag = name[name.find(":") + 1 :]
         cap = self.cap
@@ -552,12 +593,16 @@ class _Reader:
             node = _Node(tag, attrs, self._parser.CurrentLineNumber)
             cap[-1].children.append(node)
             cap.append(node)
+            if len(cap) > 64:
+                self._too_deep()
             return
         tags = self.tags
         if not tags and not self.root_seen:
             self._root(tag, attrs)
         parent = tags[-1] if tags else ""
         tags.append(tag)
+        if len(tags) > 64:
+            self._too_deep()
         if tag in _END_HANDLERS and self._wanted(tag, attrs, parent):
             cap.append(_Node(tag, attrs, self._parser.CurrentLineNumber))
             self.cap_parent = parent
@@ -627,10 +672,12 @@ class _Reader:
             if self.overall_thickness is None and elem.get("overallThickness"):
                 raw = elem.get("overallThickness", "")
                 try:
-                    self.overall_thickness = float(raw) * self._scale()
+                    self.overall_thickness = _finite_float(raw) * self._scale()
                 except ValueError:
                     raise InputError(
-                        self.path, f'Stackup overallThickness "{raw[:40]}" is not a number'
+                        self.path,
+                        f'Stackup overallThickness "{raw[:40]}" is not a finite number',
+                        line=self._parser.CurrentLineNumber,
                     ) from None
         elif tag == "SoftwarePackage" and self.generator is None:
             name = elem.get("name") or ""
@@ -746,7 +793,7 @@ class _Reader:
             w = elem.get("width") or elem.get("length") or elem.get("outerDiameter") or "0"
             h = elem.get("height") or w
             try:
-                return _Shape("custom", float(w) * scale, float(h) * scale)
+                return _Shape("custom", _finite_float(w) * scale, _finite_float(h) * scale)
             except ValueError:
                 return _Shape("custom", 0.0, 0.0)
         if tag in ("Contour", "Polygon"):
@@ -822,10 +869,12 @@ class _Reader:
             if raw is None:
                 continue
             try:
-                return float(raw)
+                return _finite_float(raw)
             except ValueError:
                 raise InputError(
-                    self.path, f'Spec "{spec}" {typ}: value "{raw[:40]}" is not a number'
+                    self.path,
+                    f'Spec "{spec}" {typ}: value "{raw[:40]}" is not a finite number',
+                    line=getattr(p, "line", None),
                 ) from None
         return None
 
@@ -908,9 +957,13 @@ class _Reader:
             raise self._bad(elem, f'(layer "{ref}") thickness is negative ({thickness:g} mm)')
         seq_raw = elem.get("sequence")
         try:
-            seq = float(seq_raw) if seq_raw is not None else float(len(self.stack_rows))
+            seq = _finite_float(seq_raw) if seq_raw is not None else float(len(self.stack_rows))
         except ValueError:
-            raise InputError(self.path, f'StackupLayer "{ref}": sequence "{seq_raw}"') from None
+            raise InputError(
+                self.path,
+                f'StackupLayer "{ref}": sequence "{seq_raw[:40]}" is not a finite number',
+                line=elem.line,
+            ) from None
         refs = [c.get("id", "") for c in elem if c.tag == "SpecRef" and c.get("id")]
         self.stack_rows.append(_StackRow(ref, thickness, seq, self.stack_group, refs))
 

@@ -108,6 +108,10 @@ KNOWN_TOP_LEVEL = frozenset(
     ]
 )
 
+#: top-level node kinds the reader walks one by one (all others are read as numpy span arrays)
+_LISTED = frozenset(
+    {b"version", b"generator", b"general", b"layers", b"setup", b"net", b"zone", b"footprint"}
+)
 _EDGE_GR = frozenset({b"gr_line", b"gr_arc", b"gr_circle", b"gr_rect", b"gr_poly", b"gr_curve"})
 _EDGE_FP = frozenset({b"fp_line", b"fp_arc", b"fp_circle", b"fp_rect", b"fp_poly", b"fp_curve"})
 
@@ -231,6 +235,13 @@ def _stack_number(
     would make later messages say the board "does not declare" what it declares wrongly."""
     if raw is None:
         return None
+    try:
+        if not math.isfinite(float(raw)):
+            # refused, not "not declared": the reader turns this into file:line (exit 3)
+            raise ValueError(f"stack-up layer {name!r}: {key} {raw!r} is NaN or infinity")
+    except (ValueError, OverflowError) as exc:
+        if "NaN or infinity" in str(exc):
+            raise
     val = _float(raw)
     bad = val is None or (key in _POSITIVE and val <= 0) or (key == "loss_tangent" and val < 0)
     if bad:
@@ -942,6 +953,8 @@ def _read_bytes(
         # malformed content inside a well-bracketed file (a number that is not a number, a node
         # with missing fields): bad input, not a crash.  The vectorised parsers do not know
         # where the bad number sat, so find the token in the file to name its line.
+        if re.search(r"\bNaN\b|infinity", str(exc)):
+            raise _non_finite_error(data, source) from None  # int(nan) in a field parser
         token, line = _locate_bad_number(data, exc)
         if token is not None:
             raise InputError(
@@ -951,6 +964,31 @@ def _read_bytes(
 
 
 _BAD_FLOAT = re.compile(r"could not convert string to float: (?:np\.bytes_\()?b?'([^']*)'")
+
+
+#: a token float() may read as NaN or infinity: nan, inf, infinity, or an exponent of 3+ digits
+_NON_FINITE = re.compile(
+    rb"(?<=[\s(])([-+]?(?:[nN][aA][nN]|[iI][nN][fF](?:[iI][nN][iI][tT][yY])?|"
+    rb"[0-9.]+[eE]\+?[0-9]{3,}))(?=[\s)])"
+)
+
+
+def _non_finite_error(data: bytes, source: str) -> InputError:
+    """The error for a board holding a NaN or infinite number, at the first such token."""
+    m = _NON_FINITE.search(data)
+    while m is not None:
+        try:
+            if not math.isfinite(float(m.group(1))):
+                break
+        except ValueError:
+            pass
+        m = _NON_FINITE.search(data, m.end())
+    return InputError(
+        source,
+        f"{m.group(1).decode('ascii', 'replace') if m else 'a number'} is not a finite "
+        "number (NaN and infinity are refused: they compare false with every limit)",
+        line=line_of(data, m.start(1)) if m else None,
+    )
 
 
 def _locate_bad_number(data: bytes, exc: BaseException) -> tuple[str | None, int | None]:
@@ -1088,11 +1126,13 @@ class _Reader:
         data = self.data
         idx = self.index
         arrays = self._top_level()
-        bulk = (b"segment", b"arc", b"via")
+        # Python (start, end) tuples only for the node kinds read one by one; a tuple costs
+        # ~130 bytes, so a 1 GB file of gr_line nodes cost 6.7 GB when every kind had them
         by_kw: dict[bytes, list[tuple[int, int]]] = {
-            kw: [] if kw in bulk else [(a, b) for a, b in spans.tolist()]
+            kw: [(a, b) for a, b in spans.tolist()] if kw in _LISTED else []
             for kw, spans in arrays.items()
         }
+        edge_arrays = {kw: arrays[kw] for kw in _EDGE_GR if kw in arrays}
         unknown: set[str] = set()
         for kw in by_kw:
             name = kw.decode("utf-8", "replace")
@@ -1129,6 +1169,8 @@ class _Reader:
             for cs, ce in idx.children(3, s, e).tolist():
                 if data.startswith(b"(stackup", cs):
                     stackup = stackup_from_sexpr(self.node(cs, ce), self.warn)
+                    if stackup is not None:
+                        self._check_stackup_copper(stackup, copper_layers, cs, ce)
         self._nets(by_kw)
         none = np.zeros((0, 2), dtype=np.int64)
         tracks = self._tracks(arrays.get(b"segment", none), arrays.get(b"arc", none))
@@ -1145,11 +1187,30 @@ class _Reader:
             for (s, e), kids in zip(fp_spans, fp_kids)
         )
         self._pad_rows = {}
-        for kw in _EDGE_GR:
-            for s, e in by_kw.get(kw, []):
-                if data.find(b"Edge.Cuts", s, e) >= 0:
+        if edge_arrays:
+            # every "Edge.Cuts" between the first and the last graphic node (KiCad writes them
+            # together, so this is a small part of the file): few, on any real board
+            lo = min(int(a[0, 0]) for a in edge_arrays.values() if len(a))
+            hi = max(int(a[-1, 1]) for a in edge_arrays.values() if len(a))
+            at = []
+            i = data.find(b"Edge.Cuts", lo, hi)
+            while i >= 0:
+                at.append(i)
+                i = data.find(b"Edge.Cuts", i + 9, hi)
+            where = np.asarray(at, dtype=np.int64)
+            for kw in _EDGE_GR:
+                spans = edge_arrays.get(kw)
+                if spans is None or not len(spans) or not where.size:
+                    continue
+                row = np.searchsorted(spans[:, 0], where, side="right") - 1
+                ok = row >= 0
+                row = row[ok]
+                row = np.unique(row[where[ok] < spans[row, 1]])
+                for s, e in spans[row].tolist():
                     self._edge_shape(s, e, _IDENTITY, edge_pieces, bbox_pts)
+        del edge_arrays
         outline = self._outline(edge_pieces, bbox_pts)
+        self._refuse_non_finite(tracks, vias, zones, footprints, outline)
 
         project: ProjectInfo | None = None
         if project_path:
@@ -1182,6 +1243,57 @@ class _Reader:
             project_file=project.path if project else None,
             warnings=tuple(self.warnings),
         )
+
+    def _check_stackup_copper(
+        self, stackup: Stackup, copper: Sequence[CopperLayer], s: int, e: int
+    ) -> None:
+        """The stack-up's copper layers must be the layer table's: every check indexes one by
+        the other (a copper layer missing from the table was an IndexError deep in a check)."""
+        names = {c.name for c in copper}
+        rows = [sl for sl in stackup.layers if sl.copper_index is not None]
+        for sl in rows:
+            if sl.name not in names:
+                at = self.data.find(b'"' + sl.name.encode("utf-8", "replace") + b'"', s, e)
+                raise InputError(
+                    self.source,
+                    f"stack-up copper layer {sl.name!r} is not in the layer table "
+                    f"(copper layers: {', '.join(c.name for c in copper)})",
+                    line=line_of(self.data, at if at >= 0 else s),
+                )
+        if len(rows) != len(copper):
+            raise InputError(
+                self.source,
+                f"the stack-up has {len(rows)} copper layers, the layer table {len(copper)}",
+                line=line_of(self.data, s),
+            )
+
+    def _refuse_non_finite(
+        self,
+        tracks: Tracks,
+        vias: Vias,
+        zones: Sequence[Zone],
+        footprints: Sequence[Footprint],
+        outline: Outline,
+    ) -> None:
+        """Refuse a board with a NaN or infinite coordinate or size (``(at nan 5)``): it
+        compares false with every limit, and crashed the reports.  One vectorised pass over the
+        arrays; the file is searched for the bad token only when there is one."""
+        arrays = [tracks.start, tracks.end, tracks.width, vias.pos, vias.drill, vias.diameter]
+        arrays += [z.outline for z in zones] + list(outline.rings)
+        mid = tracks.mid
+        ok = all(bool(np.isfinite(a).all()) for a in arrays)
+        # a segment's mid is NaN by design; an arc's must be a number, and never infinite
+        ok = ok and not np.isinf(mid).any()
+        if ok:
+            # x * 0 is 0 for every finite x and NaN for NaN or ±inf: one sum says it (1 ms for
+            # vme-wren's 6,883 pads, a quarter of building an array)
+            zero = sum(fp.x * 0 + fp.y * 0 + fp.rotation * 0 for fp in footprints)
+            zero += sum(
+                p.x * 0 + p.y * 0 + p.width * 0 + p.height * 0 for fp in footprints for p in fp.pads
+            )
+            ok = zero == 0
+        if not ok:
+            raise _non_finite_error(self.data, self.source)
 
     # -- header ------------------------------------------------------------------------------
 

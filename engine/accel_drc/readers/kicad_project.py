@@ -9,6 +9,7 @@ classes since KiCad 8).  All three are read into one :class:`NetClassRules`.
 from __future__ import annotations
 
 import json
+import math
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -112,10 +113,110 @@ def read_project(path: str) -> ProjectInfo:
         raise InputError(path, f"cannot open: {exc.strerror or exc}") from None
     except UnicodeDecodeError:
         raise InputError(path, "not a KiCad project file (not UTF-8 text)") from None
+    depth, line = _nesting(text)
+    if line:
+        raise InputError(
+            path, f"JSON nested more than {MAX_JSON_DEPTH} levels deep: not a KiCad project", line
+        )
     try:
-        doc = json.loads(text)
+        doc = json.loads(text, parse_constant=_no_constant, parse_float=_finite)
     except json.JSONDecodeError as exc:
         raise InputError(path, f"not valid JSON: {exc.msg}", line=exc.lineno) from None
+    except _NonFinite as exc:
+        raise InputError(
+            path,
+            f"{exc.args[0]} is not a finite number (not JSON)",
+            line=_line_of(text, exc.args[0]),
+        ) from None
+    except RecursionError:  # the pre-scan counts brackets; this is the last line of defence
+        raise InputError(path, "JSON nested too deeply: not a KiCad project") from None
     if not isinstance(doc, Mapping):
         raise InputError(path, "not a KiCad project file (expected a JSON object)")
-    return parse_project(doc, path)
+    bad = _surrogate(doc)
+    if bad is not None:
+        raise InputError(
+            path,
+            f"a lone UTF-16 surrogate escape ({bad}) is no character: not a valid project file",
+            line=_line_of(text, bad),
+        )
+    try:
+        return parse_project(doc, path)
+    except (AttributeError, TypeError, ValueError, OverflowError, KeyError, IndexError) as exc:
+        # a wrongly typed field ("net_settings": [1, 2]) is this file's fault, not the board's
+        raise InputError(
+            path, f"not a KiCad project file as KiCad writes it ({type(exc).__name__}: {exc})"
+        ) from None
+
+
+#: deepest JSON nesting accepted in a .kicad_pro (KiCad writes about 6 levels); json.loads
+#: recurses, and 1,000 levels raise RecursionError
+MAX_JSON_DEPTH = 100
+
+
+class _NonFinite(ValueError):
+    pass
+
+
+def _no_constant(name: str) -> Any:
+    raise _NonFinite(name)  # NaN, Infinity, -Infinity: Python's json accepts them, JSON does not
+
+
+def _finite(raw: str) -> float:
+    value = float(raw)
+    if not math.isfinite(value):
+        raise _NonFinite(raw)  # 1e400 reads as inf
+    return value
+
+
+def _nesting(text: str) -> tuple[int, int]:
+    """Deepest bracket nesting outside strings, and the line where it passes the bound (0: never).
+
+    Fast path: most project files are shallow, so only a text with very many brackets in a row
+    is scanned character by character."""
+    if "[" * 8 not in text and "{" * 8 not in text and text.count("[") + text.count("{") < 2000:
+        return 0, 0
+    depth = deepest = 0
+    in_str = esc = False
+    line = 1
+    for c in text:
+        if c == "\n":
+            line += 1
+        if in_str:
+            if esc:
+                esc = False
+            elif c == "\\":
+                esc = True
+            elif c == '"':
+                in_str = False
+        elif c == '"':
+            in_str = True
+        elif c in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+            if depth > MAX_JSON_DEPTH:
+                return depth, line
+        elif c in "]}":
+            depth -= 1
+    return deepest, 0
+
+
+def _surrogate(data: Any) -> str | None:
+    """The first lone surrogate in any string of a parsed JSON document, escaped, or None."""
+    stack = [data]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, str):
+            for ch in x:
+                if "\ud800" <= ch <= "\udfff":
+                    return f"\\u{ord(ch):04x}"
+        elif isinstance(x, Mapping):
+            stack.extend(x.keys())
+            stack.extend(x.values())
+        elif isinstance(x, list):
+            stack.extend(x)
+    return None
+
+
+def _line_of(text: str, escape: str) -> int | None:
+    at = text.lower().find(escape.lower())
+    return text.count("\n", 0, at) + 1 if at >= 0 else None

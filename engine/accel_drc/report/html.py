@@ -21,6 +21,7 @@ import json
 import logging
 import math
 import os
+import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -31,6 +32,7 @@ from markupsafe import Markup, escape
 
 from .. import __version__
 from ..model import Board
+from ..references import Reference, bibliography
 from ..results import CheckResult, Finding, Severity, Status
 from .board_svg import render_board
 
@@ -759,6 +761,27 @@ def _waivers(result: CheckResult) -> dict[str, list[dict[str, Any]]]:
     return groups
 
 
+def _kicad_drc(result: CheckResult) -> dict[str, Any] | None:
+    """KiCad's own DRC (``check --kicad-drc``): its version and one row per violation type."""
+    info = result.extras.get("kicad_drc")
+    if not isinstance(info, Mapping):
+        return None
+    rows: dict[str, Counter[str]] = {}
+    for f in result.findings:
+        if f.check == "kicad_drc":
+            rows.setdefault(f.rule, Counter())[f.status.value] += 1
+            rows[f.rule][f.severity.value] += 1
+    kicad_waivers = [w for w in result.waivers if w.get("origin") == "kicad"]
+    return {
+        **info,
+        "types": sorted(rows.items(), key=lambda kv: (-kv[1]["violation"], kv[0])),
+        "excluded": sum(c["waived"] for c in rows.values()),
+        "stale": sum(1 for w in kicad_waivers if w.get("state") == "stale"),
+        # KiCad's DRC engine stops reporting one violation type at 199 entries
+        "capped": sorted(r for r, c in rows.items() if c["violation"] + c["waived"] == 199),
+    }
+
+
 def _cannot_verify(findings: Sequence[Finding]) -> list[dict[str, Any]]:
     """Cannot-verify findings grouped by what the user must declare to verify them."""
     groups: dict[str, dict[str, Any]] = {}
@@ -853,9 +876,36 @@ def class_note(result: CheckResult) -> str:
     return note(result)
 
 
+_CITE = re.compile(r"\[([^\[\]\s]+)\]")
+
+
+def cite_html(refs: Mapping[str, Reference], text: str | None) -> Markup:
+    """``text`` escaped, each ``[id]`` of a known reference made a link to its entry in the
+    page's References section (the short citation as its tooltip; no URL leaves the page)."""
+    esc = str(escape(text or ""))
+
+    def link(m: re.Match[str]) -> str:
+        ref = refs.get(m.group(1))
+        if ref is None:
+            return m.group(0)
+        return (
+            f'<a class="cite" href="#ref-{escape(ref.id)}" title="{escape(ref.short())}">'
+            f"[{escape(ref.id)}]</a>"
+        )
+
+    return Markup(_CITE.sub(link, esc))
+
+
 def build_context(result: CheckResult, board: Board) -> dict[str, Any]:
     """Everything the template shows, computed once (the template only lays it out)."""
     findings = list(result.findings)
+    refs = result.references
+    cited = bibliography(
+        refs,
+        [r.rule.source for r in result.rules]
+        + [e.source for e in result.classification.evidence]
+        + [f.source for f in findings],
+    )
     sev_counts = Counter(f.severity.value for f in findings if f.status == Status.VIOLATION)
     status_counts = Counter(f.status.value for f in findings)
     all_sev = Counter(f.severity.value for f in findings)
@@ -869,6 +919,8 @@ def build_context(result: CheckResult, board: Board) -> dict[str, Any]:
         "fields": list(FIELDS),
         "findings": rows,
         "texts": list(texts),
+        # short citations by id, for the finding panel's links to the References section
+        "refs": {rid: refs[rid].short() for rid in cited},
         "layers": board_svg.layers,
         "viewBox": list(board_svg.view_box),
     }
@@ -958,6 +1010,10 @@ def build_context(result: CheckResult, board: Board) -> dict[str, Any]:
         "css": _read_asset("report.css"),
         "js": _read_asset("report.js"),
         "warnings": list(board.warnings)[:20],
+        "kicad_drc": _kicad_drc(result),
+        # the bibliography: every reference a source on the page cites, in full
+        "references": list(cited.values()),
+        "cite": functools.partial(cite_html, refs),
     }
 
 
@@ -1044,10 +1100,13 @@ def write(
     editor_note: str | None = None,
 ) -> None:
     """Render and write the report (UTF-8); parent directories are created."""
+    from ..hostile import write_text
+
     text = render(result, board, editor_note)
     p = Path(path)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    p.write_text(text, encoding="utf-8")
+    if str(path) != "-":
+        p.parent.mkdir(parents=True, exist_ok=True)
+    write_text(str(path), text)  # atomic (temp file + rename); '-' is stdout
     log.info("wrote HTML report %s (%d bytes)", p, len(text.encode("utf-8")))
 
 

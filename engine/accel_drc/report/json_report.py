@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import math
-import sys
 from collections import Counter
 from typing import Any
 
+from ..references import bibliography, resolve
 from ..results import CheckResult, Severity, Status
 
 SCHEMA_VERSION = 1
@@ -109,6 +110,8 @@ def summary_counts(result: CheckResult) -> dict[str, Any]:
 def to_dict(result: CheckResult) -> dict[str, Any]:
     c = result.classification
     per_rule = Counter(f.rule for f in result.findings)
+    refs = result.references
+    ids = functools.lru_cache(maxsize=None)(lambda s: [r.id for r in resolve(refs, s)])
     doc = {
         "schema_version": SCHEMA_VERSION,
         "tool": {"name": "accel-drc", "version": result.tool_version},
@@ -126,6 +129,7 @@ def to_dict(result: CheckResult) -> dict[str, Any]:
                     "votes": dict(e.votes),
                     "note": e.note,
                     "source": e.source,
+                    "references": ids(e.source),
                 }
                 for e in c.evidence
             ],
@@ -141,6 +145,7 @@ def to_dict(result: CheckResult) -> dict[str, Any]:
                 "params": dict(r.rule.params),
                 "why": r.rule.why,
                 "source": r.rule.source,
+                "references": ids(r.rule.source),
                 "pack": r.rule.pack,
                 "checked": r.checked,
                 "findings": sum(
@@ -152,9 +157,16 @@ def to_dict(result: CheckResult) -> dict[str, Any]:
             for r in result.rules
         ],
         "coverage": result.coverage or {"pairs": [], "summary": {}},
-        "findings": [finding_dict(f) for f in result.findings],
+        "findings": [{**finding_dict(f), "references": ids(f.source)} for f in result.findings],
         "waivers": result.waivers,
         "extras": result.extras,
+        # the full citation of every [id] a source above cites (rules/references.yaml)
+        "references": bibliography(
+            refs,
+            [r.rule.source for r in result.rules]
+            + [e.source for e in c.evidence]
+            + [f.source for f in result.findings],
+        ),
     }
     return doc
 
@@ -164,9 +176,6 @@ def dumps(result: CheckResult) -> str:
 
 
 def write(path: str, result: CheckResult) -> None:
-    text = dumps(result)
-    if path == "-":
-        sys.stdout.write(text)
-        return
-    with open(path, "w", encoding="utf-8") as fh:
-        fh.write(text)
+    from ..hostile import write_text
+
+    write_text(path, dumps(result))  # atomic (temp file + rename); '-' is stdout

@@ -11,6 +11,8 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from collections import defaultdict
 
+from ..hostile import xml_text
+from ..references import resolve
 from ..results import CheckResult, Finding, Severity, Status
 
 
@@ -44,6 +46,13 @@ def to_element(result: CheckResult) -> ET.Element:
     suite = ET.SubElement(
         suites, "testsuite", name=f"accel-drc {cls} ({result.board_file})", timestamp=result.date
     )
+    props = ET.SubElement(suite, "properties")
+    ET.SubElement(props, "property", name="accel-drc.version", value=result.tool_version)
+    kicad = result.extras.get("kicad_drc")
+    if isinstance(kicad, dict):  # check --kicad-drc
+        ET.SubElement(
+            props, "property", name="kicad.version", value=str(kicad.get("kicad_version"))
+        )
     tests = failures = errors = skipped = 0
     for run in result.rules:
         r = run.rule
@@ -83,7 +92,9 @@ def to_element(result: CheckResult) -> ET.Element:
                 message=f"{len(waived)} finding(s) waived: {waived[0].waiver.get('reason', '') if waived[0].waiver else ''}",
             )
         out = ET.SubElement(case, "system-out")
-        out.text = f"{run.checked} item(s) checked; why: {r.why}; source: {r.source}"
+        out.text = f"{run.checked} item(s) checked; why: {r.why}; source: {r.source}" + "".join(
+            f"\n[{c.id}] {c.citation()}" for c in resolve(result.references, r.source)
+        )
     for f in orphans:  # findings of no rule that ran (should not happen): still visible
         tests += 1
         case = ET.SubElement(suite, "testcase", classname="accel-drc.other", name=f.rule, time="0")
@@ -96,6 +107,13 @@ def to_element(result: CheckResult) -> ET.Element:
         el.text = f.message
         failures += f.status == Status.VIOLATION
         errors += f.status != Status.VIOLATION
+    for el in suites.iter():
+        # XML 1.0 cannot carry C0 controls (a net named "TX\x01" made the file unreadable): shown
+        # escaped, as \x01, in every attribute and text
+        for key, value in el.attrib.items():
+            el.set(key, xml_text(value))
+        if el.text:
+            el.text = xml_text(el.text)
     for el in (suite, suites):
         el.set("tests", str(tests))
         el.set("failures", str(failures))
@@ -111,5 +129,6 @@ def dumps(result: CheckResult) -> str:
 
 
 def write(path: str, result: CheckResult) -> None:
-    with open(path, "w", encoding="utf-8") as fh:
-        fh.write(dumps(result))
+    from ..hostile import write_text
+
+    write_text(path, dumps(result))  # atomic (temp file + rename); '-' is stdout

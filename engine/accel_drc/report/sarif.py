@@ -17,6 +17,7 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
+from ..references import Reference, resolve
 from ..results import CheckResult, Finding, Severity, Status
 from .json_report import fast_dumps
 
@@ -86,12 +87,28 @@ def fingerprint(f: Finding) -> str:
     return hashlib.sha256(key.encode()).hexdigest()[:32]
 
 
+def _md_citation(c: Reference) -> str:
+    """A citation as Markdown: the title in italics, the URL as a link (code-scanning UIs render
+    the rule help as Markdown)."""
+    text = f"{c.author}. *{c.title}*. {c.publisher}, {c.year}."
+    if c.document:
+        text += f" {c.document}."
+    if c.unconfirmed:
+        text += f" ({', '.join(c.unconfirmed)} unconfirmed [U])"
+    if c.url:
+        text += f" <{c.url}>"
+    return text
+
+
 def to_sarif(result: CheckResult, cwd: str | None = None) -> dict[str, Any]:
     rules = []
     index: dict[str, int] = {}
     for run in result.rules:
         r = run.rule
         index[r.id] = len(rules)
+        cited = resolve(result.references, r.source)
+        refs_text = "".join(f"\n[{c.id}] {c.citation()}" for c in cited)
+        refs_md = "".join(f"\n- **[{c.id}]** {_md_citation(c)}" for c in cited)
         rules.append(
             {
                 "id": r.id,
@@ -101,14 +118,17 @@ def to_sarif(result: CheckResult, cwd: str | None = None) -> dict[str, Any]:
                 },
                 "fullDescription": {"text": r.why},
                 "help": {
-                    "text": f"{r.why}\nSource: {r.source}",
-                    "markdown": f"{r.why}\n\n**Source:** {r.source}",
+                    "text": f"{r.why}\nSource: {r.source}"
+                    + (f"\nReferences:{refs_text}" if cited else ""),
+                    "markdown": f"{r.why}\n\n**Source:** {r.source}"
+                    + (f"\n\n**References:**\n{refs_md}" if cited else ""),
                 },
                 "defaultConfiguration": {"level": _LEVEL[r.severity]},
                 "properties": {
                     "check": r.check,
                     "signal": r.signal,
                     "source": r.source,
+                    "references": [c.to_dict() for c in cited],
                     "params": dict(r.params),
                     "pack": r.pack,
                 },
@@ -179,20 +199,26 @@ def to_sarif(result: CheckResult, cwd: str | None = None) -> dict[str, Any]:
                 }
             ]
         results.append(res)
+    tool: dict[str, Any] = {
+        "driver": {
+            "name": "accel-drc",
+            "version": result.tool_version,
+            "semanticVersion": result.tool_version,
+            "informationUri": INFO_URI,
+            "rules": rules,
+        }
+    }
+    kicad = result.extras.get("kicad_drc")
+    if isinstance(kicad, dict):  # check --kicad-drc: KiCad's DRC ran in the same gate
+        tool["extensions"] = [
+            {"name": "KiCad DRC (kicad-cli pcb drc)", "version": str(kicad.get("kicad_version"))}
+        ]
     doc = {
         "$schema": SARIF_SCHEMA,
         "version": "2.1.0",
         "runs": [
             {
-                "tool": {
-                    "driver": {
-                        "name": "accel-drc",
-                        "version": result.tool_version,
-                        "semanticVersion": result.tool_version,
-                        "informationUri": INFO_URI,
-                        "rules": rules,
-                    }
-                },
+                "tool": tool,
                 "automationDetails": {"id": f"accel-drc/{result.classification.board_class}/"},
                 "results": results,
                 "properties": {
@@ -201,6 +227,7 @@ def to_sarif(result: CheckResult, cwd: str | None = None) -> dict[str, Any]:
                     "classification_source": result.classification.source,
                     "board_sha256": result.board_sha256,
                     "rule_packs": result.rule_packs,
+                    **({"kicad_drc": kicad} if isinstance(kicad, dict) else {}),
                 },
             }
         ],
@@ -208,6 +235,11 @@ def to_sarif(result: CheckResult, cwd: str | None = None) -> dict[str, Any]:
     return doc
 
 
+def dumps(result: CheckResult, cwd: str | None = None) -> str:
+    return fast_dumps(to_sarif(result, cwd)) + "\n"
+
+
 def write(path: str, result: CheckResult, cwd: str | None = None) -> None:
-    with open(path, "w", encoding="utf-8") as fh:
-        fh.write(fast_dumps(to_sarif(result, cwd)) + "\n")
+    from ..hostile import write_text
+
+    write_text(path, dumps(result, cwd))  # atomic (temp file + rename); '-' is stdout

@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..classify import explain
+from ..hostile import terminal
 from ..results import CheckResult, Finding, Severity, Status
 
 _SEV_ORDER = {Severity.ERROR: 0, Severity.WARNING: 1, Severity.INFO: 2}
@@ -55,6 +56,9 @@ def summary(result: CheckResult, top: int = 10) -> str:
         lines.append(result.coverage_line())
     checked = sum(r.checked for r in result.rules)
     lines.append(f"rules: {len(result.rules)} run, {checked} items checked")
+    kicad = result.extras.get("kicad_drc")
+    if isinstance(kicad, Mapping):  # check --kicad-drc
+        lines.append(kicad_line(result, kicad))
     phrases = [p for _, _, p in result.count_phrases()]
     lines.append("findings: " + (" · ".join(phrases) if phrases else "none"))
     shown = [f for f in worst(result.findings, top) if f.status != Status.WAIVED]
@@ -76,7 +80,24 @@ def summary(result: CheckResult, top: int = 10) -> str:
                 where = f" (line {w['line']})" if w.get("line") else ""
                 lines.append(f"  {w['state']}: {w['rule']}{where}: {w['reason']}")
     lines.append("verdict: " + verdict_line(result))
-    return "\n".join(lines)
+    # net names, messages and reasons are the board's and the config's text: a name holding a
+    # newline and ESC[8m could forge a "verdict: PASS" line, so controls are shown escaped
+    return "\n".join(terminal(line) for line in lines)
+
+
+def kicad_line(result: CheckResult, kicad: Mapping[str, Any]) -> str:
+    """``kicad drc: KiCad 9.0.8: 7 violations, 1 unconnected item, 0 parity; 8 excluded in KiCad``."""
+    c = kicad.get("counts") or {}
+    excl = sum(
+        1
+        for f in result.findings
+        if f.check == "kicad_drc" and f.waiver and f.waiver.get("origin") == "kicad"
+    )
+    return (
+        f"kicad drc: KiCad {kicad.get('kicad_version')} (kicad-cli): "
+        f"{c.get('violations', 0)} violations, {c.get('unconnected_items', 0)} unconnected, "
+        f"{c.get('schematic_parity', 0)} parity; {excl} excluded in KiCad"
+    )
 
 
 def _params(p: Mapping[str, Any]) -> str:
@@ -97,10 +118,34 @@ def rules_table(rules: Sequence[Mapping[str, Any]]) -> str:
         )
         out.append(
             textwrap.fill(
-                r["source"], 100, initial_indent="    source: ", subsequent_indent="            "
+                r["source"],
+                100,
+                initial_indent="    source: ",
+                subsequent_indent="            ",
+                break_long_words=False,
+                break_on_hyphens=False,  # keeps a cited [id] such as [isola-datasheets] whole
             )
         )
     out.append(f"{len(rules)} rules")
+    return "\n".join(terminal(line) for line in out)
+
+
+def references_list(cited: Mapping[str, Mapping[str, Any]]) -> str:
+    """The bibliography: ``[id] full citation`` for every reference the sources above cite."""
+    if not cited:
+        return ""
+    out = [f"References ({len(cited)}):"]
+    for rid, ref in cited.items():
+        out.append(
+            textwrap.fill(
+                f"[{rid}] {ref['citation']}",
+                100,
+                initial_indent="  ",
+                subsequent_indent="      ",
+                break_long_words=False,
+                break_on_hyphens=False,
+            )
+        )
     return "\n".join(out)
 
 
@@ -138,6 +183,11 @@ def _verdict_head(result: CheckResult) -> str:
     if v == "fail":
         n = len(result.unwaived_errors())
         return f"FAIL ({n} unwaived error violation{'s' if n != 1 else ''})"
+    if v == "unverified" and not result.unverified_errors():
+        return (
+            "NOT VERIFIED (no rule checked anything: every rule is disabled or found nothing to "
+            "examine; exit code 0)"
+        )
     if v == "unverified":
         n = len(result.unverified_errors())
         return (

@@ -9,7 +9,7 @@
   window.__accelDrc = api;
 
   var data = JSON.parse(document.getElementById("report-data").textContent);
-  var F = data.fields, texts = data.texts;
+  var F = data.fields, texts = data.texts, REFS = data.refs || {};
   var idx = {};
   F.forEach(function (k, j) { idx[k] = j; });
   var rows = data.findings;
@@ -204,6 +204,25 @@
     var dd = document.createElement("dd"); dd.textContent = typeof v === "string" ? v : fmt(v);
     dl.appendChild(dt); dl.appendChild(dd);
   }
+  /* a source with each [id] of a cited reference as a link to the References section */
+  function citeRow(dl, k, text) {
+    if (!text) return;
+    var dt = document.createElement("dt"); dt.textContent = k;
+    var dd = document.createElement("dd");
+    var re = /\[([^\[\]\s]+)\]/g, last = 0, m, cited = [];
+    while ((m = re.exec(text))) {
+      if (!Object.prototype.hasOwnProperty.call(REFS, m[1])) continue;
+      dd.appendChild(document.createTextNode(text.slice(last, m.index)));
+      var a = document.createElement("a");
+      a.href = "#ref-" + m[1]; a.className = "cite"; a.title = REFS[m[1]]; a.textContent = m[0];
+      dd.appendChild(a);
+      last = re.lastIndex;
+      if (cited.indexOf(m[1]) < 0) cited.push(m[1]);
+    }
+    dd.appendChild(document.createTextNode(text.slice(last)));
+    dl.appendChild(dt); dl.appendChild(dd);
+    cited.forEach(function (id) { dlRow(dl, "Reference", "[" + id + "] " + REFS[id]); });
+  }
   function showDetail(r) {
     detail.textContent = "";
     var h = document.createElement("h3");
@@ -223,7 +242,7 @@
     dlRow(dl, "Position", x === null || x === undefined ? "not on the board view" : "(" + x.toFixed(3) + ", " + g(r, "y").toFixed(3) + ") mm");
     dlRow(dl, "Items", (g(r, "items") || []).join(", "));
     dlRow(dl, "Why", texts[g(r, "why")]);
-    dlRow(dl, "Source", texts[g(r, "source")]);
+    citeRow(dl, "Source", texts[g(r, "source")]);
     dlRow(dl, "Declare", g(r, "declare"));
     var w = g(r, "waiver");
     if (w) dlRow(dl, "Waiver", JSON.stringify(w));

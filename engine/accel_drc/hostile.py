@@ -1,0 +1,253 @@
+"""Bounds and guards against hostile or careless input, in one place (``docs/hostile-input.md``).
+
+Why a module of its own: the same few dangers recur in every reader and writer — a pattern that
+backtracks for hours, a number that is NaN, a name that carries terminal escapes, an output
+that lands on an input — and each must be handled the same way wherever it appears.  Nothing
+here imports the rest of the package, so readers, config, packs and reports can all use it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fnmatch
+import math
+import os
+import re
+import sys
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+#: longest net (or net-class) name any regular expression is matched against.  Built-in
+#: recognition patterns and config regexes are not linear in the name length (``.*X.*Y`` is
+#: quadratic, a 40 KB name took 22 s); KiCad's own hierarchical names stay far below this
+#: (vme-wren's longest is 28 characters).  A longer name is matched by no pattern and the
+#: board says so in a warning.
+MAX_MATCH_NAME = 256
+
+#: deepest element nesting an IPC-2581 document may have (real exports nest about 12 levels)
+MAX_XML_DEPTH = 256
+
+#: largest YAML file (rule pack or config) accepted: the biggest real one is 15 KB; PyYAML
+#: needs about 100 bytes of memory per byte and 4 s per MB.
+MAX_YAML_BYTES = 1 << 20
+
+
+# ---------------------------------------------------------------------------------------------
+# Matching with bounded cost
+# ---------------------------------------------------------------------------------------------
+
+
+def search(pattern: re.Pattern[str] | str, name: str) -> bool:
+    """``pattern.search(name)`` for a name of at most :data:`MAX_MATCH_NAME` characters; a longer
+    name matches nothing (the bound keeps a super-linear pattern from hanging on it)."""
+    if len(name) > MAX_MATCH_NAME:
+        return False
+    if isinstance(pattern, str):
+        pattern = re.compile(pattern)  # cached by re
+    return pattern.search(name) is not None
+
+
+def fullmatch(pattern: re.Pattern[str] | str, name: str) -> bool:
+    """``pattern.fullmatch(name)``, bounded as :func:`search`."""
+    if len(name) > MAX_MATCH_NAME:
+        return False
+    if isinstance(pattern, str):
+        pattern = re.compile(pattern)  # cached by re
+    return pattern.fullmatch(name) is not None
+
+
+def glob_regex(pattern: str) -> re.Pattern[str]:
+    """A KiCad net-class wildcard (``*`` any run, ``?`` one character; ``[`` is literal) as a
+    compiled regex whose ``match`` is a whole-name match without backtracking blow-up.
+
+    The naive translation of ``*`` to ``.*`` backtracks: ``*a*a*a*a*a*a*a*a*a*a*a*ab`` against a
+    60-character net never finished.  :func:`fnmatch.translate` (Python 3.9+) makes every ``*``
+    but the last an atomic, leftmost match — ``(?>.*?a)``, or the equivalent lookahead and
+    back-reference on 3.9/3.10 — so nothing is ever retried and a match costs
+    O(len(name) × len(pattern)).  Returned as a plain compiled regex so callers pay no
+    Python call per match (vme-wren: 72 patterns × 1,801 nets)."""
+    stars = pattern.count("*")
+    if stars <= 1 or (stars == 2 and pattern[0] == pattern[-1] == "*"):
+        # one star, or "*X*" (a substring test), cannot blow up: the first ".*" backs off one
+        # position at a time and the last always matches, O(len(name) × len(X)).  The plain
+        # translation matches faster than the atomic one.
+        body = "".join(".*" if c == "*" else "." if c == "?" else re.escape(c) for c in pattern)
+        return re.compile(body + r"\Z", re.S)
+    return re.compile(fnmatch.translate(pattern.replace("[", "[[]")))
+
+
+class Glob:
+    """:func:`glob_regex` as an object with ``match(name) -> bool``."""
+
+    __slots__ = ("pattern", "_rx")
+
+    def __init__(self, pattern: str) -> None:
+        self.pattern = pattern
+        self._rx = glob_regex(pattern)
+
+    def match(self, name: str) -> bool:
+        """Whether the whole of ``name`` matches (case-sensitive, as KiCad)."""
+        return self._rx.match(name) is not None
+
+
+_REPEAT_OPS: frozenset[str] = frozenset({"MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"})
+
+
+def _sre_parse() -> Any:
+    try:  # Python 3.11+: the parser moved (importing sre_parse warns there)
+        import re._parser as parser  # type: ignore[import-not-found]
+    except ImportError:  # pragma: no cover - Python < 3.11
+        import sre_parse as parser  # type: ignore[no-redef]
+    return parser
+
+
+def _unbounded(op: Any, av: Any) -> bool:
+    return str(op) in _REPEAT_OPS and av[1] > 1
+
+
+def _walk(items: Iterable[Any], inside: bool) -> str | None:
+    for op, av in items:
+        name = str(op)
+        if name in _REPEAT_OPS:
+            repeats = av[1] > 1
+            if repeats and inside:
+                return "a quantifier inside a repeated group (like '(a+)+')"
+            got = _walk(av[2], inside or repeats)
+            if got:
+                return got
+        elif name == "BRANCH":
+            if inside and len(av[1]) > 1:
+                return "an alternation inside a repeated group (like '(a|ab)*')"
+            for branch in av[1]:
+                got = _walk(branch, inside)
+                if got:
+                    return got
+        elif name == "SUBPATTERN":
+            got = _walk(av[-1], inside)
+            if got:
+                return got
+        elif name in ("ASSERT", "ASSERT_NOT"):
+            got = _walk(av[1], inside)
+            if got:
+                return got
+        elif name == "GROUPREF_EXISTS":
+            for sub in av[1:]:
+                if sub is not None:
+                    got = _walk(sub, inside)
+                    if got:
+                        return got
+    return None
+
+
+def catastrophic(pattern: str) -> str | None:
+    """Why ``pattern`` may backtrack exponentially, or None.
+
+    A static screen of the parsed pattern: a repeated group (``+``, ``*``, ``{2,}``) that holds
+    another such quantifier or an alternation is refused — those are the shapes with
+    exponentially many ways to split one name (``(a+)+`` against 33 characters hung).  A
+    quantifier after a quantifier (``.*X.*Y``) is only polynomial and stays allowed; the name
+    length bound (:data:`MAX_MATCH_NAME`) keeps it short."""
+    try:
+        tree = _sre_parse().parse(pattern)
+    except Exception:  # re.compile reports syntax errors with a better message
+        return None
+    return _walk(tree, False)
+
+
+# ---------------------------------------------------------------------------------------------
+# Numbers
+# ---------------------------------------------------------------------------------------------
+
+
+def non_finite(data: Any, path: tuple[Any, ...] = ()) -> Iterator[tuple[tuple[Any, ...], float]]:
+    """Every NaN or infinite float in a parsed YAML/JSON tree, with its path."""
+    if isinstance(data, float):
+        if not math.isfinite(data):
+            yield path, data
+    elif isinstance(data, dict):
+        for k, v in data.items():
+            yield from non_finite(v, (*path, k))
+    elif isinstance(data, list):
+        for i, v in enumerate(data):
+            yield from non_finite(v, (*path, i))
+
+
+# ---------------------------------------------------------------------------------------------
+# Text that reaches a terminal or an XML file
+# ---------------------------------------------------------------------------------------------
+
+#: C0 controls but newline, DEL and C1 controls, shown as ``\xNN`` in terminal output (a net
+#: named "x\n\x1b[8m…" must not forge a verdict line or hide text)
+_TERMINAL = {c: f"\\x{c:02x}" for c in (*range(0x20), 0x7F, *range(0x80, 0xA0)) if c != 0x0A}
+_TERMINAL_ALL = {**_TERMINAL, 0x0A: "\\n"}
+#: what XML 1.0 cannot carry: C0 controls but tab, newline and carriage return; lone surrogates
+_XML_BAD = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff\ud800-\udfff]")
+
+
+def terminal(text: str, keep_newlines: bool = False) -> str:
+    """``text`` with control characters escaped visibly (``\\x1b``, ``\\n``) for a terminal."""
+    return text.translate(_TERMINAL if keep_newlines else _TERMINAL_ALL)
+
+
+def xml_text(text: str) -> str:
+    """``text`` with what XML 1.0 cannot carry escaped visibly as ``\\xNN``/``\\uNNNN``."""
+    if not _XML_BAD.search(text):
+        return text
+    return _XML_BAD.sub(
+        lambda m: (
+            f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100 else f"\\u{ord(m.group()):04x}"
+        ),
+        text,
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Outputs
+# ---------------------------------------------------------------------------------------------
+
+
+def same_file_key(path: str) -> str:
+    """What an output path really names: symlinks followed, case as the OS compares it."""
+    return os.path.normcase(os.path.realpath(path))
+
+
+def write_text(path: str, text: str) -> None:
+    """Write ``text`` (UTF-8) to ``path`` so no reader ever sees half a file.
+
+    A regular file (or a new one) is written to a temporary file in the same folder and renamed
+    over the target (``os.replace`` is atomic on one file system): two runs writing the same
+    report leave one whole report, and a crash leaves the old one.  A symlink is followed, so
+    the link stays and its target is replaced.  Something that is not a regular file
+    (``/dev/stdout``, a FIFO) is written in place.  ``-`` is stdout."""
+    if path == "-":
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        return
+    real = os.path.realpath(path)
+    if os.path.isfile(real) and not os.access(real, os.W_OK):
+        # a rename would replace a file the user made read-only: refuse as open() would
+        raise PermissionError(13, "Permission denied (the file is read-only)", path)
+    if os.path.exists(real) and not os.path.isfile(real):
+        with open(real, "w", encoding="utf-8", errors="backslashreplace") as fh:
+            fh.write(text)
+        return
+    import tempfile  # only when writing: keeps the import of every reader light
+
+    folder = os.path.dirname(real) or "."
+    fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(real)}.", suffix=".tmp", dir=folder)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", errors="backslashreplace") as fh:
+            fh.write(text)
+            fh.flush()
+        try:
+            mode = os.stat(real).st_mode & 0o7777
+        except OSError:
+            umask = os.umask(0)
+            os.umask(umask)
+            mode = 0o666 & ~umask
+        os.chmod(tmp, mode)
+        os.replace(tmp, real)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise

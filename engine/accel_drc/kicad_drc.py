@@ -1,0 +1,484 @@
+"""KiCad's own DRC in the same run: ``accel-drc check --kicad-drc``.
+
+accel-drc checks what KiCad's DRC cannot (laminates, stubs, PDN); KiCad's DRC checks what accel-drc
+does not (clearances, courtyards, unconnected items).  A team gating a board wants one gate: one
+exit code, one SARIF, one JUnit, one HTML.  This module runs ``kicad-cli pcb drc --format json
+--severity-all``, reads its report (KiCad 8, 9 and 10 JSON, ``drc.v1``), and turns every entry
+into a :class:`~accel_drc.results.Finding` with ``check: kicad_drc`` and rule id
+``kicad.<type>`` (KiCad's settings key, e.g. ``kicad.clearance``), KiCad's severity, position and
+item uuids.  Their basis is ``measured``: KiCad measured them on the board.
+
+**Exclusions.**  A designer excludes a DRC marker in KiCad; KiCad stores it in the project file
+(``.kicad_pro`` ``board.design_settings.drc_exclusions``) as ``PCB_MARKER::SerializeToString()``:
+``<settings key>|<marker x nm>|<marker y nm>|<main item uuid>|<aux item uuid>`` (``copper_sliver``,
+``generic_warning``/``generic_error``: ``…|<main uuid>|<layer name>``; ``starved_thermal``:
+``…|<main>|<aux>|<layer name>``).  KiCad 8 stores a list of those strings; KiCad 9 and 10 a list of
+``[string, comment]`` pairs.  KiCad re-applies them by an exact string match of a fresh marker's
+serialisation (``BOARD::ResolveDRCExclusions``).  ``kicad-cli`` does not apply all of them
+(kicad-cli 9.0.8 marks excluded *violations* ``"excluded": true`` but never its
+``unconnected_items``; KiBot #811, KiKit #295/#723, kicad-tools #4137 report more), so
+accel-drc matches them itself.  The JSON report carries each item's position but not the
+marker's, so the exact string cannot be rebuilt; accel-drc matches the settings key and the set
+of item uuids (uuids are unique on a board; the main/aux order is not kept by the report), and
+where several report entries share both, assigns the exclusion to the entry with an item nearest
+its stored marker position, one entry per exclusion, as KiCad's one-marker-per-string does.  An
+entry kicad-cli itself marks excluded is excluded even if no stored string matched (KiCad's exact
+match beats ours).  Every exclusion is reported as applied or stale like an accel-drc waiver;
+KiCad exclusions never expire.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import os
+import platform
+import re
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from .errors import EXIT_BAD_INPUT, AccelDrcError, InputError, UsageError
+from .results import Finding, Rule, RuleRun, Severity, Status
+
+log = logging.getLogger(__name__)
+
+CHECK = "kicad_drc"
+#: the rule every KiCad DRC finding belongs to in JUnit/SARIF when its type has no rule of its own
+RULE_PREFIX = "kicad"
+#: nm per mm (KiCad's internal unit in the serialised exclusions)
+NM_PER_MM = 1_000_000
+_UNITS_TO_MM = {"mm": 1.0, "mils": 0.0254, "in": 25.4}
+#: the report sections and the word used for them
+SECTIONS = ("violations", "unconnected_items", "schematic_parity")
+#: KiCad's severities -> ours ("exclusion" is KiCad 10's word for an excluded marker)
+_SEVERITY = {"error": Severity.ERROR, "warning": Severity.WARNING, "ignore": Severity.INFO}
+#: exclusion formats whose 5th field is a layer name, not an aux uuid
+_LAYER_KEYS = {"copper_sliver", "generic_warning", "generic_error"}
+NIL_UUID = "00000000-0000-0000-0000-000000000000"
+INSTALL_HINT = (
+    "kicad-cli not found: --kicad-drc needs KiCad 8 or newer (https://www.kicad.org/download/; "
+    "Debian/Ubuntu: apt install kicad; macOS: the KiCad app; or set ACCEL_DRC_KICAD_CLI to its path)"
+)
+WHY = (
+    "KiCad's own design-rule check (clearances, courtyards, connectivity, the board's "
+    "constraints and .kicad_dru rules), run in the same gate so one exit code, one SARIF and one "
+    "report cover both tools."
+)
+
+
+class KicadCliError(AccelDrcError):
+    """kicad-cli ran but produced no usable report (exit 3 with its message)."""
+
+    exit_code = EXIT_BAD_INPUT
+
+
+@dataclass(frozen=True)
+class Exclusion:
+    """One ``drc_exclusions`` entry of the ``.kicad_pro``."""
+
+    serialized: str
+    key: str
+    pos_mm: tuple[float, float] | None
+    uuids: frozenset[str]
+    layer: str | None = None
+    comment: str = ""
+
+    @classmethod
+    def parse(cls, serialized: str, comment: str = "") -> Exclusion:
+        """As ``PCB_MARKER::DeserializeFromString`` splits it (``|``-separated)."""
+        parts = serialized.split("|")
+        key = parts[0] if parts else ""
+        pos: tuple[float, float] | None = None
+        try:
+            pos = (int(parts[1]) / NM_PER_MM, int(parts[2]) / NM_PER_MM)
+        except (IndexError, ValueError):
+            pos = None
+        rest = parts[3:]
+        layer = None
+        if key in _LAYER_KEYS and len(rest) >= 2:
+            layer, rest = rest[1], rest[:1]
+        elif key == "starved_thermal" and len(rest) >= 3:
+            layer, rest = rest[2], rest[:2]
+        uuids = frozenset(u.lower() for u in rest if u and u != NIL_UUID)
+        return cls(serialized, key, pos, uuids, layer, comment or "")
+
+
+def read_exclusions(pro_path: str | os.PathLike[str]) -> list[Exclusion]:
+    """The ``board.design_settings.drc_exclusions`` of a ``.kicad_pro`` (KiCad 8: strings; 9/10:
+    ``[string, comment]``); [] when the file or the key is missing."""
+    try:
+        doc = json.loads(Path(pro_path).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return []
+    except (OSError, ValueError) as exc:
+        raise InputError(
+            str(pro_path), f"cannot read the project's DRC exclusions: {exc}"
+        ) from None
+    raw = ((doc.get("board") or {}).get("design_settings") or {}).get("drc_exclusions") or []
+    out = []
+    for entry in raw if isinstance(raw, list) else []:
+        if isinstance(entry, str):
+            out.append(Exclusion.parse(entry))
+        elif isinstance(entry, list) and entry and isinstance(entry[0], str):
+            comment = entry[1] if len(entry) > 1 and isinstance(entry[1], str) else ""
+            out.append(Exclusion.parse(entry[0], comment))
+    return out
+
+
+def find_kicad_cli() -> str | None:
+    """``$ACCEL_DRC_KICAD_CLI``, else ``kicad-cli`` on PATH, else the platform's usual place."""
+    env = os.environ.get("ACCEL_DRC_KICAD_CLI")
+    if env:
+        return env if os.path.isfile(env) else None
+    found = shutil.which("kicad-cli")
+    if found:
+        return found
+    system = platform.system()
+    candidates = []
+    if system == "Darwin":
+        candidates.append("/Applications/KiCad/KiCad.app/Contents/MacOS/kicad-cli")
+    elif system == "Windows":
+        for ver in ("10.0", "9.0", "8.0"):
+            candidates.append(rf"C:\Program Files\KiCad\{ver}\bin\kicad-cli.exe")
+    for c in candidates:
+        if os.path.isfile(c):
+            return c
+    return None
+
+
+@dataclass
+class KicadDrcRun:
+    """What one ``kicad-cli pcb drc`` run produced, parsed, and the board's exclusions."""
+
+    report: Mapping[str, Any]
+    kicad_version: str
+    command: list[str] = field(default_factory=list)
+    exclusions: list[Exclusion] = field(default_factory=list)
+    project_file: str | None = None
+
+    def info(self) -> dict[str, Any]:
+        """What every output says about the KiCad run (``extras["kicad_drc"]``)."""
+        counts = {s: len(self.report.get(s) or []) for s in SECTIONS}
+        return {
+            "kicad_version": self.kicad_version,
+            "command": " ".join(self.command),
+            "schema": self.report.get("$schema"),
+            "source": self.report.get("source"),
+            "date": self.report.get("date"),
+            "coordinate_units": self.report.get("coordinate_units"),
+            "counts": counts,
+            "project_file": self.project_file,
+            "exclusions": len(self.exclusions),
+        }
+
+
+def run(
+    board_path: str,
+    schematic_parity: bool = False,
+    kicad_cli: str | None = None,
+    timeout: float = 3600.0,
+) -> KicadDrcRun:
+    """Run ``kicad-cli pcb drc`` on ``board_path`` and read its JSON report.
+
+    No kicad-cli: :class:`UsageError` (exit 1) naming how to install it, never a silent skip."""
+    return start(board_path, schematic_parity, kicad_cli, timeout).result()
+
+
+class Pending:
+    """A ``kicad-cli pcb drc`` process running while accel-drc checks the board (kicad-cli is
+    one process on one core; the checks use the other).  :meth:`result` waits for it and reads
+    its report; :meth:`cancel` ends it (and its temp folder) when the check fails first."""
+
+    def __init__(self, board_path: str, schematic_parity: bool, exe: str, timeout: float) -> None:
+        self.board_path = board_path
+        self.timeout = timeout
+        self._tmp = tempfile.mkdtemp(prefix="accel-drc-kicad-")
+        self._out = os.path.join(self._tmp, "drc.json")
+        cmd = [exe, "pcb", "drc", "--format", "json", "--severity-all", "--units", "mm"]
+        if schematic_parity:
+            cmd.append("--schematic-parity")
+        self.shown = [*cmd[1:], "-o", "drc.json", os.path.basename(board_path)]
+        cmd += ["-o", self._out, board_path]
+        log.info("running %s", " ".join(cmd))
+        try:
+            self._proc: subprocess.Popen[str] | None = subprocess.Popen(
+                cmd,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                stdin=subprocess.DEVNULL,
+                text=True,
+            )
+        except OSError as exc:
+            shutil.rmtree(self._tmp, ignore_errors=True)
+            raise UsageError(f"{exe}: cannot run kicad-cli: {exc.strerror or exc}") from None
+
+    def result(self) -> KicadDrcRun:
+        proc = self._proc
+        assert proc is not None, "result() after cancel()"
+        try:
+            try:
+                out, err = proc.communicate(timeout=self.timeout)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.communicate()
+                raise KicadCliError(
+                    f"kicad-cli pcb drc did not finish in {self.timeout:.0f} s"
+                ) from None
+            if not os.path.isfile(self._out):
+                said = (err or out or "").strip().splitlines()
+                raise KicadCliError(
+                    f"{self.board_path}: kicad-cli pcb drc wrote no report (exit {proc.returncode})"
+                    + (f": {said[-1]}" if said else "")
+                )
+            try:
+                report = json.loads(Path(self._out).read_text(encoding="utf-8"))
+            except ValueError as exc:
+                raise KicadCliError(f"kicad-cli's DRC report is not JSON: {exc}") from None
+        finally:
+            self._proc = None
+            shutil.rmtree(self._tmp, ignore_errors=True)
+        pro = Path(self.board_path).with_suffix(".kicad_pro")
+        return from_report(
+            report,
+            exclusions=read_exclusions(pro),
+            command=["kicad-cli", *self.shown],
+            project_file=str(pro) if pro.is_file() else None,
+        )
+
+    def cancel(self) -> None:
+        proc, self._proc = self._proc, None
+        if proc is not None and proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+        shutil.rmtree(self._tmp, ignore_errors=True)
+
+
+def start(
+    board_path: str,
+    schematic_parity: bool = False,
+    kicad_cli: str | None = None,
+    timeout: float = 3600.0,
+) -> Pending:
+    """Check the arguments and that kicad-cli exists (usage errors now), then start it;
+    ``.result()`` waits for it."""
+    if not board_path.endswith(".kicad_pcb"):
+        raise UsageError(
+            f"{board_path}: --kicad-drc needs a .kicad_pcb (KiCad checks its own files)"
+        )
+    exe = kicad_cli or find_kicad_cli()
+    if exe is None:
+        raise UsageError(INSTALL_HINT)
+    if not os.path.isfile(board_path):
+        raise InputError(board_path, "no such file")
+    if schematic_parity and not Path(board_path).with_suffix(".kicad_sch").is_file():
+        raise UsageError(
+            f"{board_path}: --kicad-drc-parity needs the schematic beside the board "
+            f"({Path(board_path).with_suffix('.kicad_sch').name})"
+        )
+    return Pending(board_path, schematic_parity, exe, timeout)
+
+
+def from_report(
+    report: Mapping[str, Any],
+    exclusions: Sequence[Exclusion] = (),
+    command: Sequence[str] = (),
+    project_file: str | None = None,
+) -> KicadDrcRun:
+    """A :class:`KicadDrcRun` from an already-read report (KiCad 8, 9, 10)."""
+    if not isinstance(report, Mapping) or not any(
+        isinstance(report.get(s), list) for s in SECTIONS
+    ):
+        raise KicadCliError("kicad-cli's DRC report has none of violations/unconnected_items")
+    units = report.get("coordinate_units") or "mm"
+    if units not in _UNITS_TO_MM:
+        raise KicadCliError(f"kicad-cli's DRC report uses unknown units {units!r}")
+    version = str(report.get("kicad_version") or "unknown")
+    return KicadDrcRun(dict(report), version, list(command), list(exclusions), project_file)
+
+
+_NET = re.compile(r"\[([^\]]+)\]")
+_LAYER = re.compile(r" on ([A-Za-z0-9_]+\.[A-Za-z0-9_]+)")
+
+
+def _item_pos(item: Mapping[str, Any], scale: float) -> tuple[float, float] | None:
+    p = item.get("pos")
+    if not isinstance(p, Mapping):
+        return None
+    try:
+        x, y = float(p["x"]) * scale, float(p["y"]) * scale
+    except (KeyError, TypeError, ValueError):
+        return None
+    return (round(x, 4), round(y, 4)) if math.isfinite(x) and math.isfinite(y) else None
+
+
+def _rule(kind: str, severity: Severity, description: str, version: str) -> Rule:
+    return Rule(
+        id=f"{RULE_PREFIX}.{kind}",
+        check=CHECK,
+        severity=severity,
+        params={},
+        why=WHY,
+        source=f"[kicad9-cli] pcb drc, run with KiCad {version} (the board's constraints and custom "
+        "rules)",
+        pack="kicad",
+        title=f"KiCad DRC: {description}",
+    )
+
+
+def findings(drc: KicadDrcRun) -> tuple[list[Finding], list[RuleRun], list[dict[str, Any]]]:
+    """The report's entries as findings (excluded ones ``waived``), one rule run per KiCad
+    violation type plus ``kicad.drc`` (so a clean KiCad DRC is a visible pass), and one waiver row
+    per exclusion (applied or stale)."""
+    scale = _UNITS_TO_MM[drc.report.get("coordinate_units") or "mm"]
+    version = drc.kicad_version
+    out: list[Finding] = []
+    rules: dict[str, Rule] = {}
+    for section in SECTIONS:
+        for v in drc.report.get(section) or []:
+            if not isinstance(v, Mapping):
+                continue
+            kind = str(v.get("type") or section)
+            sev_word = str(v.get("severity") or "error")
+            severity = _SEVERITY.get(sev_word, Severity.ERROR)
+            description = str(v.get("description") or kind)
+            items = [i for i in (v.get("items") or []) if isinstance(i, Mapping)]
+            uuids = tuple(str(i.get("uuid", "")).lower() for i in items if i.get("uuid"))
+            pos = next((p for p in (_item_pos(i, scale) for i in items) if p is not None), None)
+            descs = [str(i.get("description", "")) for i in items]
+            net = next((m.group(1) for d in descs for m in [_NET.search(d)] if m), None)
+            net = None if net in ("<no net>", "") else net
+            layer = next((m.group(1) for d in descs for m in [_LAYER.search(d)] if m), None)
+            rule = rules.setdefault(kind, _rule(kind, severity, description, version))
+            message = description + (": " + "; ".join(d for d in descs if d) if descs else "")
+            ev: dict[str, Any] = {
+                "kicad_type": kind,
+                "kicad_severity": sev_word,
+                "section": section,
+                "kicad_version": version,
+                "items": [
+                    {
+                        "uuid": str(i.get("uuid", "")),
+                        "description": str(i.get("description", "")),
+                        "pos": _item_pos(i, scale),
+                    }
+                    for i in items
+                ],
+                "basis": {"kicad_drc": "measured"},
+            }
+            if v.get("excluded") or sev_word == "exclusion":  # 9: a flag; a severity word too
+                ev["kicad_excluded"] = True
+            if v.get("comment"):
+                ev["kicad_comment"] = str(v["comment"])
+            out.append(
+                Finding(
+                    rule=rule.id,
+                    check=CHECK,
+                    severity=severity,
+                    status=Status.VIOLATION,
+                    message=message,
+                    unit="",
+                    net=net,
+                    layer=layer,
+                    pos=pos,
+                    items=uuids,
+                    why=rule.why,
+                    source=rule.source,
+                    evidence=ev,
+                )
+            )
+    out, rows = apply_exclusions(out, drc.exclusions, drc.project_file)
+    drc_rule = _rule("drc", Severity.ERROR, "every check", version)
+    per_kind: dict[str, int] = {}
+    for f in out:
+        per_kind[f.rule] = per_kind.get(f.rule, 0) + 1
+    runs = [RuleRun(drc_rule, len(out))] + [
+        RuleRun(r, per_kind.get(r.id, 0)) for r in rules.values()
+    ]
+    return out, runs, rows
+
+
+def _nearest(f: Finding, pos: tuple[float, float] | None) -> float:
+    if pos is None:
+        return 0.0
+    pts = [i.get("pos") for i in f.evidence.get("items", ())]
+    d = [math.hypot(p[0] - pos[0], p[1] - pos[1]) for p in pts if p]
+    return min(d) if d else 0.0
+
+
+def apply_exclusions(
+    found: Sequence[Finding], exclusions: Sequence[Exclusion], project_file: str | None = None
+) -> tuple[list[Finding], list[dict[str, Any]]]:
+    """Mark the findings the board's KiCad exclusions cover as waived (see the module docstring
+    for how they are matched), and return one waiver row per exclusion."""
+    out = list(found)
+    by_key: dict[tuple[str, frozenset[str]], list[int]] = {}
+    for k, f in enumerate(out):
+        by_key.setdefault((f.evidence.get("kicad_type", ""), frozenset(f.items)), []).append(k)
+    shown = os.path.basename(project_file) if project_file else ".kicad_pro"
+    rows: list[dict[str, Any]] = []
+    taken: set[int] = set()
+    for e in exclusions:
+        cands = [k for k in by_key.get((e.key, e.uuids), []) if k not in taken]
+        if not cands and e.uuids:  # a layer-keyed entry lists only the main item
+            cands = [
+                k
+                for (kind, ids), ks in by_key.items()
+                if kind == e.key and e.uuids <= ids
+                for k in ks
+                if k not in taken
+            ]
+        row: dict[str, Any] = {
+            "rule": f"{RULE_PREFIX}.{e.key}",
+            "net": None,
+            "layer": e.layer,
+            "uuid": ",".join(sorted(e.uuids)) or None,
+            "reason": e.comment or f"excluded in KiCad ({shown})",
+            "owner": None,
+            "expires": None,
+            "state": "stale",
+            "matched": 0,
+            "line": None,
+            "origin": "kicad",
+            "file": project_file,
+            "exclusion": e.serialized,
+        }
+        if cands:
+            k = min(cands, key=lambda k: _nearest(out[k], e.pos_mm))
+            taken.add(k)
+            row["state"] = "applied"
+            row["matched"] = 1
+            out[k] = _waive(out[k], row, e)
+        else:
+            row["hint"] = (
+                "no KiCad DRC entry of this type on these items: the board changed since it was "
+                "excluded (KiCad drops it on its next DRC too)"
+            )
+        rows.append(row)
+    for k, f in enumerate(out):  # kicad-cli's own exact match, where no stored entry matched
+        if f.status != Status.WAIVED and f.evidence.get("kicad_excluded"):
+            out[k] = replace(
+                f,
+                status=Status.WAIVED,
+                waiver={
+                    "rule": f.rule,
+                    "reason": f.evidence.get("kicad_comment") or f"excluded in KiCad ({shown})",
+                    "owner": None,
+                    "expires": None,
+                    "line": None,
+                    "origin": "kicad",
+                },
+            )
+    return out, rows
+
+
+def _waive(f: Finding, row: Mapping[str, Any], e: Exclusion) -> Finding:
+    ev = dict(f.evidence)
+    ev["kicad_exclusion"] = e.serialized
+    waiver = {k: row[k] for k in ("rule", "reason", "owner", "expires", "line", "origin")}
+    return replace(f, status=Status.WAIVED, waiver=waiver, evidence=ev)

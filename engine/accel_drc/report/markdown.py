@@ -1,0 +1,119 @@
+"""The Markdown summary (``check --markdown F``): a PR comment or a CI job summary.
+
+The same content the GitHub Action writes to ``$GITHUB_STEP_SUMMARY``: the verdict, the counts,
+the worst findings as a table, the waivers that need attention, the versions of accel-drc (and of
+KiCad when ``--kicad-drc`` ran), and a link to the full HTML report when one is given.  GitHub
+renders a summary of at most 1 MiB per step; the worst-findings table is capped so a board with
+10,000 findings still fits.  User text (net names, messages) is escaped so it cannot break the
+table or inject markup.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from ..results import CheckResult, Status
+from .text import verdict_line, worst
+
+_VERDICT_ICON = {"fail": "❌", "unverified": "⚠️", "pass": "✅"}
+_VERDICT_WORD = {"fail": "FAIL", "unverified": "NOT VERIFIED", "pass": "PASS"}
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]<>|~])")
+
+
+def esc(text: Any, limit: int = 300) -> str:
+    """Markdown-safe single-line text: escapes the characters Markdown and HTML give meaning to
+    (so a net called ``<script>`` or ``a|b`` stays text in the table) and cuts long messages."""
+    s = " ".join(str(text).split())
+    if len(s) > limit:
+        s = s[: limit - 1] + "…"
+    return _MD_SPECIAL.sub(r"\\\1", s)
+
+
+def code(text: Any, limit: int = 120) -> str:
+    """A code span: backslashes are literal inside one, so only the backtick (which would end
+    it) and the table's ``|`` (GFM splits cells before code spans) are replaced."""
+    s = " ".join(str(text).split())[:limit]
+    return "`" + s.replace("`", "'").replace("|", "\\|") + "`"
+
+
+def render(
+    result: CheckResult, html_link: str | None = None, top: int = 15, title: str | None = None
+) -> str:
+    """The summary as Markdown text."""
+    v = result.verdict()
+    board = os.path.basename(result.board_file) or result.board_file
+    head = title or f"accel-drc: {board}"
+    out = [f"## {_VERDICT_ICON[v]} {esc(head)}: {_VERDICT_WORD[v]}", ""]
+    out.append(esc(verdict_line(result), 1000))
+    out.append("")
+    b = result.board_summary
+    cls = result.classification
+    how = "declared" if cls.source in ("config", "cli") else f"auto-detected, {cls.confidence:.0%}"
+    facts = [
+        f"**Board** {code(board)} · {b.get('copper_layers')} copper layers",
+        f"**Class** {cls.board_class} ({how})",
+        f"**accel-drc** {result.tool_version}",
+    ]
+    kicad = result.extras.get("kicad_drc")
+    if isinstance(kicad, Mapping):
+        facts.append(f"**KiCad DRC** KiCad {esc(kicad.get('kicad_version'))} (kicad-cli)")
+    out.append(" · ".join(facts))
+    out.append("")
+    phrases = result.count_phrases()
+    out.append("| severity | findings |")
+    out.append("|---|---|")
+    if phrases:
+        for sev, _n, phrase in phrases:
+            out.append(f"| {sev} | {esc(phrase)} |")
+    else:
+        out.append("| – | none |")
+    out.append("")
+    shown = [f for f in worst(result.findings, top) if f.status != Status.WAIVED]
+    if shown:
+        out.append("### Worst findings")
+        out.append("")
+        out.append("| severity | status | rule | where | message |")
+        out.append("|---|---|---|---|---|")
+        for f in shown:
+            where = " ".join(
+                p
+                for p in (
+                    f"net {code(f.net, 80)}" if f.net else "",
+                    f"on {esc(f.layer, 40)}" if f.layer else "",
+                    f"at ({f.pos[0]:.2f}, {f.pos[1]:.2f}) mm" if f.pos else "",
+                )
+                if p
+            )
+            out.append(
+                f"| {f.severity.value} | {f.status.value.replace('_', ' ')} | {code(f.rule, 80)} "
+                f"| {where or '–'} | {esc(f.message)} |"
+            )
+        rest = sum(1 for f in result.findings if f.status != Status.WAIVED) - len(shown)
+        if rest > 0:
+            out.append("")
+            out.append(f"… and {rest} more.")
+        out.append("")
+    attention = [w for w in result.waivers if w.get("state") in ("expired", "stale")]
+    applied = sum(1 for w in result.waivers if w.get("state") == "applied")
+    if result.waivers:
+        out.append(
+            f"**Waivers:** {applied} applied"
+            + (f", {len(attention)} need attention:" if attention else "")
+        )
+        for w in attention[:10]:
+            where = f" (line {w['line']})" if w.get("line") else ""
+            out.append(f"- {w['state']}: {code(w['rule'], 80)}{where}: {esc(w.get('reason', ''))}")
+        out.append("")
+    if html_link:
+        out.append(f"Full report: [{esc(os.path.basename(html_link))}]({html_link})")
+        out.append("")
+    return "\n".join(out).rstrip() + "\n"
+
+
+def write(path: str, result: CheckResult, html_link: str | None = None) -> None:
+    from ..hostile import write_text
+
+    write_text(path, render(result, html_link))  # atomic (temp file + rename); '-' is stdout
