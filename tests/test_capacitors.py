@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 from accel_drc.analysis.capacitors import CapacitorLibrary, package_of, parse_capacitance
+from accel_drc.config import CapacitorConfig
 
 
 @pytest.mark.parametrize(
@@ -78,11 +79,13 @@ def test_models_from_yaml_and_overrides() -> None:
     unknown = lib.model("C2", 1e-6, None)
     assert unknown.esl_h == pytest.approx(0.6e-9 + 0.6e-9) and unknown.notes
     ov = CapacitorLibrary.load(
-        overrides={
-            "mounting_esl_h": 0.2e-9,
-            "packages": {"0402": {"esl_body_h": 0.3e-9}},
-            "parts": {"C9": {"esl_h": 0.15e-9, "esr_ohm": 0.004}},
-        }
+        overrides=CapacitorConfig.of(
+            {
+                "mounting_esl_h": 0.2e-9,
+                "packages": {"0402": {"esl_body_h": 0.3e-9}},
+                "parts": {"C9": {"esl_h": 0.15e-9, "esr_ohm": 0.004}},
+            }
+        )
     )
     assert ov.model("C1", 100e-9, "0402").esl_h == pytest.approx(0.5e-9)
     c9 = ov.model("C9", 100e-9, "0402")

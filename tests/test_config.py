@@ -25,17 +25,18 @@ def test_example_config_loads_every_key():
     assert set(cfg.signals) == {"pcie5", "ddr5"}
     assert cfg.signals["pcie5"][0].fullmatch("/PCIe_x4.TX0+")
     assert cfg.foil == {"default": "VLP", "In3.Cu": "HVLP"}
-    assert cfg.materials["dielectric 2"]["loss_tangent"] == 0.004
+    assert cfg.materials["dielectric 2"].loss_tangent == 0.004
     assert set(cfg.rule_overrides) == {
         "inference.layer_count",
         "*.impedance.pcie5",
         "*.via_stub.ddr5",
     }
+    assert set(cfg.rules) == set(cfg.rule_overrides)
     [w] = cfg.waivers
-    assert w["expires"] == "2027-06-30" and w["owner"] == "jane@example.com"
-    assert cfg.data["backdrill"][0]["must_not_cut"] == "In3.Cu"
-    assert cfg.data["rails"][0]["vrm"]["l_h"] == 2e-10
-    assert cfg.data["report"] == {"dir": "accel-drc", "marker_layer": "Cmts.User"}
+    assert w.expires == "2027-06-30" and w.owner == "jane@example.com"
+    assert cfg.backdrill[0].must_not_cut == "In3.Cu"
+    assert cfg.rails[0].vrm is not None and cfg.rails[0].vrm.l_h == 2e-10
+    assert (cfg.report.dir, cfg.report.marker_layer) == ("accel-drc", "Cmts.User")
     assert cfg.line_of("waivers", 0) == 22
 
 

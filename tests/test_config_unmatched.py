@@ -16,8 +16,15 @@ from pathlib import Path
 
 import pytest
 from _h2_boards import cu, diel, make_board, stackup
+from accel_drc.analysis.signals import SignalAssignment
 from accel_drc.analysis.via_stubs import config_backdrills
-from accel_drc.config import REGEX_SEMANTICS, load_config, suggest_pattern, unmatched_entries
+from accel_drc.config import (
+    REGEX_SEMANTICS,
+    BackdrillSpec,
+    load_config,
+    suggest_pattern,
+    unmatched_entries,
+)
 from accel_drc.errors import InputError
 from accel_drc.packs import load_library
 from accel_drc.pipeline import check_board
@@ -80,20 +87,20 @@ def test_backdrill_prefix_regex_is_reported_and_whole_name_works():
     spec = {"match": {"net": "^PCIE_TX"}, "side": "bottom", "residual_stub_mm": 0.2}
     b = board()
     # the consumer really applies no backdrill with the prefix pattern ...
-    assert config_backdrills(b, [spec])[0] == {}
+    assert config_backdrills(b, [BackdrillSpec.of(spec)])[0] == {}
     got = keys({"backdrill": [spec]}, b)
     u = got["backdrill[0].match.net"]
     assert (u.suggestion, u.would_match) == ("PCIE_TX.*", 2)
     assert "no backdrill is applied" in u.message
     # ... and with the suggested one it drills both nets, and nothing is reported
     fixed = {**spec, "match": {"net": u.suggestion}}
-    assert sorted(config_backdrills(b, [fixed])[0]) == [3, 4]
+    assert sorted(config_backdrills(b, [BackdrillSpec.of(fixed)])[0]) == [3, 4]
     assert keys({"backdrill": [fixed]}, b) == {}
 
 
 def test_backdrill_signal_class_conjunction_and_shadowing():
     b = board()
-    ns = {3: "pcie5", 4: "pcie5"}
+    ns = {3: SignalAssignment("pcie5", "net_name"), 4: SignalAssignment("pcie5", "net_name")}
     got = keys({"backdrill": [{"match": {"signal": "nvlink4"}, "side": "bottom"}]}, b, ns)
     assert "matches no signal type carried" in got["backdrill[0].match.signal"].message
     assert keys({"backdrill": [{"match": {"signal": "pcie5"}, "side": "bottom"}]}, b, ns) == {}

@@ -22,9 +22,10 @@ import datetime as _dt
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any
+from types import MappingProxyType
+from typing import Any, Callable, TypeVar
 
 from . import packs as _packs
 from .errors import InputError
@@ -207,35 +208,319 @@ def _dates_to_text(data: Any) -> Any:
     return data
 
 
-@dataclass
+# ---------------------------------------------------------------------------------------------
+# The validated config, typed: one frozen dataclass per section
+# ---------------------------------------------------------------------------------------------
+# Every section keeps the keys it does not name in ``extra`` (read-only): the schema decides what
+# is valid, these classes decide what the code reads.  A key added to the schema before its field
+# is added here is therefore carried, not dropped, and a field added here before the schema
+# allows it stays at its default.
+
+T = TypeVar("T")
+
+
+def _empty() -> Mapping[str, Any]:
+    return MappingProxyType({})
+
+
+def _frozen(data: Mapping[str, Any] | None) -> Mapping[str, Any]:
+    return MappingProxyType(dict(data or {}))
+
+
+def _build(cls: type[T], data: Mapping[str, Any] | None, **convert: Callable[[Any], Any]) -> T:
+    """``cls`` from the mapping ``data``: its fields by name (through ``convert[name]`` when
+    given), every other key into ``extra``."""
+    data = data or {}
+    names = {f.name for f in fields(cls)}  # type: ignore[arg-type]
+    kw: dict[str, Any] = {}
+    extra: dict[str, Any] = {}
+    for key, val in data.items():
+        if key in names and key != "extra":
+            kw[key] = convert[key](val) if key in convert and val is not None else val
+        else:
+            extra[str(key)] = val
+    if "extra" in names:
+        kw["extra"] = MappingProxyType(extra)
+    return cls(**kw)
+
+
+def _opt_float(v: Any) -> float | None:
+    return None if v is None else float(v)
+
+
+def _strs(v: Any) -> tuple[str, ...]:
+    return (v,) if isinstance(v, str) else tuple(str(x) for x in v)
+
+
+@dataclass(frozen=True)
+class MaterialOverride:
+    """``stackup: materials: NAME:``: what the designer says one dielectric is (each field
+    beats the stack-up's own value and the library's)."""
+
+    material: str | None = None
+    epsilon_r: float | None = None
+    loss_tangent: float | None = None
+    tg_c: float | None = None
+    extra: Mapping[str, Any] = field(default_factory=_empty)
+
+
+@dataclass(frozen=True)
+class StackupConfig:
+    """``stackup:``: foil grade per copper layer (by name, or ``default``), dielectric
+    overrides, and the conductor facts the loss and IR-drop checks need."""
+
+    foil: Mapping[str, str] = field(default_factory=_empty)
+    materials: Mapping[str, MaterialOverride] = field(default_factory=_empty)
+    roughness: Any = None  # foil roughness model/values (insertion loss)
+    conductivity_s_per_m: float | None = None  # copper conductivity (σ, S/m)
+    via_plating_um: float | None = None  # via barrel plating thickness (µm)
+    temperature_c: float | None = None  # conductor temperature (°C)
+    extra: Mapping[str, Any] = field(default_factory=_empty)
+
+    @classmethod
+    def of(cls, data: Mapping[str, Any] | None) -> StackupConfig:
+        return _build(
+            cls,
+            data,
+            foil=lambda v: MappingProxyType({str(k): str(g) for k, g in v.items()}),
+            materials=lambda v: MappingProxyType(
+                {
+                    str(k): _build(
+                        MaterialOverride,
+                        m,
+                        material=str,
+                        epsilon_r=float,
+                        loss_tangent=float,
+                        tg_c=float,
+                    )
+                    for k, m in v.items()
+                }
+            ),
+            conductivity_s_per_m=float,
+            via_plating_um=float,
+            temperature_c=float,
+        )
+
+
+@dataclass(frozen=True)
+class RuleOverride:
+    """``rules: RULE_ID:``: a project's change to one rule of the packs."""
+
+    severity: str | None = None
+    params: Mapping[str, Any] = field(default_factory=_empty)
+    enabled: bool | None = None
+    why: str | None = None
+    source: str | None = None
+    extra: Mapping[str, Any] = field(default_factory=_empty)
+
+
+@dataclass(frozen=True)
+class Waiver:
+    """``waivers: - …``: a reviewed finding accepted (regexes match the whole name)."""
+
+    rule: str
+    reason: str
+    net: str | None = None
+    layer: str | None = None
+    uuid: str | None = None
+    owner: str | None = None
+    expires: str | None = None  # ISO date
+    extra: Mapping[str, Any] = field(default_factory=_empty)
+
+    @classmethod
+    def of(cls, data: Mapping[str, Any]) -> Waiver:
+        return _build(cls, data, expires=lambda v: str(v)[:10])
+
+
+@dataclass(frozen=True)
+class BackdrillMatch:
+    """Which nets a ``backdrill:`` entry applies to; every key given must match (whole name)."""
+
+    net_class: str | None = None
+    signal: str | None = None
+    net: str | None = None
+    extra: Mapping[str, Any] = field(default_factory=_empty)
+
+    def items(self) -> list[tuple[str, str]]:
+        """The keys given, in the order ``net_class``, ``signal``, ``net``."""
+        return [
+            (k, v)
+            for k, v in (("net_class", self.net_class), ("signal", self.signal), ("net", self.net))
+            if v is not None
+        ]
+
+
+@dataclass(frozen=True)
+class BackdrillSpec:
+    """``backdrill: - …``: a fab's controlled-depth drill declared for matching nets."""
+
+    match: BackdrillMatch = field(default_factory=BackdrillMatch)
+    side: str = "bottom"
+    except_net: str | None = None
+    must_not_cut: str | None = None
+    residual_stub_mm: float | None = None
+    drill_mm: float | None = None
+    extra: Mapping[str, Any] = field(default_factory=_empty)
+
+    @classmethod
+    def of(cls, data: Mapping[str, Any]) -> BackdrillSpec:
+        return _build(
+            cls,
+            data,
+            match=lambda v: _build(BackdrillMatch, v),
+            side=lambda v: str(v).lower(),
+            residual_stub_mm=float,
+            drill_mm=float,
+        )
+
+
+@dataclass(frozen=True)
+class VrmSpec:
+    """A rail's regulator seen from the board: output resistance and inductance."""
+
+    r_ohm: float = 0.0
+    l_h: float = 0.0
+    extra: Mapping[str, Any] = field(default_factory=_empty)
+
+
+@dataclass(frozen=True)
+class RailSpec:
+    """``rails: - …``: a power rail the designer declares (nets, role, what it draws)."""
+
+    name: str
+    nets: tuple[str, ...] = ()
+    role: str | None = None  # core | memory | serdes | io | aux | input
+    voltage: float | None = None
+    ripple_pct: float | None = None
+    transient_a: float | None = None
+    vrm: VrmSpec | None = None
+    target_ohm: float | None = None
+    # IR drop (ir_drop / current_density checks)
+    sources: tuple[Any, ...] = ()
+    loads: tuple[Any, ...] = ()
+    return_nets: tuple[str, ...] = ()
+    ir_drop_max_pct: float | None = None
+    extra: Mapping[str, Any] = field(default_factory=_empty)
+
+    @classmethod
+    def of(cls, data: Mapping[str, Any], index: int = 0) -> RailSpec:
+        data = dict(data)
+        data.setdefault("name", f"rail {index + 1}")
+        return _build(
+            cls,
+            data,
+            name=str,
+            nets=_strs,
+            voltage=float,
+            ripple_pct=float,
+            transient_a=float,
+            target_ohm=float,
+            vrm=lambda v: _build(VrmSpec, v, r_ohm=float, l_h=float),
+            sources=lambda v: tuple(_frozen(x) if isinstance(x, Mapping) else x for x in v),
+            loads=lambda v: tuple(_frozen(x) if isinstance(x, Mapping) else x for x in v),
+            return_nets=_strs,
+            ir_drop_max_pct=float,
+        )
+
+
+@dataclass(frozen=True)
+class CapacitorConfig:
+    """``capacitors:``: mounting inductance and per-package / per-part overrides of
+    ``rules/capacitors.yaml``."""
+
+    mounting_esl_h: float | None = None
+    packages: Mapping[str, Mapping[str, float]] = field(default_factory=_empty)
+    parts: Mapping[str, Mapping[str, float]] = field(default_factory=_empty)
+    extra: Mapping[str, Any] = field(default_factory=_empty)
+
+    @classmethod
+    def of(cls, data: Mapping[str, Any] | None) -> CapacitorConfig:
+        table = lambda v: MappingProxyType({str(k): _frozen(x) for k, x in v.items()})  # noqa: E731
+        return _build(cls, data, mounting_esl_h=float, packages=table, parts=table)
+
+
+@dataclass(frozen=True)
+class ReportConfig:
+    """``report:``: where reports go and which layer carries the markers."""
+
+    dir: str | None = None
+    marker_layer: str | None = None
+    extra: Mapping[str, Any] = field(default_factory=_empty)
+
+
+@dataclass(frozen=True)
 class ProjectConfig:
-    """A validated ``accel-drc.yaml`` (or the empty config when there is none)."""
+    """A validated ``accel-drc.yaml`` (or the empty config when there is none), typed.
+
+    Built by :func:`load_config` (validated, with ``file:line`` for every error) or by
+    :meth:`from_mapping` (already-valid data, e.g. in tests).  ``data`` is the validated
+    mapping as read; code reads the typed sections, never ``data``.
+    """
 
     path: str | None = None
-    data: dict[str, Any] = field(default_factory=dict)
-    doc: _packs.YamlDoc | None = None
-    signals: dict[str, tuple[re.Pattern[str], ...]] = field(default_factory=dict)
-    extra_packs: list[_packs.ClassPack] = field(default_factory=list)
+    data: Mapping[str, Any] = field(default_factory=dict)
+    doc: _packs.YamlDoc | None = field(default=None, compare=False)
+    extra_packs: tuple[_packs.ClassPack, ...] = ()
+    # the typed sections (derived from ``data`` in __post_init__)
+    board_class: str | None = field(init=False, default=None)
+    #: signal id -> its compiled whole-name patterns, in config order (first match wins)
+    signals: Mapping[str, tuple[re.Pattern[str], ...]] = field(init=False, default_factory=_empty)
+    stackup: StackupConfig = field(init=False, default_factory=StackupConfig)
+    rules: Mapping[str, RuleOverride] = field(init=False, default_factory=_empty)
+    rule_packs: tuple[str, ...] = field(init=False, default=())
+    waivers: tuple[Waiver, ...] = field(init=False, default=())
+    backdrill: tuple[BackdrillSpec, ...] = field(init=False, default=())
+    rails: tuple[RailSpec, ...] = field(init=False, default=())
+    capacitors: CapacitorConfig = field(init=False, default_factory=CapacitorConfig)
+    report: ReportConfig = field(init=False, default_factory=ReportConfig)
 
-    @property
-    def board_class(self) -> str | None:
-        return self.data.get("class")
+    def __post_init__(self) -> None:
+        d = self.data or {}
+        rules = d.get("rules") or {}
+        sections = {
+            "board_class": d.get("class"),
+            "signals": MappingProxyType(
+                {
+                    str(k): tuple(re.compile(p) for p in _strs(v or ()))
+                    for k, v in (d.get("signals") or {}).items()
+                }
+            ),
+            "stackup": StackupConfig.of(d.get("stackup")),
+            "rules": MappingProxyType(
+                {
+                    str(k): _build(RuleOverride, v, params=_frozen)
+                    for k, v in rules.items()
+                    if k != "packs"
+                }
+            ),
+            "rule_packs": tuple(str(p) for p in rules.get("packs") or ()),
+            "waivers": tuple(Waiver.of(w) for w in d.get("waivers") or ()),
+            "backdrill": tuple(BackdrillSpec.of(b) for b in d.get("backdrill") or ()),
+            "rails": tuple(RailSpec.of(r, i) for i, r in enumerate(d.get("rails") or ())),
+            "capacitors": CapacitorConfig.of(d.get("capacitors")),
+            "report": _build(ReportConfig, d.get("report")),
+        }
+        for name, value in sections.items():
+            object.__setattr__(self, name, value)
+
+    @classmethod
+    def from_mapping(cls, data: Mapping[str, Any] | None) -> ProjectConfig:
+        """The typed config of already-valid ``data`` (no file, no line numbers)."""
+        return cls(data=dict(data or {}))
 
     @property
     def foil(self) -> Mapping[str, str]:
-        return self.data.get("stackup", {}).get("foil", {})
+        return self.stackup.foil
 
     @property
-    def materials(self) -> Mapping[str, Mapping[str, Any]]:
-        return self.data.get("stackup", {}).get("materials", {})
+    def materials(self) -> Mapping[str, MaterialOverride]:
+        return self.stackup.materials
 
     @property
     def rule_overrides(self) -> dict[str, Mapping[str, Any]]:
-        return {k: v for k, v in self.data.get("rules", {}).items() if k != "packs"}
-
-    @property
-    def waivers(self) -> list[Mapping[str, Any]]:
-        return list(self.data.get("waivers", []))
+        """The ``rules:`` overrides as validated mappings: the packs merge and re-validate them
+        against each kind's param schema (with the config's ``file:line``)."""
+        return {k: v for k, v in (self.data.get("rules") or {}).items() if k != "packs"}
 
     def line_of(self, *where: Any) -> int | None:
         return self.doc.line_of(where) if self.doc else None
@@ -245,9 +530,13 @@ class ProjectConfig:
             return InputError(self.path or "<config>", message)
         return self.doc.error(where, message)
 
-    def as_mapping(self) -> dict[str, Any]:
-        """What checks see as ``ctx.config`` (plain data, validated)."""
-        return self.data
+
+def as_config(config: ProjectConfig | Mapping[str, Any] | None) -> ProjectConfig:
+    """The one conversion at the library's entry points (``Analysis``, ``run``, the analysis
+    functions tests call directly): a plain mapping is taken as already-valid config data."""
+    if isinstance(config, ProjectConfig):
+        return config
+    return ProjectConfig.from_mapping(config)
 
 
 def find_config(board_path: str | None) -> str | None:
@@ -295,7 +584,6 @@ def load_config(
     doc.data = _dates_to_text(doc.data)
     _packs.validate(doc, CONFIG_SCHEMA)
     data = doc.data
-    cfg = ProjectConfig(path=str(path), data=data, doc=doc)
 
     def compile_(pattern: str, where: tuple[Any, ...]) -> re.Pattern[str]:
         try:
@@ -320,7 +608,8 @@ def load_config(
             raise doc.error(
                 ("signals", sid), f"unknown signal type {sid!r} (known: {', '.join(lib.signals)})"
             )
-        cfg.signals[sid] = tuple(compile_(p, ("signals", sid, i)) for i, p in enumerate(pats))
+        for i, p in enumerate(pats):
+            compile_(p, ("signals", sid, i))
     for layer, grade in data.get("stackup", {}).get("foil", {}).items():
         if lib.foils.grade(grade) is None:
             raise doc.error(
@@ -353,11 +642,13 @@ def load_config(
         for j, p in enumerate(r["nets"]):
             compile_(p, ("rails", i, "nets", j))
     base = Path(path).resolve().parent
+    extra_packs = []
     for i, p in enumerate(data.get("rules", {}).get("packs", [])):
         pack_path = Path(p) if os.path.isabs(p) else base / p
         if not pack_path.is_file():
             raise doc.error(("rules", "packs", i), f"rule pack not found: {p}")
-        cfg.extra_packs.append(_packs.load_pack(pack_path, lib.signals, lib.foils))
+        extra_packs.append(_packs.load_pack(pack_path, lib.signals, lib.foils))
+    cfg = ProjectConfig(path=str(path), data=data, doc=doc, extra_packs=tuple(extra_packs))
     # overrides must name real rules and leave valid params: checked for every class here
     overrides = cfg.rule_overrides
     if overrides:
@@ -377,8 +668,8 @@ def check_layers(cfg: ProjectConfig, layer_names: set[str]) -> None:
                 ("stackup", "foil", layer),
                 f"no copper layer {layer!r} on this board (layers: {shown})",
             )
-    for i, b in enumerate(cfg.data.get("backdrill", [])):
-        layer = b.get("must_not_cut")
+    for i, b in enumerate(cfg.backdrill):
+        layer = b.must_not_cut
         if layer is not None and layer not in layer_names:
             raise cfg.error(
                 ("backdrill", i, "must_not_cut"),
@@ -469,8 +760,7 @@ def unmatched_entries(
     entry (first match wins) is reported too.  Layer and dielectric *names* that do not exist
     are errors already (:func:`check_layers`, :func:`check_dielectrics`).
     """
-    pc = cfg if isinstance(cfg, ProjectConfig) else ProjectConfig(data=dict(cfg or {}))
-    data = pc.data
+    pc = as_config(cfg)
     nets = [(i, n) for i, n in enumerate(board.nets) if i and n]
     names = [n for _, n in nets]
     out: list[Unmatched] = []
@@ -487,13 +777,10 @@ def unmatched_entries(
 
     # signals: first declared pattern wins, in config order (analysis.signals.assign_signals)
     claimed: dict[int, str] = {}
-    for sid, pats in (data.get("signals") or {}).items():
-        for i, p in enumerate(pats or ()):
+    for sid, pats in pc.signals.items():
+        for i, rx in enumerate(pats):
             checked += 1
-            try:
-                rx = re.compile(p)
-            except re.error:
-                continue
+            p = rx.pattern
             hits = {idx for idx, n in nets if fullmatch(rx, n)}
             where = ("signals", sid, i)
             if not hits:
@@ -511,18 +798,18 @@ def unmatched_entries(
                 claimed.setdefault(h, sid)
 
     # backdrill: first matching entry wins (analysis.via_stubs.config_backdrills)
-    specs = list(data.get("backdrill") or ())
+    specs = pc.backdrill
     if specs:
-        from .analysis.via_stubs import config_backdrills, signal_of
+        from .analysis.via_stubs import config_backdrills
 
         classes = sorted({board.net_classes.class_of(n) for n in names})
-        signals = sorted({s for s in (signal_of(a) for a in (net_signal or {}).values()) if s})
+        signals = sorted({a.signal for a in (net_signal or {}).values()})
         domains = {"net": names, "net_class": classes, "signal": signals}
         taken: set[int] = set()
         for k, spec in enumerate(specs):
             checked += 1
             hits = set(config_backdrills(board, [spec], net_signal)[0])
-            match = dict(spec.get("match") or {})
+            match = dict(spec.match.items())
             if not hits:
                 alone = {
                     key: _fullmatch_count(str(p), domains.get(key, ())) for key, p in match.items()
@@ -557,19 +844,19 @@ def unmatched_entries(
 
     # rails: each pattern, on the whole net name or its last "/" part (analysis.pdn)
     leaves = sorted({n.rsplit("/", 1)[-1] for n in names} | set(names))
-    for i, r in enumerate(data.get("rails") or ()):
-        for j, p in enumerate(r.get("nets") or ()):
+    for i, r in enumerate(pc.rails):
+        for j, p in enumerate(r.nets):
             checked += 1
             if _fullmatch_count(str(p), leaves) == 0:
                 add(
                     ("rails", i, "nets", j),
                     str(p),
-                    f"matches no net of this board (rail {r.get('name', i + 1)!s})",
+                    f"matches no net of this board (rail {r.name})",
                     leaves,
                 )
 
     # capacitors: parts: by reference designator (analysis.capacitors)
-    parts = (data.get("capacitors") or {}).get("parts") or {}
+    parts = pc.capacitors.parts
     if parts:
         refs = {fp.reference for fp in getattr(board, "footprints", ())}
         for ref in parts:
@@ -582,7 +869,7 @@ def unmatched_entries(
                 )
 
     # stackup: materials: on a board without a stack-up applies to nothing
-    mats = (data.get("stackup") or {}).get("materials") or {}
+    mats = pc.stackup.materials
     if mats and getattr(board, "stackup", None) is None:
         for name in mats:
             checked += 1

@@ -15,11 +15,14 @@ import logging
 import sys
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .errors import EXIT_OK, UsageError
 from .hostile import terminal
 from .model import VIA_TYPES, Board
+
+if TYPE_CHECKING:
+    from .config import ProjectConfig
 
 log = logging.getLogger(__name__)
 
@@ -138,17 +141,16 @@ def net_class_rows(board: Board) -> list[dict[str, Any]]:
 
 
 def _details(
-    board: Board, details: Sequence[str], config: Any, board_class: str | None
+    board: Board, details: Sequence[str], config: ProjectConfig | None, board_class: str | None
 ) -> dict[str, Any]:
     if not details:
         return {}
     from .analysis import Analysis
 
-    mapping = config.as_mapping() if hasattr(config, "as_mapping") else (config or {})
-    analysis = Analysis(board, mapping)
+    analysis = Analysis(board, config)
     # the class whose defaults the details use, with check's precedence: --class, then the
     # config's class:, then (inside the providers) the classifier
-    board_class = board_class or getattr(config, "board_class", None) or mapping.get("class")
+    board_class = board_class or analysis.config.board_class
     if board_class:
         analysis.board_class = board_class  # type: ignore[attr-defined]
     out: dict[str, Any] = {}
@@ -168,7 +170,7 @@ def _details(
 def inspect_document(
     board: Board,
     details: Iterable[str] = (),
-    config: Any = None,
+    config: ProjectConfig | None = None,
     board_class: str | None = None,
 ) -> dict[str, Any]:
     """The ``accel-drc inspect --json`` document for ``board`` (floats rounded, keys sorted by

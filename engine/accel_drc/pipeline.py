@@ -28,6 +28,7 @@ from .classify import classify, override
 from .config import (
     CONFIG_NAME,
     ProjectConfig,
+    as_config,
     check_dielectrics,
     check_layers,
     load_config,
@@ -88,14 +89,6 @@ def _sha256(path: str | None) -> str:
     return h.hexdigest()
 
 
-def _as_config(config: ProjectConfig | Mapping[str, Any] | None) -> ProjectConfig:
-    if config is None:
-        return ProjectConfig()
-    if isinstance(config, ProjectConfig):
-        return config
-    return ProjectConfig(data=dict(config))
-
-
 def board_summary(board: Board, board_file: str | None, sha: str) -> dict[str, Any]:
     size = board.outline.size_mm
     return {
@@ -119,9 +112,7 @@ def board_summary(board: Board, board_file: str | None, sha: str) -> dict[str, A
     }
 
 
-def stackup_rows(
-    board: Board, analysis: Analysis, config: Mapping[str, Any]
-) -> list[dict[str, Any]]:
+def stackup_rows(board: Board, analysis: Analysis, config: ProjectConfig) -> list[dict[str, Any]]:
     """``extras["stackup"]``: one row per physical layer, top to bottom, for the HTML drawing."""
     from .analysis.materials import resolve_dielectric
 
@@ -131,7 +122,7 @@ def stackup_rows(
     for net, a in analysis.net_signal.items():
         for layer in analysis.net_layers.get(net, ()):
             sig_by_layer.setdefault(layer, set()).add(a.signal)
-    overrides = (config.get("stackup") or {}).get("materials") or {}
+    overrides = config.stackup.materials
     layers = board.stackup.layers
     rows = []
     for i, sl in enumerate(layers):
@@ -405,14 +396,13 @@ def check_board(
     exclusions applied, under the same waivers and verdict.
     """
     lib = library if library is not None else load_library()
-    cfg = _as_config(config)
+    cfg = as_config(config)
     names = set()
     for c in board.copper_layers:
         names.update((c.name, c.user_name))
     check_layers(cfg, names)
     if board.stackup is not None:
         check_dielectrics(cfg, {d.name for d in board.stackup.dielectrics()})
-    data = cfg.as_mapping()
     long_names = sum(1 for n in board.nets if len(n) > MAX_MATCH_NAME)
     if long_names:
         log.warning(
@@ -421,7 +411,7 @@ def check_board(
             long_names,
             MAX_MATCH_NAME,
         )
-    analysis = Analysis(board, data)
+    analysis = Analysis(board, cfg)
     analysis.library = lib  # type: ignore[misc]
     if _wants_rails(board, lib, cfg):
         analysis.prefetch("rails")  # GEOS-bound: overlaps the classification and other checks
@@ -439,7 +429,7 @@ def check_board(
     cls = classification.board_class
     rules, used = rules_for_class(lib, cls, cfg.extra_packs, cfg.rule_overrides, cfg.doc)
     registry = _checks.load_all()
-    ctx = _checks.CheckContext(board=board, analysis=analysis, board_class=cls, config=data)
+    ctx = _checks.CheckContext(board=board, analysis=analysis, board_class=cls, config=cfg)
     findings: list[Finding] = []
     runs: list[RuleRun] = []
     skipped: list[str] = []
@@ -513,7 +503,7 @@ def check_board(
     if progress is not None:
         progress(len(runnable), len(runnable), "done")
     sha = _sha256(board_file or board.source)
-    extras: dict[str, Any] = {"stackup": stackup_rows(board, analysis, data)}
+    extras: dict[str, Any] = {"stackup": stackup_rows(board, analysis, cfg)}
     extras["signals"] = {
         sig: len(analysis.nets_by_signal(sig))
         for sig in lib.signals

@@ -19,6 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
+from .config import Waiver
 from .hostile import fullmatch
 from .results import Finding, Status
 
@@ -34,19 +35,19 @@ def rule_matches(pattern: str, f: Finding) -> bool:
     )
 
 
-def _matches(w: Mapping[str, Any], f: Finding) -> bool:
-    if not rule_matches(w["rule"], f):
+def _matches(w: Waiver, f: Finding) -> bool:
+    if not rule_matches(w.rule, f):
         return False
-    if "net" in w and (f.net is None or not fullmatch(w["net"], f.net)):
+    if w.net is not None and (f.net is None or not fullmatch(w.net, f.net)):
         return False
-    if "layer" in w and (f.layer is None or not fullmatch(w["layer"], f.layer)):
+    if w.layer is not None and (f.layer is None or not fullmatch(w.layer, f.layer)):
         return False
-    return not ("uuid" in w and not any(fullmatch(w["uuid"], u) for u in f.items))
+    return not (w.uuid is not None and not any(fullmatch(w.uuid, u) for u in f.items))
 
 
 def apply_waivers(
     findings: Sequence[Finding],
-    waivers: Sequence[Mapping[str, Any]],
+    waivers: Sequence[Waiver | Mapping[str, Any]],
     today: _dt.date | None = None,
     lines: Sequence[int | None] = (),
 ) -> tuple[list[Finding], list[dict[str, Any]]]:
@@ -57,19 +58,21 @@ def apply_waivers(
     a finding takes it.
     """
     today = today or _dt.date.today()
+    # the config's typed waivers; mappings (already-valid waiver data) are typed here, once
+    waivers = [w if isinstance(w, Waiver) else Waiver.of(w) for w in waivers]
     rows: list[dict[str, Any]] = []
     live = []
     for i, w in enumerate(waivers):
-        expires = w.get("expires")
-        expired = expires is not None and _dt.date.fromisoformat(str(expires)[:10]) < today
+        expires = w.expires
+        expired = expires is not None and _dt.date.fromisoformat(expires) < today
         row = {
-            "rule": w["rule"],
-            "net": w.get("net"),
-            "layer": w.get("layer"),
-            "uuid": w.get("uuid"),
-            "reason": w["reason"],
-            "owner": w.get("owner"),
-            "expires": str(expires)[:10] if expires is not None else None,
+            "rule": w.rule,
+            "net": w.net,
+            "layer": w.layer,
+            "uuid": w.uuid,
+            "reason": w.reason,
+            "owner": w.owner,
+            "expires": expires,
             "state": "expired" if expired else "applied",
             "matched": 0,
             "line": lines[i] if i < len(lines) else None,
@@ -98,24 +101,23 @@ def apply_waivers(
     return out, rows
 
 
-def _stale_hint(w: Mapping[str, Any], findings: Sequence[Finding]) -> str | None:
+def _stale_hint(w: Waiver, findings: Sequence[Finding]) -> str | None:
     """Why a waiver matched nothing, when its rule does match findings but a regex does not:
     usually a prefix written without ``.*`` (config regexes match the whole name)."""
     from .config import REGEX_SEMANTICS, suggest_pattern
 
-    same_rule = [f for f in findings if rule_matches(w["rule"], f)]
+    same_rule = [f for f in findings if rule_matches(w.rule, f)]
     if not same_rule:
-        return f"rule {w['rule']!r} matches no finding of this run"
+        return f"rule {w.rule!r} matches no finding of this run"
     for key in ("net", "layer", "uuid"):
-        if key not in w:
+        pattern = getattr(w, key)
+        if pattern is None:
             continue
         values = {u for f in same_rule for u in f.items} if key == "uuid" else None
         if values is None:
             values = {getattr(f, key) for f in same_rule if getattr(f, key) is not None}
-        if not any(fullmatch(w[key], v) for v in values):
-            sug, n = suggest_pattern(w[key], sorted(values))
-            text = (
-                f"{key} '{w[key]}' matches no {key} of the {w['rule']} findings; {REGEX_SEMANTICS}"
-            )
+        if not any(fullmatch(pattern, v) for v in values):
+            sug, n = suggest_pattern(pattern, sorted(values))
+            text = f"{key} '{pattern}' matches no {key} of the {w.rule} findings; {REGEX_SEMANTICS}"
             return text + (f": '{sug}' would match {n}" if sug else "")
     return None

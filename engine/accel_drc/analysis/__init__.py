@@ -8,16 +8,26 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..concurrency import Background
 from ..model import Board
 
+if TYPE_CHECKING:  # config imports packs, which imports this package
+    from ..config import ProjectConfig
+
 
 class Analysis:
-    def __init__(self, board: Board, config: Mapping[str, Any] | None = None) -> None:
+    """The lazily derived facts of ``board`` under the project ``config`` (typed; a plain
+    mapping is taken as already-valid config data)."""
+
+    def __init__(
+        self, board: Board, config: ProjectConfig | Mapping[str, Any] | None = None
+    ) -> None:
+        from ..config import as_config
+
         self.board = board
-        self.config = config or {}
+        self.config: ProjectConfig = as_config(config)
         self._jobs: dict[str, Background] = {}
 
     #: facts that may be computed ahead on a background thread (see :meth:`prefetch`)
@@ -112,7 +122,7 @@ class Analysis:
         canonical or user name, then its ``default``, then the board's own (IPC-2581); None if
         nobody declared it."""
         foils = self.library.foils
-        declared = ((self.config.get("stackup") or {}).get("foil")) or {}
+        declared = self.config.stackup.foil
         layer = self.board.copper_layers[index]
         for key in (layer.name, layer.user_name, "default"):
             if key in declared:
@@ -127,7 +137,7 @@ class Analysis:
 
     def foil_source(self, index: int) -> str | None:
         """Where :meth:`foil_of_layer` found the grade: ``config``, ``config default``, ``board``."""
-        declared = ((self.config.get("stackup") or {}).get("foil")) or {}
+        declared = self.config.stackup.foil
         layer = self.board.copper_layers[index]
         if layer.name in declared or layer.user_name in declared:
             return "config"
@@ -143,7 +153,7 @@ class Analysis:
     def via_stubs(self):  # noqa: ANN201 - via_stubs.ViaStubs
         from .via_stubs import compute
 
-        net_signal = self.net_signal if self.config.get("backdrill") else None
+        net_signal = self.net_signal if self.config.backdrill else None
         return compute(self.board, self.config, net_signal)
 
     @functools.cached_property

@@ -16,9 +16,12 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError
+
+if TYPE_CHECKING:
+    from ..config import CapacitorConfig
 
 CAPACITORS_YAML = Path(__file__).resolve().parent.parent / "rules" / "capacitors.yaml"
 
@@ -128,7 +131,9 @@ class CapacitorLibrary:
     default_package: str = "0603"
 
     @classmethod
-    def load(cls, path: str | Path | None = None, overrides: Any = None) -> CapacitorLibrary:
+    def load(
+        cls, path: str | Path | None = None, overrides: CapacitorConfig | None = None
+    ) -> CapacitorLibrary:
         from ..packs import load_yaml  # the one hardened loader (safe, bounded, file:line)
 
         p = Path(path) if path is not None else CAPACITORS_YAML
@@ -148,18 +153,17 @@ class CapacitorLibrary:
         }
         parts: dict[str, Mapping[str, Any]] = {}
         ov = overrides
-        if ov:
-            get = ov.get if isinstance(ov, Mapping) else (lambda k, d=None: getattr(ov, k, d))
-            if get("mounting_esl_h") is not None:
-                mounting = float(get("mounting_esl_h"))
+        if ov is not None:
+            if ov.mounting_esl_h is not None:
+                mounting = float(ov.mounting_esl_h)
                 sources["mounting"] = "project config"
-            for name, vals in (get("packages") or {}).items():
+            for name, vals in ov.packages.items():
                 merged = dict(packages.get(str(name), {}))
                 merged.update(dict(vals))
                 merged["source"] = "project config"
                 merged["unconfirmed"] = False
                 packages[str(name)] = merged
-            parts = {str(k): dict(v) for k, v in (get("parts") or {}).items()}
+            parts = {str(k): dict(v) for k, v in ov.parts.items()}
         return cls(mounting, packages, points, sources, parts)
 
     def esr_for(self, farad: float) -> float:

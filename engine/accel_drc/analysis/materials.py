@@ -24,7 +24,10 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..config import MaterialOverride
 
 _NON_ALNUM = re.compile(r"[^0-9a-z+]+")
 _TOKEN = re.compile(r"[a-z]+|[0-9]+|\+")
@@ -411,10 +414,13 @@ class DielectricInfo:
 
 
 def resolve_dielectric(
-    layer: Any, library: MaterialLibrary, overrides: Mapping[str, Mapping[str, Any]] | None
+    layer: Any, library: MaterialLibrary, overrides: Mapping[str, MaterialOverride] | None
 ) -> DielectricInfo:
-    """Resolve a :class:`~accel_drc.model.StackupLayer` dielectric."""
-    over = dict((overrides or {}).get(layer.name, {}))
+    """Resolve a :class:`~accel_drc.model.StackupLayer` dielectric; ``overrides`` is the
+    config's ``stackup: materials:`` (dielectric name -> what the designer declares)."""
+    from ..config import MaterialOverride
+
+    over = (overrides or {}).get(layer.name) or MaterialOverride()
     slices = list(layer.sublayers) or [layer]
     best_df: tuple[float, str, str] | None = None
     worst_tg: tuple[float, str, str, str] | None = None
@@ -424,10 +430,10 @@ def resolve_dielectric(
     matched = matched_name = None
     dk = None
     for sl in slices:
-        typed = over.get("material", sl.material)
+        typed = over.material if over.material is not None else sl.material
         materials.append(typed)
         # KiCad's untouched default slice: its name and numbers are KiCad's, not the designer's
-        default = "material" not in over and library.is_kicad_default(
+        default = over.material is None and library.is_kicad_default(
             sl.material, sl.epsilon_r, sl.loss_tangent
         )
         any_default = any_default or default
@@ -436,9 +442,9 @@ def resolve_dielectric(
         if mat is not None and matched is None:
             matched, matched_name = mat.id, mat.name
         # Df
-        if "loss_tangent" in over:
-            df, src, basis = float(over["loss_tangent"]), "config", "declared"
-        elif sl.loss_tangent is not None and sl.loss_tangent > 0 and "material" not in over:
+        if over.loss_tangent is not None:
+            df, src, basis = float(over.loss_tangent), "config", "declared"
+        elif sl.loss_tangent is not None and sl.loss_tangent > 0 and over.material is None:
             df, src = float(sl.loss_tangent), "stack-up"
             basis = "default" if default else "declared"
         elif mat is not None and mat.df is not None:
@@ -450,10 +456,12 @@ def resolve_dielectric(
         elif best_df is None or df > best_df[0]:
             best_df = (df, src, basis)
         if dk is None:
-            dk = over.get("epsilon_r", sl.epsilon_r if sl.epsilon_r else (mat.dk if mat else None))
+            dk = over.epsilon_r
+            if dk is None:
+                dk = sl.epsilon_r if sl.epsilon_r else (mat.dk if mat else None)
         # Tg
-        if "tg_c" in over:
-            tg, tsrc, note, tbasis = float(over["tg_c"]), "config", "", "declared"
+        if over.tg_c is not None:
+            tg, tsrc, note, tbasis = float(over.tg_c), "config", "", "declared"
         elif mat is not None and mat.tg_c is not None:
             tg = float(mat.tg_c)
             tsrc = "library (assumed)" if mat.tg_assumed else "library"

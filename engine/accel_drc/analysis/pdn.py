@@ -36,10 +36,10 @@ from typing import Any
 import numpy as np
 
 from ..concurrency import workers
+from ..config import ProjectConfig, RailSpec, as_config
 from ..hostile import fullmatch as _bounded  # config regexes: bounded name length
 from ..model import Board, Zone
 from .capacitors import CapacitorLibrary, CapModel, not_fitted, package_of, parse_capacitance
-from .via_stubs import cfg_get
 
 log = logging.getLogger(__name__)
 
@@ -551,31 +551,30 @@ def _default_dielectrics(
     return names, stackup_is_kicad_default(st, materials)
 
 
-def find_rails(board: Board, config: Any = None, materials: Any = None) -> list[Rail]:
+def find_rails(
+    board: Board,
+    config: ProjectConfig | Mapping[str, Any] | None = None,
+    materials: Any = None,
+) -> list[Rail]:
     """Rails from the config ``rails:`` list, else detected from power nets with planes.
     ``materials`` (the laminate library) tells a KiCad-default plane dielectric from a declared
     one; without it the stack-up's values are taken as declared."""
-    lib = CapacitorLibrary.load(overrides=cfg_get(config, "capacitors"))
-    default_diels, _whole = _default_dielectrics(
-        board, materials, (cfg_get(cfg_get(config, "stackup"), "materials") or {}).keys()
-    )
+    cfg = as_config(config)
+    lib = CapacitorLibrary.load(overrides=cfg.capacitors)
+    default_diels, _whole = _default_dielectrics(board, materials, cfg.stackup.materials.keys())
     ground_ids = {i for i, n in enumerate(board.nets) if i and is_ground(n)}
     ground_names = tuple(board.nets[i] for i in sorted(ground_ids))
-    specs = cfg_get(config, "rails", ()) or ()
+    specs = cfg.rails
     rails: list[Rail] = []
     notes_common: list[str] = []
     if not ground_ids:
         notes_common.append("no ground net (GND/VSS…) found")
-    entries: list[tuple[str, set[int], str, Any]] = []
+    entries: list[tuple[str, set[int], str, RailSpec | None]] = []
     areas: dict[tuple[int, int], float] = {}
     if specs:
-        for k, spec in enumerate(specs):
-            pats = cfg_get(spec, "nets", ()) or ()
-            if isinstance(pats, str):
-                pats = [pats]
-            ids = {i for i, n in enumerate(board.nets) if i and n and _match(pats, n)}
-            name = str(cfg_get(spec, "name", f"rail {k + 1}"))
-            entries.append((name, ids, "config", spec))
+        for spec in specs:
+            ids = {i for i, n in enumerate(board.nets) if i and n and _match(spec.nets, n)}
+            entries.append((spec.name, ids, "config", spec))
     else:
         plane_area: dict[int, float] = {}
         for z in board.zones:
@@ -596,21 +595,18 @@ def find_rails(board: Board, config: Any = None, materials: Any = None) -> list[
         caps, unread = _decaps(board, ids, ground_ids, lib) if ids and ground_ids else ([], [])
         if unread:
             notes.append(f"{len(unread)} capacitor value(s) could not be read: left out")
-        vrm = cfg_get(spec, "vrm")
+        vrm = spec.vrm if spec is not None else None
         vrm_d = None
-        if vrm:
-            vrm_d = {
-                "r_ohm": float(cfg_get(vrm, "r_ohm", 0.0)),
-                "l_h": float(cfg_get(vrm, "l_h", 0.0)),
-            }
+        if vrm is not None:
+            vrm_d = {"r_ohm": float(vrm.r_ohm), "l_h": float(vrm.l_h)}
         pos, layer = _rail_pos(board, ids, areas)
-        volt = cfg_get(spec, "voltage")
+        volt = spec.voltage if spec is not None else None
         v_basis = None if volt is None else "declared"
         if volt is None and source == "detected":
             # "+3V3", "P0V85": the designer wrote the voltage into the net's name
             volt = voltage_from_name(name)
             v_basis = None if volt is None else "declared"
-        role = cfg_get(spec, "role")
+        role = spec.role if spec is not None else None
         rails.append(
             Rail(
                 name=name,
@@ -618,10 +614,10 @@ def find_rails(board: Board, config: Any = None, materials: Any = None) -> list[
                 net_ids=tuple(sorted(ids)),
                 source=source,
                 voltage=None if volt is None else float(volt),
-                ripple_pct=_f(cfg_get(spec, "ripple_pct")),
-                transient_a=_f(cfg_get(spec, "transient_a")),
+                ripple_pct=spec.ripple_pct if spec is not None else None,
+                transient_a=spec.transient_a if spec is not None else None,
                 vrm=vrm_d,
-                target_ohm=_f(cfg_get(spec, "target_ohm")),
+                target_ohm=spec.target_ohm if spec is not None else None,
                 ground_nets=ground_names,
                 plane_pairs=tuple(pairs),
                 decaps=tuple(caps),
@@ -717,10 +713,6 @@ def recognise_core(board: Board, rails: Sequence[Rail]) -> list[Rail]:
     )
     rails[k] = replace(rail, role="core", role_basis="assumed", role_evidence=why)
     return rails
-
-
-def _f(x: Any) -> float | None:
-    return None if x is None else float(x)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ..config import ProjectConfig, as_config
 from ..hostile import MAX_MATCH_NAME
 
 if TYPE_CHECKING:
@@ -44,19 +45,19 @@ class SignalAssignment:
         }
 
 
-def _compile_config(config: Mapping[str, Any]) -> list[tuple[str, re.Pattern[str]]]:
+def _compile_config(config: ProjectConfig) -> list[tuple[str, re.Pattern[str]]]:
     out = []
-    for sid, pats in (config.get("signals") or {}).items():
+    for sid, pats in config.signals.items():
         for p in pats:
-            out.append((sid, re.compile(p)))
+            out.append((sid, p))
     return out
 
 
 def assign_signals(
-    board: Board, lib: Library, config: Mapping[str, Any]
+    board: Board, lib: Library, config: ProjectConfig | Mapping[str, Any] | None = None
 ) -> dict[int, SignalAssignment]:
     """Net index -> assignment for every net that carries a known signal type."""
-    declared = _compile_config(config)
+    declared = _compile_config(as_config(config))
     out: dict[int, SignalAssignment] = {}
     rules = board.net_classes
     for idx, name in enumerate(board.nets):

@@ -30,11 +30,15 @@ import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ..config import BackdrillSpec, ProjectConfig, as_config
 from ..model import Backdrill, Board
+
+if TYPE_CHECKING:
+    from .signals import SignalAssignment
 
 log = logging.getLogger(__name__)
 
@@ -43,32 +47,6 @@ C0 = 299_792_458.0
 MM_PER_MIL = 0.0254
 #: tolerance (mm) on "touches": KiCad works in nm, fills approximate arcs
 _EPS_MM = 1e-3
-
-
-# ---------------------------------------------------------------------------------------------
-# small accessors: the config may be a plain mapping (tests, YAML) or the config module's ProjectConfig object
-# ---------------------------------------------------------------------------------------------
-
-
-def cfg_get(obj: Any, key: str, default: Any = None) -> Any:
-    """``obj[key]`` for mappings, ``obj.key`` for objects; ``default`` when absent or None."""
-    if obj is None:
-        return default
-    val = obj.get(key, default) if isinstance(obj, Mapping) else getattr(obj, key, default)
-    return default if val is None else val
-
-
-def signal_of(assignment: Any) -> str | None:
-    """The signal id of a ``net_signal`` value (a SignalAssignment, a mapping or a plain str)."""
-    if assignment is None:
-        return None
-    if isinstance(assignment, str):
-        return assignment
-    for key in ("signal", "signal_id", "id"):
-        val = cfg_get(assignment, key)
-        if isinstance(val, str):
-            return val
-    return None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -812,8 +790,8 @@ def _fullmatch(pattern: str, text: str) -> bool:
 
 def config_backdrills(
     board: Board,
-    specs: Sequence[Any],
-    net_signal: Mapping[int, Any] | None = None,
+    specs: Sequence[BackdrillSpec],
+    net_signal: Mapping[int, SignalAssignment] | None = None,
 ) -> tuple[dict[int, Backdrill], list[str]]:
     """Net index -> Backdrill from the config ``backdrill:`` list (first matching entry wins).
 
@@ -828,12 +806,12 @@ def config_backdrills(
     out: dict[int, Backdrill] = {}
     notes: list[str] = []
     for k, spec in enumerate(specs or ()):
-        match = cfg_get(spec, "match", {}) or {}
-        side = str(cfg_get(spec, "side", "bottom")).lower()
+        match = spec.match
+        side = spec.side
         if side not in ("top", "bottom"):
             notes.append(f"backdrill[{k}]: side {side!r} is not top or bottom; ignored")
             continue
-        mnc_name = cfg_get(spec, "must_not_cut")
+        mnc_name = spec.must_not_cut
         mnc = None
         if mnc_name is not None:
             mnc = board.layer_index(str(mnc_name))
@@ -842,18 +820,18 @@ def config_backdrills(
                     f"backdrill[{k}]: must_not_cut layer {mnc_name!r} is not a copper layer "
                     "of this board; the deepest connected layer is used instead"
                 )
-        residual = cfg_get(spec, "residual_stub_mm")
+        residual = spec.residual_stub_mm
         drill = Backdrill(
             side=side,
             must_not_cut=mnc,
             residual_stub_mm=None if residual is None else float(residual),
-            drill_mm=cfg_get(spec, "drill_mm"),
+            drill_mm=spec.drill_mm,
             source="config",
         )
-        want_class = cfg_get(match, "net_class")
-        want_signal = cfg_get(match, "signal")
-        want_net = cfg_get(match, "net")
-        except_net = cfg_get(spec, "except_net")
+        want_class = match.net_class
+        want_signal = match.signal
+        want_net = match.net
+        except_net = spec.except_net
         if want_class is None and want_signal is None and want_net is None:
             notes.append(f"backdrill[{k}]: empty match; ignored")
             continue
@@ -869,8 +847,8 @@ def config_backdrills(
             ):
                 continue
             if want_signal is not None:
-                sig = signal_of((net_signal or {}).get(idx))
-                if sig is None or not _fullmatch(str(want_signal), sig):
+                got = (net_signal or {}).get(idx)
+                if got is None or not _fullmatch(str(want_signal), got.signal):
                     continue
             out[idx] = drill
     return out, notes
@@ -982,14 +960,14 @@ def compute_stubs(
 
 def compute(
     board: Board,
-    config: Any = None,
-    net_signal: Mapping[int, Any] | None = None,
+    config: ProjectConfig | Mapping[str, Any] | None = None,
+    net_signal: Mapping[int, SignalAssignment] | None = None,
 ) -> ViaStubs:
     """Connections, stubs and backdrills for every via and PTH pad of ``board``."""
     conn = find_connections(board)
     geom = StackGeometry.from_board(board)
     n = len(conn["net"])
-    specs = cfg_get(config, "backdrill", ()) or ()
+    specs = as_config(config).backdrill
     by_net, notes = config_backdrills(board, specs, net_signal) if specs else ({}, [])
     bds: list[Backdrill | None] = []
     for i in range(n):

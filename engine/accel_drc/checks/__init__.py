@@ -8,10 +8,10 @@ schema of its params in ``packs.py``.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Callable
 
+from ..config import ProjectConfig, as_config
 from ..results import Finding, Rule
 
 if TYPE_CHECKING:
@@ -26,7 +26,12 @@ class CheckContext:
     board: Board
     analysis: Analysis
     board_class: str
-    config: Mapping[str, Any] = field(default_factory=dict)
+    config: ProjectConfig = field(default_factory=ProjectConfig)
+
+    def __post_init__(self) -> None:
+        # tests and callers that build a context by hand may pass already-valid config data
+        if not isinstance(self.config, ProjectConfig):
+            self.config = as_config(self.config)
 
 
 @dataclass

@@ -93,7 +93,7 @@ def check_laminate_df(ctx: CheckContext, rule: Rule) -> CheckOutcome:
             ],
             checked=0,
         )
-    overrides = (ctx.config.get("stackup") or {}).get("materials") or {}
+    overrides = ctx.config.stackup.materials
     cache: dict[str, DielectricInfo] = {}
     out = []
     checked = 0

@@ -22,7 +22,7 @@ def check_material_consistency(ctx: CheckContext, rule: Rule) -> CheckOutcome:
     lib = ctx.analysis.materials
     df_tol = rule.params.get("df_tolerance_rel")
     dk_tol = rule.params.get("dk_tolerance_rel")
-    overrides = (ctx.config.get("stackup") or {}).get("materials") or {}
+    overrides = ctx.config.stackup.materials
     out = []
     n = 0
     whole = stackup_is_kicad_default(stack, lib)

@@ -72,7 +72,7 @@ def check_tg(ctx: CheckContext, rule: Rule) -> CheckOutcome:
             ],
             checked=0,
         )
-    overrides = (ctx.config.get("stackup") or {}).get("materials") or {}
+    overrides = ctx.config.stackup.materials
     lib = ctx.analysis.materials
     out = []
     dielectrics = stack.dielectrics()

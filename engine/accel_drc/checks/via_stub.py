@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from ..analysis.via_stubs import MM_PER_MIL, ViaStubs, backdrill_dict, cfg_get
+from ..analysis.via_stubs import MM_PER_MIL, ViaStubs, backdrill_dict
 from ..results import Finding, Rule, Status
 from . import CheckContext, CheckOutcome, register
 
@@ -58,14 +58,14 @@ def _nets_of(analysis: Any, signal: str | None) -> tuple[int, ...]:
 def _nyquist(analysis: Any, signal: str | None) -> float | None:
     types = getattr(analysis, "signal_types", None) or {}
     st = types.get(signal) if signal is not None and isinstance(types, Mapping) else None
-    ny = cfg_get(st, "nyquist_hz")
+    ny = getattr(st, "nyquist_hz", None)
     return float(ny) if ny else None
 
 
 def _signal_name(analysis: Any, signal: str | None) -> str:
     types = getattr(analysis, "signal_types", None) or {}
     st = types.get(signal) if signal is not None and isinstance(types, Mapping) else None
-    return str(cfg_get(st, "name", signal or "?"))
+    return str(getattr(st, "name", None) or signal or "?")
 
 
 def _via_label(stubs: ViaStubs, i: int) -> str:
