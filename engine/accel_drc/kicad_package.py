@@ -58,6 +58,7 @@ _FALLBACK_REQUIRES = [
     "pyyaml>=6.0",
     "jinja2>=3.0",
     "jsonschema>=4.0",
+    "threadpoolctl>=3.0",
 ]
 #: fixed timestamp for the zip entries, so the same source gives the same bytes
 _ZIP_DATE = (2020, 1, 1, 0, 0, 0)

@@ -1,0 +1,293 @@
+"""The 2-D finite-difference (box-integration) Laplace solver on a graded mesh: the reference
+for the closed forms and the production method where a soldermask or an offset strip makes
+them inexact.  numpy only; BLAS held to one thread during the block solves (threadpoolctl)."""
+
+from __future__ import annotations
+
+import contextlib
+import math
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+try:  # a declared dependency; an environment without it solves on BLAS's own thread count
+    from threadpoolctl import threadpool_limits
+except ImportError:  # pragma: no cover - depends on the environment
+    threadpool_limits = None
+
+from .formulas import C0, EPS0, _check_pos
+
+# =============================================================================================
+# 2-D finite-difference field solver (reference, and soldermask correction)
+# =============================================================================================
+
+
+@dataclass(frozen=True)
+class FdLayer:
+    """A horizontal dielectric slab of the field-solver cross-section: from ``y0`` to ``y1`` mm
+    above the lower ground plane, relative permittivity ``er``.  Space not covered is air."""
+
+    y0: float
+    y1: float
+    er: float
+
+
+def _graded(
+    keys: Sequence[float], fine: Sequence[float], hmin: float, hmax: float, grow: float
+) -> np.ndarray:
+    """Mesh coordinates through every key coordinate, spacing ``hmin`` at the ``fine`` points
+    (strip edges, where the field is singular) growing linearly with the distance from them
+    (slope ``grow − 1``) up to ``hmax``."""
+    fine_arr = np.asarray(sorted(fine), dtype=float)
+
+    def spacing(x: float) -> float:
+        d = float(np.min(np.abs(fine_arr - x))) if fine_arr.size else math.inf
+        return min(hmax, hmin + (grow - 1.0) * d)
+
+    uniq = sorted({round(k, 12) for k in keys})
+    out = [uniq[0]]
+    for a, b in zip(uniq[:-1], uniq[1:]):
+        pts = [a]
+        x = a
+        while True:
+            step = min(spacing(x), spacing(x + spacing(x)))
+            if x + 1.5 * step >= b:
+                break
+            x += step
+            pts.append(x)
+        if len(pts) > 1 and (b - pts[-1]) < 0.5 * (pts[-1] - pts[-2]):
+            pts.pop()
+        out.extend(pts[1:])
+        out.append(b)
+    return np.asarray(out)
+
+
+@contextlib.contextmanager
+def _one_blas_thread() -> Iterator[None]:
+    """Run the block solves on one BLAS thread, and restore the count after.
+
+    The LU solves here are 50–200 wide: far below what a multithreaded BLAS gains on, and on a
+    loaded machine OpenBLAS's spinning threads made each 16× slower (measured 1.6 ms -> 26 ms
+    for 125 × 125).  threadpoolctl does it for whichever BLAS numpy loaded (OpenBLAS, MKL,
+    BLIS); it replaced a ctypes call into OpenBLAS's own API, measured no slower
+    (``bench/bench_impedance.py``, docs/impedance.md).
+    """
+    if threadpool_limits is None:  # pragma: no cover - depends on the environment
+        yield
+        return
+    with threadpool_limits(limits=1, user_api="blas"):
+        yield
+
+
+def _solve_block_tridiagonal(
+    diag: np.ndarray, off_in: np.ndarray, off_out: np.ndarray, rhs: np.ndarray
+) -> np.ndarray:
+    """Solve the 5-point system as a block-tridiagonal one (block Thomas algorithm).
+
+    ``diag`` (nb, m, m): diagonal blocks; ``off_out`` (nb, m): coupling of block j to j+1
+    (a diagonal matrix, stored as its diagonal); ``off_in`` (nb, m): coupling of j to j−1;
+    ``rhs`` (nb, m).  Exact (direct) solve: no iteration count to tune, nb·m³ flops.
+    """
+    nb, m = rhs.shape
+    g_mat = np.empty((nb, m, m))
+    g_vec = np.empty((nb, m))
+    prev_g = None
+    prev_v = None
+    for j in range(nb):
+        dj = diag[j].copy()
+        rj = rhs[j].copy()
+        if j > 0:
+            dj -= off_in[j][:, None] * prev_g
+            rj -= off_in[j] * prev_v
+        sol = np.linalg.solve(dj, np.column_stack([np.diag(off_out[j]), rj]))
+        # flush what decays below 1e-150 to zero: far from the strips the fill-in underflows to
+        # subnormal numbers, which are ~100× slower in every later product
+        sol[np.abs(sol) < 1e-150] = 0.0
+        g_mat[j] = sol[:, :m]
+        g_vec[j] = sol[:, m]
+        prev_g, prev_v = g_mat[j], g_vec[j]
+    out = np.empty((nb, m))
+    out[-1] = g_vec[-1]
+    for j in range(nb - 2, -1, -1):
+        out[j] = g_vec[j] - g_mat[j] @ out[j + 1]
+    return out
+
+
+def _fd_capacitance(
+    xs: np.ndarray,
+    ys: np.ndarray,
+    eps_cell: np.ndarray,
+    fixed: np.ndarray,
+    value: np.ndarray,
+) -> float:
+    """Energy capacitance Σ a_e ΔV_e² (in units of ε0, per unit length) of the box scheme.
+
+    Vertex-centred grid ``xs`` × ``ys``; ``eps_cell`` (nx−1, ny−1) relative permittivity of
+    each cell; ``fixed`` (nx, ny) Dirichlet nodes with potential ``value``; every other boundary
+    is Neumann (a symmetry plane or a far wall).  Edge coefficients: a horizontal edge couples
+    with the εr·height of the two cells beside it over its length, and so on; the discrete
+    solution minimises the same discrete energy that is returned.
+    """
+    dx = np.diff(xs)
+    dy = np.diff(ys)
+    nx, ny = xs.size, ys.size
+    # horizontal edges (i,j)-(i+1,j): (nx-1, ny)
+    half = eps_cell * dy[None, :] * 0.5  # (nx-1, ny-1)
+    ah = np.zeros((nx - 1, ny))
+    ah[:, :-1] += half
+    ah[:, 1:] += half
+    ah /= dx[:, None]
+    # vertical edges (i,j)-(i,j+1): (nx, ny-1)
+    halfv = eps_cell * dx[:, None] * 0.5
+    av = np.zeros((nx, ny - 1))
+    av[:-1, :] += halfv
+    av[1:, :] += halfv
+    av /= dy[None, :]
+
+    # blocks along the shorter axis
+    transpose = nx < ny
+    if transpose:
+        ah, av = av.T, ah.T
+        fixed, value = fixed.T, value.T
+        nx, ny = ny, nx
+    # now blocks are x-columns? we use rows j (ny of them is the block size m) indexed by i
+    # block index i (along x, nx blocks), inside a block the index j (ny = m)
+    free = ~fixed
+    diag = np.zeros((nx, ny, ny))
+    rhs = np.zeros((nx, ny))
+    idx = np.arange(ny)
+    dsum = np.zeros((nx, ny))
+    dsum[:-1, :] += ah
+    dsum[1:, :] += ah
+    dsum[:, :-1] += av
+    dsum[:, 1:] += av
+    diag[:, idx, idx] = np.where(free, dsum, 1.0)
+    # in-block couplings (vertical edges j-j+1), only between free nodes; fixed neighbours -> rhs
+    both = free[:, :-1] & free[:, 1:]
+    diag[:, idx[:-1], idx[1:]] = np.where(both, -av, 0.0)
+    diag[:, idx[1:], idx[:-1]] = np.where(both, -av, 0.0)
+    rhs[:, :-1] += np.where(free[:, :-1] & fixed[:, 1:], av * value[:, 1:], 0.0)
+    rhs[:, 1:] += np.where(free[:, 1:] & fixed[:, :-1], av * value[:, :-1], 0.0)
+    # block couplings (horizontal edges i-i+1)
+    both_h = free[:-1, :] & free[1:, :]
+    off_out = np.zeros((nx, ny))
+    off_in = np.zeros((nx, ny))
+    off_out[:-1] = np.where(both_h, -ah, 0.0)
+    off_in[1:] = np.where(both_h, -ah, 0.0)
+    rhs[:-1] += np.where(free[:-1] & fixed[1:], ah * value[1:], 0.0)
+    rhs[1:] += np.where(free[1:] & fixed[:-1], ah * value[:-1], 0.0)
+    rhs = np.where(free, rhs, value)
+    with _one_blas_thread():
+        v = _solve_block_tridiagonal(diag, off_in, off_out, rhs)
+    energy = float(np.sum(ah * np.diff(v, axis=0) ** 2) + np.sum(av * np.diff(v, axis=1) ** 2))
+    return energy
+
+
+def fd_coupled(
+    w_mm: float,
+    s_mm: float,
+    t_mm: float,
+    y_strip_mm: float,
+    layers: Sequence[FdLayer],
+    top_plane_mm: float | None,
+    resolution: float = 4.0,
+    mask: tuple[float, float] | None = None,
+    extrapolate: bool = False,
+    odd_only: bool = False,
+    order: float = 1.0,
+) -> tuple[float, float]:
+    """(even, odd) Z (Ω) of two identical strips by a 2-D finite-difference field solution.
+
+    Cross-section: ground plane at y = 0; strips of width ``w`` and thickness ``t`` with their
+    bottom face at ``y_strip``, edge-to-edge gap ``s``; dielectric slabs ``layers``; a second
+    plane at ``top_plane_mm`` (stripline) or open space above (microstrip: the box is closed
+    far away, ≥ 40 h).  ``mask`` = (thickness, εr) coats the substrate top and the strips
+    (a conformal soldermask of uniform thickness).  Symmetry halves the problem: the odd mode
+    has V = 0 on the centre plane, the even mode ∂V/∂n = 0.  Z = 1/(c·√(C·C_air)).
+
+    The mesh is graded towards the strip corners; ``resolution`` scales its density.  The
+    energy capacitance converges from above, about linearly in the mesh size, so
+    ``extrapolate=True`` solves at ``resolution/2`` and ``resolution`` and returns the Richardson
+    extrapolation Z(r) + (Z(r) − Z(r/2))/(2^order − 1).  ``order`` 1 assumes first-order
+    convergence; the field of a rectangular conductor's 270° corner goes as ρ^(−1/3), so the
+    energy error of a refined mesh falls as h^(4/3) and ``order = 4/3`` (:data:`FIELD_ORDER`) is
+    the physical one: measured convergence ratios 2^1.37 … 2^1.71 over resolutions 2-4-8 (docs).
+    Measured against Cohn's exact zero-thickness values (tests): resolution 4 ≈ −0.3 %,
+    8 ≈ −0.15 %, 8 extrapolated ≤ 0.05 %.
+    """
+    if extrapolate:
+        args = (w_mm, s_mm, t_mm, y_strip_mm, layers, top_plane_mm)
+        lo = fd_coupled(*args, resolution / 2.0, mask, odd_only=odd_only)
+        hi = fd_coupled(*args, resolution, mask, odd_only=odd_only)
+        k = 1.0 / (2.0**order - 1.0)
+        return hi[0] + k * (hi[0] - lo[0]), hi[1] + k * (hi[1] - lo[1])
+    _check_pos(w_mm=w_mm, s_mm=s_mm)
+    h_ref = (
+        y_strip_mm if top_plane_mm is None else min(y_strip_mm, top_plane_mm - y_strip_mm - t_mm)
+    )
+    scale = min(w_mm, s_mm, h_ref)
+    hmin = scale / (40.0 * resolution)
+    x0, x1 = s_mm / 2.0, s_mm / 2.0 + w_mm
+    y0, y1 = y_strip_mm, y_strip_mm + t_mm
+    if top_plane_mm is None:
+        y_top = y1 + 40.0 * y_strip_mm
+        x_far = x1 + 40.0 * y_strip_mm
+    else:
+        y_top = top_plane_mm
+        x_far = x1 + 12.0 * top_plane_mm
+    xkeys = [0.0, x0, x1, x_far]
+    ykeys = [0.0, y0, y1, y_top]
+    for lay in layers:
+        ykeys += [min(max(lay.y0, 0.0), y_top), min(max(lay.y1, 0.0), y_top)]
+    if mask is not None:
+        ykeys += [y0 + mask[0], y1 + mask[0]]
+        xkeys += [x0 - mask[0], x1 + mask[0]] if x0 - mask[0] > 0 else [x1 + mask[0]]
+    if top_plane_mm is not None:
+        hmax = max(w_mm, s_mm, h_ref) / (2.0 * resolution)
+    else:  # open box: let the mesh coarsen far from the strips
+        hmax = 10.0 * h_ref / resolution
+    grow = 1.0 + 0.25 / resolution
+    xs = _graded(xkeys, [x0, x1], hmin, hmax, grow)
+    ys = _graded(ykeys, [y0, y1], hmin, hmax, grow)
+
+    xc = 0.5 * (xs[:-1] + xs[1:])
+    yc = 0.5 * (ys[:-1] + ys[1:])
+    eps = np.ones((xc.size, yc.size))
+    for lay in layers:
+        eps[:, (yc > lay.y0) & (yc < lay.y1)] = lay.er
+    if mask is not None:
+        tm, erm = mask
+        sub_top = max((lay.y1 for lay in layers), default=0.0)
+        cx, cy = np.meshgrid(xc, yc, indexing="ij")
+        coat = (cy > sub_top) & (cy < sub_top + tm)
+        coat |= (cy > y1) & (cy < y1 + tm) & (cx > x0 - tm) & (cx < x1 + tm)
+        coat |= (
+            (cy > y0)
+            & (cy < y1 + tm)
+            & (((cx > x0 - tm) & (cx < x0)) | ((cx > x1) & (cx < x1 + tm)))
+        )
+        eps = np.where(coat, erm, eps)
+
+    gx, gy = np.meshgrid(xs, ys, indexing="ij")
+    on_strip = (gx >= x0 - 1e-12) & (gx <= x1 + 1e-12) & (gy >= y0 - 1e-12) & (gy <= y1 + 1e-12)
+    ground = gy <= 1e-12
+    if top_plane_mm is not None:
+        ground |= gy >= y_top - 1e-12
+    else:
+        ground |= gy >= y_top - 1e-12
+        ground |= gx >= x_far - 1e-12
+    result = [math.nan] if odd_only else []
+    for odd in (True,) if odd_only else (False, True):
+        fixed = ground | on_strip
+        if odd:
+            fixed = fixed | (gx <= 1e-12)
+        value = np.where(on_strip, 1.0, 0.0)
+        c_air = _fd_capacitance(xs, ys, np.ones_like(eps), fixed, value)
+        if np.all(eps == eps.flat[0]):  # homogeneous: C = εr·C_air exactly
+            c_die = float(eps.flat[0]) * c_air
+        else:
+            c_die = _fd_capacitance(xs, ys, eps, fixed, value)
+        # per strip, per unit length: C = ε0·energy (half domain holds one strip)
+        result.append(1.0 / (C0 * EPS0 * math.sqrt(c_die * c_air)))
+    return result[0], result[1]
