@@ -25,6 +25,7 @@ import re
 import threading
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from enum import Enum
 from typing import Any
 
 import numpy as np
@@ -37,16 +38,61 @@ COPPER_LAYER_TYPES = ("signal", "power", "mixed", "jumper")
 #: Via types, derived from the span (see :func:`via_type_for_span`).
 VIA_TYPES = ("through", "blind", "buried", "micro")
 
+
+
+class _TextEnum(str, Enum):
+    """An enum whose members *are* their text: ``PadType.SMD == "smd"``, JSON writes ``"smd"``,
+    and ``str()``/f-strings give ``smd`` on every Python (3.12 changed the mixin's default
+    ``__str__``/``__format__`` to the member name).  So code and files written against the
+    strings keep working while the model's fields are typed."""
+
+    def __str__(self) -> str:
+        return str(self.value)
+
+    def __format__(self, spec: str) -> str:
+        return format(str(self.value), spec)
+
+
+class StackupKind(_TextEnum):
+    """What a physical layer of the stack-up is."""
+
+    COPPER = "copper"
+    CORE = "core"
+    PREPREG = "prepreg"
+    DIELECTRIC = "dielectric"  # a dielectric whose core/prepreg nature the source does not say
+    SOLDERMASK = "soldermask"
+    SILKSCREEN = "silkscreen"
+    SOLDERPASTE = "solderpaste"
+
+
+class PadType(_TextEnum):
+    """KiCad's pad attribute as written in the file (``(pad "1" smd …)``)."""
+
+    SMD = "smd"
+    THRU_HOLE = "thru_hole"
+    NP_THRU_HOLE = "np_thru_hole"
+    CONNECT = "connect"  # edge-connector finger (KiCad's PAD_ATTRIB::CONN)
+    UNKNOWN = "unknown"  # a word KiCad 9 does not write: neither SMD nor plated
+
+
+class PadShape(_TextEnum):
+    """A pad's shape (KiCad writes chamfered rectangles as ``roundrect``)."""
+
+    CIRCLE = "circle"
+    RECT = "rect"
+    OVAL = "oval"
+    ROUNDRECT = "roundrect"
+    TRAPEZOID = "trapezoid"
+    CUSTOM = "custom"
+    UNKNOWN = "unknown"  # a word KiCad 9 does not write
+
+
+_DIELECTRIC_KINDS = frozenset((StackupKind.CORE, StackupKind.PREPREG, StackupKind.DIELECTRIC))
+_PAD_TYPE_OF: dict[str, PadType] = {k.value: k for k in PadType}
+_PAD_SHAPE_OF: dict[str, PadShape] = {k.value: k for k in PadShape}
+
 #: Stack-up layer kinds as the model names them.
-STACKUP_KINDS = (
-    "copper",
-    "core",
-    "prepreg",
-    "dielectric",  # a dielectric whose core/prepreg nature the source does not say
-    "soldermask",
-    "silkscreen",
-    "solderpaste",
-)
+STACKUP_KINDS = tuple(k.value for k in StackupKind)
 
 
 def copper_layer_name(index: int, count: int) -> str:
@@ -94,7 +140,7 @@ class StackupLayer:
     """
 
     name: str  # "F.Cu", "dielectric 1", "F.Mask", …
-    kind: str  # one of STACKUP_KINDS
+    kind: StackupKind  # a reader may pass the text ("core"); stored as the enum
     thickness_mm: float | None = None
     material: str | None = None
     epsilon_r: float | None = None
@@ -105,13 +151,17 @@ class StackupLayer:
     color: str | None = None
     raw_type: str | None = None  # the type string as the source wrote it
 
+    def __post_init__(self) -> None:
+        # readers name the kind by its text; every reader maps its source to one of these
+        object.__setattr__(self, "kind", StackupKind(self.kind))
+
     @property
     def is_copper(self) -> bool:
-        return self.kind == "copper"
+        return self.kind is StackupKind.COPPER
 
     @property
     def is_dielectric(self) -> bool:
-        return self.kind in ("core", "prepreg", "dielectric")
+        return self.kind in _DIELECTRIC_KINDS
 
 
 @dataclass(frozen=True)
@@ -440,8 +490,8 @@ class Pad:
 
     number: str
     net: int  # index into Board.nets
-    type: str  # smd | thru_hole | np_thru_hole | connect
-    shape: str  # circle | rect | oval | roundrect | trapezoid | custom
+    type: PadType  # a reader may pass the text ("smd"); stored as the enum
+    shape: PadShape  # likewise ("roundrect")
     x: float
     y: float
     width: float
@@ -451,6 +501,12 @@ class Pad:
     copper_layers: tuple[int, ...] = ()  # copper stack indexes the pad has copper on
     layers: tuple[str, ...] = ()  # layer names as written ("*.Cu", "F.Mask", …)
     uuid: str = ""
+
+    def __post_init__(self) -> None:
+        # readers pass the file's words; a word KiCad 9 does not write is UNKNOWN, not an error
+        # (a hostile or future file must not stop the read).  Dict look-ups: a board has 10⁵ pads.
+        object.__setattr__(self, "type", _PAD_TYPE_OF.get(self.type, PadType.UNKNOWN))
+        object.__setattr__(self, "shape", _PAD_SHAPE_OF.get(self.shape, PadShape.UNKNOWN))
 
 
 @dataclass(frozen=True)
