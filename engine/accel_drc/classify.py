@@ -20,12 +20,17 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING
 
 from .analysis.channels import count_lanes
 from .analysis.nets import plane_layers
 from .packs import CLASSES, range_score
 from .results import Classification, Evidence
+
+if TYPE_CHECKING:
+    from .analysis import Analysis
+    from .model import Board
+    from .packs import Library
 
 #: weight of each kind of evidence (NextPCB calls NVLink/NVSwitch the decisive difference)
 WEIGHTS = {
@@ -78,7 +83,7 @@ def _vote(scores: Mapping[str, float], weight: float) -> dict[str, float]:
     return {c: round(weight * float(scores.get(c, 0.0)), 4) for c in CLASSES}
 
 
-def classify(board: Any, analysis: Any, library: Any | None = None) -> Classification:
+def classify(board: Board, analysis: Analysis, library: Library | None = None) -> Classification:
     """Classify ``board``; ``analysis`` supplies signal types and planes."""
     lib = library if library is not None else analysis.library
     profiles = {c: lib.packs[c].profile for c in CLASSES}

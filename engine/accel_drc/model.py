@@ -39,7 +39,6 @@ COPPER_LAYER_TYPES = ("signal", "power", "mixed", "jumper")
 VIA_TYPES = ("through", "blind", "buried", "micro")
 
 
-
 class _TextEnum(str, Enum):
     """An enum whose members *are* their text: ``PadType.SMD == "smd"``, JSON writes ``"smd"``,
     and ``str()``/f-strings give ``smd`` on every Python (3.12 changed the mixin's default

@@ -15,6 +15,13 @@ from ..model import Board
 
 if TYPE_CHECKING:  # config imports packs, which imports this package
     from ..config import ProjectConfig
+    from ..model import DiffPair
+    from ..packs import Library, SignalType
+    from .materials import MaterialLibrary
+    from .nets import TrackIndex
+    from .pdn import Rail
+    from .signals import SignalAssignment, SignalGroup
+    from .via_stubs import ViaStubs
 
 
 class Analysis:
@@ -49,7 +56,7 @@ class Analysis:
         return name in self._jobs
 
     @functools.cached_property
-    def diff_pairs(self):  # noqa: ANN201 - tuple[DiffPair, ...]
+    def diff_pairs(self) -> tuple[DiffPair, ...]:
         return self.board.diff_pairs
 
     # -- signal types, routed layers, materials, foil, planes ----------------------------
@@ -57,17 +64,17 @@ class Analysis:
     # (``analysis.library = lib``), otherwise the default rules/ are loaded on first use.
 
     @functools.cached_property
-    def library(self):  # noqa: ANN201 - packs.Library
+    def library(self) -> Library:
         from ..packs import load_library
 
         return load_library()
 
     @functools.cached_property
-    def signal_types(self):  # noqa: ANN201 - Mapping[str, packs.SignalType]
+    def signal_types(self) -> Mapping[str, SignalType]:
         return self.library.signals
 
     @functools.cached_property
-    def net_signal(self):  # noqa: ANN201 - Mapping[int, signals.SignalAssignment]
+    def net_signal(self) -> dict[int, SignalAssignment]:
         from .signals import assign_signals
 
         return assign_signals(self.board, self.library, self.config)
@@ -83,36 +90,36 @@ class Analysis:
         """Net indexes carrying signal type ``sig_id``, in net order."""
         return self._signal_nets.get(sig_id, ())
 
-    def signal_groups(self, sig_id: str):  # noqa: ANN201 - list[signals.SignalGroup]
+    def signal_groups(self, sig_id: str) -> list[SignalGroup]:
         """Pairs (both halves of the type) and single nets of signal type ``sig_id``."""
         from .signals import signal_groups
 
         return signal_groups(self.board, self.nets_by_signal(sig_id))
 
     @functools.cached_property
-    def net_layers(self):  # noqa: ANN201 - Mapping[int, frozenset[int]]
+    def net_layers(self) -> Mapping[int, frozenset[int]]:
         from .nets import net_layers
 
         return net_layers(self.board)
 
     @functools.cached_property
-    def track_index(self):  # noqa: ANN201 - nets.TrackIndex
+    def track_index(self) -> TrackIndex:
         from .nets import TrackIndex
 
         return TrackIndex(self.board)
 
     @functools.cached_property
-    def materials(self):  # noqa: ANN201 - materials.MaterialLibrary
+    def materials(self) -> MaterialLibrary:
         return self.library.materials
 
     @functools.cached_property
-    def zone_fractions(self):  # noqa: ANN201 - Mapping[int, Mapping[int, float]]
+    def zone_fractions(self) -> Mapping[int, Mapping[int, float]]:
         from .nets import zone_fractions
 
         return zone_fractions(self.board)
 
     @functools.cached_property
-    def plane_layers(self):  # noqa: ANN201 - Mapping[int, list[tuple[str, float]]]
+    def plane_layers(self) -> Mapping[int, list[tuple[str, float]]]:
         from .nets import plane_layers
 
         return plane_layers(self.board, self.zone_fractions)
@@ -150,18 +157,18 @@ class Analysis:
     # -- via stubs and PDN rails -----------------------------------------------------------
 
     @functools.cached_property
-    def via_stubs(self):  # noqa: ANN201 - via_stubs.ViaStubs
+    def via_stubs(self) -> ViaStubs:
         from .via_stubs import compute
 
         net_signal = self.net_signal if self.config.backdrill else None
         return compute(self.board, self.config, net_signal)
 
     @functools.cached_property
-    def rails(self):  # noqa: ANN201 - list[pdn.Rail]
+    def rails(self) -> list[Rail]:
         job = self._jobs.get("rails")
         return job.result() if job is not None else self._compute_rails()
 
-    def _compute_rails(self):  # noqa: ANN202 - list[pdn.Rail]
+    def _compute_rails(self) -> list[Rail]:
         from .pdn import find_rails
 
         return find_rails(self.board, self.config, self.materials)

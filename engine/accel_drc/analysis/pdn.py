@@ -31,7 +31,7 @@ import re
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -40,6 +40,9 @@ from ..config import ProjectConfig, RailSpec, as_config
 from ..hostile import fullmatch as _bounded  # config regexes: bounded name length
 from ..model import Board, Zone
 from .capacitors import CapacitorLibrary, CapModel, not_fitted, package_of, parse_capacitance
+
+if TYPE_CHECKING:
+    from . import Analysis
 
 log = logging.getLogger(__name__)
 
@@ -1132,7 +1135,7 @@ def remedy(res: RailResult) -> str:
 # ---------------------------------------------------------------------------------------------
 
 
-def _params_of(analysis: Any, params: Mapping[str, Any] | None) -> Mapping[str, Any] | None:
+def _params_of(analysis: Analysis, params: Mapping[str, Any] | None) -> Mapping[str, Any] | None:
     """The ``pdn_impedance`` params to evaluate with: given > ``analysis.pdn_params`` > the class
     pack of ``analysis.board_class`` (inspect --class) > the class the classifier picks."""
     if params is not None:
@@ -1217,7 +1220,7 @@ def rail_row(res: RailResult, points: int | None = None) -> dict[str, Any]:
     }
 
 
-def rail_rows(analysis: Any, params: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
+def rail_rows(analysis: Analysis, params: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
     """``accel-drc inspect --json --detail rails``: each rail with its network and |Z(f)|."""
     p = _params_of(analysis, params)
     return [rail_row(evaluate(r, p)) for r in analysis.rails]

@@ -38,6 +38,7 @@ from ..config import BackdrillSpec, ProjectConfig, as_config
 from ..model import Backdrill, Board
 
 if TYPE_CHECKING:
+    from . import Analysis
     from .signals import SignalAssignment
 
 log = logging.getLogger(__name__)
@@ -1040,7 +1041,7 @@ def backdrill_dict(bd: Backdrill | None, layer_names: Sequence[str]) -> dict[str
     }
 
 
-def via_rows(analysis: Any) -> list[dict[str, Any]]:
+def via_rows(analysis: Analysis) -> list[dict[str, Any]]:
     """``accel-drc inspect --json --detail vias``: one row per via, then per PTH pad."""
     vs: ViaStubs = analysis.via_stubs
     board: Board = analysis.board

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ..basis import normalise
 from ..results import Finding, Rule, Severity, Status
+
+if TYPE_CHECKING:
+    from ..analysis import Analysis
 
 #: most item uuids one finding lists (a plane net can have 100k segments)
 MAX_ITEMS = 200
@@ -56,7 +59,7 @@ def finding(
     )
 
 
-def track_rows(analysis: Any, nets: Iterable[int], layer: int) -> np.ndarray:
+def track_rows(analysis: Analysis, nets: Iterable[int], layer: int) -> np.ndarray:
     idx = analysis.track_index
     parts = [idx.rows(n, layer) for n in nets]
     parts = [p for p in parts if len(p)]
@@ -65,7 +68,9 @@ def track_rows(analysis: Any, nets: Iterable[int], layer: int) -> np.ndarray:
     return np.sort(np.concatenate(parts))
 
 
-def where(analysis: Any, rows: np.ndarray) -> tuple[tuple[float, float] | None, tuple[str, ...]]:
+def where(
+    analysis: Analysis, rows: np.ndarray
+) -> tuple[tuple[float, float] | None, tuple[str, ...]]:
     """Position (first segment's start) and uuids of track ``rows``."""
     t = analysis.board.tracks
     if len(rows) == 0:
@@ -77,7 +82,7 @@ def where(analysis: Any, rows: np.ndarray) -> tuple[tuple[float, float] | None, 
     return pos, tuple(u for u in got if u)
 
 
-def assumption_of(analysis: Any, nets: Iterable[int]) -> str | None:
+def assumption_of(analysis: Analysis, nets: Iterable[int]) -> str | None:
     for n in nets:
         a = analysis.net_signal.get(n)
         if a is not None and a.assumption:

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..analysis.impedance import (
     KIND_ROUTED,
@@ -40,6 +40,9 @@ from ..analysis.impedance import (
 )
 from ..results import Finding, Rule, Severity, Status
 from . import CheckContext, CheckOutcome, register
+
+if TYPE_CHECKING:
+    from ..analysis import Analysis
 
 #: most item uuids one finding lists (a pair row keeps no more)
 _MAX_ITEMS = MAX_ITEMS
@@ -522,7 +525,7 @@ def check_impedance(ctx: CheckContext, rule: Rule) -> CheckOutcome:
     return out
 
 
-def _sig_basis(a: Any, row: PairImpedance) -> str:
+def _sig_basis(a: Analysis, row: PairImpedance) -> str:
     from ..analysis.impedance import _signal_basis
 
     sig = getattr(a, "net_signal", {}).get(row.positive)

@@ -24,11 +24,14 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..analysis.pdn import RailResult, _si, evaluate, rail_row, remedy
 from ..results import Finding, Rule, Status
 from . import CheckContext, CheckOutcome, register
+
+if TYPE_CHECKING:
+    from ..analysis import Analysis
 
 #: points of the |Z(f)| curve kept in a finding's evidence (the full sweep is in extras)
 CURVE_POINTS = 81
@@ -249,7 +252,7 @@ def _finding(rule: Rule, res: RailResult) -> Finding | None:
     )
 
 
-def rails_extra(analysis: Any, rules: Sequence[Rule] | None = None) -> list[dict[str, Any]]:
+def rails_extra(analysis: Analysis, rules: Sequence[Rule] | None = None) -> list[dict[str, Any]]:
     """``result.extras["rails"]``: each rail row with its full |Z(f)| curve, evaluated with the
     params of the first pdn_impedance rule (the class pack's)."""
     params: Mapping[str, Any] | None = None

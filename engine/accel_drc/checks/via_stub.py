@@ -23,13 +23,16 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ..analysis.via_stubs import MM_PER_MIL, ViaStubs, backdrill_dict
 from ..results import Finding, Rule, Status
 from . import CheckContext, CheckOutcome, register
+
+if TYPE_CHECKING:
+    from ..analysis import Analysis
 
 _TOL = 1e-9
 #: residual stub assumed for a proposed backdrill when no ``residual_stub_mm`` is declared:
@@ -46,7 +49,7 @@ def _fmt_hz(f: float) -> str:
     return f"{f / 1e6:.0f} MHz"
 
 
-def _nets_of(analysis: Any, signal: str | None) -> tuple[int, ...]:
+def _nets_of(analysis: Analysis, signal: str | None) -> tuple[int, ...]:
     if signal is None:
         return ()
     fn = getattr(analysis, "nets_by_signal", None)
@@ -55,14 +58,14 @@ def _nets_of(analysis: Any, signal: str | None) -> tuple[int, ...]:
     return tuple(int(n) for n in fn(signal))
 
 
-def _nyquist(analysis: Any, signal: str | None) -> float | None:
+def _nyquist(analysis: Analysis, signal: str | None) -> float | None:
     types = getattr(analysis, "signal_types", None) or {}
     st = types.get(signal) if signal is not None and isinstance(types, Mapping) else None
     ny = getattr(st, "nyquist_hz", None)
     return float(ny) if ny else None
 
 
-def _signal_name(analysis: Any, signal: str | None) -> str:
+def _signal_name(analysis: Analysis, signal: str | None) -> str:
     types = getattr(analysis, "signal_types", None) or {}
     st = types.get(signal) if signal is not None and isinstance(types, Mapping) else None
     return str(getattr(st, "name", None) or signal or "?")
@@ -308,7 +311,7 @@ def _kicad_default_stackup(board: Any) -> bool:
     return len(ts) == 1
 
 
-def _signal_basis(analysis: Any, net: int) -> str | None:
+def _signal_basis(analysis: Analysis, net: int) -> str | None:
     """How the net's signal type is known: ``declared`` (accel-drc.yaml ``signals:`` or a net
     class the designer named), ``measured`` (the net name tells the type and generation),
     ``assumed`` (a family whose generation was guessed); None when the analysis cannot say."""
@@ -569,7 +572,7 @@ def _unknown(
     )
 
 
-def via_stub_extra(analysis: Any, rules: Sequence[Rule]) -> dict[str, Any]:
+def via_stub_extra(analysis: Analysis, rules: Sequence[Rule]) -> dict[str, Any]:
     """``result.extras["via_stubs"]``: per signal type the stub of every used via on its nets
     (for the HTML histogram) and the limits."""
     out: dict[str, Any] = {}

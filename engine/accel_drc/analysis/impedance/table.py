@@ -8,7 +8,7 @@ import logging
 import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -16,6 +16,9 @@ from .formulas import C0, coupled_microstrip, coupled_stripline, offset_coupled_
 from .pairs import PairTraces, box_pairs, measure_pairs
 from .solver import FdLayer, fd_coupled
 from .stack import LayerStack, layer_stack
+
+if TYPE_CHECKING:
+    from .. import Analysis
 
 log = logging.getLogger(__name__)
 
@@ -435,7 +438,7 @@ def _class_basis(cls_name: str, value: float, kicad_default: float) -> str:
     return "declared"
 
 
-def stack_basis(analysis: Any, stack: LayerStack) -> tuple[tuple[str, str], ...]:
+def stack_basis(analysis: Analysis, stack: LayerStack) -> tuple[tuple[str, str], ...]:
     """Basis of the stack-up inputs of a row: ``h``, ``epsilon_r``, ``t`` (and ``mask_er`` on a
     microstrip with a mask).  KiCad's untouched auto-generated stack-up (every dielectric
     "FR4", εr 4.5, tan δ 0.02, all of one thickness (board − copper − mask)/(n − 1), as
@@ -484,7 +487,7 @@ def _auto_thickness(board: Any, diel: Sequence[Any]) -> bool:
     return all(abs(t - want) < 1e-3 for t in th)
 
 
-def pair_table(analysis: Any, pairs: Sequence[Any] | None = None) -> list[PairImpedance]:
+def pair_table(analysis: Analysis, pairs: Sequence[Any] | None = None) -> list[PairImpedance]:
     """Every routed layer of every differential pair (or of ``pairs``), with its Zdiff.
 
     Cached on the analysis (the check and ``inspect --detail pairs`` share one computation; the
@@ -682,7 +685,7 @@ def _signal_basis(sig: Any) -> str:
     return "assumed"
 
 
-def pair_rows(analysis: Any) -> list[dict[str, Any]]:
+def pair_rows(analysis: Analysis) -> list[dict[str, Any]]:
     """Rows of ``accel-drc inspect --json --detail pairs``: every differential pair on every
     copper layer it has tracks on.
 
