@@ -283,12 +283,17 @@ def test_stub_histogram_counts_and_limit() -> None:
     assert "limit 0.25 mm (9.8 mil)" in svg
 
 
-def test_via_stub_shapes_accepted() -> None:
+def test_via_stub_series_read() -> None:
+    from accel_drc.extras import ViaStubSeries
+
     board = make_board(n_tracks=80, n_vias=10, zones=False)
     result = make_result(board, 0)
-    result.extras["via_stubs"] = {"nvlink4": [0.1, 0.3], "limit_mm": 0.2}
+    result.extras["via_stubs"] = {
+        "nvlink4": ViaStubSeries(stubs_mm=(0.1, 0.3), limit_mm=0.2, count=3, unknown=1)
+    }
     [s] = html._via_stubs(result)
     assert (s["signal"], s["count"], s["over"], s["limit"]) == ("nvlink4", 2, 1, 0.2)
+    assert s["notes"][0] == "1 with unknown stub"
 
 
 def test_fmt_si() -> None:

@@ -116,8 +116,8 @@ def test_require_backdrill_and_backdrilled() -> None:
     out, a = run(board_three(bd), r)
     assert out.findings == []
     extra = via_stub_extra(a, [r])
-    assert extra["pcie5"]["stubs_mm"] == pytest.approx([0.2, 0.0])
-    assert extra["pcie5"]["limit_mm"] == 0.25 and extra["pcie5"]["backdrilled"] == 1
+    assert extra["pcie5"].stubs_mm == pytest.approx([0.2, 0.0])
+    assert extra["pcie5"].limit_mm == 0.25 and extra["pcie5"].backdrilled == 1
 
 
 def test_backdrill_cut_is_a_finding() -> None:
@@ -235,7 +235,7 @@ def test_pipeline_crosslink_dq_as_pcie5() -> None:
     run = next(r for r in res.rules if r.rule.id == "inference.via_stub.pcie5")
     assert run.checked == 16
     extra = res.extras["via_stubs"]["pcie5"]
-    assert extra["stubs_mm"] == pytest.approx([1.141] * 16) and extra["limit_mm"] == 0.238
+    assert extra.stubs_mm == pytest.approx([1.141] * 16) and extra.limit_mm == 0.238
 
 
 def test_pipeline_crosslink_backdrilled_from_config() -> None:
@@ -249,7 +249,7 @@ def test_pipeline_crosslink_backdrilled_from_config() -> None:
     }
     res = _check({"signals": {"pcie5": [DQ]}, "backdrill": [bd]})
     assert _by_rule(res, "inference.via_stub.pcie5") == {}
-    assert res.extras["via_stubs"]["pcie5"]["backdrilled"] == 16
+    assert res.extras["via_stubs"]["pcie5"].backdrilled == 16
     # a drill allowed down to In1 would cut In2, where the DQ nets are routed
     bd = {**bd, "must_not_cut": "In1.Cu"}
     got = _by_rule(

@@ -11,6 +11,7 @@ import math
 from typing import Any
 
 import numpy as np
+from accel_drc.extras import ViaStubSeries
 from accel_drc.model import (
     Board,
     CopperLayer,
@@ -296,8 +297,12 @@ def make_result(
             }
         ]
     extras["via_stubs"] = {
-        "nvlink4": {"stubs_mm": rng.uniform(0.05, 0.6, 400).round(4).tolist(), "limit_mm": 0.15},
-        "pcie5": {"stubs_mm": rng.uniform(0.05, 0.3, 200).round(4).tolist(), "limit_mm": 0.25},
+        "nvlink4": ViaStubSeries(
+            stubs_mm=tuple(rng.uniform(0.05, 0.6, 400).round(4).tolist()), limit_mm=0.15
+        ),
+        "pcie5": ViaStubSeries(
+            stubs_mm=tuple(rng.uniform(0.05, 0.3, 200).round(4).tolist()), limit_mm=0.25
+        ),
     }
     extras["stackup"] = [
         {

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..analysis.via_stubs import MM_PER_MIL, ViaStubs, backdrill_dict
+from ..extras import ViaStubSeries
 from ..results import Finding, Rule, Status
 from . import CheckContext, CheckOutcome, register
 
@@ -572,10 +573,10 @@ def _unknown(
     )
 
 
-def via_stub_extra(analysis: Analysis, rules: Sequence[Rule]) -> dict[str, Any]:
+def via_stub_extra(analysis: Analysis, rules: Sequence[Rule]) -> dict[str, ViaStubSeries]:
     """``result.extras["via_stubs"]``: per signal type the stub of every used via on its nets
     (for the HTML histogram) and the limits."""
-    out: dict[str, Any] = {}
+    out: dict[str, ViaStubSeries] = {}
     stubs: ViaStubs | None = None
     for rule in rules:
         if rule.check != "via_stub" or rule.signal is None or rule.signal in out:
@@ -591,14 +592,14 @@ def via_stub_extra(analysis: Analysis, rules: Sequence[Rule]) -> dict[str, Any]:
         known = vals[~np.isnan(vals)]
         fres = stubs.f_res_hz[idx]
         params = rule.params or {}
-        out[rule.signal] = {
-            "stubs_mm": [round(float(v), 4) for v in known],
-            "limit_mm": params.get("max_stub_mm"),
-            "min_fres_ratio": params.get("min_fres_ratio"),
-            "nyquist_hz": _nyquist(analysis, rule.signal),
-            "min_f_res_hz": float(np.nanmin(fres)) if np.isfinite(fres).any() else None,
-            "count": int(len(idx)),
-            "unknown": int(len(vals) - len(known)),
-            "backdrilled": int(sum(1 for i in idx if stubs.backdrill[int(i)] is not None)),
-        }
+        out[rule.signal] = ViaStubSeries(
+            stubs_mm=tuple(round(float(v), 4) for v in known),
+            limit_mm=params.get("max_stub_mm"),
+            min_fres_ratio=params.get("min_fres_ratio"),
+            nyquist_hz=_nyquist(analysis, rule.signal),
+            min_f_res_hz=float(np.nanmin(fres)) if np.isfinite(fres).any() else None,
+            count=int(len(idx)),
+            unknown=int(len(vals) - len(known)),
+            backdrilled=int(sum(1 for i in idx if stubs.backdrill[int(i)] is not None)),
+        )
     return out

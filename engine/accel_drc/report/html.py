@@ -31,6 +31,7 @@ import jinja2
 from markupsafe import Markup, escape
 
 from .. import __version__
+from ..extras import ViaStubSeries
 from ..model import Board
 from ..references import Reference, bibliography
 from ..results import CheckResult, Finding, Severity, Status
@@ -696,35 +697,20 @@ def _rails(result: CheckResult) -> list[dict[str, Any]]:
 
 
 def _via_stubs(result: CheckResult) -> list[dict[str, Any]]:
-    """Accepts ``{signal: [stub_mm…], "limit_mm": x}``, ``{signal: {"stubs_mm": […],
-    "limit_mm": x}}`` and ``{signal: [...]}`` with ``{"limits": {signal: x}}``."""
-    src = result.extras.get("via_stubs")
-    if not isinstance(src, Mapping):
-        return []
-    shared_limit = src.get("limit_mm")
-    limits = src.get("limits") if isinstance(src.get("limits"), Mapping) else {}
+    """One histogram row per signal type of ``extras["via_stubs"]`` (signal ->
+    :class:`~accel_drc.extras.ViaStubSeries`, from ``checks.via_stub.via_stub_extra``)."""
+    src: Mapping[str, ViaStubSeries] = result.extras.get("via_stubs") or {}
     out = []
-    for sig, val in src.items():
-        if sig in ("limit_mm", "limits"):
-            continue
-        limit = limits.get(sig, shared_limit)
-        stubs: Any = val
-        if isinstance(val, Mapping):
-            stubs = val.get("stubs_mm", val.get("stubs", val.get("stub_mm", [])))
-            limit = val.get("limit_mm", val.get("max_stub_mm", limit))
-        if not isinstance(stubs, (list, tuple)):
-            continue
-        lim = float(limit) if isinstance(limit, (int, float)) else None
-        vals = [float(s) for s in stubs if isinstance(s, (int, float))]
+    for sig, series in src.items():
+        lim = None if series.limit_mm is None else float(series.limit_mm)
+        vals = [float(s) for s in series.stubs_mm]
         over = sum(1 for v in vals if lim is not None and v > lim)
-        extra = val if isinstance(val, Mapping) else {}
         notes = []
-        if isinstance(extra.get("unknown"), int) and extra["unknown"]:
-            notes.append(f"{extra['unknown']} with unknown stub")
-        if isinstance(extra.get("backdrilled"), int):
-            notes.append(f"{extra['backdrilled']} backdrilled")
-        fres, nyq = extra.get("min_f_res_hz"), extra.get("nyquist_hz")
-        if isinstance(fres, (int, float)) and isinstance(nyq, (int, float)) and nyq > 0:
+        if series.unknown:
+            notes.append(f"{series.unknown} with unknown stub")
+        notes.append(f"{series.backdrilled} backdrilled")
+        fres, nyq = series.min_f_res_hz, series.nyquist_hz
+        if fres is not None and nyq is not None and nyq > 0:
             notes.append(f"lowest f_res {fmt_si(fres, 'Hz')} = {fres / nyq:.1f} × Nyquist")
         out.append(
             {

@@ -20,6 +20,8 @@ def _clean(value: Any) -> Any:
         return {str(k): _clean(v) for k, v in value.items()}
     if isinstance(value, (list, tuple, set, frozenset)):
         return [_clean(v) for v in value]
+    if hasattr(value, "to_dict") and callable(value.to_dict):
+        return _clean(value.to_dict())
     if hasattr(value, "item") and callable(value.item) and not isinstance(value, (str, bytes)):
         try:
             value = value.item()
@@ -35,7 +37,10 @@ def _clean(value: Any) -> Any:
 
 
 def _default(value: Any) -> Any:
-    """``json.dumps`` fallback for what the fast path meets: numpy scalars, sets, enums."""
+    """``json.dumps`` fallback for what the fast path meets: numpy scalars, sets, enums, typed
+    report extras (``to_dict``)."""
+    if hasattr(value, "to_dict") and callable(value.to_dict):
+        return value.to_dict()
     if hasattr(value, "item") and callable(value.item):
         return value.item()
     if isinstance(value, (set, frozenset)):
