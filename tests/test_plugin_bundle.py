@@ -365,9 +365,11 @@ def test_report_dir_and_settings(tmp_path: Path, kipy: None) -> None:
     assert report_dir_for(board, None) == tmp_path / "b" / "accel-drc"
     assert report_dir_for(board, "out/r") == tmp_path / "b" / "out" / "r"
     assert report_dir_for(board, str(tmp_path / "abs")) == tmp_path / "abs"
-    cfg = SimpleNamespace(data={"report": {"dir": "rep", "marker_layer": "User.2"}})
+    from accel_drc.config import ProjectConfig
+
+    cfg = ProjectConfig.from_mapping({"report": {"dir": "rep", "marker_layer": "User.2"}})
     assert report_settings(cfg) == ("rep", "User.2")
-    assert report_settings(SimpleNamespace(data={})) == (None, None)
+    assert report_settings(ProjectConfig()) == (None, None)
 
 
 def test_selection_uses_uuids_and_expands_nets(kipy: None) -> None:

@@ -21,10 +21,13 @@ import webbrowser
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .connection import LiveError, board_path, connect, open_board
 from .live_reader import Timer, read_live
+
+if TYPE_CHECKING:
+    from accel_drc.config import ProjectConfig
 
 log = logging.getLogger(__name__)
 
@@ -49,19 +52,9 @@ class ActionResult:
     timings: dict[str, float] = field(default_factory=dict)
 
 
-def report_settings(config: Any) -> tuple[str | None, str | None]:
-    """(report dir, marker layer) from the project config, whatever shape the config object has."""
-    report = getattr(config, "report", None)
-    data = getattr(config, "data", None)
-    if report is None and isinstance(data, dict):
-        report = data.get("report")
-    if report is None and isinstance(config, dict):
-        report = config.get("report")
-    if report is None:
-        return None, None
-    if isinstance(report, dict):
-        return report.get("dir"), report.get("marker_layer")
-    return getattr(report, "dir", None), getattr(report, "marker_layer", None)
+def report_settings(config: ProjectConfig) -> tuple[str | None, str | None]:
+    """(report dir, marker layer) from the project config's ``report:`` section."""
+    return config.report.dir, config.report.marker_layer
 
 
 def report_dir_for(board_file: str, configured: str | None) -> Path:
