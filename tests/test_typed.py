@@ -10,6 +10,8 @@ import json
 import pytest
 from accel_drc.config import (
     BackdrillSpec,
+    FaceRoughness,
+    LossConfig,
     MaterialOverride,
     ProjectConfig,
     RailSpec,
@@ -26,7 +28,7 @@ DATA = {
     "stackup": {
         "foil": {"default": "VLP"},
         "materials": {"dielectric 1": {"material": "Megtron 6", "tg_c": 185}},
-        "roughness": {"model": "huray", "rz_um": 2.0},
+        "roughness": {"In1.Cu": {"rz_top_um": 4.4, "rz_bottom_um": 3}},
         "conductivity_s_per_m": 5.8e7,
         "via_plating_um": 25,
         "temperature_c": 85,
@@ -49,6 +51,7 @@ DATA = {
     ],
     "capacitors": {"mounting_esl_h": 3e-10, "parts": {"C1": {"esl_h": 4e-10}}},
     "report": {"dir": "out", "marker_layer": "Cmts.User"},
+    "loss": {"budgets_db": {"nvlink4": 20}, "extra_db": {"pcie5": 1.5}},
 }
 
 
@@ -60,7 +63,8 @@ def test_every_section_is_typed_and_read_from_its_key() -> None:
     assert st.foil == {"default": "VLP"}
     assert st.materials["dielectric 1"] == MaterialOverride(material="Megtron 6", tg_c=185.0)
     assert (st.conductivity_s_per_m, st.via_plating_um, st.temperature_c) == (5.8e7, 25.0, 85.0)
-    assert st.roughness == {"model": "huray", "rz_um": 2.0}
+    assert st.roughness["In1.Cu"] == FaceRoughness(rz_top_um=4.4, rz_bottom_um=3.0)
+    assert cfg.loss == LossConfig(budgets_db={"nvlink4": 20.0}, extra_db={"pcie5": 1.5})
     assert cfg.rule_packs == ("x.yaml",)
     assert cfg.rules["training.tg"].severity == "info"
     assert cfg.rules["training.tg"].params == {"a": 1}

@@ -265,13 +265,23 @@ class MaterialOverride:
 
 
 @dataclass(frozen=True)
+class FaceRoughness:
+    """``stackup: roughness: LAYER:``: µm Rz of a copper layer's face toward the board top and
+    toward the bottom (insertion loss); None where not declared."""
+
+    rz_top_um: float | None = None
+    rz_bottom_um: float | None = None
+    extra: Mapping[str, Any] = field(default_factory=_empty)
+
+
+@dataclass(frozen=True)
 class StackupConfig:
     """``stackup:``: foil grade per copper layer (by name, or ``default``), dielectric
     overrides, and the conductor facts the loss and IR-drop checks need."""
 
     foil: Mapping[str, str] = field(default_factory=_empty)
     materials: Mapping[str, MaterialOverride] = field(default_factory=_empty)
-    roughness: Any = None  # foil roughness model/values (insertion loss)
+    roughness: Mapping[str, FaceRoughness] = field(default_factory=_empty)  # by layer name
     conductivity_s_per_m: float | None = None  # copper conductivity (σ, S/m)
     via_plating_um: float | None = None  # via barrel plating thickness (µm)
     temperature_c: float | None = None  # conductor temperature (°C)
@@ -294,6 +304,12 @@ class StackupConfig:
                         tg_c=float,
                     )
                     for k, m in v.items()
+                }
+            ),
+            roughness=lambda v: MappingProxyType(
+                {
+                    str(k): _build(FaceRoughness, r, rz_top_um=float, rz_bottom_um=float)
+                    for k, r in v.items()
                 }
             ),
             conductivity_s_per_m=float,
@@ -440,6 +456,21 @@ class CapacitorConfig:
 
 
 @dataclass(frozen=True)
+class LossConfig:
+    """``loss:``: this board's share of each signal type's insertion-loss budget at Nyquist,
+    and the lumped losses (connectors, AC caps) on its channels, dB per signal id."""
+
+    budgets_db: Mapping[str, float] = field(default_factory=_empty)
+    extra_db: Mapping[str, float] = field(default_factory=_empty)
+    extra: Mapping[str, Any] = field(default_factory=_empty)
+
+    @classmethod
+    def of(cls, data: Mapping[str, Any] | None) -> LossConfig:
+        per_signal = lambda v: MappingProxyType({str(k): float(x) for k, x in v.items()})  # noqa: E731
+        return _build(cls, data, budgets_db=per_signal, extra_db=per_signal)
+
+
+@dataclass(frozen=True)
 class ReportConfig:
     """``report:``: where reports go and which layer carries the markers."""
 
@@ -472,6 +503,7 @@ class ProjectConfig:
     backdrill: tuple[BackdrillSpec, ...] = field(init=False, default=())
     rails: tuple[RailSpec, ...] = field(init=False, default=())
     capacitors: CapacitorConfig = field(init=False, default_factory=CapacitorConfig)
+    loss: LossConfig = field(init=False, default_factory=LossConfig)
     report: ReportConfig = field(init=False, default_factory=ReportConfig)
 
     def __post_init__(self) -> None:
@@ -498,6 +530,7 @@ class ProjectConfig:
             "backdrill": tuple(BackdrillSpec.of(b) for b in d.get("backdrill") or ()),
             "rails": tuple(RailSpec.of(r, i) for i, r in enumerate(d.get("rails") or ())),
             "capacitors": CapacitorConfig.of(d.get("capacitors")),
+            "loss": LossConfig.of(d.get("loss")),
             "report": _build(ReportConfig, d.get("report")),
         }
         for name, value in sections.items():
