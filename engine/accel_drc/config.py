@@ -50,6 +50,20 @@ CONFIG_SCHEMA: dict[str, Any] = {
             "additionalProperties": False,
             "properties": {
                 "foil": {"type": "object", "additionalProperties": {"type": "string"}},
+                # µm Rz of each copper layer's face toward the board top / bottom (loss)
+                "roughness": {
+                    "type": "object",
+                    "additionalProperties": {
+                        "type": "object",
+                        "additionalProperties": False,
+                        "minProperties": 1,
+                        "properties": {
+                            "rz_top_um": {"type": "number", "minimum": 0},
+                            "rz_bottom_um": {"type": "number", "minimum": 0},
+                        },
+                    },
+                },
+                "conductivity_s_per_m": _POS,
                 "materials": {
                     "type": "object",
                     "additionalProperties": {
@@ -96,6 +110,19 @@ CONFIG_SCHEMA: dict[str, Any] = {
                     "reason": {"type": "string", "minLength": 3},
                     "owner": {"type": "string"},
                     "expires": {"type": "string", "pattern": r"^\d{4}-\d{2}-\d{2}$"},
+                },
+            },
+        },
+        # channel insertion loss (checks/insertion_loss.py): this board's share of the budget
+        # at Nyquist and the lumped losses on it, per signal type (dB)
+        "loss": {
+            "type": "object",
+            "additionalProperties": False,
+            "properties": {
+                "budgets_db": {"type": "object", "additionalProperties": _POS},
+                "extra_db": {
+                    "type": "object",
+                    "additionalProperties": {"type": "number", "minimum": 0},
                 },
             },
         },
@@ -321,6 +348,13 @@ def load_config(
                 ("signals", sid), f"unknown signal type {sid!r} (known: {', '.join(lib.signals)})"
             )
         cfg.signals[sid] = tuple(compile_(p, ("signals", sid, i)) for i, p in enumerate(pats))
+    for part in ("budgets_db", "extra_db"):
+        for sid in (data.get("loss") or {}).get(part, {}):
+            if sid not in lib.signals:
+                raise doc.error(
+                    ("loss", part, sid),
+                    f"unknown signal type {sid!r} (known: {', '.join(lib.signals)})",
+                )
     for layer, grade in data.get("stackup", {}).get("foil", {}).items():
         if lib.foils.grade(grade) is None:
             raise doc.error(
