@@ -336,7 +336,12 @@ def loss_table(
                 if sec is None:
                     missing += [f"{row.layer_name}: {m}" for m in miss]
                     continue
-                d, c = sec.alpha_db_per_m(np.array([nyq]))
+                try:
+                    d, c = sec.alpha_db_per_m(np.array([nyq]))
+                except ValueError as exc:  # a degenerate geometry: say so, never crash
+                    sec_cache[k] = (None, basis, [f"a valid geometry: {exc}"])
+                    missing.append(f"{row.layer_name}: a valid geometry: {exc}")
+                    continue
                 layers.append(
                     LayerLoss(
                         dp.name,

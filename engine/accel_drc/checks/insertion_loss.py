@@ -93,13 +93,27 @@ def _total_with(ctx: CheckContext, ch: ChannelLoss, rz: float, model: str) -> fl
         if row is None:
             total += lay.il_db
             continue
-        sec, _, _ = section_of(ctx.analysis, row, rz, model, rz_override=rz)
+        cache = ctx.analysis.__dict__.setdefault("_loss_remedy_cache", {})
+        key = (row.layer, row.width_mm, row.gap_mm, rz, model)
+        if key not in cache:
+            cache[key] = section_of(ctx.analysis, row, rz, model, rz_override=rz)[0]
+        sec = cache[key]
         if sec is None:
             total += lay.il_db
             continue
         d, c = sec.alpha_db_per_m(np.array([ch.nyquist_hz]))
         total += float(d[0] + c[0]) * lay.length_mm * 1e-3
     return total
+
+
+def _worst_foil(ctx: CheckContext, ch: ChannelLoss, model: str) -> tuple[str, float] | None:
+    """(roughest foil grade of rules/foils.yaml, the channel's total with it)."""
+    foils = ctx.analysis.library.foils
+    if not foils.ids:
+        return None
+    g = foils.grade(foils.ids[0])  # smoothest last: the first is the roughest
+    rz = 0.5 * (g.rz_um[0] + g.rz_um[1])
+    return f"{g.id} (Rz {rz:g} µm)", _total_with(ctx, ch, rz, model)
 
 
 def _remedy(ctx: CheckContext, ch: ChannelLoss, limit: float, model: str) -> dict[str, Any]:
@@ -189,7 +203,36 @@ def check(ctx: CheckContext, rule: Rule) -> CheckOutcome:
             )
             continue
         total = ch.total_db
+        rough_basis = min(
+            (lay.basis.get("roughness", "default") for lay in ch.layers),
+            key=ORDER.index,
+            default="default",
+        )
         if total <= limit:
+            if rough_basis in ("default", "assumed"):
+                # a pass on an undeclared foil is no pass if the roughest grade fails
+                worst = _worst_foil(ctx, ch, model)
+                if worst is not None and worst[1] > limit:
+                    findings.append(
+                        finding(
+                            rule,
+                            Status.CANNOT_VERIFY,
+                            f"{ch.name}: {total:.1f} dB at {ch.nyquist_hz / 1e9:g} GHz with the "
+                            f"default Rz {default_rz:g} µm is inside the {sname} board budget "
+                            f"{limit:g} dB, but {worst[1]:.1f} dB with {worst[0]} foil: declare "
+                            "the foil",
+                            measured=round(total, 2),
+                            limit=limit,
+                            unit="dB",
+                            net=ch.nets[0],
+                            evidence={
+                                "declare": DECLARE_ROUGH,
+                                "candidates": {worst[0]: "fail", f"Rz {default_rz:g} µm": "pass"},
+                                "candidates_of": "roughness",
+                            },
+                            basis={"roughness": "default", "budget": b_basis},
+                        )
+                    )
             continue
         biggest = max(ch.layers, key=lambda r: r.il_db) if ch.layers else None
         basis: dict[str, str] = {"budget": b_basis, "signal": sig_basis, "extra": ch.extra_basis}
@@ -199,6 +242,13 @@ def check(ctx: CheckContext, rule: Rule) -> CheckOutcome:
                     basis[k] = v
         if ch.extra_db == 0.0:
             basis.pop("extra")
+        sigma_note = None
+        if basis.get("conductivity") == "default":
+            # 5.8e7 S/m is annealed copper (100 % IACS), the best a PCB's copper conducts: a
+            # channel that fails with it fails with any real copper (lower σ, more loss), so
+            # the default is a bound here, not a guess the verdict rests on
+            basis.pop("conductivity")
+            sigma_note = "5.8e7 S/m (100 % IACS, an upper bound: real copper only loses more)"
         remedy = _remedy(ctx, ch, limit, model)
         what = ""
         if biggest is not None:
@@ -209,11 +259,11 @@ def check(ctx: CheckContext, rule: Rule) -> CheckOutcome:
             )
         fix = []
         if "foil" in remedy:
-            fix.append(f"fits with {remedy['foil']}")
+            fix.append(f"{remedy['foil']} foil")
         if "laminate" in remedy:
-            fix.append(f"or a laminate with {remedy['laminate']}")
+            fix.append(f"a laminate with {remedy['laminate']}")
         if "length_mm" in remedy:
-            fix.append(f"or route within {remedy['length_mm']:g} mm")
+            fix.append(f"a route within {remedy['length_mm']:g} mm")
         ev: dict[str, Any] = {
             "channel": ch.name,
             "pairs": list(ch.pairs),
@@ -230,6 +280,8 @@ def check(ctx: CheckContext, rule: Rule) -> CheckOutcome:
             "notches": ch.notches,
             "remedy": remedy,
         }
+        if sigma_note:
+            ev["conductivity"] = sigma_note
         if basis.get("roughness") in ("default", "assumed"):
             ev["candidates"] = remedy.get("foil_candidates", {})
             ev["candidates_of"] = "roughness"
@@ -239,7 +291,7 @@ def check(ctx: CheckContext, rule: Rule) -> CheckOutcome:
                 rule,
                 Status.VIOLATION,
                 f"{ch.name}: {total:.1f} dB at {ch.nyquist_hz / 1e9:g} GHz > {sname} board budget "
-                f"{limit:g} dB{what}" + (f"; {', '.join(fix)}" if fix else ""),
+                f"{limit:g} dB{what}" + (f"; fits with {' or '.join(fix)}" if fix else ""),
                 measured=round(total, 2),
                 limit=limit,
                 unit="dB",
