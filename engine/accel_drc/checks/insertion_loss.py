@@ -129,7 +129,7 @@ def _remedy(ctx: CheckContext, ch: ChannelLoss, limit: float, model: str) -> dic
         tot = _total_with(ctx, ch, rz, model)
         cands[f"{gid} (Rz {rz:g} µm)"] = "pass" if tot <= limit else "fail"
         if tot <= limit:
-            fits.append(f"{gid} (Rz {rz:g} µm): {tot:.1f} dB")
+            fits.append(f"{gid} foil (Rz {rz:g} µm: {tot:.1f} dB)")
     out["foil_candidates"] = cands
     if fits:
         out["foil"] = fits[0]
@@ -259,7 +259,7 @@ def check(ctx: CheckContext, rule: Rule) -> CheckOutcome:
             )
         fix = []
         if "foil" in remedy:
-            fix.append(f"{remedy['foil']} foil")
+            fix.append(str(remedy["foil"]))
         if "laminate" in remedy:
             fix.append(f"a laminate with {remedy['laminate']}")
         if "length_mm" in remedy:
