@@ -209,3 +209,33 @@ def test_config_refuses_unknown_signal_in_budgets(tmp_path: Path) -> None:
     r = _cli("check", str(BOARD), "--config", str(cfg), "--quiet")
     assert r.returncode == 3
     assert "pcie9" in r.stderr
+
+
+def test_stub_notch_reported_without_backdrill(tmp_path: Path) -> None:
+    """Without the declared backdrill the RX through vias keep a 1.5 mm stub whose quarter-wave
+    resonance (≈ 26 GHz) lies below 2× Nyquist (32 GHz): reported as a notch, and the stub adds
+    loss; with the backdrill (config) no notch."""
+    cfg = tmp_path / "accel-drc.yaml"
+    cfg.write_text("class: inference\n")
+    r = _cli("inspect", str(BOARD), "--json", "--detail", "loss", "--config", str(cfg))
+    assert r.returncode == 0, r.stderr
+    rows = json.loads(r.stdout)["details"]["loss"]
+    rx = [x for x in rows if x["layer"] == "total" and x["name"].startswith("PCIE_RX")]
+    assert rx and all(x["notches"] for x in rx)
+    assert all(n["f_res_hz"] <= 32e9 for x in rx for n in x["notches"])
+    r2 = _cli("inspect", str(BOARD), "--json", "--detail", "loss", "--config", str(CONFIG))
+    rows2 = json.loads(r2.stdout)["details"]["loss"]
+    rx2 = {x["name"]: x for x in rows2 if x["layer"] == "total"}
+    assert all(not rx2[x["name"]]["notches"] for x in rx)
+    assert all(x["via_db"] > rx2[x["name"]]["via_db"] for x in rx)
+
+
+def test_no_public_budget_is_cannot_verify(tmp_path: Path) -> None:
+    """NVLink has no public channel budget: the check shows the loss and asks for
+    loss.budgets_db (here the board's lanes are declared NVLink 4 to exercise it)."""
+    d = _check(tmp_path, "signals:\n  nvlink4: ['PCIE_(TX|RX)\\d+_[PN]']\n")
+    fs = [f for f in d["findings"] if f["rule"] == "inference.insertion_loss.nvlink4"]
+    assert len(fs) == 1
+    assert fs[0]["status"] == "cannot_verify"
+    assert "loss.budgets_db" in fs[0]["message"]
+    assert "budgets_db" in fs[0]["evidence"]["declare"]
