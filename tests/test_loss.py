@@ -239,3 +239,26 @@ def test_no_public_budget_is_cannot_verify(tmp_path: Path) -> None:
     assert fs[0]["status"] == "cannot_verify"
     assert "loss.budgets_db" in fs[0]["message"]
     assert "budgets_db" in fs[0]["evidence"]["declare"]
+
+
+def test_declared_roughness_is_used_and_checked(tmp_path: Path) -> None:
+    """``stackup: roughness:`` per layer face is declared: rougher faces, more loss; a layer
+    name the board does not have is refused (exit 3)."""
+
+    def rx_loss(extra: str) -> float:
+        cfg = tmp_path / "accel-drc.yaml"
+        cfg.write_text(CONFIG.read_text().replace("stackup:\n", "stackup:\n" + extra, 1))
+        r = _cli("inspect", str(BOARD), "--json", "--detail", "loss", "--config", str(cfg))
+        assert r.returncode == 0, r.stderr
+        rows = json.loads(r.stdout)["details"]["loss"]
+        return next(
+            x["db_per_m"] for x in rows if x["name"] == "PCIE_RX0" and x["layer"] != "total"
+        )
+
+    smooth = rx_loss("  roughness:\n    In2.Cu: {rz_top_um: 0.3, rz_bottom_um: 0.3}\n")
+    rough = rx_loss("  roughness:\n    In2.Cu: {rz_top_um: 8.0, rz_bottom_um: 8.0}\n")
+    assert rough > smooth
+    cfg = tmp_path / "accel-drc.yaml"
+    cfg.write_text("stackup:\n  roughness:\n    In99.Cu: {rz_top_um: 1}\n")
+    r = _cli("check", str(BOARD), "--config", str(cfg), "--quiet")
+    assert r.returncode == 3 and "In99.Cu" in r.stderr

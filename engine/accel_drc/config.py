@@ -401,7 +401,8 @@ def load_config(
 
 
 def check_layers(cfg: ProjectConfig, layer_names: set[str]) -> None:
-    """Layer names in ``stackup: foil:`` and ``backdrill: must_not_cut`` must exist on the board."""
+    """Layer names in ``stackup: foil:``, ``stackup: roughness:`` and ``backdrill: must_not_cut``
+    must exist on the board."""
     if cfg.doc is None:
         return
     shown = ", ".join(sorted(layer_names))
@@ -409,6 +410,12 @@ def check_layers(cfg: ProjectConfig, layer_names: set[str]) -> None:
         if layer != "default" and layer not in layer_names:
             raise cfg.error(
                 ("stackup", "foil", layer),
+                f"no copper layer {layer!r} on this board (layers: {shown})",
+            )
+    for layer in (cfg.data.get("stackup") or {}).get("roughness") or {}:
+        if layer != "default" and layer not in layer_names:
+            raise cfg.error(
+                ("stackup", "roughness", layer),
                 f"no copper layer {layer!r} on this board (layers: {shown})",
             )
     for i, b in enumerate(cfg.data.get("backdrill", [])):
