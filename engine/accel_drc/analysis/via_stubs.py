@@ -34,6 +34,7 @@ from typing import Any
 
 import numpy as np
 
+from ..geometry import circles_through
 from ..model import Backdrill, Board
 
 log = logging.getLogger(__name__)
@@ -409,29 +410,9 @@ def _seg_distance(p: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.hypot(*(p - q).T)
 
 
-def _circle_through(s: np.ndarray, m: np.ndarray, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Centre and radius of the circle through three points (row-wise; NaN if collinear)."""
-    ax, ay = s[:, 0], s[:, 1]
-    bx, by = m[:, 0], m[:, 1]
-    cx, cy = e[:, 0], e[:, 1]
-    d = 2 * (ax * (by - cy) + bx * (cy - ay) + cx * (ay - by))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        ux = (
-            (ax**2 + ay**2) * (by - cy) + (bx**2 + by**2) * (cy - ay) + (cx**2 + cy**2) * (ay - by)
-        ) / d
-        uy = (
-            (ax**2 + ay**2) * (cx - bx) + (bx**2 + by**2) * (ax - cx) + (cx**2 + cy**2) * (bx - ax)
-        ) / d
-    bad = np.abs(d) < 1e-12
-    ux[bad] = np.nan
-    uy[bad] = np.nan
-    centre = np.stack([ux, uy], -1)
-    return centre, np.hypot(ax - ux, ay - uy)
-
-
 def _arc_distance(p: np.ndarray, s: np.ndarray, m: np.ndarray, e: np.ndarray) -> np.ndarray:
     """Distance from points ``p`` to the arcs start–mid–end (row-wise)."""
-    c, r = _circle_through(s, m, e)
+    c, r = circles_through(s, m, e)
     out = np.minimum(np.hypot(*(p - s).T), np.hypot(*(p - e).T))
     ok = ~np.isnan(r)
     if not ok.any():
@@ -470,7 +451,7 @@ def _track_lines(tracks: Any, idx: np.ndarray) -> np.ndarray:
     coords = s[:, None, :] + (e - s)[:, None, :] * t[None, :, None]
     arc = ~np.isnan(m[:, 0])
     if arc.any():
-        c, r = _circle_through(s[arc], m[arc], e[arc])
+        c, r = circles_through(s[arc], m[arc], e[arc])
         good = ~np.isnan(r)
         a0 = np.arctan2(s[arc, 1] - c[:, 1], s[arc, 0] - c[:, 0])
         am = np.mod(np.arctan2(m[arc, 1] - c[:, 1], m[arc, 0] - c[:, 0]) - a0, 2 * np.pi)
@@ -612,7 +593,7 @@ def _track_queries(tracks: Any) -> tuple[np.ndarray, np.ndarray]:
     rad = np.hypot(*(e - s).T) / 2.0
     arc = ~np.isnan(m[:, 0])
     if arc.any():
-        c, r = _circle_through(s[arc], m[arc], e[arc])
+        c, r = circles_through(s[arc], m[arc], e[arc])
         good = ~np.isnan(r)
         sub_c, sub_r = centre[arc], rad[arc]
         sub_c[good] = c[good]
