@@ -313,8 +313,8 @@ def test_the_same_board_read_three_ways_has_the_same_outline(
 ) -> None:
     """File reader and live reader build the outline from the same shapes with the same
     functions: the same rings, vertex for vertex.  KiCad's IPC-2581 exporter writes the Profile
-    already flattened (by KiCad, with its own error ``ARC_HIGH_DEF``): the same rings within
-    that tolerance, and the same ring count, closure and area."""
+    already flattened (by KiCad, with its own error ``ARC_HIGH_DEF``, split across the arc):
+    the same rings within both approximations, and the same ring count, closure and area."""
     try:
         import kipy  # noqa: F401
     except ImportError:
@@ -351,8 +351,8 @@ def test_the_same_board_read_three_ways_has_the_same_outline(
     for i, j in _match(rings, ipc_outline.rings):
         a, b = rings[i], ipc_outline.rings[j]
         assert (a[0] == a[-1]).all() and (b[0] == b[-1]).all()
-        # both within CHORD_TOL_MM of the true curve; the export rounds to 1 nm
-        print(name, _hausdorff(a, b))
-        assert _hausdorff(a, b) <= 2 * g.CHORD_TOL_MM + 1e-5
+        # ours: chords inside the arc by up to CHORD_TOL_MM; KiCad's: its vertices ~half its
+        # error outside the arc, its chords ~half inside (measured on openpci2: +2.5 / -2.2 µm)
+        assert _hausdorff(a, b) <= 2 * g.CHORD_TOL_MM
         perimeter = float(np.hypot(*np.diff(a, axis=0).T).sum())
         assert g.ring_area(a) == pytest.approx(g.ring_area(b), abs=g.CHORD_TOL_MM * perimeter)
