@@ -356,3 +356,37 @@ def test_the_same_board_read_three_ways_has_the_same_outline(
         assert _hausdorff(a, b) <= 2 * g.CHORD_TOL_MM
         perimeter = float(np.hypot(*np.diff(a, axis=0).T).sum())
         assert g.ring_area(a) == pytest.approx(g.ring_area(b), abs=g.CHORD_TOL_MM * perimeter)
+
+
+# ---------------------------------------------------------------------------------------------
+# distances
+# ---------------------------------------------------------------------------------------------
+
+
+def test_segment_distance_rows_and_matrix_agree() -> None:
+    rng = np.random.default_rng(5)
+    p = rng.uniform(-5, 5, (30, 2))
+    a = rng.uniform(-5, 5, (12, 2))
+    b = a + rng.uniform(-2, 2, (12, 2))
+    b[0] = a[0]  # a zero-length segment is its point
+    mat = g.segment_distance(p[:, None, :], a[None], b[None])
+    assert mat.shape == (30, 12)
+    for k in range(12):
+        rows = g.segment_distance(p, np.repeat(a[k : k + 1], 30, 0), np.repeat(b[k : k + 1], 30, 0))
+        assert np.allclose(mat[:, k], rows)
+    assert np.allclose(mat[:, 0], np.hypot(*(p - a[0]).T))
+    # by hand: (0, 1) above the middle of (-1, 0)–(1, 0); (3, 0) beyond its end
+    d = g.segment_distance(
+        np.array([[0.0, 1.0], [3.0, 0.0]]), np.array([-1.0, 0]), np.array([1.0, 0])
+    )
+    assert d.tolist() == [1.0, 2.0]
+
+
+def test_arc_distance_is_radial_inside_the_sweep_and_to_the_ends_outside() -> None:
+    s, m, e = np.array([[1.0, 0.0]]), np.array([[0.0, 1.0]]), np.array([[-1.0, 0.0]])  # +y half
+    pts = np.array([[0.0, 3.0], [0.0, 0.5], [0.0, -2.0], [2.0, 0.0]])
+    n = len(pts)
+    d = g.arc_distance(pts, *(np.repeat(x, n, 0) for x in (s, m, e)))
+    assert d == pytest.approx([2.0, 0.5, math.hypot(1, 2), 1.0])
+    line = g.arc_distance(pts[:1], np.array([[0.0, 0]]), np.array([[1.0, 0]]), np.array([[2.0, 0]]))
+    assert line == pytest.approx([3.0])  # collinear: the segment

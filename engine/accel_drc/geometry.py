@@ -21,7 +21,8 @@ What is here (``docs/geometry.md``, "Shared geometry", has the details):
 - KiCad's integer arc box: :func:`kiround`, :func:`kicad_arc_centre`, :func:`rotate_nm`,
   :func:`arc_bbox_nm`;
 - outlines: :func:`chain` (grid-bucketed, linear), :func:`outline_rings`;
-- areas and holes: :func:`signed_area`, :func:`ring_area`, :func:`bridge_holes`.
+- areas and holes: :func:`signed_area`, :func:`ring_area`, :func:`bridge_holes`;
+- distances: :func:`segment_distance`, :func:`arc_distance` (numpy, broadcasting).
 """
 
 from __future__ import annotations
@@ -474,3 +475,44 @@ def bridge_holes(outer: np.ndarray, holes: Sequence[np.ndarray]) -> np.ndarray:
         prev = i
     parts.append(ring[prev:])
     return np.concatenate(parts)
+
+
+# ---------------------------------------------------------------------------------------------
+# distances
+# ---------------------------------------------------------------------------------------------
+
+
+def segment_distance(p: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Distance from points ``p`` to segments ``a``–``b`` (arrays whose last axis is x, y,
+    broadcast against each other: row-wise pairs, or ``p[:, None]`` against ``a[None]`` for a
+    distance matrix).  A zero-length segment is its point."""
+    ab = b - a
+    ap = p - a
+    den = (ab * ab).sum(axis=-1)
+    t = np.where(den > 0, (ap * ab).sum(axis=-1) / np.where(den > 0, den, 1.0), 0.0)
+    q = a + ab * np.clip(t, 0.0, 1.0)[..., None]
+    d = p - q
+    return np.hypot(d[..., 0], d[..., 1])
+
+
+def arc_distance(p: np.ndarray, s: np.ndarray, m: np.ndarray, e: np.ndarray) -> np.ndarray:
+    """Distance from points ``p`` to the arcs start ``s`` – mid ``m`` – end ``e`` (row-wise,
+    each ``(n, 2)``); an arc whose points are collinear is measured as the segment ``s``–``e``."""
+    c, r = circles_through(s, m, e)
+    out = np.minimum(np.hypot(*(p - s).T), np.hypot(*(p - e).T))
+    ok = ~np.isnan(r)
+    if not ok.any():
+        return segment_distance(p, s, e)
+
+    def ang(v: np.ndarray) -> np.ndarray:
+        return np.arctan2(v[:, 1], v[:, 0])
+
+    a0 = ang(s - c)
+    sweep_m = np.mod(ang(m - c) - a0, _TWO_PI)
+    sweep_e = np.mod(ang(e - c) - a0, _TWO_PI)
+    sweep_p = np.mod(ang(p - c) - a0, _TWO_PI)
+    ccw = sweep_m <= sweep_e  # the mid point lies on the way from start to end going +angle
+    inside = np.where(ccw, sweep_p <= sweep_e, sweep_p >= sweep_e)
+    radial = np.abs(np.hypot(*(p - c).T) - r)
+    arc = np.where(inside, np.minimum(radial, out), out)
+    return np.where(ok, arc, segment_distance(p, s, e))
