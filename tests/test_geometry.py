@@ -390,3 +390,19 @@ def test_arc_distance_is_radial_inside_the_sweep_and_to_the_ends_outside() -> No
     assert d == pytest.approx([2.0, 0.5, math.hypot(1, 2), 1.0])
     line = g.arc_distance(pts[:1], np.array([[0.0, 0]]), np.array([[1.0, 0]]), np.array([[2.0, 0]]))
     assert line == pytest.approx([3.0])  # collinear: the segment
+
+
+def test_arc_distance_on_a_quarter_circle_both_ways() -> None:
+    # quarter circle of radius 5 around (0, 0) from (5, 0) through (3.5355, 3.5355) to (0, 5)
+    s = np.array([[5.0, 0.0]] * 4)
+    m = np.array([[5 / 2**0.5, 5 / 2**0.5]] * 4)
+    e = np.array([[0.0, 5.0]] * 4)
+    p = np.array([[0.0, 0.0], [4.0, 4.0], [-5.0, 0.0], [6.0, -1.0]])
+    d = g.arc_distance(p, s, m, e)
+    assert d[0] == pytest.approx(5.0)
+    assert d[1] == pytest.approx(32**0.5 - 5)
+    assert d[2] == pytest.approx(50**0.5)  # beyond the arc: nearest end (0, 5)
+    assert d[3] == pytest.approx(2**0.5)  # nearest end (5, 0)
+    # the same arc drawn the other way round
+    d2 = g.arc_distance(p, e, m, s)
+    np.testing.assert_allclose(d2, d)
