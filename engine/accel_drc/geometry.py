@@ -452,7 +452,14 @@ def bridge_holes(outer: np.ndarray, holes: Sequence[np.ndarray]) -> np.ndarray:
     if not keep or len(outer) < 3:
         return outer
     ring = outer if signed_area(outer) >= 0 else outer[::-1]
-    keep = [h if signed_area(h) < 0 else h[::-1] for h in keep]
+    # every hole's signed area in one pass (a plane can have thousands of anti-pads)
+    flat = np.concatenate(keep)
+    starts = np.cumsum([0] + [len(h) for h in keep[:-1]])
+    nxt = np.arange(1, len(flat) + 1)
+    nxt[np.append(starts[1:], len(flat)) - 1] = starts  # each hole's last point wraps to its first
+    cross = flat[:, 0] * flat[nxt, 1] - flat[:, 1] * flat[nxt, 0]
+    areas = np.add.reduceat(cross, starts)
+    keep = [h if a < 0 else h[::-1] for h, a in zip(keep, areas.tolist())]
     firsts = np.array([h[0] for h in keep])
     if len(ring) * len(keep) <= 1 << 16:
         d = ((firsts[:, None, :] - ring[None, :, :]) ** 2).sum(axis=2)
