@@ -21,7 +21,8 @@ Python per element, so its floor against ``expat`` answers it for defusedxml.  U
 
     python bench/bench_ipc2581_xml.py FILE.xml [--repeat 3]
 
-(make the file with ``kicad-cli pcb export ipc2581 -o vme-wren.xml vme-wren.kicad_pcb``.)
+(make the file with ``kicad-cli pcb export ipc2581 -o vme-wren.xml vme-wren.kicad_pcb``; the
+two libraries are not dependencies of accel-drc: ``pip install lxml defusedxml`` to run this.)
 """
 
 from __future__ import annotations
