@@ -65,6 +65,7 @@ _MODULES = (
     "pdn_impedance",
     "material_consistency",  # stack-up values that contradict the named laminate
     "open_channel",  # a high-speed net whose copper does not join its pads
+    "insertion_loss",  # channel loss at Nyquist vs the board's budget
 )
 
 
