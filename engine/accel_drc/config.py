@@ -50,6 +50,11 @@ CONFIG_SCHEMA: dict[str, Any] = {
             "additionalProperties": False,
             "properties": {
                 "foil": {"type": "object", "additionalProperties": {"type": "string"}},
+                # copper for the DC solve (and the loss model's conductor): barrel plating,
+                # conductivity at 20 °C, operating temperature (resistivity scaled to it)
+                "via_plating_um": _POS,
+                "conductivity_s_per_m": _POS,
+                "temperature_c": {"type": "number", "minimum": -60, "maximum": 300},
                 "materials": {
                     "type": "object",
                     "additionalProperties": {
@@ -149,6 +154,16 @@ CONFIG_SCHEMA: dict[str, Any] = {
                         },
                     },
                     "target_ohm": _POS,
+                    # DC IR drop (analysis/irdrop.py): regulator footprints held at `voltage`,
+                    # load footprints -> DC current (A), return nets, the rail's own limit (%)
+                    "sources": {
+                        "type": "array",
+                        "minItems": 1,
+                        "items": {"type": "string", "minLength": 1},
+                    },
+                    "loads": {"type": "object", "minProperties": 1, "additionalProperties": _POS},
+                    "return_nets": _REGEX_LIST,
+                    "ir_drop_max_pct": _POS,
                 },
             },
         },
@@ -352,6 +367,8 @@ def load_config(
     for i, r in enumerate(data.get("rails", [])):
         for j, p in enumerate(r["nets"]):
             compile_(p, ("rails", i, "nets", j))
+        for j, p in enumerate(r.get("return_nets") or ()):
+            compile_(p, ("rails", i, "return_nets", j))
     base = Path(path).resolve().parent
     for i, p in enumerate(data.get("rules", {}).get("packs", [])):
         pack_path = Path(p) if os.path.isabs(p) else base / p
