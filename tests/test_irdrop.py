@@ -8,7 +8,6 @@ import math
 
 import numpy as np
 import pytest
-
 from accel_drc.analysis import irdrop
 from accel_drc.model import (
     Board,
@@ -103,18 +102,33 @@ def test_annular_plane_is_rho_ln_over_2pi_t() -> None:
     """Central round pad (r1) loaded, the plane's outer ring (r2) the source."""
     r1, r2 = 2.0, 20.0
     outer_pads = tuple(
-        Pad(str(k), 1, "smd", "circle", 20 * math.cos(a) * 1.0, 20 * math.sin(a), 0.6, 0.6,
-            copper_layers=(0,))
+        Pad(
+            str(k),
+            1,
+            "smd",
+            "circle",
+            20 * math.cos(a) * 1.0,
+            20 * math.sin(a),
+            0.6,
+            0.6,
+            copper_layers=(0,),
+        )
         for k, a in enumerate(np.linspace(0, 2 * np.pi, 400, endpoint=False))
     )
     src = Footprint("U20", "", "", "F.Cu", 0, 0, pads=outer_pads)
     load = Footprint(
-        "U1", "", "", "F.Cu", 0, 0,
+        "U1",
+        "",
+        "",
+        "F.Cu",
+        0,
+        0,
         pads=(Pad("1", 1, "smd", "circle", 0, 0, 2 * r1, 2 * r1, copper_layers=(0,)),),
     )
     b = board_of([(0, ring(0, 0, r2 + 0.3))], [src, load])
-    r = irdrop.solve_rail(b, spec(sources=["U20"], loads={"U1": 10.0}), CFG20, cell_mm=0.1,
-                          max_nodes=10**6)
+    r = irdrop.solve_rail(
+        b, spec(sources=["U20"], loads={"U1": 10.0}), CFG20, cell_mm=0.1, max_nodes=10**6
+    )
     exact = RHO * math.log(r2 / r1) / (2 * math.pi * T_MM * 1e-3)
     # the load's pad is one equipotential (min over it = its potential, up to the grid)
     assert r.resistance_ohm == pytest.approx(exact, rel=0.02)
@@ -141,7 +155,12 @@ def test_two_layers_in_series_through_n_vias(n_vias: int) -> None:
         layer_count=2,
     )
     land = Footprint(
-        "J1", "", "", "F.Cu", L - 1, W / 2,
+        "J1",
+        "",
+        "",
+        "F.Cu",
+        L - 1,
+        W / 2,
         pads=(
             Pad("1", 1, "smd", "rect", L - 1, W / 2, 2.0, W, copper_layers=(0,)),
             Pad("2", 1, "smd", "rect", L - 1, W / 2, 2.0, W, copper_layers=(1,)),
@@ -154,8 +173,9 @@ def test_two_layers_in_series_through_n_vias(n_vias: int) -> None:
         vias=vias,
         gap_mm=gap,
     )
-    r = irdrop.solve_rail(b, spec(sources=["U20"], loads={"U1": 20.0}), CFG20, cell_mm=0.25,
-                          max_nodes=10**6)
+    r = irdrop.solve_rail(
+        b, spec(sources=["U20"], loads={"U1": 20.0}), CFG20, cell_mm=0.25, max_nodes=10**6
+    )
     plane = RHO * 1e3 * (L - 2.0 - 0.25) / (W * T_MM)  # electrode centre to the land's edge
     barrel = irdrop.barrel_resistance(gap + T_MM, drill, plating, RHO)
     exact = 2 * plane + barrel / n_vias
@@ -176,13 +196,30 @@ def test_mesh_convergence() -> None:
     b = board_of(
         [(0, rect(0, 0, 30, 20))],
         [
-            Footprint("U20", "", "", "F.Cu", 2, 2, pads=(Pad("1", 1, "smd", "rect", 2, 2, 2, 2, copper_layers=(0,)),)),
-            Footprint("U1", "", "", "F.Cu", 28, 18, pads=(Pad("1", 1, "smd", "rect", 28, 18, 2, 2, copper_layers=(0,)),)),
+            Footprint(
+                "U20",
+                "",
+                "",
+                "F.Cu",
+                2,
+                2,
+                pads=(Pad("1", 1, "smd", "rect", 2, 2, 2, 2, copper_layers=(0,)),),
+            ),
+            Footprint(
+                "U1",
+                "",
+                "",
+                "F.Cu",
+                28,
+                18,
+                pads=(Pad("1", 1, "smd", "rect", 28, 18, 2, 2, copper_layers=(0,)),),
+            ),
         ],
     )
     drops = [
-        irdrop.solve_rail(b, spec(sources=["U20"], loads={"U1": 10.0}), CFG20, cell_mm=h,
-                          max_nodes=10**7).worst_drop_mv
+        irdrop.solve_rail(
+            b, spec(sources=["U20"], loads={"U1": 10.0}), CFG20, cell_mm=h, max_nodes=10**7
+        ).worst_drop_mv
         for h in (1.0, 0.5, 0.25, 0.125)
     ]
     d = np.abs(np.diff(drops))
@@ -206,8 +243,9 @@ def test_temperature_scaling() -> None:
 
 def test_undeclared_rail_names_what_to_declare() -> None:
     b = board_of([(0, rect(0, 0, 20, 5))], [pad_strip("U20", 0.25, 0, 5, 10)])
-    r = irdrop.solve_rail(b, {"name": "VCORE", "nets": ["VCORE"], "voltage": 0.8,
-                              "ir_drop_max_pct": 2})
+    r = irdrop.solve_rail(
+        b, {"name": "VCORE", "nets": ["VCORE"], "voltage": 0.8, "ir_drop_max_pct": 2}
+    )
     assert r.missing and "sources" in r.missing[0] and "loads" in r.missing[1]
 
 

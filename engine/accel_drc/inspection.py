@@ -28,6 +28,7 @@ DETAIL_PROVIDERS = {
     "vias": ("accel_drc.analysis.via_stubs", "via_rows"),
     "pairs": ("accel_drc.analysis.impedance", "pair_rows"),
     "rails": ("accel_drc.analysis.pdn", "rail_rows"),
+    "irdrop": ("accel_drc.analysis.irdrop", "irdrop_rows"),
 }
 
 FLOAT_DIGITS = 6

@@ -527,6 +527,7 @@ def check_board(
     for name, module, fn in (
         ("via_stubs", "via_stub", "via_stub_extra"),
         ("rails", "pdn_impedance", "rails_extra"),
+        ("irdrop", "ir_drop", "irdrop_extra"),
     ):
         # per-kind extras of the via-stub and PDN checks (stub histograms, |Z(f)| curves)
         if any(r.check == module for r in ran):
