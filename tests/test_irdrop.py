@@ -260,3 +260,89 @@ def test_no_declared_rail_imports_no_scipy() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+# ---------------------------------------------------------------------------------------------
+# the check kinds, end to end through check_board, and --detail irdrop
+# ---------------------------------------------------------------------------------------------
+
+
+def _bench():  # noqa: ANN202 - the bench module (its board builder)
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "bench" / "bench_irdrop.py"
+    spec_ = importlib.util.spec_from_file_location("bench_irdrop", path)
+    mod = importlib.util.module_from_spec(spec_)
+    assert spec_.loader is not None
+    spec_.loader.exec_module(mod)
+    return mod
+
+
+def test_check_kinds_end_to_end() -> None:
+    from accel_drc.pipeline import check_board
+
+    bench = _bench()
+    b = bench.make_board(100, 200, 200)
+    declared = {"stackup": dict(bench.STACKUP), "rails": [bench.RAIL]}
+    res = check_board(b, {"class": "training", **declared}, board_class="training")
+    ir = [f for f in res.findings if f.check == "ir_drop"]
+    assert len(ir) == 1 and ir[0].status.value == "violation"  # every input declared or measured
+    assert ir[0].pos is not None and ir[0].unit == "%" and ir[0].measured > ir[0].limit
+    cd = [f for f in res.findings if f.check == "current_density"]
+    assert cd and all(f.pos is not None for f in cd)
+    row = res.extras["irdrop"][0]
+    assert row["maps"] and row["maps"][0]["voltage_png"].startswith("data:image/png;base64,")
+    assert abs(row["source_current_a"] - 600.0) < 600.0 * 1e-6
+    # the rail's own limit wins over the pack's
+    loose = {**bench.RAIL, "ir_drop_max_pct": 50}
+    res = check_board(
+        b, {"class": "training", **declared, "rails": [loose]}, board_class="training"
+    )
+    assert not [f for f in res.findings if f.check == "ir_drop"]
+    # plating undeclared: the drop's violation is conditional on it
+    res = check_board(b, {"class": "training", "rails": [bench.RAIL]}, board_class="training")
+    (f,) = [f for f in res.findings if f.check == "ir_drop"]
+    assert (
+        f.status.value == "cannot_verify" and "via_plating" in f.evidence["conditional"]["rests_on"]
+    )
+    # temperature undeclared and failing at 20 °C: robust to it
+    assert "temperature" in f.evidence.get("robust_to", [])
+
+
+def test_partly_declared_rail_is_cannot_verify() -> None:
+    from accel_drc.pipeline import check_board
+
+    bench = _bench()
+    b = bench.make_board(60, 50, 50)
+    rail = {"name": "VCORE", "nets": ["VCORE"], "voltage": 0.8, "ir_drop_max_pct": 2}
+    res = check_board(b, {"class": "training", "rails": [rail]}, board_class="training")
+    (f,) = [f for f in res.findings if f.check == "ir_drop"]
+    assert f.status.value == "cannot_verify" and "sources" in f.message and "loads" in f.message
+
+
+def test_detail_irdrop_rows() -> None:
+    from accel_drc.inspection import _details
+
+    bench = _bench()
+    b = bench.make_board(60, 50, 50)
+    got = _details(b, ["irdrop"], {"rails": [bench.RAIL], "stackup": bench.STACKUP}, "training")
+    (row,) = got["irdrop"]
+    for key in (
+        "rail",
+        "nets",
+        "voltage",
+        "sources",
+        "loads",
+        "worst_drop_mv",
+        "worst_drop_pct",
+        "max_current_density_a_per_mm2",
+        "max_via_current_a",
+        "resistance_ohm",
+        "mesh",
+        "method",
+    ):
+        assert key in row
+    (load,) = row["loads"]
+    assert set(load) >= {"ref", "current_a", "v_min", "drop_mv", "drop_pct"}
+    assert load["drop_mv"] == pytest.approx((0.8 - load["v_min"]) * 1e3, rel=1e-3)

@@ -92,7 +92,8 @@ def check(ctx: CheckContext, rule: Rule) -> CheckOutcome:
             ev["candidates_of"] = "temperature"
             verdict_fail = any(v == "fail" for v in cands.values())
         declare = []
-        if basis.get("temperature") == "default":
+        cands_all_fail = all(v == "fail" for v in (ev.get("candidates") or {"": "pass"}).values())
+        if basis.get("temperature") == "default" and not cands_all_fail:
             declare.append("the operating temperature (stackup: temperature_c)")
         if basis.get("via_plating") == "default":
             declare.append("the barrel plating (stackup: via_plating_um)")
