@@ -346,3 +346,16 @@ def test_detail_irdrop_rows() -> None:
     (load,) = row["loads"]
     assert set(load) >= {"ref", "current_a", "v_min", "drop_mv", "drop_pct"}
     assert load["drop_mv"] == pytest.approx((0.8 - load["v_min"]) * 1e3, rel=1e-3)
+
+
+def test_html_shows_heat_maps() -> None:
+    from accel_drc.pipeline import check_board
+    from accel_drc.report.html import render
+
+    bench = _bench()
+    b = bench.make_board(60, 50, 50)
+    cfg = {"class": "training", "stackup": dict(bench.STACKUP), "rails": [bench.RAIL]}
+    res = check_board(b, cfg, board_class="training")
+    page = render(res, b)
+    assert 'id="irdrop"' in page and page.count('src="data:image/png;base64,') == 8  # 4 layers × 2
+    assert "img-src data:;" in page  # inline images only: nothing is fetched

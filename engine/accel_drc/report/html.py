@@ -988,6 +988,7 @@ def build_context(result: CheckResult, board: Board) -> dict[str, Any]:
         "stackup": stackup,
         "stackup_svg": stackup_svg(stackup),
         "rails": _rails(result),
+        "irdrop": [r for r in result.extras.get("irdrop") or [] if isinstance(r, dict)],
         "via_stubs": _via_stubs(result),
         "waivers": _waivers(result),
         "cannot_verify": _cannot_verify(findings),
