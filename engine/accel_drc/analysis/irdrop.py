@@ -240,7 +240,12 @@ def solve_net(
     used_layers = [li for li in used_layers if 0 <= li < L]
     w, hgt = max(xs) - min(xs), max(ys) - min(ys)
     if cell_mm is None:
-        area = max(w * hgt, 1e-6) * max(1, len(used_layers))
+        # the copper the grid holds: zone fills, tracks, pads (not the bounding box of every
+        # layer a through via crosses, which holds only the via's own pad there)
+        area = sum(z.filled_area_mm2(li) for z, li in zones)
+        area += float((tr.width[trows] * np.hypot(*(tr.end[trows] - tr.start[trows]).T)).sum())
+        area += sum(p.width * p.height * len(p.copper_layers) for _fp, p in pads)
+        area = max(area, 1e-6)
         cell_mm = max(MIN_CELL_MM, math.sqrt(area / max_nodes))
     h = float(cell_mm)
     # cells aligned on multiples of h: the same copper gives the same grid wherever it starts
@@ -280,8 +285,12 @@ def solve_net(
     mask[tl, t_iy0, t_ix0] = True
     mask[tl, t_iy1, t_ix1] = True
     v_ix, v_iy = _cell(vs.pos[vrows, 0], vs.pos[vrows, 1], x0, y0, h, nx, ny)
+    # a via is a node on its end layers and where the rail has other copper under it; on a
+    # layer where only its own pad is, the barrel passes by (no current leaves there)
     for k, r in enumerate(vrows):
-        mask[int(vs.start[r]) : int(vs.end[r]) + 1, v_iy[k], v_ix[k]] = True
+        mask[int(vs.start[r]), v_iy[k], v_ix[k]] = True
+        mask[int(vs.end[r]), v_iy[k], v_ix[k]] = True
+    used_layers = [li for li in used_layers if mask[li].any()]
     node = np.full(mask.shape, -1, np.int64)
     n_cells = int(mask.sum())
     node[mask] = np.arange(n_cells)
