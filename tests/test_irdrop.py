@@ -359,3 +359,27 @@ def test_html_shows_heat_maps() -> None:
     page = render(res, b)
     assert 'id="irdrop"' in page and page.count('src="data:image/png;base64,') == 8  # 4 layers × 2
     assert "img-src data:;" in page  # inline images only: nothing is fetched
+
+
+def test_return_path_adds_its_rise() -> None:
+    """The same plane on B.Cu as GND, the same electrodes: the return rises as much as the
+    supply drops, so the load sees twice the drop."""
+    L, W = 20.0, 5.0
+
+    def strip(ref: str, x: float) -> Footprint:
+        ys = np.linspace(0, W, 12)[1:-1]
+        pads = tuple(
+            Pad(f"{n}{k}", net, "smd", "rect", x, float(y), 0.5, 0.5, copper_layers=(li,))
+            for k, y in enumerate(ys)
+            for n, net, li in (("V", 1, 0), ("G", 2, 1))
+        )
+        return Footprint(ref, "", "", "F.Cu", x, W / 2, pads=pads)
+
+    b = board_of([(0, rect(0, 0, L, W))], [strip("U20", 0.25), strip("U1", L - 0.25)], layers=2)
+    gnd = Zone(net=2, net_name="GND", layers=(1,), filled={1: (rect(0, 0, L, W),)})
+    b = Board(**{**b.__dict__, "nets": ("", "VCORE", "GND"), "zones": (*b.zones, gnd)})
+    s = spec(sources=["U20"], loads={"U1": 10.0})
+    one = irdrop.solve_rail(b, s, CFG20, cell_mm=0.25)
+    both = irdrop.solve_rail(b, {**s, "return_nets": ["GND"]}, CFG20, cell_mm=0.25)
+    assert both.rows[0]["return_rise_mv"] == pytest.approx(one.worst_drop_mv, rel=1e-3)
+    assert both.worst_drop_mv == pytest.approx(2 * one.worst_drop_mv, rel=1e-3)
