@@ -55,6 +55,19 @@ CONFIG_SCHEMA: dict[str, Any] = {
                 "via_plating_um": _POS,
                 "conductivity_s_per_m": _POS,
                 "temperature_c": {"type": "number", "minimum": -60, "maximum": 300},
+                # µm Rz of each copper layer's face toward the board top / bottom (loss)
+                "roughness": {
+                    "type": "object",
+                    "additionalProperties": {
+                        "type": "object",
+                        "additionalProperties": False,
+                        "minProperties": 1,
+                        "properties": {
+                            "rz_top_um": {"type": "number", "minimum": 0},
+                            "rz_bottom_um": {"type": "number", "minimum": 0},
+                        },
+                    },
+                },
                 "materials": {
                     "type": "object",
                     "additionalProperties": {
@@ -101,6 +114,19 @@ CONFIG_SCHEMA: dict[str, Any] = {
                     "reason": {"type": "string", "minLength": 3},
                     "owner": {"type": "string"},
                     "expires": {"type": "string", "pattern": r"^\d{4}-\d{2}-\d{2}$"},
+                },
+            },
+        },
+        # channel insertion loss (checks/insertion_loss.py): this board's share of the budget
+        # at Nyquist and the lumped losses on it, per signal type (dB)
+        "loss": {
+            "type": "object",
+            "additionalProperties": False,
+            "properties": {
+                "budgets_db": {"type": "object", "additionalProperties": _POS},
+                "extra_db": {
+                    "type": "object",
+                    "additionalProperties": {"type": "number", "minimum": 0},
                 },
             },
         },
@@ -336,6 +362,13 @@ def load_config(
                 ("signals", sid), f"unknown signal type {sid!r} (known: {', '.join(lib.signals)})"
             )
         cfg.signals[sid] = tuple(compile_(p, ("signals", sid, i)) for i, p in enumerate(pats))
+    for part in ("budgets_db", "extra_db"):
+        for sid in (data.get("loss") or {}).get(part, {}):
+            if sid not in lib.signals:
+                raise doc.error(
+                    ("loss", part, sid),
+                    f"unknown signal type {sid!r} (known: {', '.join(lib.signals)})",
+                )
     for layer, grade in data.get("stackup", {}).get("foil", {}).items():
         if lib.foils.grade(grade) is None:
             raise doc.error(
@@ -384,7 +417,8 @@ def load_config(
 
 
 def check_layers(cfg: ProjectConfig, layer_names: set[str]) -> None:
-    """Layer names in ``stackup: foil:`` and ``backdrill: must_not_cut`` must exist on the board."""
+    """Layer names in ``stackup: foil:``, ``stackup: roughness:`` and ``backdrill: must_not_cut``
+    must exist on the board."""
     if cfg.doc is None:
         return
     shown = ", ".join(sorted(layer_names))
@@ -392,6 +426,12 @@ def check_layers(cfg: ProjectConfig, layer_names: set[str]) -> None:
         if layer != "default" and layer not in layer_names:
             raise cfg.error(
                 ("stackup", "foil", layer),
+                f"no copper layer {layer!r} on this board (layers: {shown})",
+            )
+    for layer in (cfg.data.get("stackup") or {}).get("roughness") or {}:
+        if layer != "default" and layer not in layer_names:
+            raise cfg.error(
+                ("stackup", "roughness", layer),
                 f"no copper layer {layer!r} on this board (layers: {shown})",
             )
     for i, b in enumerate(cfg.data.get("backdrill", [])):

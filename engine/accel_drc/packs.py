@@ -42,6 +42,7 @@ CHECK_KINDS = (
     "open_channel",
     "ir_drop",
     "current_density",
+    "insertion_loss",  # channel insertion loss at Nyquist vs the board's budget
 )
 
 # ---------------------------------------------------------------------------------------------
@@ -530,6 +531,7 @@ SIGNALS_SCHEMA: dict[str, Any] = {
                     "min_fres_ratio": _NUM_OR_NULL,
                     "zdiff_ohm": {"type": ["number", "null"], "exclusiveMinimum": 0},
                     "zdiff_tol_pct": {"type": ["number", "null"], "exclusiveMinimum": 0},
+                    "loss_budget_db": {"type": ["number", "null"], "exclusiveMinimum": 0},
                     "single_ended_ohm": _NUM_OR_NULL,
                     "recognise": {
                         "type": "object",
@@ -625,6 +627,18 @@ PARAM_SCHEMAS: dict[str, dict[str, Any]] = {
         "type": "object",
         "additionalProperties": False,
         "properties": {"unknown_pairs": {"type": "boolean"}},
+    },
+    "insertion_loss": {
+        "type": "object",
+        "additionalProperties": False,
+        "properties": {
+            "budget_db": {"type": ["number", "null"], "exclusiveMinimum": 0},
+            "margin_db": {"type": "number", "minimum": 0},
+            "default_rz_um": {"type": "number", "minimum": 0},
+            "roughness_model": {"enum": ["huray", "hammerstad"]},
+            "remedy_foils": {"type": "array", "items": {"type": "string"}},
+            "remedy_materials": {"type": "array", "items": {"type": "string"}},
+        },
     },
     "pdn_impedance": {
         "type": "object",
@@ -748,6 +762,8 @@ class SignalType:
     zdiff_tol_pct: float | None
     source: str
     single_ended_ohm: float | None = None
+    #: this board's share of the channel's insertion-loss budget at Nyquist (dB), where public
+    loss_budget_db: float | None = None
     unconfirmed: tuple[str, ...] = ()
     class_patterns: tuple[re.Pattern[str], ...] = ()
     name_patterns: tuple[re.Pattern[str], ...] = ()
@@ -863,6 +879,7 @@ def load_signals(
             zdiff_tol_pct=s["zdiff_tol_pct"],
             source=s["source"],
             single_ended_ohm=s.get("single_ended_ohm"),
+            loss_budget_db=s.get("loss_budget_db"),
             unconfirmed=tuple(s.get("unconfirmed", ())),
             class_patterns=_compile(
                 rec.get("net_class", ()), doc, (*where, "recognise", "net_class")
