@@ -989,7 +989,12 @@ def build_context(result: CheckResult, board: Board) -> dict[str, Any]:
         "stackup": stackup,
         "stackup_svg": stackup_svg(stackup),
         "rails": _rails(result),
-        "irdrop": [r for r in result.extras.get("irdrop") or [] if isinstance(r, dict)],
+        # keyed "irdrop" by the pipeline today, by the kind ("ir_drop") once the registry keys extras
+        "irdrop": [
+            r
+            for r in result.extras.get("irdrop") or result.extras.get("ir_drop") or []
+            if isinstance(r, dict)
+        ],
         "via_stubs": _via_stubs(result),
         "loss": loss_context(result.extras),
         "waivers": _waivers(result),
