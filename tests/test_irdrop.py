@@ -359,6 +359,9 @@ def test_html_shows_heat_maps() -> None:
     page = render(res, b)
     assert 'id="irdrop"' in page and page.count('src="data:image/png;base64,') == 8  # 4 layers × 2
     assert "img-src data:;" in page  # inline images only: nothing is fetched
+    # and over the board view: one hidden group per map, a toggle for each
+    assert page.count('<g class="heat" data-layer="heat-') == 8
+    assert page.count('<input type="checkbox" data-layer="heat-') == 8
 
 
 def test_return_path_adds_its_rise() -> None:
