@@ -386,3 +386,28 @@ def test_return_path_adds_its_rise() -> None:
     both = irdrop.solve_rail(b, {**s, "return_nets": ["GND"]}, CFG20, cell_mm=0.25)
     assert both.rows[0]["return_rise_mv"] == pytest.approx(one.worst_drop_mv, rel=1e-3)
     assert both.worst_drop_mv == pytest.approx(2 * one.worst_drop_mv, rel=1e-3)
+
+
+def test_config_keys_validate(tmp_path: object) -> None:
+    """The issue's config, names exactly, loads; a bad current or plating is refused (exit 3)."""
+    from pathlib import Path
+
+    from accel_drc.config import load_config
+    from accel_drc.errors import InputError
+
+    d = Path(str(tmp_path))
+    good = d / "good.yaml"
+    good.write_text(
+        "rails:\n  - name: VCORE\n    nets: ['VCORE']\n    voltage: 0.8\n    role: core\n"
+        "    sources: [U20, U21]\n    loads: {U1: 600}\n    return_nets: ['GND']\n"
+        "    ir_drop_max_pct: 2\nstackup:\n  via_plating_um: 25\n"
+        "  conductivity_s_per_m: 5.8e7\n  temperature_c: 60\n",
+        encoding="utf-8",
+    )
+    cfg = load_config(str(good), None)
+    assert cfg.data["rails"][0]["loads"] == {"U1": 600}
+    for bad in ("    loads: {U1: -5}\n", "    sources: []\n", "    loads: {}\n"):
+        p = d / "bad.yaml"
+        p.write_text("rails:\n  - name: V\n    nets: ['V']\n" + bad, encoding="utf-8")
+        with pytest.raises(InputError):
+            load_config(str(p), None)
