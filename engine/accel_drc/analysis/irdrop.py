@@ -269,6 +269,9 @@ def solve_net(
         gx, gy = np.meshgrid(cx[i0[0] : i1[0] + 1], cy[j0[0] : j1[0] + 1])
         inside = shapely.contains_xy(reg, gx, gy)
         mask[li, j0[0] : j1[0] + 1, i0[0] : i1[0] + 1] |= inside
+    # only fill copper conducts sideways from cell to cell: pads, track ends and vias outside a
+    # fill are joined by their tracks and barrels alone (two balls side by side are not shorted)
+    fill = mask.copy()
     # ---- pads, track ends, vias ----------------------------------------------------------------------
     pad_cells: list[tuple[Any, Any, list[tuple[int, np.ndarray, np.ndarray]]]] = []
     for fp, p in pads:
@@ -320,12 +323,12 @@ def solve_net(
             continue
         g = sigma * thick[li] * 1e-3  # S (square cell)
         a, b = node[li, :, :-1], node[li, :, 1:]
-        ok = (a >= 0) & (b >= 0) & (a != b)
+        ok = (a >= 0) & (b >= 0) & (a != b) & fill[li, :, :-1] & fill[li, :, 1:]
         rows.append(a[ok])
         cols.append(b[ok])
         gs.append(np.full(int(ok.sum()), g))  # noqa: E702
         a, b = node[li, :-1, :], node[li, 1:, :]
-        ok = (a >= 0) & (b >= 0) & (a != b)
+        ok = (a >= 0) & (b >= 0) & (a != b) & fill[li, :-1, :] & fill[li, 1:, :]
         rows.append(a[ok])
         cols.append(b[ok])
         gs.append(np.full(int(ok.sum()), g))  # noqa: E702
@@ -383,10 +386,11 @@ def solve_net(
             interior = (
                 0 < ix < nx - 1
                 and 0 < iy < ny - 1
-                and node[li, iy, ix - 1] >= 0
-                and node[li, iy, ix + 1] >= 0
-                and node[li, iy - 1, ix] >= 0
-                and node[li, iy + 1, ix] >= 0
+                and bool(fill[li, iy, ix])
+                and bool(fill[li, iy, ix - 1])
+                and bool(fill[li, iy, ix + 1])
+                and bool(fill[li, iy - 1, ix])
+                and bool(fill[li, iy + 1, ix])
             )
             if interior and r_eq > r_w:
                 end_node = extra
@@ -473,15 +477,21 @@ def solve_net(
     )
     net.source_current = sign * src_out
     net.load_current = float(sum(loads.values()))
-    # current density per layer (cell centres from the grid edges)
-    for li in used_layers:
+    # current density per layer with fills or tracks (cell centres from the grid edges); a
+    # layer holding only pads and via lands carries its current in the barrels
+    conducting = sorted({li for _z, li in zones} | {int(v) for v in tl})
+    net.map_layers = tuple(conducting)  # type: ignore[attr-defined]
+    for li in conducting:
         nd = node[li]
         if not (nd >= 0).any():
             continue
         vv = np.where(nd >= 0, vz[np.maximum(nd, 0)], np.nan)
         g = sigma * thick[li] * 1e-3
-        ix_ = np.where((nd[:, :-1] >= 0) & (nd[:, 1:] >= 0), (vv[:, :-1] - vv[:, 1:]) * g, 0.0)
-        iy_ = np.where((nd[:-1, :] >= 0) & (nd[1:, :] >= 0), (vv[:-1, :] - vv[1:, :]) * g, 0.0)
+        fl = fill[li]
+        ex = (nd[:, :-1] >= 0) & (nd[:, 1:] >= 0) & fl[:, :-1] & fl[:, 1:]
+        ey = (nd[:-1, :] >= 0) & (nd[1:, :] >= 0) & fl[:-1, :] & fl[1:, :]
+        ix_ = np.where(ex, (vv[:, :-1] - vv[:, 1:]) * g, 0.0)
+        iy_ = np.where(ey, (vv[:-1, :] - vv[1:, :]) * g, 0.0)
         jx = np.zeros(nd.shape)
         jy = np.zeros(nd.shape)
         jx[:, :-1] += ix_ / 2
@@ -817,7 +827,7 @@ def heat_maps(board: Board, r: RailIR, max_px: int = 600) -> list[dict[str, Any]
     out = []
     vmin = float(np.nanmin(vz))
     vmax = float(np.nanmax(vz))
-    for li in net.layers:
+    for li in getattr(net, "map_layers", net.layers):
         nd = net.node[li][::step, ::step]
         if not (nd >= 0).any():
             continue
