@@ -4,8 +4,8 @@ Model (docs/irdrop.md):
 
 * every copper layer of the rail is a square raster of cell ``h`` over the rail's copper; a cell
   is copper when its centre lies in one of the rail's zone fills on that layer, under one of its
-  pads, or at a track end or via; two neighbouring copper cells conduct ``σ·t`` (a square of
-  sheet conductance);
+  pads, or at a track end or via; two neighbouring fill cells conduct ``σ·t`` (a square of
+  sheet conductance); a pad or via land outside a fill conducts through its tracks and barrels;
 * a track is a resistor ``ρ·length/(w·t)`` between the cells of its two ends (exact for a track,
   whatever ``h``);
 * a via or plated hole of the rail joins the layers of its span: each barrel segment between
