@@ -43,8 +43,8 @@ DATA = {
             "role": "core",
             "voltage": 0.8,
             "vrm": {"r_ohm": 2e-4, "l_h": 2e-10},
-            "sources": [{"ref": "U9", "pad": "1"}],
-            "loads": [{"ref": "U1", "current_a": 300}],
+            "sources": ["U9"],
+            "loads": {"U1": 300},
             "return_nets": ["GND"],
             "ir_drop_max_pct": 2,
         }
@@ -80,7 +80,8 @@ def test_every_section_is_typed_and_read_from_its_key() -> None:
     [rail] = cfg.rails
     assert (rail.name, rail.nets, rail.role, rail.voltage) == ("VCORE", ("VCORE",), "core", 0.8)
     assert rail.vrm is not None and (rail.vrm.r_ohm, rail.vrm.l_h) == (2e-4, 2e-10)
-    assert rail.sources[0]["ref"] == "U9" and rail.loads[0]["current_a"] == 300
+    assert rail.sources == ("U9",) and rail.loads == {"U1": 300.0} and rail.declares_ir_drop
+    assert not RailSpec(name="V", nets=("V",)).declares_ir_drop
     assert (rail.return_nets, rail.ir_drop_max_pct) == (("GND",), 2.0)
     assert cfg.capacitors.mounting_esl_h == 3e-10 and cfg.capacitors.parts["C1"]["esl_h"] == 4e-10
     assert (cfg.report.dir, cfg.report.marker_layer) == ("out", "Cmts.User")

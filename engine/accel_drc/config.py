@@ -51,6 +51,11 @@ CONFIG_SCHEMA: dict[str, Any] = {
             "additionalProperties": False,
             "properties": {
                 "foil": {"type": "object", "additionalProperties": {"type": "string"}},
+                # copper for the DC solve (and the loss model's conductor): barrel plating,
+                # conductivity at 20 °C, operating temperature (resistivity scaled to it)
+                "via_plating_um": _POS,
+                "conductivity_s_per_m": _POS,
+                "temperature_c": {"type": "number", "minimum": -60, "maximum": 300},
                 # µm Rz of each copper layer's face toward the board top / bottom (loss)
                 "roughness": {
                     "type": "object",
@@ -64,7 +69,6 @@ CONFIG_SCHEMA: dict[str, Any] = {
                         },
                     },
                 },
-                "conductivity_s_per_m": _POS,
                 "materials": {
                     "type": "object",
                     "additionalProperties": {
@@ -177,6 +181,16 @@ CONFIG_SCHEMA: dict[str, Any] = {
                         },
                     },
                     "target_ohm": _POS,
+                    # DC IR drop (analysis/irdrop.py): regulator footprints held at `voltage`,
+                    # load footprints -> DC current (A), return nets, the rail's own limit (%)
+                    "sources": {
+                        "type": "array",
+                        "minItems": 1,
+                        "items": {"type": "string", "minLength": 1},
+                    },
+                    "loads": {"type": "object", "minProperties": 1, "additionalProperties": _POS},
+                    "return_nets": _REGEX_LIST,
+                    "ir_drop_max_pct": _POS,
                 },
             },
         },
@@ -439,11 +453,19 @@ class RailSpec:
     vrm: VrmSpec | None = None
     target_ohm: float | None = None
     # IR drop (ir_drop / current_density checks)
-    sources: tuple[Any, ...] = ()
-    loads: tuple[Any, ...] = ()
+    sources: tuple[str, ...] = ()  # regulator footprints whose pads on the rail are its outputs
+    loads: Mapping[str, float] = field(default_factory=_empty)  # footprint -> DC current (A)
     return_nets: tuple[str, ...] = ()
     ir_drop_max_pct: float | None = None
     extra: Mapping[str, Any] = field(default_factory=_empty)
+
+    @property
+    def declares_ir_drop(self) -> bool:
+        """Whether the entry declares anything of the IR-drop solve (sources, loads, return
+        nets or a limit): such a rail is in the ir_drop / current_density checks' scope."""
+        return bool(self.sources or self.loads or self.return_nets) or (
+            self.ir_drop_max_pct is not None
+        )
 
     @classmethod
     def of(cls, data: Mapping[str, Any], index: int = 0) -> RailSpec:
@@ -459,8 +481,8 @@ class RailSpec:
             transient_a=float,
             target_ohm=float,
             vrm=lambda v: _build(VrmSpec, v, r_ohm=float, l_h=float),
-            sources=lambda v: tuple(_frozen(x) if isinstance(x, Mapping) else x for x in v),
-            loads=lambda v: tuple(_frozen(x) if isinstance(x, Mapping) else x for x in v),
+            sources=_strs,
+            loads=lambda v: MappingProxyType({str(k): float(x) for k, x in v.items()}),
             return_nets=_strs,
             ir_drop_max_pct=float,
         )
@@ -708,6 +730,8 @@ def load_config(
     for i, r in enumerate(data.get("rails", [])):
         for j, p in enumerate(r["nets"]):
             compile_(p, ("rails", i, "nets", j))
+        for j, p in enumerate(r.get("return_nets") or ()):
+            compile_(p, ("rails", i, "return_nets", j))
     base = Path(path).resolve().parent
     extra_packs = []
     for i, p in enumerate(data.get("rules", {}).get("packs", [])):

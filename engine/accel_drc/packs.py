@@ -40,6 +40,8 @@ CHECK_KINDS = (
     "via_stub",
     "pdn_impedance",
     "open_channel",
+    "ir_drop",
+    "current_density",
     "insertion_loss",  # channel insertion loss at Nyquist vs the board's budget
 )
 
@@ -547,6 +549,19 @@ SIGNALS_SCHEMA: dict[str, Any] = {
 
 #: params of each check kind (after overrides).  Kinds other helpers own allow extra keys.
 PARAM_SCHEMAS: dict[str, dict[str, Any]] = {
+    "ir_drop": {
+        "type": "object",
+        "required": ["max_pct"],
+        "properties": {"max_pct": {"type": "number", "exclusiveMinimum": 0}},
+    },
+    "current_density": {
+        "type": "object",
+        "required": ["max_plane_a_per_mm2", "max_via_a_per_mm2"],
+        "properties": {
+            "max_plane_a_per_mm2": {"type": "number", "exclusiveMinimum": 0},
+            "max_via_a_per_mm2": {"type": "number", "exclusiveMinimum": 0},
+        },
+    },
     "layer_count": {
         "type": "object",
         "additionalProperties": False,

@@ -520,6 +520,7 @@ def check_board(
     for name, module, fn in (
         ("via_stubs", "via_stub", "via_stub_extra"),
         ("rails", "pdn_impedance", "rails_extra"),
+        ("irdrop", "ir_drop", "irdrop_extra"),
         ("insertion_loss", "insertion_loss", "extras"),
     ):
         # per-kind extras of the via-stub and PDN checks (stub histograms, |Z(f)| curves)

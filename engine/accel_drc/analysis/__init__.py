@@ -17,6 +17,7 @@ if TYPE_CHECKING:  # config imports packs, which imports this package
     from ..config import ProjectConfig
     from ..model import DiffPair
     from ..packs import Library, SignalType
+    from .irdrop import RailIR
     from .materials import MaterialLibrary
     from .nets import TrackIndex
     from .pdn import Rail
@@ -172,3 +173,11 @@ class Analysis:
         from .pdn import find_rails
 
         return find_rails(self.board, self.config, self.materials)
+
+    @functools.cached_property
+    def irdrop(self) -> list[RailIR]:
+        """DC IR drop of every rail whose config entry declares sources/loads (empty, and
+        scipy never imported, when none does)."""
+        from .irdrop import compute
+
+        return compute(self.board, self.config)

@@ -65,6 +65,8 @@ _MODULES = (
     "pdn_impedance",
     "material_consistency",  # stack-up values that contradict the named laminate
     "open_channel",  # a high-speed net whose copper does not join its pads
+    "ir_drop",  # DC drop of a declared rail (analysis/irdrop.py)
+    "current_density",  # where that rail's current crowds (planes, vias)
     "insertion_loss",  # channel loss at Nyquist vs the board's budget
 )
 
