@@ -442,8 +442,7 @@ def check_board(
     ctx = _checks.CheckContext(board=board, analysis=analysis, board_class=cls, config=data)
     findings: list[Finding] = []
     runs: list[RuleRun] = []
-    skipped: list[str] = []
-    runnable = [r for r in rules if r.check in registry]
+    runnable = list(rules)  # every kind is known: packs.load_pack refused any other
     # Rules whose facts are being computed on the background thread run last, so the main
     # thread does the other checks meanwhile; results are kept in the pack's order.
     late = {"pdn_impedance"} if analysis.prefetching("rails") else set()
@@ -473,13 +472,6 @@ def check_board(
     for got, run in outcomes:
         findings.extend(got)
         runs.append(run)
-    for r in rules:
-        if r.check not in registry:
-            skipped.append(r.id)
-    if skipped:
-        log.info(
-            "%d rules skipped (check kind not available): %s", len(skipped), ", ".join(skipped[:5])
-        )
     assumed, _ = _assumption_findings(analysis, board)
     runs.append(RuleRun(ASSUMPTION_RULE, len(analysis.net_signal)))
     unmatched, n_entries = _config_findings(cfg, board, analysis)
@@ -519,20 +511,15 @@ def check_board(
         for sig in lib.signals
         if analysis.nets_by_signal(sig)
     }
-    if skipped:
-        extras["skipped_rules"] = skipped
     if kicad_drc is not None:
         extras["kicad_drc"] = kicad_drc.info()
     ran = [r.rule for r in runs]
-    for name, module, fn in (
-        ("via_stubs", "via_stub", "via_stub_extra"),
-        ("rails", "pdn_impedance", "rails_extra"),
-    ):
-        # per-kind extras of the via-stub and PDN checks (stub histograms, |Z(f)| curves)
-        if any(r.check == module for r in ran):
-            extra = _extra(module, fn, analysis, ran)
+    for kind in _checks.discover().values():
+        # per-kind report extras (stub histograms, |Z(f)| curves): the module's extras hook
+        if kind.extras is not None and any(r.check == kind.kind for r in ran):
+            extra = _extra(kind, analysis, ran)
             if extra is not None:
-                extras[name] = extra
+                extras[kind.extras_key] = extra
     return CheckResult(
         board_file=board_file or board.source,
         board_sha256=sha,
@@ -555,23 +542,16 @@ def check_board(
     )
 
 
-def _extra(module: str, fn: str, analysis: Analysis, rules: list[Rule]) -> Any:
-    """``extras`` rows from a check module's helper (``via_stub_extra``, ``rails_extra``).
+def _extra(kind: _checks.CheckKind, analysis: Analysis, rules: list[Rule]) -> Any:
+    """A check kind's report extras (its module's ``extras(analysis, rules)`` hook).
 
     A failure here is logged, not fatal: the findings are complete without the plot data."""
-    import importlib
-
+    assert kind.extras is not None
     try:
-        mod = importlib.import_module(f"{_checks.__name__}.{module}")
-    except ImportError:
-        return None
-    helper = getattr(mod, fn, None)
-    if helper is None:
-        return None
-    try:
-        return helper(analysis, rules)
+        return kind.extras(analysis, rules)
     except Exception:
-        log.error("%s.%s failed; the report will lack its plot data", module, fn, exc_info=True)
+        log.error("%s.extras failed; the report will lack its plot data", kind.module,
+                  exc_info=True)  # fmt: skip
         return None
 
 

@@ -1,16 +1,28 @@
 """``impedance``: each routed differential pair's Zdiff, per layer, against its signal's target.
 
-One rule per signal type (``rule.signal``).  Params: ``zdiff_ohm`` (target, Ω) and ``tol_pct``
-(± %), either may be null to fall back on the signal type's ``zdiff_ohm`` / ``zdiff_tol_pct``;
-optional ``min_coupled_mm`` (default 0.5: a layer where P and N run side by side for less is
-fan-out to a via, not routing, and is not judged; a pair with no such run anywhere is judged on
-its longest layer with its net class's diff-pair gap, or is cannot_verify without one).
-
-Zdiff comes from :mod:`accel_drc.analysis.impedance`: width and gap measured from the tracks,
-height and εr from the stack-up, microstrip (outer layer) by the 2-D field solver, stripline by
-Cohn's coupled-strip formula with a thickness correction; the finding names the method and its
-measured accuracy.  A stack-up that does not give what the computation needs (thickness, εr, a
-reference plane) is ``cannot_verify`` with what to declare in ``evidence["declare"]``.
+What it checks:
+    One rule per signal type (``rule.signal``): every differential pair of that type, on every
+    layer where P and N run side by side for at least ``min_coupled_mm``, against
+    ``zdiff_ohm`` ± ``tol_pct``.  Zdiff comes from :mod:`accel_drc.analysis.impedance`: width and
+    gap measured from the tracks, height and εr from the stack-up, microstrip (outer layer) by
+    the 2-D field solver, stripline by Cohn's coupled-strip formula with a thickness correction;
+    the finding names the method and its measured accuracy.  A layer with a shorter coupled run
+    is fan-out to a via, not routing, and is not judged; a pair with no such run anywhere is
+    judged on its longest layer with its net class's diff-pair gap.
+Why:
+    A differential impedance off target reflects part of every edge back at the driver; the
+    interface specifications give the target and its tolerance.
+Parameters:
+    ``zdiff_ohm`` (Ω, > 0, or null: the signal type's ``zdiff_ohm``): target;
+    ``tol_pct`` (%, > 0, or null: the signal type's ``zdiff_tol_pct``): tolerance;
+    ``min_coupled_mm`` (mm, default 0.5): shortest side-by-side run judged.
+Cannot verify when:
+    The stack-up does not give what the computation needs (a thickness, an εr, a reference
+    plane): ``evidence["declare"]`` says what to declare; a pair with no coupled run and no net
+    class gap.
+Example:
+    ``{check: impedance, signal: nvlink4, severity: warning, params: {zdiff_ohm: 100,
+    tol_pct: 10}}`` (training): a pair computed at 118 Ω fails (limit 90–110 Ω).
 """
 
 from __future__ import annotations
@@ -20,6 +32,19 @@ from typing import Any
 from ..analysis.impedance import MAX_ITEMS, MIN_COUPLED_MM, PairImpedance, pair_table
 from ..results import Finding, Rule, Severity, Status
 from . import CheckContext, CheckOutcome, register
+
+KIND = "impedance"
+
+#: JSON schema (draft 7) of a rule's ``params``
+PARAMS: dict[str, Any] = {
+    "type": "object",
+    "required": ["zdiff_ohm", "tol_pct"],
+    "properties": {
+        "zdiff_ohm": {"type": ["number", "null"], "exclusiveMinimum": 0},
+        "tol_pct": {"type": ["number", "null"], "exclusiveMinimum": 0},
+        "min_coupled_mm": {"type": "number", "minimum": 0},
+    },
+}
 
 #: most item uuids one finding lists (a pair row keeps no more)
 _MAX_ITEMS = MAX_ITEMS
@@ -140,7 +165,7 @@ def _judged_rows(table: list[PairImpedance], min_coupled: float) -> list[PairImp
     return out
 
 
-@register("impedance")
+@register(KIND)
 def check_impedance(ctx: CheckContext, rule: Rule) -> CheckOutcome:
     out = CheckOutcome()
     if not rule.signal:
