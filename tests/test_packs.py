@@ -286,7 +286,7 @@ def test_yaml_lines_map_paths():
 def test_rules_command_lists_every_rule(capsys):
     from types import SimpleNamespace
 
-    from accel_drc.pipeline import run_rules
+    from accel_drc.cli import run_rules
 
     assert run_rules(SimpleNamespace(board_class="edge", config=None, json=False)) == 0
     out = capsys.readouterr().out
