@@ -6,7 +6,8 @@ What it checks:
     ``min_plane_fraction`` of the board.  Ground planes count: they carry the return current of
     the same rails.  1 oz = 35 µm (NextPCB's and KiCad's convention); a layer passes within
     0.5 µm of the limit (1 oz foil is 34.8 µm nominal).  KiCad's untouched auto-generated
-    stack-up (35 µm everywhere) is a ``default`` thickness, not a declared one.
+    stack-up (35 µm everywhere) is a ``default`` thickness, not a declared one.  A violation
+    names the weight that passes (``evidence["remedy"]``).
 Why:
     An accelerator core draws hundreds of amperes at under a volt: plane copper sets the DC drop
     and the heating of the power distribution.

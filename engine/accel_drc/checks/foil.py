@@ -4,7 +4,9 @@ What it checks:
     The foil grade of each copper layer the rule's signal type is routed on against
     ``min_grade`` (grades ranked in ``rules/foils.yaml``, roughest first).  A KiCad stack-up has
     no foil field, so the grade comes from the config (``stackup: foil:`` by layer name, or
-    ``default``) or from the board where the format carries it (IPC-2581).
+    ``default``) or from the board where the format carries it (IPC-2581).  A violation lists
+    the grades of ``rules/foils.yaml`` that meet the limit, with their Rz
+    (``evidence["remedy"]``).
 Why:
     Above a few GHz the current crowds into the copper's skin, a few µm deep: the foil's surface
     roughness then adds conductor loss, so fast lanes need smooth (VLP/HVLP) foil.
@@ -12,7 +14,8 @@ Parameters:
     ``min_grade`` (a ``foils.yaml`` grade id or alias): the roughest foil allowed.
 Cannot verify when:
     A layer that needs better than standard foil has no declared grade: the finding gives the
-    line to add to ``accel-drc.yaml``.
+    line to add to ``accel-drc.yaml`` (``stackup: foil: {In3.Cu: <grade>}``, the grade the fab
+    quotes).
 Example:
     ``{check: foil, signal: nvlink4, severity: error, params: {min_grade: VLP}}`` (training): an
     NVLink layer declared ``RTF`` fails.

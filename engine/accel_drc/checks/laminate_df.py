@@ -6,8 +6,11 @@ What it checks:
     (stripline), everything between the layer and the plane above and the plane below; where no
     plane is known on a side, the dielectric directly next to the layer; on an outer layer
     (microstrip), the dielectric under it.  Each dielectric's Df comes from the config, else the
-    stack-up, else the library value of the material it names.  One finding per (net or pair,
-    layer), naming the dielectric(s) over the limit, with the library laminates that meet it.
+    stack-up (0 = undeclared), else the library value of the material it names; the worst
+    sublayer decides.  One finding per (net or pair, layer), naming the dielectric(s) over the
+    limit; ``evidence["remedy"]`` lists the library laminates whose confirmed Df meets it, lowest
+    first.  KiCad's untouched default dielectric (FR4, 4.5, 0.02) is a ``default`` loss tangent,
+    so a violation on it is conditional ("declare your fab's stack-up").
 Why:
     Dielectric loss grows with Df × frequency: at the Nyquist frequency of a 100G+ lane a
     standard FR-4 (Df ≈ 0.02) eats the channel's loss budget in a few centimetres.

@@ -4,7 +4,9 @@ What it checks:
     Every dielectric whose material the library knows: its stack-up εr and loss tangent against
     the library's range for that laminate, widened by ``dk_tolerance_rel`` / ``df_tolerance_rel``.
     KiCad's untouched default dielectric ("FR4", εr 4.5, tan δ 0.02) is reported too, as info
-    (sub-id ``<rule>.kicad_default``): the laminate was never really declared.
+    (sub-id ``<rule>.kicad_default``, basis ``default`` for material, εr and tan δ, and for the
+    heights when the whole stack-up is KiCad's auto-generated one): the laminate was never really
+    declared.  Names are matched as for ``tg``; a name that names two laminates is not judged.
 Why:
     "Megtron 7" with loss tangent 0.02 is either the wrong material or the wrong numbers; either
     way every loss and impedance figure built on it is wrong.

@@ -3,10 +3,14 @@
 What it checks:
     Every differential pair net and every net with a recognised high-speed type (the nets the
     coverage lists) is traced on the board's own copper (:mod:`..analysis.connectivity`, the via
-    analysis's joining rules).  A net whose pads fall into more than one island is open; a via of
+    analysis's joining rules: track end caps touching track or pad copper on a layer, track
+    copper touching a via disc on a layer the via spans, via-in-pad, touching vias, zone
+    fills).  A net whose pads fall into more than one island is open; a via of
     such a net that connects on one layer only is where the route stops.  One finding per net,
     naming the parts the pieces join ("/PCIe.RX1- is not routed between J1 and J2"), never one per
-    pad: a half-routed board gives one line for each net still to route.
+    pad: a half-routed board gives one line for each net still to route.  The pieces are in
+    ``evidence["pieces"]`` with the routed length and via count, the one-layer vias in
+    ``evidence["dangling_vias"]``; basis ``connectivity: measured``.
 Why:
     An open lane is not a long stub or an impedance miss; reported as the stub it leaves (a via
     "connected" on one layer has its whole barrel as stub), it sends the designer to backdrill a

@@ -1,7 +1,8 @@
 """``pdn_impedance``: |Z(f)| of each power rail against its target impedance.
 
 What it checks:
-    Per rail: the core rail (``role: core`` declared, or recognised) over the class target, or
+    Per rail: the core rail (``role: core`` declared, or recognised: the rail feeding the most
+    balls of the largest BGA at ≤ 1 V, basis ``assumed``) over the class target, or
     any rail over its own declared V·ripple/ΔI, is a violation naming the failing bands, what
     sets |Z| in each and what a network under target needs there (``evidence["remedy"]``), with
     the basis of every input (a recognised role is ``assumed``, a pack VRM and the default

@@ -16,9 +16,10 @@ Why:
 Parameters:
     ``min_tg_c`` (°C): lowest glass-transition temperature allowed.
 Cannot verify when:
-    A dielectric's material is unknown to the library, or known with an unconfirmed Tg: the
-    finding says what to declare (the Tg of the material the board names, never another
-    laminate's); a board with no stack-up.
+    A dielectric's material is unknown to the library, or known with an unconfirmed Tg, or its
+    name names two laminates: the finding says what to declare (the Tg of the material the board
+    names, never another laminate's: ``stackup: materials: dielectric 2: {tg_c: <Tg (°C)>}``); a
+    board with no stack-up.
 Example:
     ``{check: tg, severity: error, params: {min_tg_c: 170}}`` (training): "FR4 Tg150" fails,
     "Megtron 7" (library Tg 200 °C) passes.

@@ -190,7 +190,7 @@ def prepare_outputs(*paths: str | None) -> None:
 
 def input_files(board_path: str, cfg: ProjectConfig, board: Board | None = None) -> list[str]:
     """Every file this run reads: the board, its ``.kicad_pro``, the config, its rule packs and
-    the built-in rule data."""
+    the built-in rule data and schemas."""
     from ..packs import RULES_DIR
     from ..readers.kicad_project import project_path_for
 
@@ -202,6 +202,7 @@ def input_files(board_path: str, cfg: ProjectConfig, board: Board | None = None)
     files += [p.file for p in cfg.extra_packs if getattr(p, "file", None)]
     with contextlib.suppress(OSError):
         files += [str(f) for f in RULES_DIR.rglob("*.yaml")]
+        files += [str(f) for f in RULES_DIR.rglob("*.schema.json")]  # read at run time too
     return files
 
 
