@@ -16,7 +16,6 @@ from __future__ import annotations
 import statistics
 import sys
 import time
-from pathlib import Path
 
 from accel_drc import yamlsafe
 from accel_drc.packs import RULES_DIR, load_library
