@@ -697,6 +697,7 @@ def fd_coupled(
     mask: tuple[float, float] | None = None,
     extrapolate: bool = False,
     odd_only: bool = False,
+    order: float = 1.0,
 ) -> tuple[float, float]:
     """(even, odd) Z (Ω) of two identical strips by a 2-D finite-difference field solution.
 
@@ -710,15 +711,19 @@ def fd_coupled(
     The mesh is graded towards the strip corners; ``resolution`` scales its density.  The
     energy capacitance converges from above, about linearly in the mesh size, so
     ``extrapolate=True`` solves at ``resolution/2`` and ``resolution`` and returns the Richardson
-    extrapolation 2·Z(r) − Z(r/2).  Measured against Cohn's exact zero-thickness values
-    (tests): resolution 4 ≈ −0.3 %, 8 ≈ −0.15 %, 8 extrapolated ≤ 0.05 %.  It is a reference,
-    not the production path (0.1–3 s per geometry).
+    extrapolation Z(r) + (Z(r) − Z(r/2))/(2^order − 1).  ``order`` 1 assumes first-order
+    convergence; the field of a rectangular conductor's 270° corner goes as ρ^(−1/3), so the
+    energy error of a refined mesh falls as h^(4/3) and ``order = 4/3`` (:data:`FIELD_ORDER`) is
+    the physical one: measured convergence ratios 2^1.37 … 2^1.71 over resolutions 2-4-8 (docs).
+    Measured against Cohn's exact zero-thickness values (tests): resolution 4 ≈ −0.3 %,
+    8 ≈ −0.15 %, 8 extrapolated ≤ 0.05 %.
     """
     if extrapolate:
         args = (w_mm, s_mm, t_mm, y_strip_mm, layers, top_plane_mm)
         lo = fd_coupled(*args, resolution / 2.0, mask, odd_only=odd_only)
         hi = fd_coupled(*args, resolution, mask, odd_only=odd_only)
-        return 2.0 * hi[0] - lo[0], 2.0 * hi[1] - lo[1]
+        k = 1.0 / (2.0**order - 1.0)
+        return hi[0] + k * (hi[0] - lo[0]), hi[1] + k * (hi[1] - lo[1])
     _check_pos(w_mm=w_mm, s_mm=s_mm)
     h_ref = (
         y_strip_mm if top_plane_mm is None else min(y_strip_mm, top_plane_mm - y_strip_mm - t_mm)
@@ -814,25 +819,39 @@ _SMALL_JOIN = 4096
 _BATCH_ROWS = 1 << 17
 #: direction sectors of the parallel-segment search (12° each: > the 10° parallel tolerance)
 _SECTORS = 15
+#: N pieces within this much (mm) of a P segment's nearest partner distance count as coupled
+_SAME_OFFSET_MM = 1e-3
 #: slack (mm) added to the candidate search radius, far above float rounding
 _REACH_MARGIN = 1e-3
-#: at most this many distinct microstrip geometries are field-solved per board (≈ 0.5 s each);
-#: beyond it the closed form is used and the row says so
-MAX_FIELD_SOLVES = 48
+#: decimals (mm) every field-solver length is rounded to: 0.1 µm, far below fab tolerance
+GEOMETRY_ROUND_DECIMALS = 4
+#: production mesh of the field solver: resolutions 0.5 and 1, extrapolated (≈ 20 ms a geometry)
+FIELD_RESOLUTION = 1.0
+#: Richardson order: the energy error near a 270° conductor corner falls as h^(4/3)
+FIELD_ORDER = 4.0 / 3.0
+#: largest |error| (%) of the production setting against the fine-mesh reference (docs)
+FIELD_ACCURACY_PCT = 0.4
 
 METHOD_STRIPLINE = "coupled stripline: Cohn 1955 (exact at t=0) + thickness correction"
 METHOD_OFFSET = "offset coupled stripline: parallel halves on Cohn 1955 + thickness correction"
 METHOD_MS_FIELD = "edge-coupled microstrip: 2-D field solver (finite differences, quasi-static)"
+METHOD_SL_FIELD = "edge-coupled stripline: 2-D field solver (finite differences, quasi-static)"
 METHOD_MS_KJ = (
     "edge-coupled microstrip: Kirschning-Jansen 1984 (static, t=0) + thickness as capacitance "
     "increments"
 )
 
+#: measured on 36 random cross-sections (microstrip bare and under mask, offset stripline with
+#: two εr) against the solver at a 4× finer mesh, Richardson-extrapolated (docs/impedance.md)
+_FIELD_ACCURACY = (
+    f"within {FIELD_ACCURACY_PCT:g} % of a fine-mesh 2-D field solution (docs/impedance.md)"
+)
+
 ACCURACY = {
     METHOD_STRIPLINE: "within 2.1 % of a 2-D field solution (1.6 % for w/b >= 0.2); exact at t = 0",
     METHOD_OFFSET: "within 2.1 % of a 2-D field solution for h_far/h_near <= 4",
-    METHOD_MS_FIELD: "within 0.4 % numerically (the solver at this mesh is checked against "
-    "Cohn's exact stripline; 0.5 % from Kirschning-Jansen at t = 0); mask as a conformal coat",
+    METHOD_MS_FIELD: _FIELD_ACCURACY + "; mask as a conformal coat",
+    METHOD_SL_FIELD: _FIELD_ACCURACY,
     METHOD_MS_KJ: "within 2.0 % of a 2-D field solution (w/h 0.5-2, s/h 0.3-8, t/h <= 0.35); "
     "soldermask not included",
 }
@@ -862,6 +881,8 @@ class LayerStack:
     mask: tuple[float, float] | None = None
     notes: tuple[str, ...] = ()
     missing: tuple[str, ...] = ()
+    dielectrics: tuple[str, ...] = ()  # names of the dielectrics between the layer and its planes
+    mask_er_declared: bool = True  # False when the mask εr is the assumed default
 
 
 def _side_dielectrics(
@@ -975,6 +996,8 @@ def layer_stack(board: Any, layer: int, planes: Any) -> LayerStack:
     n = board.layer_count
     outer = layer in (0, n - 1)
     sides = []
+    diel_names: list[str] = []
+    mask_er_declared = True
     for step in (1,) if layer == 0 else (-1,) if layer == n - 1 else (-1, 1):
         diel, copper, ref, known = _side_dielectrics(stack, pos, step, plane_set)
         if ref is None:
@@ -988,6 +1011,7 @@ def layer_stack(board: Any, layer: int, planes: Any) -> LayerStack:
             )
         h, er = _height_er(diel, copper, missing)
         sides.append((h, er, ref.name))
+        diel_names.extend(d.name for d in diel)
     mask = None
     if outer:
         mask_layer = None
@@ -1004,6 +1028,7 @@ def layer_stack(board: Any, layer: int, planes: Any) -> LayerStack:
             er_m = mask_layer.epsilon_r
             if er_m is None:
                 er_m = DEFAULT_MASK_ER
+                mask_er_declared = False
                 notes.append(f"{mask_layer.name}: no epsilon_r declared, {DEFAULT_MASK_ER} assumed")
             mask = (float(mask_layer.thickness_mm), float(er_m))
         else:
@@ -1020,6 +1045,8 @@ def layer_stack(board: Any, layer: int, planes: Any) -> LayerStack:
             mask=mask,
             notes=tuple(notes),
             missing=tuple(dict.fromkeys(missing)),
+            dielectrics=tuple(diel_names),
+            mask_er_declared=mask_er_declared,
         )
     (ha, era, refa), (hb, erb, refb) = sides
     return LayerStack(
@@ -1034,6 +1061,7 @@ def layer_stack(board: Any, layer: int, planes: Any) -> LayerStack:
         references=tuple(r for r in (refa, refb) if r),
         notes=tuple(notes),
         missing=tuple(dict.fromkeys(missing)),
+        dielectrics=tuple(diel_names),
     )
 
 
@@ -1067,6 +1095,7 @@ class PairTraces:
     length_mm: float
     pos: tuple[float, float] | None
     items: tuple[str, ...]  # uuids of the segments given (pair_table keeps them on its rows)
+    stretch_mm: float = 0.0  # longest contiguous run of one net with no partner alongside
 
 
 def _ranges(lo: np.ndarray, cnt: np.ndarray) -> np.ndarray:
@@ -1306,29 +1335,112 @@ def measure_pairs(
             if ok.size:
                 found.append((i[ok], j[ok], dist[ok], edge[ok], overlap[ok]))
     gaps_of: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+    coupled_of: dict[int, float] = {}
+    # uncoupled length of every segment (P: its length minus the partners' overlap; N: its
+    # length unless it is some P segment's partner); filled below when there are couples
+    free = length.copy()
     if found:
         i, j, dist, edge, overlap = (np.concatenate(c) for c in zip(*found))
         # nearest partner of each P segment: by P, then distance, then N row order
         order = np.lexsort((j, dist, i))
+        io = i[order]
         keep = np.ones(order.size, dtype=bool)
-        keep[1:] = i[order[1:]] != i[order[:-1]]
+        keep[1:] = io[1:] != io[:-1]
         best = order[keep]  # ascending P row, as the per-pair search finds them
         g_best = group[p[i[best]]]
         cuts = np.flatnonzero(np.diff(g_best)) + 1
         for sl in np.split(np.arange(best.size), cuts):
             sel = best[sl]
             gaps_of[int(g_best[sl[0]])] = (edge[sel], overlap[sel])
+        # coupled length: a long P segment beside several N pieces at the same offset (an N
+        # with a tuning bump, split by a via) is coupled along all of them, not just the first;
+        # every distinct couple within 1 µm of the P segment's nearest distance counts, capped
+        # at the P segment's length
+        dmin = np.full(p.size, np.inf)
+        dmin[i[best]] = dist[best]  # the nearest partner's distance, per P segment
+        # a couple may come twice from the join (two long boxes): in ``order`` (by P, distance,
+        # N) the copies are neighbours, so each is counted once without another sort
+        jo = j[order]
+        first = keep.copy()
+        first[1:] |= jo[1:] != jo[:-1]
+        sel_n = order[first & (dist[order] <= dmin[io] + _SAME_OFFSET_MM)]
+        ui, ov = i[sel_n], overlap[sel_n]
+        per_p = np.minimum(np.bincount(ui, weights=ov, minlength=p.size), length[p])
+        has = np.bincount(ui, minlength=p.size) > 0
+        per_group = np.bincount(group[p[has]], weights=per_p[has], minlength=n_groups)
+        coupled_of = {
+            int(g): float(per_group[g])
+            for g in np.flatnonzero(np.bincount(group[p[has]], minlength=n_groups)).tolist()
+        }
+        free[p] = length[p] - per_p
+        partnered = np.zeros(q.size, dtype=bool)
+        partnered[j] = True  # an N segment with a parallel P within reach
+        free[q[partnered]] = 0.0
+    stretch = _longest_free_stretch(start, end, length, free, is_p, group, n_groups)
     out: list[PairTraces] = []
     for g, (w_med, total, pos, items) in enumerate(head):
         got = gaps_of.get(g)
         if w_med is None:
             out.append(PairTraces(None, None, 0.0, 0.0, None, items))
         elif got is None:
-            out.append(PairTraces(w_med, None, 0.0, total, pos, items))
+            out.append(PairTraces(w_med, None, 0.0, total, pos, items, float(stretch[g])))
         else:
             gaps, weights = got
             gap = weighted_median(gaps, weights)
-            out.append(PairTraces(w_med, gap, float(weights.sum()), total, pos, items))
+            out.append(
+                PairTraces(w_med, gap, coupled_of.get(g, 0.0), total, pos, items, float(stretch[g]))
+            )
+    return out
+
+
+def _longest_free_stretch(
+    start: np.ndarray,
+    end: np.ndarray,
+    length: np.ndarray,
+    free: np.ndarray,
+    is_p: np.ndarray,
+    group: np.ndarray,
+    n_groups: int,
+) -> np.ndarray:
+    """Per group, the longest chain of one net's mostly uncoupled segments (more than half of
+    each segment's length without a partner alongside) joined end to end (to 1 µm): the
+    contiguous stretch where P and N do not run together, its uncoupled length summed.
+    Connected components by min-label hooking and pointer jumping (numpy, O(log n) rounds)."""
+    out = np.zeros(n_groups)
+    sel = np.flatnonzero((free > 0.5 * length) & (length > 1e-9))
+    if not sel.size:
+        return out
+    n = sel.size
+    # endpoints (group, net side, x, y in µm) of both ends; equal neighbours after a sort join
+    # their segments
+    pts = np.round(np.concatenate([start[sel], end[sel]]) * 1000.0).astype(np.int64)
+    gs = np.concatenate([group[sel], group[sel]]).astype(np.int64)
+    ps = np.concatenate([is_p[sel], is_p[sel]]).astype(np.int64)
+    seg = np.concatenate([np.arange(n), np.arange(n)])
+    order = np.lexsort((pts[:, 1], pts[:, 0], ps, gs))
+    k = np.column_stack([gs, ps, pts])[order]
+    same = np.all(k[1:] == k[:-1], axis=1)
+    u, v = seg[order][:-1][same], seg[order][1:][same]
+    # connected components: hook every segment to its smallest neighbour label, then jump
+    # pointers to the root, until nothing changes (O(log n) rounds on chains)
+    label = np.arange(n)
+    while u.size:
+        lu, lv = label[u], label[v]
+        lo = np.minimum(lu, lv)
+        new_label = label.copy()
+        np.minimum.at(new_label, lu, lo)
+        np.minimum.at(new_label, lv, lo)
+        while True:
+            jumped = new_label[new_label]
+            if np.array_equal(jumped, new_label):
+                break
+            new_label = jumped
+        if np.array_equal(new_label, label):
+            break
+        label = new_label
+    sums = np.bincount(label, weights=free[sel], minlength=n)
+    roots = np.flatnonzero(sums > 0.0)
+    np.maximum.at(out, group[sel][roots], sums[roots])
     return out
 
 
@@ -1380,11 +1492,81 @@ class PairImpedance:
     missing: tuple[str, ...] = ()
     pos: tuple[float, float] | None = None
     items: tuple[str, ...] = ()  # the first MAX_ITEMS segment uuids (what a finding lists)
+    footprint: str | None = None  # the footprint whose pad field holds >= 90 % of the row
+    stretch_mm: float = 0.0  # longest contiguous stretch of one net with no partner alongside
+    width_basis: str = "measured"  # measured | declared | default (basis.py vocabulary)
+    gap_basis: str = "measured"
+    stack_basis: tuple[tuple[str, str], ...] = ()  # (input, basis) of h, epsilon_r, t, mask
+
+    @property
+    def uncoupled_mm(self) -> float:
+        """Length of the pair on this layer (mean of P and N) not running side by side."""
+        return max(self.length_mm - self.coupled_mm, 0.0)
 
     @property
     def routed(self) -> bool:
         """Routed as a pair on this layer (not just a fan-out stub to a via)."""
         return self.coupled_mm >= MIN_COUPLED_MM
+
+
+def field_cross_section(
+    stack: LayerStack, w_mm: float, s_mm: float
+) -> tuple[tuple[Any, ...], tuple[float, float] | None]:
+    """The :func:`fd_coupled` arguments ``(w, s, t, y_strip, layers, top_plane)`` and the mask of
+    a pair of width ``w`` and gap ``s`` on ``stack``, every length rounded to 0.1 µm.
+
+    Stripline: the strips sit on the lower dielectric (h_below, εr_below) and the upper one
+    (h_above, εr_above) fills the rest; across the copper's own thickness the boundary between
+    the two εr is taken at mid-thickness (the resin that fills the gap between the strips is the
+    neighbouring prepreg's; with 18–35 µm copper the choice moves Zdiff by < 0.3 %, docs).
+    Microstrip: one substrate below, air above, the soldermask a conformal coat.
+    """
+    r = GEOMETRY_ROUND_DECIMALS
+    w, s, t = round(w_mm, r), round(s_mm, r), round(stack.t_mm or 0.0, r)
+    hb, erb = stack.h_below_mm, stack.er_below
+    assert hb is not None and erb is not None
+    hb = round(hb, r)
+    if stack.structure == "stripline":
+        ha, era = stack.h_above_mm, stack.er_above
+        assert ha is not None and era is not None
+        top = round(hb + t + round(ha, r), r)
+        mid = hb + 0.5 * t
+        if abs(era - erb) < 1e-9:
+            layers: tuple[FdLayer, ...] = (FdLayer(0.0, top, erb),)
+        else:
+            layers = (FdLayer(0.0, mid, erb), FdLayer(mid, top, era))
+        return (w, s, t, hb, layers, top), None
+    return (w, s, t, hb, (FdLayer(0.0, hb, erb),), None), stack.mask
+
+
+def field_zdiff(
+    stack: LayerStack, w_mm: float, s_mm: float, resolution: float = FIELD_RESOLUTION
+) -> float:
+    """Zdiff (Ω) of the pair by the 2-D field solver at the production setting: meshes
+    ``resolution/2`` and ``resolution``, Richardson-extrapolated with the corner-singularity
+    order 4/3 (:data:`FIELD_ORDER`).  Accuracy measured against the fine-mesh reference in
+    ``docs/impedance.md`` (:data:`FIELD_ACCURACY_PCT`)."""
+    args, mask = field_cross_section(stack, w_mm, s_mm)
+    zo = fd_coupled(
+        *args, resolution=resolution, mask=mask, extrapolate=True, odd_only=True, order=FIELD_ORDER
+    )[1]
+    return 2.0 * zo
+
+
+def closed_form_zdiff(stack: LayerStack, w_mm: float, s_mm: float) -> tuple[float, str]:
+    """(Zdiff Ω, method) by the closed forms: the cross-check beside every field solution."""
+    t = stack.t_mm or 0.0
+    if stack.structure == "stripline":
+        ha, hb = stack.h_above_mm, stack.h_below_mm
+        era, erb = stack.er_above, stack.er_below
+        assert ha is not None and hb is not None and era is not None and erb is not None
+        b = ha + t + hb
+        if abs(ha - hb) <= 0.01 * b and abs(era - erb) <= 0.01 * max(era, erb):
+            return 2.0 * coupled_stripline(w_mm, s_mm, b, t, 0.5 * (era + erb))[1], METHOD_STRIPLINE
+        return 2.0 * offset_coupled_stripline(w_mm, s_mm, ha, hb, t, era, erb)[1], METHOD_OFFSET
+    h, er = stack.h_below_mm, stack.er_below
+    assert h is not None and er is not None
+    return 2.0 * coupled_microstrip(w_mm, s_mm, h, t, er)[1], METHOD_MS_KJ
 
 
 def zdiff_of(
@@ -1396,57 +1578,29 @@ def zdiff_of(
 ) -> tuple[float, str, float | None, tuple[str, ...]]:
     """(Zdiff Ω, method, closed-form Zdiff where the field solver was used, notes).
 
-    Stripline (centred, one εr): :func:`coupled_stripline`; otherwise
-    :func:`offset_coupled_stripline`.  Microstrip: the field solver :func:`fd_coupled` (with
-    the soldermask when the stack-up declares it), the Kirschning–Jansen closed form alongside
-    as a cross-check; ``field_solver=False`` (or the per-board budget spent) uses the closed form.
+    Every structure — microstrip (with the soldermask the stack-up declares), symmetric and
+    offset stripline, one εr or two — is field-solved (:func:`field_zdiff`), once per distinct
+    cross-section: ``cache`` is keyed by the structure, heights, εr, copper, mask, width and gap
+    rounded to 0.1 µm (far below what a fab holds: ±10 % of the width), so the hundredth pair of
+    a geometry costs a dictionary look-up and the result never depends on how many other pairs
+    the board has (there is no budget).  The closed form is returned alongside as a cross-check;
+    ``field_solver=False`` returns the closed form alone (tests, comparisons).
     """
     notes: list[str] = []
-    t = stack.t_mm or 0.0
-    if stack.structure == "stripline":
-        ha, hb = stack.h_above_mm, stack.h_below_mm
-        era, erb = stack.er_above, stack.er_below
-        assert ha is not None and hb is not None and era is not None and erb is not None
-        b = ha + t + hb
-        if abs(ha - hb) <= 0.01 * b and abs(era - erb) <= 0.01 * max(era, erb):
-            zo = coupled_stripline(w_mm, s_mm, b, t, 0.5 * (era + erb))[1]
-            return 2.0 * zo, METHOD_STRIPLINE, None, ()
-        zo = offset_coupled_stripline(w_mm, s_mm, ha, hb, t, era, erb)[1]
-        if max(ha, hb) > 4.0 * min(ha, hb):
-            notes.append("strongly offset stripline (h ratio > 4): accuracy not validated")
-        return 2.0 * zo, METHOD_OFFSET, None, tuple(notes)
-    h, er = stack.h_below_mm, stack.er_below
-    assert h is not None and er is not None
-    kj = 2.0 * coupled_microstrip(w_mm, s_mm, h, t, er)[1]
+    cf, cf_method = closed_form_zdiff(stack, w_mm, s_mm)
     if not field_solver:
-        if stack.mask is not None:
+        if stack.structure == "microstrip" and stack.mask is not None:
             notes.append("soldermask not included in the closed form (it lowers Zdiff by 1-5 %)")
-        return kj, METHOD_MS_KJ, None, tuple(notes)
-    # 1 µm is far below fabrication tolerance: geometries that differ by less share a solve
-    w_k, s_k, h_k, t_k = (round(v, 3) for v in (w_mm, s_mm, h, t))
-    key = (w_k, s_k, h_k, t_k, round(er, 3), stack.mask)
+        return cf, cf_method, None, tuple(notes)
+    args, mask = field_cross_section(stack, w_mm, s_mm)
+    key = (stack.structure, args[:4], args[4], args[5], mask)
+    method = METHOD_MS_FIELD if stack.structure == "microstrip" else METHOD_SL_FIELD
     if cache is not None and key in cache:
-        return cache[key], METHOD_MS_FIELD, kj, ()
-    if cache is not None and len(cache) >= MAX_FIELD_SOLVES:
-        notes.append(f"more than {MAX_FIELD_SOLVES} microstrip geometries: closed form used")
-        if stack.mask is not None:
-            notes.append("soldermask not included in the closed form (it lowers Zdiff by 1-5 %)")
-        return kj, METHOD_MS_KJ, None, tuple(notes)
-    zo = fd_coupled(
-        w_k,
-        s_k,
-        t_k,
-        h_k,
-        [FdLayer(0.0, h_k, er)],
-        None,
-        resolution=2.0,
-        mask=stack.mask,
-        extrapolate=True,
-        odd_only=True,
-    )[1]
+        return cache[key], method, cf, ()
+    z = field_zdiff(stack, w_mm, s_mm)
     if cache is not None:
-        cache[key] = 2.0 * zo
-    return 2.0 * zo, METHOD_MS_FIELD, kj, ()
+        cache[key] = z
+    return z, method, cf, ()
 
 
 def _first_uuids(uuids: Sequence[str], rows: np.ndarray, n_uuid: int) -> list[str]:
@@ -1508,8 +1662,230 @@ def _pair_rows_of(index: Any, layer: np.ndarray, pos: int, neg: int) -> dict[int
     rows = np.sort(np.concatenate([index.net_rows(pos), index.net_rows(neg)]))
     if not rows.size:
         return {}
-    ly = layer[rows]
-    return {int(k): rows[ly == k] for k in np.unique(ly).tolist()}
+    ly = layer[rows].astype(np.int64)
+    # copper layer ids are small ints: a count finds the present ones without a hash unique
+    return {k: rows[ly == k] for k in np.flatnonzero(np.bincount(ly)).tolist()}
+
+
+#: Johnson & Graham's lumped-element criterion: a structure shorter than 1/6 of the rising
+#: edge's length acts as a lumped element (H. Johnson, M. Graham, *High-Speed Digital Design:
+#: A Handbook of Black Magic*, Prentice Hall 1993, §1.6 "lumped versus distributed systems")
+LUMPED_FRACTION = 1.0 / 6.0
+#: IPC-7351B nominal (density level B) courtyard excess around a land pattern (mm)
+COURTYARD_EXCESS_MM = 0.25
+#: a row whose track length lies at least this much inside one footprint's courtyard is its escape
+IN_FOOTPRINT_FRACTION = 0.9
+#: what a row is: judged as routing, or listed as a pad escape that is never judged
+KIND_ROUTED = "routed"
+KIND_BREAKOUT = "breakout"
+
+
+def rise_length_mm(nyquist_hz: float, er: float) -> float:
+    """Length (mm) of the signal's rising edge on a line of dielectric ``er``: Tr·v, with the
+    knee frequency 0.5/Tr (Johnson & Graham §1.1) set to the signal's Nyquist frequency and
+    v = c/√εr.  The dielectric's εr (≥ the line's εeff) gives the shortest, i.e. most
+    demanding, length.  PCIe Gen4 (8 GHz) on εr 4.1: Tr = 62.5 ps, 9.25 mm."""
+    tr_s = 0.5 / nyquist_hz
+    return tr_s * C0 / math.sqrt(er) * 1e3
+
+
+def breakout_length_mm(nyquist_hz: float | None, er: float | None) -> float:
+    """Coupled run below which a pair-layer is an escape, not routing: 1/6 of the rise length
+    (:data:`LUMPED_FRACTION`): electrically short, its impedance is seen as a lumped
+    discontinuity the size of a pad, not as a line.  PCIe Gen4 on εr 4.1: 1.54 mm; Gen5/6
+    (16 GHz): 0.77 mm.  Without a signal type (no Nyquist known) the geometric
+    :data:`MIN_COUPLED_MM`."""
+    if not nyquist_hz or not er:
+        return MIN_COUPLED_MM
+    return max(rise_length_mm(nyquist_hz, er) * LUMPED_FRACTION, MIN_COUPLED_MM)
+
+
+def stack_er(stack: LayerStack) -> float | None:
+    """The largest εr around the trace (the shortest rise length)."""
+    ers = [e for e in (stack.er_below, stack.er_above) if e is not None]
+    return max(ers) if ers else None
+
+
+def row_kind(row: PairImpedance, nyquist_hz: float | None) -> tuple[str, float, str]:
+    """(kind, breakout length mm, why) of a pair-layer: ``breakout`` when P and N run side by
+    side for less than :func:`breakout_length_mm`, or when the row lies inside a footprint's
+    courtyard (an escape in a pin field); ``routed`` otherwise."""
+    limit = breakout_length_mm(nyquist_hz, stack_er(row.stack))
+    if row.footprint is not None:
+        return (
+            KIND_BREAKOUT,
+            limit,
+            f"inside the courtyard of {row.footprint} (pin-field escape)",
+        )
+    if row.coupled_mm < limit:
+        return (
+            KIND_BREAKOUT,
+            limit,
+            f"coupled {row.coupled_mm:.2f} mm of {row.length_mm:.2f} mm, shorter than "
+            f"{limit:.2f} mm (1/6 of the rise length: electrically short)",
+        )
+    return KIND_ROUTED, limit, ""
+
+
+def _pad_fields(board: Any) -> tuple[np.ndarray, list[str]]:
+    """(F, 4) boxes (xmin, ymin, xmax, ymax) of every footprint with two pads or more: the
+    pads' extent (each pad taken as a square of its larger side) grown by the IPC-7351B
+    courtyard excess (the board file's own courtyard drawing is not read), and the references."""
+    xs: list[float] = []
+    ys: list[float] = []
+    rs: list[float] = []
+    starts: list[int] = []
+    refs: list[str] = []
+    for fp in getattr(board, "footprints", ()) or ():
+        pads = fp.pads
+        if len(pads) < 2:
+            continue
+        starts.append(len(xs))
+        refs.append(fp.reference)
+        for p in pads:
+            xs.append(p.x)
+            ys.append(p.y)
+            rs.append(0.5 * (p.width if p.width > p.height else p.height))
+    if not refs:
+        return np.zeros((0, 4)), refs
+    x, y, r = np.asarray(xs), np.asarray(ys), np.asarray(rs)
+    st = np.asarray(starts, dtype=np.int64)
+    e = COURTYARD_EXCESS_MM
+    boxes = np.column_stack(
+        [
+            np.minimum.reduceat(x - r, st) - e,
+            np.minimum.reduceat(y - r, st) - e,
+            np.maximum.reduceat(x + r, st) + e,
+            np.maximum.reduceat(y + r, st) + e,
+        ]
+    )
+    return boxes, refs
+
+
+def group_boxes(start: np.ndarray, end: np.ndarray, bounds: np.ndarray) -> np.ndarray:
+    """(G, 4) boxes (xmin, ymin, xmax, ymax) of segment groups ``bounds[g]:bounds[g + 1]``
+    (an empty group: NaN)."""
+    n_groups = len(bounds) - 1
+    box = np.full((n_groups, 4), np.nan)
+    sizes = np.diff(bounds)
+    ne = np.flatnonzero(sizes > 0)
+    if ne.size:
+        st = bounds[:-1][ne]
+        box[ne, :2] = np.minimum.reduceat(np.minimum(start, end), st, axis=0)
+        box[ne, 2:] = np.maximum.reduceat(np.maximum(start, end), st, axis=0)
+    return box
+
+
+def footprints_holding(
+    boxes_g: np.ndarray,
+    total: np.ndarray,
+    segments: Any,
+    fields: tuple[np.ndarray, list[str]],
+) -> list[str | None]:
+    """For each segment group (its box from :func:`group_boxes`, its total length), the footprint
+    whose courtyard holds ≥ 90 % of the group's length (segments with both ends inside), or
+    None.  ``segments(g)`` gives a group's (start, end) arrays, fetched only for the few
+    couples that need them.
+
+    Group boxes are joined with the courtyards by :func:`box_pairs`; a couple is measured
+    segment by segment only when the group's box centre lies in the courtyard (a cheap
+    filter: a group 90 % inside whose last 10 % stretches its box past the courtyard's far
+    side is missed, and then judged by its coupled length like any other row)."""
+    boxes, refs = fields
+    n_groups = len(total)
+    out: list[str | None] = [None] * n_groups
+    ok_g = np.flatnonzero(np.isfinite(boxes_g[:, 0]) & (total > 0.0))
+    if not len(boxes) or not ok_g.size:
+        return out
+    g_lo, g_hi = boxes_g[ok_g, :2], boxes_g[ok_g, 2:]
+    centre = 0.5 * (g_lo + g_hi)
+    best: dict[int, tuple[float, int]] = {}
+    for gi, fi in box_pairs(g_lo, g_hi, boxes[:, :2], boxes[:, 2:]):
+        c = centre[gi]
+        keep = (
+            (c[:, 0] >= boxes[fi, 0])
+            & (c[:, 0] <= boxes[fi, 2])
+            & (c[:, 1] >= boxes[fi, 1])
+            & (c[:, 1] <= boxes[fi, 3])
+        )
+        for g_, f_ in zip(gi[keep].tolist(), fi[keep].tolist()):
+            g = int(ok_g[g_])
+            s0, e0 = segments(g)
+            lo, hi = np.minimum(s0, e0), np.maximum(s0, e0)
+            b = boxes[f_]
+            inside = (
+                (lo[:, 0] >= b[0]) & (hi[:, 0] <= b[2]) & (lo[:, 1] >= b[1]) & (hi[:, 1] <= b[3])
+            )
+            held = float(np.hypot(*(e0 - s0).T)[inside].sum())
+            if held >= IN_FOOTPRINT_FRACTION * total[g] - 1e-12 and (
+                g not in best or held > best[g][0]
+            ):
+                best[g] = (held, f_)
+    for g, (_, f) in best.items():
+        out[g] = refs[f]
+    return out
+
+
+#: KiCad's "Default" net class diff-pair gap (KiCad's NETCLASS default), mm
+KICAD_DEFAULT_DP_GAP_MM = 0.25
+#: KiCad's "Default" net class diff-pair width, mm
+KICAD_DEFAULT_DP_WIDTH_MM = 0.2
+
+
+def _class_basis(cls_name: str, value: float, kicad_default: float) -> str:
+    """``default`` for KiCad's own Default net class value, ``declared`` for a designer's class."""
+    if cls_name == "Default" and abs(value - kicad_default) < 1e-9:
+        return "default"
+    return "declared"
+
+
+def stack_basis(analysis: Any, stack: LayerStack) -> tuple[tuple[str, str], ...]:
+    """Basis of the stack-up inputs of a row: ``h``, ``epsilon_r``, ``t`` (and ``mask_er`` on a
+    microstrip with a mask).  KiCad's untouched auto-generated stack-up (every dielectric
+    "FR4", εr 4.5, tan δ 0.02, all of one thickness (board − copper − mask)/(n − 1), as
+    ``BOARD_STACKUP::BuildDefaultStackupList`` writes it) makes h, εr and t ``default``; a
+    dielectric on the path that still carries KiCad's default material values makes εr
+    ``default``; anything else the board file states is ``declared``."""
+    board = analysis.board
+    st = board.stackup
+    lib = None
+    try:
+        lib = analysis.materials
+    except Exception:  # noqa: BLE001 - no rules library (stand-in analyses): nothing is default
+        log.debug("no materials library for the stack-up basis", exc_info=True)
+    out = {"h": "declared", "epsilon_r": "declared", "t": "declared"}
+    if st is not None and lib is not None:
+        diel = list(st.dielectrics())
+
+        def is_default(d: Any) -> bool:
+            return all(
+                lib.is_kicad_default(x.material, x.epsilon_r, x.loss_tangent)
+                for x in (list(d.sublayers) or [d])
+            )
+
+        path = [d for d in diel if d.name in set(stack.dielectrics)]
+        if path and any(is_default(d) for d in path):
+            out["epsilon_r"] = "default"
+        if diel and all(is_default(d) for d in diel) and _auto_thickness(board, diel):
+            out.update(h="default", epsilon_r="default", t="default")
+    if stack.structure == "microstrip" and stack.mask is not None:
+        out["mask_er"] = "declared" if stack.mask_er_declared else "default"
+    return tuple(out.items())
+
+
+def _auto_thickness(board: Any, diel: Sequence[Any]) -> bool:
+    """The dielectrics are all (board − copper − mask)/(n − 1) thick, to 1 µm: KiCad's default."""
+    st = board.stackup
+    th = [d.thickness_mm for d in diel]
+    if any(t is None for t in th):
+        return False
+    total = board.board_thickness_mm
+    if total is None:
+        return max(th) - min(th) < 1e-3
+    cu = sum(sl.thickness_mm or 0.0 for sl in st.layers if sl.is_copper)
+    mask = sum(sl.thickness_mm or 0.0 for sl in st.layers if sl.kind == "soldermask")
+    want = (total - cu - mask) / max(len(diel), 1)
+    return all(abs(t - want) < 1e-3 for t in th)
 
 
 def pair_table(analysis: Any, pairs: Sequence[Any] | None = None) -> list[PairImpedance]:
@@ -1551,6 +1927,7 @@ def pair_table(analysis: Any, pairs: Sequence[Any] | None = None) -> list[PairIm
             chunks.append(idx)
             positives.append(dp.positive)
     measured_l: list[PairTraces] = []
+    gboxes_l: list[np.ndarray] = []
     lo = 0
     while lo < len(chunks):  # batches of about _BATCH_ROWS segments bound the temporaries
         hi, n_rows = lo, 0
@@ -1561,11 +1938,38 @@ def pair_table(analysis: Any, pairs: Sequence[Any] | None = None) -> list[PairIm
         sizes = [len(c) for c in chunks[lo:hi]]
         is_p = tr.net[rows_all] == np.repeat(np.asarray(positives[lo:hi], dtype=np.int64), sizes)
         bounds = np.concatenate([[0], np.cumsum(sizes)])
-        measured_l += measure_pairs(
-            tr.start[rows_all], tr.end[rows_all], tr.width[rows_all], is_p, bounds
+        st_b, en_b = tr.start[rows_all], tr.end[rows_all]
+        measured_l += measure_pairs(st_b, en_b, tr.width[rows_all], is_p, bounds)
+        gboxes_l.append(
+            group_boxes(
+                np.asarray(st_b, dtype=float).reshape(-1, 2),
+                np.asarray(en_b, dtype=float).reshape(-1, 2),
+                bounds.astype(np.int64),
+            )
         )
         lo = hi
     measured = iter(measured_l)
+    if plan and "pad_fields" not in cache:
+        cache["pad_fields"] = _pad_fields(board)
+    held_by: Iterator[str | None] = iter(())
+    if chunks:
+
+        def segments_of(g: int) -> tuple[np.ndarray, np.ndarray]:
+            c = chunks[g]
+            return (
+                np.asarray(tr.start[c], dtype=float).reshape(-1, 2),
+                np.asarray(tr.end[c], dtype=float).reshape(-1, 2),
+            )
+
+        held_by = iter(
+            footprints_holding(
+                np.concatenate(gboxes_l),
+                2.0 * np.array([m.length_mm for m in measured_l]),  # P + N: the segments' sum
+                segments_of,
+                cache["pad_fields"],
+            )
+        )
+    bases = cache.setdefault("stack_basis", {})
     for dp, layers in plan:
         key = (dp.positive, dp.negative)
         rows: list[PairImpedance] = []
@@ -1576,20 +1980,25 @@ def pair_table(analysis: Any, pairs: Sequence[Any] | None = None) -> list[PairIm
                 stacks[layer] = layer_stack(board, layer, planes)
             stack = stacks[layer]
             m = next(measured)
+            if layer not in bases:
+                bases[layer] = stack_basis(analysis, stack)
             notes = list(stack.notes)
-            width, wsrc = m.width_mm, "tracks"
-            gap, gsrc = m.gap_mm, "tracks"
+            width, wsrc, wbasis = m.width_mm, "tracks", "measured"
+            gap, gsrc, gbasis = m.gap_mm, "tracks", "measured"
             if gap is None or m.coupled_mm < MIN_COUPLED_MM:
                 if cls is not None and cls.diff_pair_gap_mm:
                     gap, gsrc = cls.diff_pair_gap_mm, "net class"
+                    gbasis = _class_basis(cls_name, gap, KICAD_DEFAULT_DP_GAP_MM)
                     notes.append(
                         f"no parallel P/N run on {stack.layer_name}: gap {gap:g} mm from net "
-                        f"class {cls_name}"
+                        f"class {cls_name} ({gbasis}, not measured)"
                     )
                 else:
-                    gap, gsrc = None, "none"
+                    gap, gsrc, gbasis = None, "none", "none"
             if width is None and cls is not None and cls.diff_pair_width_mm:
                 width, wsrc = cls.diff_pair_width_mm, "net class"
+                wbasis = _class_basis(cls_name, width, KICAD_DEFAULT_DP_WIDTH_MM)
+            fp = next(held_by)
             row = PairImpedance(
                 pair=dp.name,
                 positive=dp.positive,
@@ -1606,6 +2015,11 @@ def pair_table(analysis: Any, pairs: Sequence[Any] | None = None) -> list[PairIm
                 stack=stack,
                 pos=m.pos,
                 items=_ItemUuids(tr.uuid, idx, n_uuid),  # type: ignore[arg-type]
+                footprint=fp,
+                stretch_mm=m.stretch_mm,
+                width_basis=wbasis,
+                gap_basis=gbasis,
+                stack_basis=bases[layer],
             )
             missing = [f"stack-up: {m}" for m in stack.missing]
             if gap is None:
@@ -1655,6 +2069,23 @@ def _r(x: float | None, nd: int = 4) -> float | None:
     return None if x is None else round(float(x), nd)
 
 
+def _signal_basis(sig: Any) -> str:
+    """``assumed`` for a guessed generation (the assignment carries an assumption) or a type
+    taken from the partner net; ``declared`` when the config, a net class or the net's own name
+    states the type (the designer wrote it)."""
+    if getattr(sig, "assumption", None):
+        return "assumed"
+    if getattr(sig, "how", "") in (
+        "config",
+        "net_class",
+        "family_net_class",
+        "net_name",
+        "family_net_name",
+    ):
+        return "declared"
+    return "assumed"
+
+
 def pair_rows(analysis: Any) -> list[dict[str, Any]]:
     """Rows of ``accel-drc inspect --json --detail pairs``: every differential pair on every
     copper layer it has tracks on.
@@ -1667,10 +2098,17 @@ def pair_rows(analysis: Any) -> list[dict[str, Any]]:
         net_signal = analysis.net_signal
     except Exception:  # noqa: BLE001 - signal assignment is optional here (no rules library)
         log.debug("no signal assignment for pair rows", exc_info=True)
+    types: Any = {}
+    try:
+        types = analysis.signal_types
+    except Exception:  # noqa: BLE001 - no rules library
+        log.debug("no signal types for pair rows", exc_info=True)
     out = []
     for row in pair_table(analysis):
         st = row.stack
         sig = net_signal.get(row.positive) if net_signal else None
+        stype = types.get(getattr(sig, "signal", None)) if sig is not None and types else None
+        kind, limit, why = row_kind(row, getattr(stype, "nyquist_hz", None))
         d: dict[str, Any] = {
             "name": row.pair,
             "layer": row.layer_name,
@@ -1705,8 +2143,20 @@ def pair_rows(analysis: Any) -> list[dict[str, Any]]:
                 "signal": getattr(sig, "signal", None),
                 "width_source": row.width_source,
                 "gap_source": row.gap_source,
+                "basis": {
+                    "width": row.width_basis,
+                    "gap": row.gap_basis,
+                    **dict(row.stack_basis),
+                    **({"signal": _signal_basis(sig)} if sig is not None else {}),
+                },
                 "coupled_mm": _r(row.coupled_mm, 3),
                 "length_mm": _r(row.length_mm, 3),
+                "uncoupled_mm": _r(row.uncoupled_mm, 3),
+                "longest_uncoupled_mm": _r(row.stretch_mm, 3),
+                "kind": kind,
+                "breakout_mm": _r(limit, 3),
+                "breakout_reason": why or None,
+                "footprint": row.footprint,
                 "routed": row.routed,
                 "accuracy": row.accuracy,
                 "closed_form_ohm": _r(row.closed_form_ohm, 2),

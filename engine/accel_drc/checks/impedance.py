@@ -1,35 +1,55 @@
 """``impedance``: each routed differential pair's Zdiff, per layer, against its signal's target.
 
 What it checks:
-    One rule per signal type (``rule.signal``): every differential pair of that type, on every
-    layer where P and N run side by side for at least ``min_coupled_mm``, against
-    ``zdiff_ohm`` ± ``tol_pct``.  Zdiff comes from :mod:`accel_drc.analysis.impedance`: width and
-    gap measured from the tracks, height and εr from the stack-up, microstrip (outer layer) by
-    the 2-D field solver, stripline by Cohn's coupled-strip formula with a thickness correction;
-    the finding names the method and its measured accuracy.  A layer with a shorter coupled run
-    is fan-out to a via, not routing, and is not judged; a pair with no such run anywhere is
-    judged on its longest layer with its net class's diff-pair gap.
+    One rule per signal type (``rule.signal``): every routed differential pair of that type, per
+    layer (pair × layer rows), its Zdiff against ``zdiff_ohm`` ± ``tol_pct``.  Rows whose P and N
+    run side by side for less than 1/6 of the signal's rise length (Johnson & Graham's lumped
+    criterion, Tr = 0.5/f_Nyquist), or that lie inside a footprint's courtyard, are breakouts:
+    listed by ``inspect --detail pairs``, never judged.  A row with a contiguous stretch longer
+    than the rise length where P and N do not run together is a warning (``<rule>.uncoupled``)
+    with that length.  Every other row is judged on its measured width and gap (never a
+    net-class gap) with the field-solved Zdiff of :mod:`accel_drc.analysis.impedance`.  Every
+    violation carries ``evidence["remedy"]``: the width at the measured gap and the gap at the
+    measured width that give the target, by inverting the same solver.  Details and measured
+    accuracy: ``docs/impedance.md``.
 Why:
     A differential impedance off target reflects part of every edge back at the driver; the
     interface specifications give the target and its tolerance.
 Parameters:
     ``zdiff_ohm`` (Ω, > 0, or null: the signal type's ``zdiff_ohm``): target;
     ``tol_pct`` (%, > 0, or null: the signal type's ``zdiff_tol_pct``): tolerance;
-    ``min_coupled_mm`` (mm, default 0.5): shortest side-by-side run judged.
+    ``min_coupled_mm`` (mm, optional): overrides the breakout length (1/6 of the rise length).
 Cannot verify when:
     The stack-up does not give what the computation needs (a thickness, an εr, a reference
-    plane): ``evidence["declare"]`` says what to declare; a pair with no coupled run and no net
-    class gap.
+    plane): ``evidence["declare"]`` says what to declare.  Every finding records the basis of its
+    inputs (width and gap measured; h, εr, t declared, or default for KiCad's auto-generated
+    stack-up or default material; the mask εr default when undeclared and decisive; the signal
+    assumed when its generation was guessed, with ``candidates`` per generation), so the central
+    settle step makes a violation resting on a default or a guess ``cannot_verify``.
 Example:
     ``{check: impedance, signal: nvlink4, severity: warning, params: {zdiff_ohm: 100,
-    tol_pct: 10}}`` (training): a pair computed at 118 Ω fails (limit 90–110 Ω).
+    tol_pct: 10}}`` (training): a pair field-solved at 118 Ω fails (band 90–110 Ω), with the
+    width and the gap that would give 100 Ω.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import re
 from typing import Any
 
-from ..analysis.impedance import MAX_ITEMS, MIN_COUPLED_MM, PairImpedance, pair_table
+from ..analysis.impedance import (
+    KIND_ROUTED,
+    MAX_ITEMS,
+    LayerStack,
+    PairImpedance,
+    closed_form_zdiff,
+    pair_table,
+    rise_length_mm,
+    row_kind,
+    stack_er,
+    zdiff_of,
+)
 from ..results import Finding, Rule, Severity, Status
 from . import CheckContext, CheckOutcome, register
 
@@ -82,9 +102,10 @@ def _finding(
     evidence: dict[str, Any] | None = None,
     severity: Severity | None = None,
     net: str | None = None,
+    rule_id: str | None = None,
 ) -> Finding:
     return Finding(
-        rule=rule.id,
+        rule=rule_id or rule.id,
         check=rule.check,
         severity=severity or rule.severity,
         status=status,
@@ -145,28 +166,192 @@ def _describe(row: PairImpedance) -> str:
     return f"{w}, {s}, {h}, {er}"
 
 
-def _judged_rows(table: list[PairImpedance], min_coupled: float) -> list[PairImpedance]:
-    """The pair-layers to judge: where P and N run side by side for ``min_coupled`` mm or more.
+#: the remedy stops within 0.1 % of the target (the 1 µm rounding after it moves Zdiff ~0.3 %)
+_REMEDY_TOL = 1e-3
 
-    A pair that has tracks but no such run anywhere (routed apart, or only short pieces) is not
-    skipped: its longest layer is judged with the net class gap (the row says so), or comes out
-    cannot_verify when the net class has no gap either.
-    """
-    by_pair: dict[tuple[int, int], list[PairImpedance]] = {}
-    for r in table:
-        by_pair.setdefault((r.positive, r.negative), []).append(r)
-    out: list[PairImpedance] = []
-    for rows in by_pair.values():
-        good = [r for r in rows if r.coupled_mm >= min_coupled]
-        if good:
-            out.extend(good)
+
+def _solve(f: Any, lo: float, hi: float, target: float, cache: dict[Any, Any]) -> float | None:
+    """x in [lo, hi] with f(x) = target (f monotonic), by the Illinois (regula falsi) method on
+    the same solver path the check uses; None when the target is outside f's range there."""
+    flo, fhi = f(lo) - target, f(hi) - target
+    if flo == 0.0:
+        return lo
+    if fhi == 0.0:
+        return hi
+    if flo * fhi > 0.0:
+        return None
+    side = 0
+    x = lo
+    for _ in range(40):
+        x = (lo * fhi - hi * flo) / (fhi - flo)
+        fx = f(x) - target
+        if abs(fx) <= _REMEDY_TOL * target or hi - lo < 2e-4:
+            return x
+        if fx * fhi > 0.0:
+            hi, fhi = x, fx
+            if side == -1:
+                flo /= 2.0
+            side = -1
         else:
-            out.append(max(rows, key=lambda r: r.length_mm))
+            lo, flo = x, fx
+            if side == 1:
+                fhi /= 2.0
+            side = 1
+    return x
+
+
+def _invert(
+    field: Any,
+    closed: Any,
+    x0: float,
+    lo: float,
+    hi: float,
+    target: float,
+    cache: dict[Any, Any],
+) -> float | None:
+    """x with field(x) = target, in a few field solves: the closed form, scaled by the
+    field/closed ratio at the measured x0, is inverted first (microseconds, by bisection);
+    secant steps on the field solver from there.  Falls back on :func:`_solve` (bracketed) if
+    the secant leaves [lo, hi] or does not settle in 8 steps."""
+    z0 = field(x0)
+    c0 = closed(x0)
+    ratio = z0 / c0 if c0 > 0.0 else 1.0
+    a, b = lo, hi
+    fa, fb = ratio * closed(a) - target, ratio * closed(b) - target
+    if fa * fb > 0.0:
+        return _solve(field, lo, hi, target, cache)
+    for _ in range(60):
+        m = 0.5 * (a + b)
+        fm = ratio * closed(m) - target
+        if fa * fm <= 0.0:
+            b, fb = m, fm
+        else:
+            a, fa = m, fm
+    x_prev, f_prev = x0, z0 - target
+    x = 0.5 * (a + b)
+    for _ in range(8):
+        f = field(x) - target
+        if abs(f) <= _REMEDY_TOL * target:
+            return x
+        if f == f_prev:
+            break
+        x_new = x - f * (x - x_prev) / (f - f_prev)
+        if not lo <= x_new <= hi:
+            break
+        x_prev, f_prev, x = x, f, x_new
+    return _solve(field, lo, hi, target, cache)
+
+
+def remedy(
+    stack: LayerStack, width: float, gap: float, target: float, cache: dict[Any, Any]
+) -> dict[str, Any]:
+    """What would meet ``target`` on this stack-up: the width at the measured gap, and the gap at
+    the measured width, each found by inverting the same field solver the check uses and
+    rounded to 1 µm (what a net class can state), with the Zdiff the rounded value gives."""
+
+    def z_w(w: float) -> float:
+        return zdiff_of(stack, w, gap, cache)[0]
+
+    def z_s(sp: float) -> float:
+        return zdiff_of(stack, width, sp, cache)[0]
+
+    def cf_w(w: float) -> float:
+        return closed_form_zdiff(stack, w, gap)[0]
+
+    def cf_s(sp: float) -> float:
+        return closed_form_zdiff(stack, width, sp)[0]
+
+    out: dict[str, Any] = {"target_ohm": target}
+    w = _invert(z_w, cf_w, width, 0.2 * width, 5.0 * width, target, cache)
+    if w is not None:
+        w = round(w, 3)
+        out["width_mm_at_measured_gap"] = w
+        out["zdiff_ohm_at_that_width"] = round(z_w(w), 2)
+    s = _invert(z_s, cf_s, gap, max(0.2 * gap, 0.01), 10.0 * gap, target, cache)
+    if s is not None:
+        s = round(s, 3)
+        out["gap_mm_at_measured_width"] = s
+        out["zdiff_ohm_at_that_gap"] = round(z_s(s), 2)
+    parts = []
+    if w is not None:
+        parts.append(f"width {w:.3f} mm at the measured gap {gap:.3f} mm")
+    if s is not None:
+        parts.append(f"gap {s:.3f} mm at the measured width {width:.3f} mm")
+    out["text"] = (
+        (" or ".join(parts) + f" give {target:g} Ω on this stack-up")
+        if parts
+        else "no width or gap in 0.2-5x / 0.2-10x of the measured ones reaches the target on "
+        "this stack-up: change the dielectric height"
+    )
     return out
+
+
+def _family(signal: str) -> str:
+    return re.sub(r"\d+$", "", signal)
+
+
+def _family_signals(ctx: CheckContext, rule: Rule) -> list[str]:
+    """Signals of the rule's family (pcie3 … pcie6) the class pack has an impedance rule for."""
+    try:
+        pack = ctx.analysis.library.packs.get(ctx.board_class)
+    except Exception:  # noqa: BLE001 - no library (stand-in analyses)
+        return []
+    if pack is None or not rule.signal:
+        return []
+    fam = _family(rule.signal)
+    return [
+        r.signal
+        for r in pack.rules
+        if r.check == "impedance" and r.signal and _family(r.signal) == fam
+    ]
+
+
+def _candidates(ctx: CheckContext, rule: Rule, z: float) -> dict[str, str]:
+    """Pass/fail of ``z`` under every generation of the rule's signal family the class pack has
+    an impedance rule for (PCIe 3-6: the tolerances differ, ±10 % or ±5 %)."""
+    out: dict[str, str] = {}
+    try:
+        pack = ctx.analysis.library.packs.get(ctx.board_class)
+    except Exception:  # noqa: BLE001 - no library (stand-in analyses)
+        return out
+    if pack is None or not rule.signal:
+        return out
+    fam = _family(rule.signal)
+    for r in pack.rules:
+        if r.check != "impedance" or not r.signal or _family(r.signal) != fam:
+            continue
+        # the rule being run carries the config's overrides: it speaks for its own signal
+        target, tol = _target(ctx, rule if r.signal == rule.signal else r)
+        if target is None or tol is None:
+            continue
+        ok = target * (1 - tol / 100.0) <= z <= target * (1 + tol / 100.0)
+        out[r.signal] = "pass" if ok else "fail"
+    return out if len(out) > 1 else {}
+
+
+def _mask_er_robust(
+    row: PairImpedance, lo: float, hi: float, cache: dict[Any, Any]
+) -> dict[str, float] | None:
+    """Zdiff at the ends of the usual LPI soldermask εr range (3.0-4.0) when the mask εr is the
+    assumed default, if both fall outside the band on the same side as the default (the
+    verdict does not depend on the assumed value); else None."""
+    st = row.stack
+    if st.mask is None or row.width_mm is None or row.gap_mm is None:
+        return None
+    zs: dict[str, float] = {}
+    for er in (3.0, 4.0):
+        alt = dataclasses.replace(st, mask=(st.mask[0], er))
+        zs[f"{er:g}"] = round(zdiff_of(alt, row.width_mm, row.gap_mm, cache)[0], 2)
+    z0 = row.zdiff_ohm or 0.0
+    high = z0 > hi
+    if all((v > hi) if high else (v < lo) for v in zs.values()):
+        return zs
+    return None
 
 
 @register(KIND)
 def check_impedance(ctx: CheckContext, rule: Rule) -> CheckOutcome:
+    """Zdiff of each routed pair-layer against the signal's target (module docstring)."""
     out = CheckOutcome()
     if not rule.signal:
         return out
@@ -178,11 +363,78 @@ def check_impedance(ctx: CheckContext, rule: Rule) -> CheckOutcome:
     if not pairs:
         return out
     target, tol = _target(ctx, rule)
-    min_coupled = float((rule.params or {}).get("min_coupled_mm") or MIN_COUPLED_MM)
-    rows = _judged_rows(pair_table(a, pairs), min_coupled)
+    nyquist = None
+    try:
+        st_type = a.signal_types.get(rule.signal)
+        nyquist = getattr(st_type, "nyquist_hz", None)
+    except AttributeError:
+        nyquist = None
+    params = rule.params or {}
+    table = pair_table(a, pairs)
+    kinds = {}
+    for r in table:
+        kind, limit, why = row_kind(r, nyquist)
+        if params.get("min_coupled_mm") is not None and r.footprint is None:
+            limit = float(params["min_coupled_mm"])
+            kind = KIND_ROUTED if r.coupled_mm >= limit else "breakout"
+            why = "" if kind == KIND_ROUTED else f"coupled {r.coupled_mm:.2f} mm < {limit:g} mm"
+        kinds[id(r)] = (kind, limit, why)
+    rows = [r for r in table if kinds[id(r)][0] == KIND_ROUTED]
+    # coverage: the nets whose impedance was judged (breakouts are listed, not judged)
     out.examined_nets = frozenset(n for r in rows for n in (r.positive, r.negative))
+    names = a.board.nets
+    fd_cache = a.__dict__.setdefault("_impedance_cache", {}).setdefault("fd", {})
+
+    def nets_of(row: PairImpedance) -> list[str]:
+        return [names[row.positive], names[row.negative]]
+
+    out.checked = len(table)
+    # a long stretch where P and N do not run side by side: a warning with its length
+    for r in table:
+        if r.footprint is not None or not nyquist:
+            continue
+        er = stack_er(r.stack)
+        if er is None:
+            continue
+        rise = rise_length_mm(nyquist, er)
+        if r.stretch_mm < rise:
+            continue
+        ev_u: dict[str, Any] = {}
+        if _sig_basis(a, r) == "assumed":
+            cands = {}
+            for sid in _family_signals(ctx, rule):
+                ny = getattr(a.signal_types.get(sid), "nyquist_hz", None)
+                if ny:
+                    cands[sid] = "fail" if r.stretch_mm >= rise_length_mm(ny, er) else "pass"
+            if len(cands) > 1:
+                ev_u = {"candidates": cands, "candidates_of": "signal"}
+        out.findings.append(
+            _finding(
+                rule,
+                Status.VIOLATION,
+                f"{r.pair} on {r.layer_name}: a {r.stretch_mm:.1f} mm stretch where P and N do "
+                f"not run side by side ({r.uncoupled_mm:.1f} mm uncoupled of {r.length_mm:.1f} "
+                f"mm on the layer), longer than the {rise:.1f} mm rise length of {rule.signal}: "
+                f"the edge sees single-ended lines there, not the differential pair",
+                r,
+                measured=round(r.stretch_mm, 2),
+                limit=round(rise, 2),
+                severity=Severity.WARNING,
+                rule_id=f"{rule.id}.uncoupled",
+                evidence={
+                    "stretch_mm": round(r.stretch_mm, 3),
+                    "uncoupled_mm": round(r.uncoupled_mm, 3),
+                    "coupled_mm": round(r.coupled_mm, 3),
+                    "length_mm": round(r.length_mm, 3),
+                    "rise_length_mm": round(rise, 3),
+                    "nets": nets_of(r),
+                    "basis": {"stretch_mm": "measured", "signal": _sig_basis(a, r)},
+                    **ev_u,
+                },
+            )
+        )
+    # breakouts (kind != routed) never fail: ``inspect --detail pairs`` lists them with their length
     if target is None or tol is None:
-        out.checked = len(rows)
         if rows:
             out.findings.append(
                 _finding(
@@ -203,14 +455,10 @@ def check_impedance(ctx: CheckContext, rule: Rule) -> CheckOutcome:
     # ``limit`` is the target (a number, like every other check's); the band is in evidence
     limit = target
     band = {"target_ohm": target, "tol_pct": tol, "min_ohm": round(lo, 2), "max_ohm": round(hi, 2)}
-    names = a.board.nets
-
-    def nets_of(row: PairImpedance) -> list[str]:
-        return [names[row.positive], names[row.negative]]
 
     for row in rows:
-        out.checked += 1
         geo = _geometry(row)
+        geo["breakout_mm"] = round(kinds[id(row)][1], 3)
         if row.zdiff_ohm is None:
             missing = list(row.missing)
             out.findings.append(
@@ -235,7 +483,10 @@ def check_impedance(ctx: CheckContext, rule: Rule) -> CheckOutcome:
         if lo <= z <= hi:
             continue
         dev = (z / target - 1.0) * 100.0
-        evidence = {
+        basis: dict[str, str] = {"width": row.width_basis, "gap": row.gap_basis}
+        basis.update(dict(row.stack_basis))
+        basis["signal"] = _sig_basis(a, row)
+        evidence: dict[str, Any] = {
             "method": row.method,
             "accuracy": row.accuracy,
             "zdiff_ohm": round(z, 2),
@@ -245,25 +496,59 @@ def check_impedance(ctx: CheckContext, rule: Rule) -> CheckOutcome:
             "nets": nets_of(row),
             "notes": list(row.notes),
         }
+        if basis.get("mask_er") == "default":
+            robust = _mask_er_robust(row, lo, hi, fd_cache)
+            if robust is not None:
+                del basis["mask_er"]
+                evidence["robust_inputs"] = {
+                    "mask_er": f"default {row.stack.mask[1]:g} (not declared); the verdict is "  # type: ignore[index]
+                    f"the same at εr 3.0 and 4.0: {robust['3']:.1f} / {robust['4']:.1f} Ω"
+                }
         if row.closed_form_ohm is not None:
             evidence["closed_form_ohm"] = round(row.closed_form_ohm, 2)
-        assumption = None
         sig = getattr(a, "net_signal", {}).get(row.positive)
-        if sig is not None:
-            assumption = getattr(sig, "assumption", None)
+        assumption = getattr(sig, "assumption", None) if sig is not None else None
         if assumption:
             evidence["assumption"] = assumption
-        out.findings.append(
-            _finding(
-                rule,
-                Status.VIOLATION,
-                f"{row.pair} on {row.layer_name}: Zdiff {z:.1f} Ω is {dev:+.1f} % from the "
-                f"{target:g} Ω ± {tol:g} % target ({_describe(row)}; {row.method}, "
-                f"{row.accuracy})",
-                row,
-                measured=round(z, 2),
-                limit=limit,
-                evidence=evidence,
+        if basis["signal"] == "assumed":
+            cands = _candidates(ctx, rule, z)
+            if cands:
+                evidence["candidates"] = cands
+                evidence["candidates_of"] = "signal"
+        declare = []
+        if "default" in (basis.get("h"), basis.get("epsilon_r"), basis.get("t")):
+            declare.append(
+                "declare your fab's stack-up (KiCad Board Setup > Physical Stackup: the real "
+                "dielectric thicknesses, materials and εr)"
             )
+        if basis.get("mask_er") == "default":
+            declare.append("the soldermask εr (Board Setup > Physical Stackup, F.Mask/B.Mask)")
+        if basis["signal"] == "assumed":
+            declare.append(
+                f"the signal type of {row.pair} (accel-drc.yaml signals: {rule.signal}: [...])"
+            )
+        if declare:
+            evidence["declare"] = "; ".join(declare)
+        assert row.width_mm is not None and row.gap_mm is not None
+        evidence["remedy"] = remedy(row.stack, row.width_mm, row.gap_mm, target, fd_cache)
+        f = _finding(
+            rule,
+            Status.VIOLATION,
+            f"{row.pair} on {row.layer_name}: Zdiff {z:.1f} Ω is {dev:+.1f} % from the "
+            f"{target:g} Ω ± {tol:g} % target over {row.coupled_mm:.1f} mm coupled "
+            f"({_describe(row)}; {row.method}, {row.accuracy}); to meet it: "
+            f"{evidence['remedy']['text']}",
+            row,
+            measured=round(z, 2),
+            limit=limit,
+            evidence={**evidence, "basis": basis},
         )
+        out.findings.append(f)
     return out
+
+
+def _sig_basis(a: Any, row: PairImpedance) -> str:
+    from ..analysis.impedance import _signal_basis
+
+    sig = getattr(a, "net_signal", {}).get(row.positive)
+    return _signal_basis(sig) if sig is not None else "assumed"

@@ -146,11 +146,13 @@ def check_open_channel(ctx: CheckContext, rule: Rule) -> CheckOutcome:
             for i in vias[:_SHOWN]:
                 x, y = (float(c) for c in stubs.xy[i])  # type: ignore[union-attr]
                 on = stubs.connected_names(i)  # type: ignore[union-attr]
-                label.append(f"({x:.2f}, {y:.2f}) on {on[0] if on else 'no layer'}")
+                label.append(
+                    f"({x:.2f}, {y:.2f}) on {on[0]}" if on else f"({x:.2f}, {y:.2f}) on no layer"
+                )
             more = f" and {len(vias) - _SHOWN} more" if len(vias) > _SHOWN else ""
             txt = (
                 f"{len(vias)} via{'s' if len(vias) != 1 else ''} connect{'s' if len(vias) == 1 else ''} "
-                f"on one layer only: {', '.join(label)}{more} (the route stops in the via; "
+                f"on one layer or none: {', '.join(label)}{more} (the route stops in the via; "
                 "not a stub to backdrill)"
             )
             parts.append(txt if is_open else f"{name}: {txt}")
