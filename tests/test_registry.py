@@ -84,13 +84,13 @@ rules:
 """
 
 
-def _install_plugin(tmp: Path) -> Path:
+def _install_plugin(tmp: Path, source: str = THROWAWAY) -> Path:
     """A package ``silk_kind`` with one check module and its entry point, importable from
     ``tmp`` (a ``*.dist-info`` folder is what an installed distribution leaves on sys.path)."""
     pkg = tmp / "silk_kind"
     pkg.mkdir(parents=True)
     (pkg / "__init__.py").write_text("")
-    (pkg / "silkscreen_colour.py").write_text(THROWAWAY)
+    (pkg / "silkscreen_colour.py").write_text(source)
     info = tmp / "silk_kind-0.1.dist-info"
     info.mkdir()
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: silk-kind\nVersion: 0.1\n")
@@ -240,6 +240,41 @@ def test_plugin_kind_through_the_installed_command(tmp_path: Path):
     )
     assert got.returncode == 0, got.stderr
     assert "| [`silkscreen_colour`](#silkscreen_colour) | a throw-away kind" in got.stdout
+
+
+def test_a_plugin_kind_that_cannot_run_is_an_error_a_thin_docstring_a_warning(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+):
+    def discover_with(source: str, where: Path) -> dict:
+        root = _install_plugin(where, source)
+        monkeypatch.syspath_prepend(str(root))
+        importlib.invalidate_caches()
+        for m in ("silk_kind.silkscreen_colour", "silk_kind"):
+            sys.modules.pop(m, None)
+        try:
+            return checks.discover(refresh=True)
+        finally:
+            monkeypatch.undo()
+            checks.REGISTRY.pop("silkscreen_colour", None)
+
+    try:
+        thin = THROWAWAY.replace(
+            "Example:\n    ``{check: silkscreen_colour, params: {colour: white}}``.\n", ""
+        )
+        assert "Example:" not in thin
+        with caplog.at_level("WARNING", logger="accel_drc.checks"):
+            kinds = discover_with(thin, tmp_path / "a")
+        assert "silkscreen_colour" in kinds
+        assert "the docstring has no 'Example' section" in caplog.text
+        broken = THROWAWAY.replace("PARAMS: dict[str, Any] = {", "NOT_PARAMS: dict[str, Any] = {")
+        with pytest.raises(InputError, match="PARAMS .* is missing"):
+            discover_with(broken, tmp_path / "b")
+    finally:
+        for m in ("silk_kind.silkscreen_colour", "silk_kind"):
+            sys.modules.pop(m, None)
+        importlib.invalidate_caches()
+        checks.discover(refresh=True)
+    assert "silkscreen_colour" not in checks.discover()
 
 
 # --- generated docs --------------------------------------------------------------------------
