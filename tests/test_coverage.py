@@ -249,7 +249,7 @@ def test_route_that_stops_in_a_via_is_open_not_a_stub() -> None:
     got, res = _open(board)
     assert not [f for f in res.findings if f.check == "via_stub" and "via-1" in f.items]
     (f,) = got
-    assert "connects on one layer only" in f.message and "F.Cu" in f.message
+    assert "connects on one layer or none" in f.message and "F.Cu" in f.message
     assert f.evidence["dangling_vias"][0]["connected"] == ["F.Cu"]
     assert f.items == ("via-1",)
 
@@ -344,7 +344,17 @@ def test_vme_wren_pcie_is_one_lane_and_every_pair_is_listed() -> None:
     ev = {e.what: e.value for e in res.classification.evidence}
     assert ev["PCIe"] == "Gen4 x1 (generation assumed)"
     s = res.coverage["summary"]
-    assert s["pairs"] == 42 and s["checked"] >= 18
+    assert s["pairs"] == 42 and s["checked"] >= 15
+    # the F.Cu escapes of /PCIE.PER and PET (0.24 mm side by side between capacitor pads) are
+    # breakouts: listed with their length, never judged (issue: "124.5 Ω, +46.5 %" before)
+    assert s["breakouts"] >= 2
+    rows = {r["name"]: r for r in res.coverage["pairs"]}
+    for name in ("/PCIE.PER", "/PCIE.PET"):
+        assert rows[name]["breakout"] is True
+        assert any(x.startswith("F.Cu: breakout") for x in rows[name]["breakout_runs"])
+    assert not [
+        f for f in res.findings if f.check == "impedance" and f.net and f.net.startswith("/PCIE.PE")
+    ]
     rows = {r["name"]: r for r in res.coverage["pairs"]}
     assert rows["/pcie_connector/PCIE_PER_AC"]["interface"] == "pcie4"
     assert rows["/DDR4-PS.CK"]["interface"] == "ddr4"  # a DDR clock is not a 100 MHz refclk

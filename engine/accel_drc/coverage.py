@@ -116,8 +116,13 @@ def build(
     examined: Sequence[tuple[Rule, frozenset[int] | None]],
     findings: Sequence[Finding],
     board_class: str,
+    unjudged: Mapping[int, Sequence[str]] | None = None,
 ) -> dict[str, Any]:
-    """``CheckResult.coverage``: ``{"pairs": [...], "summary": {...}}``."""
+    """``CheckResult.coverage``: ``{"pairs": [...], "summary": {...}}``.
+
+    ``unjudged`` (from :func:`not_judged`) lists per net the runs a rule deliberately left
+    unjudged, such as impedance breakouts; each pair row carries them as ``breakout_runs``."""
+    unjudged = unjudged or {}
     from .analysis.channels import connector_nets
     from .analysis.signals import connectors_for
 
@@ -210,6 +215,11 @@ def build(
         is_routed = any(n in routed for n in nets)
         row["routed"] = is_routed
         row["breakout"] = False
+        runs_left: list[str] = []
+        for n in nets:
+            for note in unjudged.get(n, ()):
+                if note not in runs_left:
+                    runs_left.append(note)
         why = None
         if not interface_runs:
             itf = row["interface"]
@@ -221,6 +231,9 @@ def build(
                 why = "not routed: no track or zone of this net on the board"
             elif itf not in pack_signals:
                 why = f"the {board_class} pack has no rule for {row['interface_name']}"
+            elif runs_left:
+                row["breakout"] = True
+                why = "breakout / escape runs only (listed, never judged): " + "; ".join(runs_left)
             else:
                 why = "its rules found nothing to measure (no connected via, no coupled run)"
         elif kind == "pair" and row["interface"] not in (None, "refclk", "excluded"):
@@ -233,6 +246,7 @@ def build(
                     "impedance not judged: no coupled run long enough (breakout / escape "
                     "routing only)"
                 )
+        row["breakout_runs"] = runs_left
         row["not_checked_because"] = why
         rows.append(row)
 
@@ -243,6 +257,7 @@ def build(
     unknown = sum(1 for r in pair_rows if r["interface"] is None)
     clocks = sum(1 for r in pair_rows if r["interface"] in ("refclk", "excluded"))
     breakouts = sum(1 for r in pair_rows if r["breakout"])
+    breakout_runs = sum(len(r["breakout_runs"]) for r in pair_rows)
     unrouted = sum(
         1
         for r in pair_rows
@@ -250,10 +265,18 @@ def build(
         and r["interface"] not in (None, "refclk", "excluded")
         and not r["routed"]
     )
-    no_rule = n_pairs - checked - unknown - clocks - unrouted
+    no_rule = (
+        n_pairs
+        - checked
+        - unknown
+        - clocks
+        - unrouted
+        - sum(1 for r in pair_rows if r["breakout"] and not r["checked"])
+    )
     line = (
         f"pairs: {n_pairs} — {checked} checked, {unknown} of unknown interface, "
         f"{breakouts} breakout{'s' if breakouts != 1 else ''}"
+        + (f" (breakout runs listed, not judged: {breakout_runs})" if breakout_runs else "")
     )
     extra = []
     if clocks:
@@ -274,6 +297,7 @@ def build(
         "checked": checked,
         "unknown_interface": unknown,
         "breakouts": breakouts,
+        "breakout_runs": breakout_runs,
         "clock_or_sideband": clocks,
         "not_routed": unrouted,
         "known_unchecked": max(0, no_rule),
@@ -315,6 +339,16 @@ def unknown_interface_finding(coverage: Mapping[str, Any], lib: Library) -> Find
             "signals_yaml": "signals:\n  <type>: [" + quoted + "]\n",
         },
     )
+
+
+def not_judged(outcomes: Iterable[Any]) -> dict[int, list[str]]:
+    """net -> what the rules looked at and deliberately did not judge (breakouts), merged."""
+    out: dict[int, list[str]] = {}
+    for outcome in outcomes:
+        for n, notes in (getattr(outcome, "not_judged", None) or {}).items():
+            got = out.setdefault(n, [])
+            got.extend(x for x in notes if x not in got)
+    return out
 
 
 def examined_pairs(

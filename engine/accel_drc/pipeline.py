@@ -476,7 +476,8 @@ def check_board(
         runs.append(RuleRun(CONFIG_RULE, n_entries))
     findings = settle_all(unmatched + assumed + findings)
     examined = _coverage.examined_pairs(zip(runnable, raw), analysis)
-    cov = _coverage.build(board, analysis, lib, examined, findings, cls)
+    unjudged = _coverage.not_judged(o for o in raw if o is not None)
+    cov = _coverage.build(board, analysis, lib, examined, findings, cls, unjudged)
     unknown = _coverage.unknown_interface_finding(cov, lib)
     runs.append(RuleRun(_coverage.UNKNOWN_RULE, cov["summary"]["pairs"]))
     if unknown is not None:
@@ -498,7 +499,9 @@ def check_board(
     findings += excluded
     waiver_rows += kicad_rows
     findings.sort(key=rank)  # every report leads with error violations, then error unknowns
-    cov = _coverage.build(board, analysis, lib, examined, findings, cls)  # waived outcomes too
+    cov = _coverage.build(  # waived outcomes too
+        board, analysis, lib, examined, findings, cls, unjudged
+    )
     if progress is not None:
         progress(len(runnable), len(runnable), "done")
     sha = _sha256(board_file or board.source)

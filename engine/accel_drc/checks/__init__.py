@@ -75,6 +75,9 @@ class CheckOutcome:
     #: net indexes the rule really looked at, for the coverage report.  None = not said: the
     #: pipeline then takes every net of ``rule.signal`` (a per-signal rule examines them all).
     examined_nets: frozenset[int] | None = None
+    #: net index -> what the rule looked at on that net and deliberately did not judge, and why
+    #: (e.g. an impedance breakout: "F.Cu: breakout, 0.24 mm coupled < 1.54 mm"), for coverage
+    not_judged: dict[int, list[str]] = field(default_factory=dict)
 
 
 CheckFn = Callable[[CheckContext, Rule], CheckOutcome]

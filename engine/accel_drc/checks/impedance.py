@@ -382,6 +382,12 @@ def check_impedance(ctx: CheckContext, rule: Rule) -> CheckOutcome:
     rows = [r for r in table if kinds[id(r)][0] == KIND_ROUTED]
     # coverage: the nets whose impedance was judged (breakouts are listed, not judged)
     out.examined_nets = frozenset(n for r in rows for n in (r.positive, r.negative))
+    for r in table:
+        kind, limit, why = kinds[id(r)]
+        if kind != KIND_ROUTED:
+            note = f"{r.layer_name}: breakout ({why or kind})"
+            for n in (r.positive, r.negative):
+                out.not_judged.setdefault(n, []).append(note)
     names = a.board.nets
     fd_cache = a.__dict__.setdefault("_impedance_cache", {}).setdefault("fd", {})
 
