@@ -166,6 +166,13 @@ def load_config(
                 ("signals", sid), f"unknown signal type {sid!r} (known: {', '.join(lib.signals)})"
             )
         cfg.signals[sid] = tuple(compile_(p, ("signals", sid, i)) for i, p in enumerate(pats))
+    for part in ("budgets_db", "extra_db"):
+        for sid in (data.get("loss") or {}).get(part, {}):
+            if sid not in lib.signals:
+                raise doc.error(
+                    ("loss", part, sid),
+                    f"unknown signal type {sid!r} (known: {', '.join(lib.signals)})",
+                )
     for layer, grade in data.get("stackup", {}).get("foil", {}).items():
         if lib.foils.grade(grade) is None:
             raise doc.error(
@@ -212,7 +219,8 @@ def load_config(
 
 
 def check_layers(cfg: ProjectConfig, layer_names: set[str]) -> None:
-    """Layer names in ``stackup: foil:`` and ``backdrill: must_not_cut`` must exist on the board."""
+    """Layer names in ``stackup: foil:``, ``stackup: roughness:`` and ``backdrill: must_not_cut``
+    must exist on the board."""
     if cfg.doc is None:
         return
     shown = ", ".join(sorted(layer_names))
@@ -220,6 +228,12 @@ def check_layers(cfg: ProjectConfig, layer_names: set[str]) -> None:
         if layer != "default" and layer not in layer_names:
             raise cfg.error(
                 ("stackup", "foil", layer),
+                f"no copper layer {layer!r} on this board (layers: {shown})",
+            )
+    for layer in (cfg.data.get("stackup") or {}).get("roughness") or {}:
+        if layer != "default" and layer not in layer_names:
+            raise cfg.error(
+                ("stackup", "roughness", layer),
                 f"no copper layer {layer!r} on this board (layers: {shown})",
             )
     for i, b in enumerate(cfg.data.get("backdrill", [])):

@@ -25,6 +25,7 @@ log = logging.getLogger(__name__)
 DETAIL_PROVIDERS = {
     "vias": ("accel_drc.analysis.via_stubs", "via_rows"),
     "pairs": ("accel_drc.analysis.impedance", "pair_rows"),
+    "loss": ("accel_drc.analysis.loss", "loss_rows"),
     "rails": ("accel_drc.analysis.pdn", "rail_rows"),
 }
 

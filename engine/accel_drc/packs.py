@@ -89,6 +89,8 @@ class SignalType:
     zdiff_tol_pct: float | None
     source: str
     single_ended_ohm: float | None = None
+    #: this board's share of the channel's insertion-loss budget at Nyquist (dB), where public
+    loss_budget_db: float | None = None
     unconfirmed: tuple[str, ...] = ()
     class_patterns: tuple[re.Pattern[str], ...] = ()
     name_patterns: tuple[re.Pattern[str], ...] = ()
@@ -204,6 +206,7 @@ def load_signals(
             zdiff_tol_pct=s["zdiff_tol_pct"],
             source=s["source"],
             single_ended_ohm=s.get("single_ended_ohm"),
+            loss_budget_db=s.get("loss_budget_db"),
             unconfirmed=tuple(s.get("unconfirmed", ())),
             class_patterns=_compile(
                 rec.get("net_class", ()), doc, (*where, "recognise", "net_class")

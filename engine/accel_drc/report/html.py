@@ -35,6 +35,7 @@ from ..model import Board
 from ..references import Reference, bibliography
 from ..results import CheckResult, Finding, Severity, Status
 from .board_svg import render_board
+from .loss_plots import loss_context
 
 log = logging.getLogger(__name__)
 
@@ -989,6 +990,7 @@ def build_context(result: CheckResult, board: Board) -> dict[str, Any]:
         "stackup_svg": stackup_svg(stackup),
         "rails": _rails(result),
         "via_stubs": _via_stubs(result),
+        "loss": loss_context(result.extras),
         "waivers": _waivers(result),
         "cannot_verify": _cannot_verify(findings),
         "coverage": _coverage(result),
