@@ -14,7 +14,6 @@ import zlib
 from pathlib import Path
 from types import SimpleNamespace
 
-import numpy as np
 import pytest
 from conftest import FIXTURE_BOARDS, ROOT, need
 
@@ -243,22 +242,6 @@ def _v(x_mm: float, y_mm: float) -> SimpleNamespace:
     return SimpleNamespace(x_nm=int(round(x_mm * 1e6)), y_nm=int(round(y_mm * 1e6)))
 
 
-def test_arc_flattening_and_extremes(kipy: None) -> None:
-    from accel_drc_kicad.live_reader import _arc_points
-
-    # a half circle of radius 10 around (0, 0) from (10, 0) through (0, -10) to (-10, 0)
-    extremes: list[tuple[float, float]] = []
-    pts = _arc_points(_v(10, 0), _v(0, -10), _v(-10, 0), extremes)
-    assert pts[0] == pytest.approx((10, 0)) and pts[-1] == pytest.approx((-10, 0))
-    assert all(np.hypot(x, y) == pytest.approx(10) for x, y in pts)
-    assert all(y <= 1e-9 for _, y in pts)  # the mid point decides the side
-    ys = [y for _, y in extremes]
-    assert min(ys) == pytest.approx(-10)  # the top of the arc is its extreme, not a vertex
-    # the other way round through (0, 10)
-    pts = _arc_points(_v(10, 0), _v(0, 10), _v(-10, 0))
-    assert all(y >= -1e-9 for _, y in pts)
-
-
 @pytest.mark.parametrize("offset", [0.0, 100.0])
 def test_bridged_fill_keeps_the_area_of_polygon_minus_hole(offset: float, kipy: None) -> None:
     """Zone fills come as polygon + holes; the model wants one bridged ring (as the file has).
@@ -286,22 +269,6 @@ def test_bridged_fill_keeps_the_area_of_polygon_minus_hole(offset: float, kipy: 
     ]
     zone = Zone(net=0, net_name="", layers=(0,), filled={0: (_bridged(poly),)})
     assert zone.filled_area_mm2(0) == pytest.approx(100 - 4)
-
-
-def test_chain_rings_joins_loose_outline_segments(kipy: None) -> None:
-    from accel_drc_kicad.live_reader import _chain_rings
-
-    segs = [
-        ([(0.0, 0.0), (10.0, 0.0)], False),
-        ([(10.0, 10.0), (10.0, 0.0)], False),  # reversed piece
-        ([(0.0, 10.0), (0.0, 0.0)], False),
-        ([(10.0, 10.0), (0.0, 10.0)], False),
-        ([(20.0, 20.0), (21.0, 20.0), (21.0, 21.0), (20.0, 20.0)], True),
-    ]
-    rings = _chain_rings(segs)
-    assert len(rings) == 2
-    big = max(rings, key=len)
-    assert len(big) == 5 and (big[0] == big[-1]).all()  # closed: first point repeated exactly
 
 
 @pytest.mark.parametrize("name", sorted(FIXTURE_BOARDS))

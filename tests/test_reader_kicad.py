@@ -14,7 +14,6 @@ import pytest
 from accel_drc.errors import InputError
 from accel_drc.readers import read_board
 from accel_drc.readers.kicad_file import (
-    _arc_bbox_nm,
     _Transform,
     kicad_major,
     parse_stackup,
@@ -374,16 +373,6 @@ def test_transform_matches_kicad_rotate_point() -> None:
     assert _Transform(5, 5, 180).apply(1, 2) == (4.0, 3.0)
     x, y = _Transform(0, 0, 45).apply(1, 0)
     assert (x, y) == (approx(math.sqrt(0.5)), approx(-math.sqrt(0.5)))
-
-
-def test_arc_bbox_includes_crossed_axis_extremes() -> None:
-    # half circle centre (0, 0) radius 10 nm-units from (0, 10) through (-10, 0) to (0, -10)
-    pts = _arc_bbox_nm((0, 10), (-10, 0), (0, -10))
-    xs, ys = [p[0] for p in pts], [p[1] for p in pts]
-    assert (min(xs), max(xs), min(ys), max(ys)) == (-10, 0, -10, 10)
-    # quarter arc that crosses no axis extreme: the box is the ends
-    pts = _arc_bbox_nm((10, 0), (7071068, 7071068), (0, 10))
-    assert len(pts) >= 2
 
 
 def test_parse_stackup_from_board_text() -> None:

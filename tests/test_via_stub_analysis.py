@@ -569,22 +569,6 @@ def test_track_body_and_pad_edge_touch_like_kicad() -> None:
     assert s.connected_names(2) == ["F.Cu"]
 
 
-def test_arc_distance() -> None:
-    # quarter circle of radius 5 around (0, 0) from (5, 0) through (3.5355, 3.5355) to (0, 5)
-    s = np.array([[5.0, 0.0]] * 4)
-    m = np.array([[5 / 2**0.5, 5 / 2**0.5]] * 4)
-    e = np.array([[0.0, 5.0]] * 4)
-    p = np.array([[0.0, 0.0], [4.0, 4.0], [-5.0, 0.0], [6.0, -1.0]])
-    d = vs._arc_distance(p, s, m, e)
-    assert d[0] == pytest.approx(5.0)
-    assert d[1] == pytest.approx(32**0.5 - 5)
-    assert d[2] == pytest.approx(50**0.5)  # beyond the arc: nearest end (0, 5)
-    assert d[3] == pytest.approx(2**0.5)  # nearest end (5, 0)
-    # the same arc drawn the other way round
-    d2 = vs._arc_distance(p, e, m, s)
-    np.testing.assert_allclose(d2, d)
-
-
 def test_pad_geometries_match_distance() -> None:
     pads = vs.PadTable(
         xy=np.array([[0.0, 0.0], [10.0, 0.0], [20.0, 0.0]]),

@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from .geometry import ring_area
 from .hostile import glob_regex
 
 #: KiCad's copper layer types (``(layers (0 "F.Cu" signal) …)``).
@@ -427,11 +428,7 @@ class Zone:
 
     def filled_area_mm2(self, layer: int) -> float:
         """Shoelace area of the filled polygons on ``layer`` (bridged holes cancel out)."""
-        total = 0.0
-        for poly in self.filled.get(layer, ()):
-            x, y = poly[:, 0], poly[:, 1]
-            total += abs(float(np.dot(x, np.roll(y, -1)) - np.dot(y, np.roll(x, -1)))) / 2.0
-        return total
+        return sum(ring_area(poly) for poly in self.filled.get(layer, ()))
 
 
 @dataclass(frozen=True)

@@ -36,6 +36,14 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
+from accel_drc.geometry import (
+    arc_bbox_nm,
+    arc_points,
+    bezier_points,
+    bridge_holes,
+    circle_points,
+    outline_rings,
+)
 from accel_drc.model import (
     Backdrill,
     Board,
@@ -54,6 +62,7 @@ from accel_drc.model import (
     Zone,
     copper_layer_name,
 )
+from accel_drc.readers.sexpr import find_balanced
 
 from .connection import board_path, connect, open_board, retry
 
@@ -118,41 +127,19 @@ class LayerMap:
 # The saved file's header (layer kinds, stack-up, version) — cheap, and the 9.0.8 workaround
 # ---------------------------------------------------------------------------------------------
 
-_TOKEN = re.compile(r'[()"\\]')
-
-
-def _block_end(text: str, start: int) -> int:
-    """Index just past the S-expression that opens at ``text[start] == '('`` (-1 if cut off)."""
-    depth = 0
-    in_str = False
-    escaped = False
-    for m in _TOKEN.finditer(text, start):
-        ch = m.group()
-        if in_str:
-            if escaped:
-                escaped = False
-            elif ch == "\\":
-                escaped = True
-            elif ch == '"':
-                in_str = False
-            continue
-        if ch == '"':
-            in_str = True
-        elif ch == "(":
-            depth += 1
-        elif ch == ")":
-            depth -= 1
-            if depth == 0:
-                return m.end()
-    return -1
-
 
 def _top_block(text: str, name: str) -> str | None:
+    """The top-level ``(name …)`` block of a board text (balanced by the engine's
+    :func:`accel_drc.readers.sexpr.find_balanced`); None if absent or cut off."""
     m = re.search(r"\(\s*" + re.escape(name) + r"[\s)]", text)
     if not m:
         return None
-    end = _block_end(text, m.start())
-    return text[m.start() : end] if end > 0 else None
+    data = text[m.start() :].encode("utf-8", "surrogatepass")
+    try:
+        end = find_balanced(data, 0)
+    except ValueError:  # cut off (a header read in chunks)
+        return None
+    return data[:end].decode("utf-8", "surrogatepass")
 
 
 def read_file_header(path: str, limit: int = 8 << 20) -> str | None:
@@ -325,61 +312,9 @@ def _xy(v: Any) -> tuple[float, float]:
     return (v.x_nm / NM_PER_MM, v.y_nm / NM_PER_MM)
 
 
-def _arc_points(
-    start: Any,
-    mid: Any,
-    end: Any,
-    extremes: list[tuple[float, float]] | None = None,
-    max_step_deg: float = 5.0,
-) -> list[tuple[float, float]]:
-    """An arc through three points, flattened (the model keeps outlines as polylines)."""
-    (x1, y1), (x2, y2), (x3, y3) = _xy(start), _xy(mid), _xy(end)
-    d = 2 * (x1 * (y2 - y3) + x2 * (y3 - y1) + x3 * (y1 - y2))
-    if abs(d) < 1e-12:
-        return [(x1, y1), (x3, y3)]
-    ux = (
-        (x1 * x1 + y1 * y1) * (y2 - y3)
-        + (x2 * x2 + y2 * y2) * (y3 - y1)
-        + (x3 * x3 + y3 * y3) * (y1 - y2)
-    ) / d
-    uy = (
-        (x1 * x1 + y1 * y1) * (x3 - x2)
-        + (x2 * x2 + y2 * y2) * (x1 - x3)
-        + (x3 * x3 + y3 * y3) * (x2 - x1)
-    ) / d
-    r = math.hypot(x1 - ux, y1 - uy)
-    a1 = math.atan2(y1 - uy, x1 - ux)
-    a2 = math.atan2(y2 - uy, x2 - ux)
-    a3 = math.atan2(y3 - uy, x3 - ux)
-
-    def ccw(a: float, b: float) -> float:
-        return (b - a) % (2 * math.pi)
-
-    sweep = ccw(a1, a3)
-    if ccw(a1, a2) > sweep:  # mid is not on the ccw path: go clockwise
-        sweep -= 2 * math.pi
-    steps = max(2, int(math.ceil(abs(math.degrees(sweep)) / max_step_deg)))
-    pts = [
-        (ux + r * math.cos(a1 + sweep * k / steps), uy + r * math.sin(a1 + sweep * k / steps))
-        for k in range(steps + 1)
-    ]
-    if extremes is not None:  # the bounding box of an arc is decided by its cardinal points
-        for q in range(4):
-            ang = q * math.pi / 2
-            rel = (ang - a1) % (2 * math.pi) if sweep > 0 else (a1 - ang) % (2 * math.pi)
-            if rel <= abs(sweep):
-                extremes.append((ux + r * math.cos(ang), uy + r * math.sin(ang)))
-    return pts
-
-
-def _circle_points(center: Any, radius_point: Any, n: int = 72) -> list[tuple[float, float]]:
-    cx, cy = _xy(center)
-    rx, ry = _xy(radius_point)
-    r = math.hypot(rx - cx, ry - cy)
-    return [
-        (cx + r * math.cos(2 * math.pi * k / n), cy + r * math.sin(2 * math.pi * k / n))
-        for k in range(n + 1)
-    ]
+def _arc_xy(arc: Any) -> list[tuple[float, float]]:
+    """A start/mid/end arc proto flattened with the engine's one chord tolerance."""
+    return arc_points(_xy(arc.start), _xy(arc.mid), _xy(arc.end))
 
 
 def _polyline(poly: Any) -> list[tuple[float, float]]:
@@ -388,7 +323,7 @@ def _polyline(poly: Any) -> list[tuple[float, float]]:
         if node.HasField("point"):
             pts.append(_xy(node.point))
         elif node.HasField("arc"):
-            pts.extend(_arc_points(node.arc.start, node.arc.mid, node.arc.end)[:-1])
+            pts.extend(_arc_xy(node.arc)[:-1])
             pts.append(_xy(node.arc.end))
     return pts
 
@@ -436,43 +371,22 @@ def _ring_nm(poly: Any) -> np.ndarray:
 
 def _bridged(polygon: Any) -> np.ndarray:
     """One polygon-with-holes as a single ring with bridging edges, as the file format writes
-    zone fills (so areas and shapely's ``make_valid`` treat both readers' fills the same)."""
+    zone fills (so areas and shapely treat every reader's fills the same)."""
     outline = _ring_nm(polygon.outline)
     if not polygon.holes or len(outline) == 0:
         return outline
-    parts = [outline]
-    sign_o = _signed_area(outline)
-    start = outline[:1]
-    for hole in polygon.holes:
-        h = _ring_nm(hole)
-        if len(h) < 3:
-            continue
-        if (_signed_area(h) > 0) == (sign_o > 0):
-            h = h[::-1]
-        parts += [start, h, h[:1], start]
-    return np.concatenate(parts)
+    return bridge_holes(outline, [_ring_nm(hole) for hole in polygon.holes])
 
 
-def _signed_area(pts: Any) -> float:
-    if len(pts) < 3:
-        return 0.0
-    a = np.asarray(pts, dtype=np.float64)
-    x, y = a[:, 0], a[:, 1]
-    return float(np.dot(x, np.roll(y, -1)) - np.dot(y, np.roll(x, -1))) / 2.0
-
-
-def _kicad_arc_box(arc: Any) -> list[tuple[int, int]] | None:
+def _arc_box(arc: Any) -> list[tuple[int, int]]:
     """The arc's bounding-box points as pcbnew computes them (its centre snapping included),
-    from the file reader, so both readers give the board size to the nanometre."""
-    try:
-        from accel_drc.readers.kicad_file import _arc_bbox_nm
-    except ImportError:
-        return None
+    so the live board's size equals the file's to the nanometre; the ends alone for an arc
+    KiCad itself cannot place a centre on."""
     ends = [(p.x_nm, p.y_nm) for p in (arc.start, arc.mid, arc.end)]
     try:
-        return _arc_bbox_nm(ends[0], ends[1], ends[2])
+        return arc_bbox_nm(ends[0], ends[1], ends[2])
     except (ValueError, ZeroDivisionError):
-        return None
+        return [ends[0], ends[2]]
 
 
 def _shape_paths(
@@ -490,17 +404,12 @@ def _shape_paths(
         paths = [([_xy(g.start), _xy(g.end)], False)]
         pts_nm = [(g.start.x_nm, g.start.y_nm), (g.end.x_nm, g.end.y_nm)]
     elif which == "arc":
-        a = geo.arc
-        extremes: list[tuple[float, float]] = []
-        paths = [(_arc_points(a.start, a.mid, a.end, extremes), False)]
-        pts_nm = _kicad_arc_box(a)
-        if pts_nm is None:
-            pts_nm = [(p.x_nm, p.y_nm) for p in (a.start, a.end)]
-            pts_nm += [(round(x * NM_PER_MM), round(y * NM_PER_MM)) for x, y in extremes]
+        paths = [(_arc_xy(geo.arc), False)]
+        pts_nm = _arc_box(geo.arc)
     elif which == "circle":
         c, rp = geo.circle.center, geo.circle.radius_point
         r = round(math.hypot(rp.x_nm - c.x_nm, rp.y_nm - c.y_nm))
-        paths = [(_circle_points(c, rp), True)]
+        paths = [(circle_points(_xy(c), r / NM_PER_MM), True)]
         pts_nm = [(c.x_nm - r, c.y_nm - r), (c.x_nm + r, c.y_nm + r)]
     elif which == "rectangle":
         tl, br = geo.rectangle.top_left, geo.rectangle.bottom_right
@@ -515,23 +424,7 @@ def _shape_paths(
                 pts_nm += [(round(x * NM_PER_MM), round(y * NM_PER_MM)) for x, y in pts]
     elif which == "bezier":
         b = geo.bezier
-        p = [_xy(b.start), _xy(b.control1), _xy(b.control2), _xy(b.end)]
-        pts = []
-        for k in range(33):
-            t = k / 32
-            u = 1 - t
-            pts.append(
-                (
-                    u**3 * p[0][0]
-                    + 3 * u * u * t * p[1][0]
-                    + 3 * u * t * t * p[2][0]
-                    + t**3 * p[3][0],
-                    u**3 * p[0][1]
-                    + 3 * u * u * t * p[1][1]
-                    + 3 * u * t * t * p[2][1]
-                    + t**3 * p[3][1],
-                )
-            )
+        pts = bezier_points([_xy(b.start), _xy(b.control1), _xy(b.control2), _xy(b.end)])
         paths = [(pts, False)]
         pts_nm = [(round(x * NM_PER_MM), round(y * NM_PER_MM)) for x, y in pts]
     if pts_nm:
@@ -540,59 +433,6 @@ def _shape_paths(
         bbox_nm.append((min(xs) - half, min(ys) - half))
         bbox_nm.append((max(xs) + half, max(ys) + half))
     return paths
-
-
-#: Edge.Cuts ends closer than this are joined: KiCad's board-outline chaining epsilon (0.02 mm),
-#: the same the file reader uses; exported outlines often miss by nanometres to a micrometre
-CHAIN_EPS_MM = 0.02
-
-
-def _chain_rings(
-    paths: list[tuple[list[tuple[float, float]], bool]], tol: float = CHAIN_EPS_MM
-) -> tuple[np.ndarray, ...]:
-    """Join open Edge.Cuts paths end to end into rings (KiCad draws outlines as loose segments
-    and arcs); closed shapes are rings on their own.  A ring that closes ends with exactly its
-    first point (the model's convention for "closed")."""
-    rings: list[np.ndarray] = []
-    open_paths = []
-    for pts, closed in paths:
-        if closed:
-            ring = list(pts)
-            if ring and ring[0] != ring[-1]:
-                ring[-1] = ring[0] if _near(ring[0], ring[-1], tol) else ring[-1]
-                if ring[0] != ring[-1]:
-                    ring.append(ring[0])
-            rings.append(np.asarray(ring, dtype=np.float64))
-        elif len(pts) >= 2:
-            open_paths.append(list(pts))
-
-    while open_paths:
-        ring = open_paths.pop(0)
-        grown = True
-        while grown and not (len(ring) > 2 and _near(ring[0], ring[-1], tol)):
-            grown = False
-            for i, p in enumerate(open_paths):
-                if _near(ring[-1], p[0], tol):
-                    ring += p[1:]
-                elif _near(ring[-1], p[-1], tol):
-                    ring += p[-2::-1]
-                elif _near(ring[0], p[-1], tol):
-                    ring = p[:-1] + ring
-                elif _near(ring[0], p[0], tol):
-                    ring = p[:0:-1] + ring
-                else:
-                    continue
-                open_paths.pop(i)
-                grown = True
-                break
-        if len(ring) > 2 and _near(ring[0], ring[-1], tol):
-            ring[-1] = ring[0]
-        rings.append(np.asarray(ring, dtype=np.float64))
-    return tuple(rings)
-
-
-def _near(a: tuple[float, float], b: tuple[float, float], tol: float) -> bool:
-    return math.hypot(a[0] - b[0], a[1] - b[1]) <= tol
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1130,4 +970,4 @@ def _read_outline(board: Any, layers: LayerMap, fp_edges: Iterable[Any]) -> Outl
     xs = [p[0] for p in bbox_nm]
     ys = [p[1] for p in bbox_nm]
     bbox = (min(xs) / NM_PER_MM, min(ys) / NM_PER_MM, max(xs) / NM_PER_MM, max(ys) / NM_PER_MM)
-    return Outline(rings=_chain_rings(paths), bbox=bbox)
+    return Outline(rings=outline_rings(paths), bbox=bbox)

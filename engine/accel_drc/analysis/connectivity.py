@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ..geometry import segment_distance
 from .via_stubs import PadTable
 
 if TYPE_CHECKING:
@@ -99,12 +100,7 @@ class _DSU:
 
 def _seg_dist(p: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Distance matrix: points ``p`` (m, 2) to segments ``a``-``b`` (k, 2) -> (m, k)."""
-    ab = b - a  # (k, 2)
-    ap = p[:, None, :] - a[None, :, :]  # (m, k, 2)
-    den = np.maximum((ab * ab).sum(-1), 1e-18)[None, :]
-    t = np.clip((ap * ab[None]).sum(-1) / den, 0.0, 1.0)
-    q = a[None] + t[..., None] * ab[None]
-    return np.hypot(*(p[:, None, :] - q).transpose(2, 0, 1))
+    return segment_distance(p[:, None, :], a[None], b[None])
 
 
 def net_islands(

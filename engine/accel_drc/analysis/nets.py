@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ..geometry import ring_area
+
 if TYPE_CHECKING:
     from ..model import Board
 
@@ -119,8 +121,7 @@ def board_area_mm2(board: Board) -> float | None:
     best = 0.0
     for ring in board.outline.rings:
         if len(ring) >= 3:
-            x, y = ring[:, 0], ring[:, 1]
-            best = max(best, abs(float(np.dot(x, np.roll(y, -1)) - np.dot(y, np.roll(x, -1)))) / 2)
+            best = max(best, ring_area(ring))
     if best > 0:
         return best
     size = board.outline.size_mm
@@ -141,8 +142,7 @@ def zone_fractions(board: Board) -> dict[int, dict[int, float]]:
         for layer in z.layers:
             a = z.filled_area_mm2(layer)
             if a == 0.0 and not z.filled.get(layer) and len(z.outline) >= 3:
-                x, y = z.outline[:, 0], z.outline[:, 1]
-                a = abs(float(np.dot(x, np.roll(y, -1)) - np.dot(y, np.roll(x, -1)))) / 2
+                a = ring_area(z.outline)
             d = out.setdefault(layer, {})
             d[z.net] = d.get(z.net, 0.0) + a / area
     return out

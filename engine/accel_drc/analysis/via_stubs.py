@@ -34,6 +34,7 @@ from typing import Any
 
 import numpy as np
 
+from ..geometry import arc_distance, circles_through, segment_distance
 from ..model import Backdrill, Board
 
 log = logging.getLogger(__name__)
@@ -398,59 +399,6 @@ class PadTable:
         return out
 
 
-def _seg_distance(p: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Distance from points ``p`` to segments ``a``–``b`` (row-wise)."""
-    ab = b - a
-    ap = p - a
-    den = (ab * ab).sum(axis=1)
-    t = np.where(den > 0, (ap * ab).sum(axis=1) / np.where(den > 0, den, 1.0), 0.0)
-    t = np.clip(t, 0.0, 1.0)
-    q = a + ab * t[:, None]
-    return np.hypot(*(p - q).T)
-
-
-def _circle_through(s: np.ndarray, m: np.ndarray, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Centre and radius of the circle through three points (row-wise; NaN if collinear)."""
-    ax, ay = s[:, 0], s[:, 1]
-    bx, by = m[:, 0], m[:, 1]
-    cx, cy = e[:, 0], e[:, 1]
-    d = 2 * (ax * (by - cy) + bx * (cy - ay) + cx * (ay - by))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        ux = (
-            (ax**2 + ay**2) * (by - cy) + (bx**2 + by**2) * (cy - ay) + (cx**2 + cy**2) * (ay - by)
-        ) / d
-        uy = (
-            (ax**2 + ay**2) * (cx - bx) + (bx**2 + by**2) * (ax - cx) + (cx**2 + cy**2) * (bx - ax)
-        ) / d
-    bad = np.abs(d) < 1e-12
-    ux[bad] = np.nan
-    uy[bad] = np.nan
-    centre = np.stack([ux, uy], -1)
-    return centre, np.hypot(ax - ux, ay - uy)
-
-
-def _arc_distance(p: np.ndarray, s: np.ndarray, m: np.ndarray, e: np.ndarray) -> np.ndarray:
-    """Distance from points ``p`` to the arcs start–mid–end (row-wise)."""
-    c, r = _circle_through(s, m, e)
-    out = np.minimum(np.hypot(*(p - s).T), np.hypot(*(p - e).T))
-    ok = ~np.isnan(r)
-    if not ok.any():
-        return np.where(ok, out, _seg_distance(p, s, e))
-
-    def ang(v: np.ndarray) -> np.ndarray:
-        return np.arctan2(v[:, 1], v[:, 0])
-
-    a0 = ang(s - c)
-    sweep_m = np.mod(ang(m - c) - a0, 2 * np.pi)
-    sweep_e = np.mod(ang(e - c) - a0, 2 * np.pi)
-    sweep_p = np.mod(ang(p - c) - a0, 2 * np.pi)
-    ccw = sweep_m <= sweep_e  # the mid point lies on the way from start to end going +angle
-    inside = np.where(ccw, sweep_p <= sweep_e, sweep_p >= sweep_e)
-    radial = np.abs(np.hypot(*(p - c).T) - r)
-    arc = np.where(inside, np.minimum(radial, out), out)
-    return np.where(ok, arc, _seg_distance(p, s, e))
-
-
 def shapely_dwithin(a: np.ndarray, b: np.ndarray, dist: np.ndarray) -> np.ndarray:
     """``shapely.dwithin`` on object arrays (pairs row-wise)."""
     import shapely
@@ -470,7 +418,7 @@ def _track_lines(tracks: Any, idx: np.ndarray) -> np.ndarray:
     coords = s[:, None, :] + (e - s)[:, None, :] * t[None, :, None]
     arc = ~np.isnan(m[:, 0])
     if arc.any():
-        c, r = _circle_through(s[arc], m[arc], e[arc])
+        c, r = circles_through(s[arc], m[arc], e[arc])
         good = ~np.isnan(r)
         a0 = np.arctan2(s[arc, 1] - c[:, 1], s[arc, 0] - c[:, 0])
         am = np.mod(np.arctan2(m[arc, 1] - c[:, 1], m[arc, 0] - c[:, 0]) - a0, 2 * np.pi)
@@ -612,7 +560,7 @@ def _track_queries(tracks: Any) -> tuple[np.ndarray, np.ndarray]:
     rad = np.hypot(*(e - s).T) / 2.0
     arc = ~np.isnan(m[:, 0])
     if arc.any():
-        c, r = _circle_through(s[arc], m[arc], e[arc])
+        c, r = circles_through(s[arc], m[arc], e[arc])
         good = ~np.isnan(r)
         sub_c, sub_r = centre[arc], rad[arc]
         sub_c[good] = c[good]
@@ -728,9 +676,9 @@ def find_connections(board: Board) -> dict[str, Any]:
             d = np.empty(len(ti))
             a_ = is_arc[ti]
             p = vias.pos[vi]
-            d[~a_] = _seg_distance(p[~a_], tr.start[ti[~a_]], tr.end[ti[~a_]])
+            d[~a_] = segment_distance(p[~a_], tr.start[ti[~a_]], tr.end[ti[~a_]])
             if a_.any():
-                d[a_] = _arc_distance(p[a_], tr.start[ti[a_]], tr.mid[ti[a_]], tr.end[ti[a_]])
+                d[a_] = arc_distance(p[a_], tr.start[ti[a_]], tr.mid[ti[a_]], tr.end[ti[a_]])
             hit = d <= via_r[vi] + tr.width[ti] / 2.0 + _EPS_MM
             connected[vi[hit], lay[hit]] = True
         if npth:

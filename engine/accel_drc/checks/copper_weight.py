@@ -29,6 +29,7 @@ from typing import Any
 
 from ..analysis.materials import stackup_is_kicad_default
 from ..analysis.nets import plane_layers
+from ..geometry import ring_area
 from ..results import Rule, Status
 from . import CheckContext, CheckOutcome, register
 from ._common import finding
@@ -71,8 +72,7 @@ def plane_anchor(
             pts = np.asarray(ring, dtype=float)
             if len(pts) < 3:
                 continue
-            x, y = pts[:, 0], pts[:, 1]
-            area = abs(float(np.dot(x, np.roll(y, -1)) - np.dot(y, np.roll(x, -1)))) / 2.0
+            area = ring_area(pts)
             if area > best_area:
                 best, best_area = pts, area
     if best is None:

@@ -37,6 +37,7 @@ from xml.parsers import expat
 import numpy as np
 
 from ..errors import InputError
+from ..geometry import arc_from_centre, bridge_holes, centre_arc_points, circle_points
 from ..hostile import MAX_XML_DEPTH
 from ..model import (
     Backdrill,
@@ -1083,7 +1084,8 @@ class _Reader:
                     self.profile.append(ring)
 
     def _ring(self, poly: _Node, scale: float | None = None) -> np.ndarray:
-        """A PolyBegin/PolyStepSegment/PolyStepCurve ring, arcs flattened (≤ 5° a chord).
+        """A PolyBegin/PolyStepSegment/PolyStepCurve ring, arcs flattened by
+        :func:`accel_drc.geometry.centre_arc_points` (the one chord tolerance).
 
         Zone fills are most of the points in a big file, so straight steps (kept as bare
         attribute dicts, see ``_x_start``) are converted by numpy in one go."""
@@ -1119,7 +1121,8 @@ class _Reader:
                 end = self._xy(step, scale=scale)
                 center = self._xy(step, "centerX", "centerY", scale=scale)
                 cw = (step.get("clockwise") or "false").lower() == "true"
-                arc = _flatten_arc((float(last[0]), float(last[1])), end, center, cw)[1:]
+                start = (float(last[0]), float(last[1]))
+                arc = centre_arc_points(start, end, center, increasing=cw)[1:]
                 parts.append(np.asarray(arc, dtype=np.float64).reshape(-1, 2))
         flush()
         if not parts:
@@ -1276,7 +1279,7 @@ class _Reader:
                 holes.append(self._ring(child))
         if outer is None or len(outer) < 3:
             return
-        self.fills.setdefault((net, layer), []).append(_bridge(outer, holes))
+        self.fills.setdefault((net, layer), []).append(bridge_holes(outer, holes))
 
     def _pad(self, elem: _Node, layer: int, net: int, layer_name: str, via_set: bool) -> None:
         loc = _child(elem, "Location")
@@ -2031,86 +2034,22 @@ def _arc_mid(
     start: tuple[float, float], end: tuple[float, float], center: tuple[float, float], cw_ipc: bool
 ) -> tuple[float, float]:
     """Mid point of an arc given in board coordinates (y down) whose direction was stated in
-    IPC's y-up frame: a clockwise arc there is counter-clockwise here."""
-    cx, cy = center
-    r = math.hypot(start[0] - cx, start[1] - cy)
-    a0 = math.atan2(start[1] - cy, start[0] - cx)
-    a1 = math.atan2(end[1] - cy, end[0] - cx)
-    # the y flip mirrors the sense of rotation: clockwise in IPC's frame (decreasing angle
-    # there) is increasing atan2 angle in ours
-    if cw_ipc:
-        sweep = (a1 - a0) % (2 * math.pi) or 2 * math.pi
-        am = a0 + sweep / 2
-    else:
-        sweep = (a0 - a1) % (2 * math.pi) or 2 * math.pi
-        am = a0 - sweep / 2
-    return cx + r * math.cos(am), cy + r * math.sin(am)
-
-
-def _flatten_arc(
-    start: tuple[float, float],
-    end: tuple[float, float],
-    center: tuple[float, float],
-    cw_ipc: bool,
-    max_step_deg: float = 5.0,
-) -> list[tuple[float, float]]:
-    cx, cy = center
-    r = math.hypot(start[0] - cx, start[1] - cy)
-    a0 = math.atan2(start[1] - cy, start[0] - cx)
-    a1 = math.atan2(end[1] - cy, end[0] - cx)
-    if cw_ipc:  # increasing angle after the y flip (see _arc_mid)
-        sweep = (a1 - a0) % (2 * math.pi) or 2 * math.pi
-    else:
-        sweep = -((a0 - a1) % (2 * math.pi) or 2 * math.pi)
-    steps = max(1, int(math.ceil(abs(math.degrees(sweep)) / max_step_deg)))
-    pts = [
-        (cx + r * math.cos(a0 + sweep * k / steps), cy + r * math.sin(a0 + sweep * k / steps))
-        for k in range(steps)
-    ]
-    pts.append(end)
-    return pts
+    IPC's y-up frame: a clockwise arc there runs towards increasing angle here (the y flip
+    mirrors the sense of rotation)."""
+    r, a0, sweep = arc_from_centre(start, end, center, increasing=cw_ipc)
+    am = a0 + sweep / 2
+    return center[0] + r * math.cos(am), center[1] + r * math.sin(am)
 
 
 def _shape_ring(shape: _Shape, at: tuple[float, float]) -> np.ndarray:
-    """A flashed circle (72 chords, closed) or rectangle as a closed ring centred on ``at``."""
+    """A flashed circle or rectangle as a closed ring centred on ``at``."""
     x, y = at
     if shape.shape == "circle":
-        a = np.linspace(0.0, 2.0 * math.pi, 73)
-        r = shape.width / 2.0
-        return np.column_stack([x + r * np.cos(a), y + r * np.sin(a)])
+        return np.asarray(circle_points(at, shape.width / 2.0), dtype=np.float64)
     w, h = shape.width / 2.0, shape.height / 2.0
     return np.array(
         [[x - w, y - h], [x + w, y - h], [x + w, y + h], [x - w, y + h], [x - w, y - h]]
     )
-
-
-def _signed_area(ring: np.ndarray) -> float:
-    x, y = ring[:, 0], ring[:, 1]
-    return float(np.dot(x, np.roll(y, -1)) - np.dot(y, np.roll(x, -1))) / 2.0
-
-
-def _bridge(outer: np.ndarray, holes: Sequence[np.ndarray]) -> np.ndarray:
-    """Outer ring with its cutouts spliced in by bridging edges, the way KiCad writes zone
-    fills, so a shoelace sum over the ring gives the copper area (outline minus holes)."""
-    if not holes:
-        return outer
-    ring = outer if _signed_area(outer) >= 0 else outer[::-1]
-    for hole in holes:
-        if len(hole) < 3:
-            continue
-        h = hole if _signed_area(hole) < 0 else hole[::-1]
-        d = (
-            ((ring[:, None, :] - h[None, :, :]) ** 2).sum(axis=2)
-            if len(ring) * len(h) < 4e6
-            else None
-        )
-        if d is not None:
-            i, j = np.unravel_index(int(np.argmin(d)), d.shape)
-        else:
-            i, j = 0, int(np.argmin(((h - ring[0]) ** 2).sum(axis=1)))
-        h_rot = np.vstack([h[j:], h[:j], h[j : j + 1]])
-        ring = np.vstack([ring[: i + 1], h_rot, ring[i:]])
-    return ring
 
 
 _END_HANDLERS = {

@@ -36,6 +36,15 @@ from typing import NamedTuple
 import numpy as np
 
 from ..errors import InputError
+from ..geometry import (
+    arc_bbox_nm,
+    arc_points,
+    bezier_points,
+    circle_points,
+    kiround,
+    outline_rings,
+    rotate_nm,
+)
 from ..model import (
     COPPER_LAYER_TYPES,
     Backdrill,
@@ -331,7 +340,8 @@ def stackup_from_sexpr(node: Sexpr, warn: Callable[[str], None] | None = None) -
 
 
 # ---------------------------------------------------------------------------------------------
-# geometry helpers (nm integers where KiCad uses integers, so sizes match pcbnew exactly)
+# placement (nm integers where KiCad uses integers, so sizes match pcbnew exactly); the
+# geometry itself (arcs, arc boxes, outline chaining) is ``accel_drc.geometry``
 # ---------------------------------------------------------------------------------------------
 
 
@@ -356,272 +366,6 @@ class _Transform:
 
 
 _IDENTITY = _Transform()
-
-
-def _arc_center(
-    s: tuple[float, float], m: tuple[float, float], e: tuple[float, float]
-) -> tuple[float, float] | None:
-    ax, ay = s
-    bx, by = m
-    cx, cy = e
-    d = 2.0 * (ax * (by - cy) + bx * (cy - ay) + cx * (ay - by))
-    if abs(d) < 1e-18:
-        return None
-    a2, b2, c2 = ax * ax + ay * ay, bx * bx + by * by, cx * cx + cy * cy
-    ux = (a2 * (by - cy) + b2 * (cy - ay) + c2 * (ay - by)) / d
-    uy = (a2 * (cx - bx) + b2 * (ax - cx) + c2 * (bx - ax)) / d
-    return ux, uy
-
-
-def _arc_sweep(
-    s: tuple[float, float], m: tuple[float, float], e: tuple[float, float], c: tuple[float, float]
-) -> tuple[float, float]:
-    """(start angle, signed sweep) in radians of the arc s -> m -> e around c."""
-    a0 = math.atan2(s[1] - c[1], s[0] - c[0])
-    am = math.atan2(m[1] - c[1], m[0] - c[0])
-    a1 = math.atan2(e[1] - c[1], e[0] - c[0])
-    two = 2.0 * math.pi
-    de = (a1 - a0) % two
-    dm = (am - a0) % two
-    if de == 0.0:  # full circle drawn as an arc
-        return a0, two
-    return (a0, de) if dm <= de else (a0, de - two)
-
-
-def _arc_points(
-    s: tuple[float, float], m: tuple[float, float], e: tuple[float, float], max_err: float = 0.005
-) -> list[tuple[float, float]]:
-    """Flatten an arc into a polyline whose chord error is below ``max_err`` mm."""
-    c = _arc_center(s, m, e)
-    if c is None:
-        return [s, e]
-    r = math.hypot(s[0] - c[0], s[1] - c[1])
-    a0, sweep = _arc_sweep(s, m, e, c)
-    step = 2.0 * math.acos(max(-1.0, min(1.0, 1.0 - max_err / r))) if r > max_err else math.pi / 2
-    n = max(2, int(math.ceil(abs(sweep) / max(step, 1e-3))))
-    pts = [s]
-    for i in range(1, n):
-        a = a0 + sweep * i / n
-        pts.append((c[0] + r * math.cos(a), c[1] + r * math.sin(a)))
-    pts.append(e)
-    return pts
-
-
-def _kiround(v: float) -> int:
-    """KiCad's KiROUND: halves round away from zero (Python's round() rounds them to even)."""
-    return int(math.floor(v + 0.5)) if v >= 0 else -int(math.floor(-v + 0.5))
-
-
-def _kicad_arc_center(
-    s: tuple[int, int], m: tuple[int, int], e: tuple[int, int]
-) -> tuple[int, int]:
-    """The arc centre exactly as KiCad 9 computes it (``trigo.cpp`` ``CalcArcCenter``).
-
-    Why not plain geometry: KiCad estimates how far the nanometre rounding of the three points
-    can move the centre and, when a multiple of 100 nm (else 10 nm) lies within that
-    uncertainty, snaps the centre to it.  On vme-wren's 64 µm corner arcs this moves the
-    centre by ~20 nm and the board's bounding box by 10 nm; porting the rule keeps the board
-    size equal to pcbnew's to the nanometre.
-    """
-    ax, ay = float(s[0]), float(s[1])
-    bx, by = float(m[0]), float(m[1])
-    cx, cy = float(e[0]), float(e[1])
-    y21, x21 = by - ay, bx - ax
-    y32, x32 = cy - by, cx - bx
-    if (x21 == 0.0 and y32 == 0.0) or (y21 == 0.0 and x32 == 0.0):
-        return _kiround((ax + cx) / 2.0), _kiround((ay + cy) / 2.0)
-    eps = 2.220446049250313e-16
-    if x21 == 0.0:
-        x21 = eps
-    if x32 == 0.0:
-        x32 = -eps
-    a_slope = y21 / x21
-    b_slope = y32 / x32
-    with np.errstate(all="ignore"):
-        da = a_slope * float(np.hypot(np.float64(0.5) / y21 if y21 else np.inf, 0.5 / x21))
-        db = b_slope * float(np.hypot(np.float64(0.5) / y32 if y32 else np.inf, 0.5 / x32))
-    if a_slope == b_slope:
-        if (ax, ay) == (cx, cy):
-            return _kiround((ax + bx) / 2.0), _kiround((ay + by) / 2.0)
-        a_slope += eps
-        b_slope -= eps
-    if a_slope == 0.0:
-        a_slope = 1e-10
-    if b_slope == 0.0:
-        b_slope = 1e-10
-
-    def rel(d: float, v: float) -> float:
-        return (d / v) ** 2 if v else math.inf
-
-    half = math.sqrt(0.5)
-    ab_se_y = a_slope * b_slope * (ay - cy)
-    d_ab_se_y = ab_se_y * math.sqrt(rel(da, a_slope) + rel(db, b_slope) + rel(half, ay - cy))
-    b_sm_x = b_slope * (ax + bx)
-    d_b_sm_x = b_sm_x * math.sqrt(rel(db, b_slope) + rel(half, ax + bx))
-    a_me_x = a_slope * (bx + cx)
-    d_a_me_x = a_me_x * math.sqrt(rel(da, a_slope) + rel(half, bx + cx))
-    twice = 2.0 * (b_slope - a_slope)
-    d_twice = 2.0 * math.sqrt(db * db + da * da)
-    num_x = ab_se_y + b_sm_x - a_me_x
-    d_num_x = math.sqrt(d_ab_se_y**2 + d_b_sm_x**2 + d_a_me_x**2)
-    center_x = num_x / twice
-    d_center_x = center_x * math.sqrt(rel(d_num_x, num_x) + rel(d_twice, twice))
-    num_y = (ax + bx) / 2.0 - center_x
-    d_num_y = math.sqrt(1.0 / 8.0 + d_center_x * d_center_x)
-    first = num_y / a_slope
-    d_first = first * math.sqrt(rel(d_num_y, num_y) + rel(da, a_slope))
-    center_y = first + (ay + by) / 2.0
-    d_center_y = math.sqrt(d_first * d_first + 1.0 / 8.0)
-    r100x = math.floor((center_x + 50.0) / 100.0) * 100.0
-    r100y = math.floor((center_y + 50.0) / 100.0) * 100.0
-    r10x = math.floor((center_x + 5.0) / 10.0) * 10.0
-    r10y = math.floor((center_y + 5.0) / 10.0) * 10.0
-    if abs(r100x - center_x) < d_center_x and abs(r100y - center_y) < d_center_y:
-        center_x, center_y = r100x, r100y
-    elif abs(r10x - center_x) < d_center_x and abs(r10y - center_y) < d_center_y:
-        center_x, center_y = r10x, r10y
-    if not (math.isfinite(center_x) and math.isfinite(center_y)):
-        raise ValueError("degenerate arc")
-    lim = 2**31 - 101
-    return (
-        _kiround(min(max(center_x, -lim), lim)),
-        _kiround(min(max(center_y, -lim), lim)),
-    )
-
-
-def _rotate_nm(x: int, y: int, deg: float) -> tuple[int, int]:
-    """KiCad's integer ``RotatePoint``: exact for multiples of 90°, KiROUND otherwise."""
-    d = deg % 360.0
-    if d == 0.0:
-        return x, y
-    if d == 90.0:
-        return y, -x
-    if d == 180.0:
-        return -x, -y
-    if d == 270.0:
-        return -y, x
-    c, s = math.cos(math.radians(d)), math.sin(math.radians(d))
-    return _kiround(y * s + x * c), _kiround(y * c - x * s)
-
-
-def _arc_bbox_nm(
-    s: tuple[int, int],
-    m: tuple[int, int],
-    e: tuple[int, int],
-    place: tuple[int, int, float] | None = None,
-) -> list[tuple[int, int]]:
-    """Points whose bounding box is KiCad's arc box (``EDA_SHAPE::computeArcBBox``): the two
-    ends plus each axis extreme of the circle the arc passes.
-
-    ``s``, ``m``, ``e`` are in the coordinates the file gives (footprint-local for ``fp_arc``);
-    ``place`` = (x, y, degrees) of the footprint.  Like KiCad, the centre is computed before
-    placing and then rotated and moved with the end points.
-    """
-    c = _kicad_arc_center(s, m, e)
-    if place is not None:
-        px, py, deg = place
-        s = _rotate_nm(*s, deg)
-        e = _rotate_nm(*e, deg)
-        m = _rotate_nm(*m, deg)
-        c = _rotate_nm(*c, deg)
-        s, m, e, c = ((p[0] + px, p[1] + py) for p in (s, m, e, c))  # type: ignore[assignment]
-    cx, cy = c
-    r = max(1, _kiround(math.hypot(s[0] - cx, s[1] - cy)))
-    a0, sweep = _arc_sweep(s, m, e, (cx, cy))  # type: ignore[arg-type]
-    pts = [s, e]
-    for k, (dx, dy) in enumerate(((1, 0), (0, 1), (-1, 0), (0, -1))):
-        theta = k * math.pi / 2.0
-        d = (theta - a0) % (2.0 * math.pi)
-        inside = (0.0 < d < sweep) if sweep > 0 else (d > 2.0 * math.pi + sweep and d > 0.0)
-        if inside:
-            pts.append((cx + dx * r, cy + dy * r))
-    return pts
-
-
-def _bezier_points(p: Sequence[tuple[float, float]], n: int = 32) -> list[tuple[float, float]]:
-    (x0, y0), (x1, y1), (x2, y2), (x3, y3) = p[:4]
-    out = []
-    for i in range(n + 1):
-        t = i / n
-        u = 1.0 - t
-        out.append(
-            (
-                u**3 * x0 + 3 * u * u * t * x1 + 3 * u * t * t * x2 + t**3 * x3,
-                u**3 * y0 + 3 * u * u * t * y1 + 3 * u * t * t * y2 + t**3 * y3,
-            )
-        )
-    return out
-
-
-#: Edge.Cuts ends closer than this are joined (KiCad's board-outline chaining epsilon, 0.02 mm);
-#: exported outlines often miss by a few nanometres to a micrometre
-CHAIN_EPS_MM = 0.02
-
-
-def _chain(pieces: list[list[tuple[float, float]]]) -> list[np.ndarray]:
-    """Join open polylines end to end into as few chains as possible; a chain whose ends meet
-    (within :data:`CHAIN_EPS_MM`) is closed (its first point repeated at the end).
-
-    Endpoints are bucketed on a grid of the epsilon, so this stays linear for outlines imported
-    from DXF with thousands of pieces.
-    """
-    eps = CHAIN_EPS_MM
-    grid: dict[tuple[int, int], list[tuple[int, int]]] = {}
-
-    def cell(p: tuple[float, float]) -> tuple[int, int]:
-        return (math.floor(p[0] / eps), math.floor(p[1] / eps))
-
-    for i, pc in enumerate(pieces):
-        grid.setdefault(cell(pc[0]), []).append((i, 0))
-        grid.setdefault(cell(pc[-1]), []).append((i, 1))
-    used = [False] * len(pieces)
-
-    def nearest(p: tuple[float, float]) -> tuple[int, int] | None:
-        cx, cy = cell(p)
-        best: tuple[int, int] | None = None
-        best_d = eps
-        for gx in (cx - 1, cx, cx + 1):
-            for gy in (cy - 1, cy, cy + 1):
-                for i, end in grid.get((gx, gy), ()):
-                    if used[i]:
-                        continue
-                    q = pieces[i][0] if end == 0 else pieces[i][-1]
-                    d = math.hypot(q[0] - p[0], q[1] - p[1])
-                    if d <= best_d:
-                        best, best_d = (i, end), d
-        return best
-
-    def close_enough(a: tuple[float, float], b: tuple[float, float]) -> bool:
-        return math.hypot(a[0] - b[0], a[1] - b[1]) <= eps
-
-    out: list[np.ndarray] = []
-    for i, pc in enumerate(pieces):
-        if used[i]:
-            continue
-        used[i] = True
-        chain = list(pc)
-        closed = False
-        for forward in (True, False):  # grow the tail, then the head
-            while True:
-                if len(chain) > 2 and close_enough(chain[-1], chain[0]):
-                    closed = True
-                    break
-                got = nearest(chain[-1] if forward else chain[0])
-                if got is None:
-                    break
-                j, end = got
-                used[j] = True
-                seg = pieces[j]
-                if forward:
-                    chain.extend(seg[1:] if end == 0 else seg[-2::-1])
-                else:
-                    chain[:0] = seg[:-1] if end == 1 else seg[:0:-1]
-            if closed:
-                break
-        if closed and chain[-1] != chain[0]:
-            chain.append(chain[0])
-        out.append(np.asarray(chain, dtype=np.float64))
-    return out
 
 
 # ---------------------------------------------------------------------------------------------
@@ -863,7 +607,7 @@ def points_of(data: bytes, s: int, e: int, source: str = "<board>") -> np.ndarra
                     if isinstance(p, list) and len(p) >= 3
                 }
                 if {"start", "mid", "end"} <= got.keys():
-                    arc = _arc_points(got["start"], got["mid"], got["end"])
+                    arc = arc_points(got["start"], got["mid"], got["end"])
                     out.extend(arc if not out or out[-1] != arc[0] else arc[1:])
     except (ValueError, TypeError) as exc:
         raise InputError(source, f"malformed point list: {exc}", line=line_of(data, s)) from None
@@ -2233,7 +1977,7 @@ class _Reader:
         fast = self._pad_rows.get(s)
         if fast is not None:
             (lx, ly, rot), (w, h), spans = fast
-            rx, ry = _rotate_nm(_nm(lx), _nm(ly), t.deg)
+            rx, ry = rotate_nm(_nm(lx), _nm(ly), t.deg)
             (da, db), (la, lb), (na, nb), (ua, ub) = spans
             copper, names = self.layer_indexes(data[la:lb] if la >= 0 else b"")
             return Pad(
@@ -2256,7 +2000,7 @@ class _Reader:
         lx, ly = float(at[0]), float(at[1])
         rot = float(at[2]) if len(at) > 2 else 0.0
         # placed like KiCad places it: integer nm, RotatePoint with KiROUND, plus the position
-        rx, ry = _rotate_nm(_nm(lx), _nm(ly), t.deg)
+        rx, ry = rotate_nm(_nm(lx), _nm(ly), t.deg)
         px, py = (rx + _nm(t.x)) / 1e6, (ry + _nm(t.y)) / 1e6
         size = f.get(b"size", b"0 0").split()
         w = float(size[0])
@@ -2324,7 +2068,7 @@ class _Reader:
         place = (_nm(t.x), _nm(t.y), t.deg)
 
         def nm_placed(p: tuple[float, float]) -> tuple[int, int]:
-            x, y = _rotate_nm(_nm(p[0]), _nm(p[1]), place[2])
+            x, y = rotate_nm(_nm(p[0]), _nm(p[1]), place[2])
             return x + place[0], y + place[1]
 
         half = max(0, _nm(width)) // 2
@@ -2333,19 +2077,15 @@ class _Reader:
             pieces.append(([pts["start"], pts["end"]], False))
             shape_pts = [nm_placed(local["start"]), nm_placed(local["end"])]
         elif kind == "arc" and {"start", "mid", "end"} <= pts.keys():
-            pieces.append((_arc_points(pts["start"], pts["mid"], pts["end"]), False))
+            pieces.append((arc_points(pts["start"], pts["mid"], pts["end"]), False))
             sl, ml, el = ((_nm(local[k][0]), _nm(local[k][1])) for k in ("start", "mid", "end"))
-            shape_pts = _arc_bbox_nm(sl, ml, el, place)
+            shape_pts = arc_bbox_nm(sl, ml, el, place)
         elif kind == "circle" and {"center", "end"} <= pts.keys():
             c = pts["center"]
             cx, cy = nm_placed(local["center"])
             ex, ey = nm_placed(local["end"])
-            r = max(1, _kiround(math.hypot(ex - cx, ey - cy)))
-            ring = [
-                (c[0] + r / 1e6 * math.cos(a), c[1] + r / 1e6 * math.sin(a))
-                for a in np.linspace(0.0, 2.0 * math.pi, 73)
-            ]
-            pieces.append((ring, True))
+            r = max(1, kiround(math.hypot(ex - cx, ey - cy)))
+            pieces.append((circle_points(c, r / 1e6), True))
             shape_pts = [(cx - r, cy - r), (cx + r, cy + r)]
         elif kind == "rect" and {"start", "end"} <= pts.keys():
             # corners in footprint space, then placed (a rotated footprint rotates the rect)
@@ -2365,7 +2105,7 @@ class _Reader:
                     pieces.append((ring + [ring[0]], True))
                     shape_pts = [nm_placed(p) for p in ring_local]
                 elif kind == "curve" and len(arr) >= 4:
-                    curve_local = _bezier_points([(float(x), float(y)) for x, y in arr.tolist()])
+                    curve_local = bezier_points([(float(x), float(y)) for x, y in arr.tolist()])
                     pieces.append(([t.apply(*p) for p in curve_local], False))
                     shape_pts = [nm_placed(p) for p in curve_local]
         if shape_pts:
@@ -2384,7 +2124,4 @@ class _Reader:
         xs = [p[0] for p in pts]
         ys = [p[1] for p in pts]
         bbox = (min(xs) / 1e6, min(ys) / 1e6, max(xs) / 1e6, max(ys) / 1e6)
-        closed = [np.asarray(p, dtype=np.float64) for p, c in pieces if c]
-        open_ = [p for p, c in pieces if not c]
-        rings = tuple(closed + _chain(open_))
-        return Outline(rings=rings, bbox=bbox)
+        return Outline(rings=outline_rings(pieces), bbox=bbox)

@@ -32,6 +32,7 @@ import numpy as np
 from markupsafe import escape
 
 from ..concurrency import workers
+from ..geometry import ring_area
 from ..model import Board
 
 log = logging.getLogger(__name__)
@@ -205,8 +206,7 @@ def _zone_paths(board: Board, q: float, tol_steps: float) -> dict[int, str]:
     for layer, polys in by_layer.items():
         rings = []
         for arr in polys:
-            x, y = arr[:, 0], arr[:, 1]
-            area = abs(float(np.dot(x, np.roll(y, -1)) - np.dot(y, np.roll(x, -1)))) / 2.0
+            area = ring_area(arr)
             if area < min_area:
                 continue
             rings.append(arr)
