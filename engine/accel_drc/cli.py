@@ -95,7 +95,7 @@ def build_parser() -> argparse.ArgumentParser:
     i.add_argument(
         "--detail",
         action="append",
-        choices=("vias", "pairs", "rails", "loss"),
+        choices=("vias", "pairs", "rails", "loss", "irdrop"),
         default=[],
         help="add per-item detail (repeatable)",
     )

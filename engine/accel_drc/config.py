@@ -204,6 +204,8 @@ def load_config(
     for i, r in enumerate(data.get("rails", [])):
         for j, p in enumerate(r["nets"]):
             compile_(p, ("rails", i, "nets", j))
+        for j, p in enumerate(r.get("return_nets") or ()):
+            compile_(p, ("rails", i, "return_nets", j))
     base = Path(path).resolve().parent
     for i, p in enumerate(data.get("rules", {}).get("packs", [])):
         pack_path = Path(p) if os.path.isabs(p) else base / p

@@ -27,6 +27,7 @@ DETAIL_PROVIDERS = {
     "pairs": ("accel_drc.analysis.impedance", "pair_rows"),
     "loss": ("accel_drc.analysis.loss", "loss_rows"),
     "rails": ("accel_drc.analysis.pdn", "rail_rows"),
+    "irdrop": ("accel_drc.analysis.irdrop", "irdrop_rows"),
 }
 
 FLOAT_DIGITS = 6

@@ -155,3 +155,11 @@ class Analysis:
         from .pdn import find_rails
 
         return find_rails(self.board, self.config, self.materials)
+
+    @functools.cached_property
+    def irdrop(self):  # noqa: ANN201 - list[irdrop.RailIR]
+        """DC IR drop of every rail whose config entry declares sources/loads (empty, and
+        scipy never imported, when none does)."""
+        from .irdrop import compute
+
+        return compute(self.board, self.config)

@@ -24,6 +24,7 @@ import os
 import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -915,6 +916,13 @@ def build_context(result: CheckResult, board: Board) -> dict[str, Any]:
     rows, texts = _finding_rows(findings, texts)
     cls = result.classification
     board_svg = render_board(board, _initial_layers(board))
+    heat = _heat_layers(result)
+    if heat:
+        # the IR-drop heat maps over the board, in board mm, hidden until toggled
+        svg_text = board_svg.svg.replace(
+            '<g id="markers"', "".join(h["svg"] for h in heat) + '<g id="markers"', 1
+        )
+        board_svg = replace(board_svg, svg=svg_text)
     stackup = _stackup_rows(result, board, findings)
     data = {
         "fields": list(FIELDS),
@@ -984,11 +992,18 @@ def build_context(result: CheckResult, board: Board) -> dict[str, Any]:
             "zones": len(board.zones),
         },
         "board_svg": Markup(board_svg.svg),
+        "heat_layers": [{k: v for k, v in h.items() if k != "svg"} for h in heat],
         "grid_mm": board_svg.grid_mm,
         "layers": board_svg.layers,
         "stackup": stackup,
         "stackup_svg": stackup_svg(stackup),
         "rails": _rails(result),
+        # keyed "irdrop" by the pipeline today, by the kind ("ir_drop") once the registry keys extras
+        "irdrop": [
+            r
+            for r in result.extras.get("irdrop") or result.extras.get("ir_drop") or []
+            if isinstance(r, dict)
+        ],
         "via_stubs": _via_stubs(result),
         "loss": loss_context(result.extras),
         "waivers": _waivers(result),
@@ -1084,6 +1099,35 @@ def _initial_layers(board: Board) -> set[int]:
     """The outer layers only: inner planes drawn over each other hide the board; the page turns a
     layer on when one of its findings is selected."""
     return {0, max(board.layer_count - 1, 0)}
+
+
+def _heat_layers(result: CheckResult) -> list[dict[str, Any]]:
+    """One hidden SVG group per IR-drop heat map (rail × layer × voltage / current density),
+    an inline PNG stretched over the solve's grid rectangle in board mm."""
+    out: list[dict[str, Any]] = []
+    rows = result.extras.get("irdrop") or result.extras.get("ir_drop") or []
+    for r in rows if isinstance(rows, list) else []:
+        for m in (r.get("maps") or []) if isinstance(r, dict) else []:
+            x0, y0, x1, y1 = (float(v) for v in m["bbox"])
+            for kind, key, label in (
+                ("v", "voltage_png", "V"),
+                ("j", "current_density_png", "A/mm²"),
+            ):
+                uri = str(m.get(key) or "")
+                if not uri.startswith("data:image/png;base64,"):
+                    continue
+                lid = f"heat-{kind}-{len(out)}"
+                out.append(
+                    {
+                        "id": lid,
+                        "label": f"{r.get('rail')} {m['layer']} {label}",
+                        "svg": f'<g class="heat" data-layer="{escape(lid)}" style="display:none">'
+                        f'<image href="{escape(uri)}" x="{x0:.3f}" y="{y0:.3f}" '
+                        f'width="{x1 - x0:.3f}" height="{y1 - y0:.3f}" '
+                        f'preserveAspectRatio="none" opacity="0.85"/></g>',
+                    }
+                )
+    return out
 
 
 def render(result: CheckResult, board: Board, editor_note: str | None = None) -> str:
