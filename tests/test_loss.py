@@ -13,13 +13,16 @@ import numpy as np
 import pytest
 from accel_drc.analysis.impedance import C0
 from accel_drc.analysis.loss_models import (
+    CANNONBALL_SURFACE_RATIO,
     NP_TO_DB,
     Dielectric,
     PairSection,
     djordjevic_sarkar,
     hammerstad_jensen,
+    huray,
     huray_cannonball,
     shunt_stub_db,
+    skin_depth_m,
     surface_resistance,
 )
 from conftest import ROOT
@@ -133,6 +136,26 @@ def test_roughness_factors_limits() -> None:
     assert np.all(hammerstad_jensen(f, 0.0) == 1.0)
     assert huray_cannonball(f, 3.0)[0] == pytest.approx(1.0, abs=0.02)  # δ ≫ r at 1 MHz
     assert np.all(hammerstad_jensen(f, 1.0) < 2.0)  # saturates at 2
+
+
+def test_cannonball_huray_matches_the_published_solver_form() -> None:
+    """The Cannonball-Huray factor against the closed form the Tidy3D field solver documents
+    and asserts in its own tests ([tidy3d-huray], ``HuraySurfaceRoughness.from_cannonball_huray``:
+    K = 1 + (7π/3)/(1 + δ/r + δ²/(2r²)), i.e. Huray's 3/2 times the cannonball surface ratio
+    14·4πr²/(6r)² = 14π/9).  Not a worked example with a published Rz: the radius-from-Rz step
+    (r = Rz/6) stays unverified (docs/loss.md)."""
+    assert math.isclose(CANNONBALL_SURFACE_RATIO, 14 * 4 * math.pi / 36)
+    r = 0.5e-6
+    f = np.array([1e8, 1e9, 5e9, 16e9, 30e9, 1e12])
+    d = skin_depth_m(f)
+    ref = 1 + (7 * math.pi / 3) / (1 + d / r + d**2 / (2 * r * r))
+    assert np.allclose(huray(f, r, CANNONBALL_SURFACE_RATIO), ref, rtol=1e-12)
+    assert np.allclose(huray_cannonball(f, 6 * r * 1e6), ref, rtol=1e-12)
+    # where δ = r the denominator is 2.5 exactly: K = 1 + 7π/7.5 = 3.932
+    f_eq = 1 / (math.pi * 4e-7 * math.pi * 5.8e7 * r * r)
+    assert huray(f_eq, r, CANNONBALL_SURFACE_RATIO) == pytest.approx(1 + 7 * math.pi / 7.5)
+    # Huray's high-frequency limit: A_matte/A_flat + (3/2)·f
+    assert huray(1e20, r, CANNONBALL_SURFACE_RATIO) == pytest.approx(1 + 7 * math.pi / 3, rel=1e-4)
 
 
 def test_stub_notch_at_quarter_wave() -> None:

@@ -277,7 +277,8 @@ def method_text(model: str) -> str:
     rough = METHOD_HJ if model == "hammerstad" else METHOD_HURAY
     return (
         f"dielectric: filling-factor quasi-TEM, {METHOD_DS}; conductor: Wheeler incremental "
-        f"inductance on the impedance closed forms, skin effect, roughness {rough}"
+        f"inductance on the impedance closed forms, skin effect, roughness {rough}; "
+        "total not yet validated against a published rough-copper case (docs/loss.md)"
     )
 
 

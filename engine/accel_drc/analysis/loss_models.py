@@ -15,10 +15,12 @@ Models (see ``docs/loss.md`` for the formulas, their sources and their known err
 * conductor: Wheeler's incremental-inductance rule (R = (R_s/η0) Σ_faces K_i ∂Z_air/∂n_i,
   α_c = R / (2 Z)), each face (strip top, strip bottom, strip sides, the reference planes' faces)
   with its own roughness factor K_i; R_s = √(π f μ0 / σ);
-* roughness: Huray's sphere model with Simonovich's "cannonball" parameters from Rz
-  (14 spheres of radius r = Rz/6 on a (6r)² tile; [simonovich2015]) or, as the fallback,
-  Hammerstad–Jensen's K = 1 + (2/π)·atan(1.4 (Δ/δ)²) with Δ = Rq taken as Rz/4
-  ([hammerstad1980]).
+* roughness: Huray's sphere model K = A_matte/A_flat + (3/2)·Σ f_i/(1 + δ/r_i + δ²/(2r_i²)),
+  f_i = N_i·4πr_i²/A_flat ([huray2010]; the 3/2 and the cannonball surface ratio f = 14π/9 as
+  the Tidy3D field solver documents and tests them, [tidy3d-huray]), with the radius from Rz
+  by Simonovich's cannonball stack ([simonovich2015]; r = Rz/6 is **[U]**, not re-read from the
+  paper) or, as the fallback, Hammerstad–Jensen's K = 1 + (2/π)·atan(1.4 (Δ/δ)²) with Δ = Rq
+  taken as Rz/4 ([hammerstad1980]).
 """
 
 from __future__ import annotations
@@ -45,7 +47,7 @@ DEFAULT_SPEC_HZ = 10e9
 _REL = 1e-4
 
 METHOD_DS = "Djordjevic-Sarkar wideband Dk/Df"
-METHOD_HURAY = "Huray cannonball (Simonovich 2015)"
+METHOD_HURAY = "Cannonball-Huray (Simonovich 2015; r = Rz/6 unverified)"
 METHOD_HJ = "Hammerstad-Jensen"
 METHOD_SMOOTH = "smooth copper"
 
@@ -97,20 +99,49 @@ def surface_resistance(f_hz: np.ndarray | float, sigma: float = SIGMA_CU) -> np.
     return np.sqrt(math.pi * np.asarray(f_hz, dtype=float) * MU0 / sigma)
 
 
+#: Cannonball-Huray surface ratio N·4πr²/A_flat: 14 spheres (9 + 4 + 1) of radius r on a square
+#: tile of side 6r, 14·4πr²/(36r²) = 14π/9 ([simonovich2015]; the same f_i in
+#: ``HuraySurfaceRoughness.from_cannonball_huray`` of [tidy3d-huray])
+CANNONBALL_SURFACE_RATIO = 14.0 * math.pi / 9.0
+#: sphere radius per µm of Rz in the cannonball stack.  **[U]**: recalled as Rz/6, not re-read
+#: from [simonovich2015]; the published worked example (Rz, r, A_flat) is what would confirm it
+CANNONBALL_R_PER_RZ = 1.0 / 6.0
+
+
+def huray(
+    f_hz: np.ndarray | float,
+    radius_m: float,
+    surface_ratio: float,
+    sigma: float = SIGMA_CU,
+    relative_area: float = 1.0,
+) -> np.ndarray:
+    """Huray's roughness factor for one sphere size ([huray2010]):
+
+        K = A_matte/A_flat + (3/2) · f / (1 + δ/r + δ²/(2 r²)),   f = N·4πr²/A_flat.
+
+    The 3/2 is the sphere's absorption cross-section at δ ≪ r (6πr²) over its area (4πr²); the
+    form is the one the Tidy3D solver documents and asserts in its tests ([tidy3d-huray])."""
+    f = np.asarray(f_hz, dtype=float)
+    if radius_m <= 0.0 or surface_ratio <= 0.0:
+        return np.full(f.shape, relative_area)
+    d = skin_depth_m(f, sigma)
+    r = radius_m
+    return relative_area + 1.5 * surface_ratio / (1.0 + d / r + d * d / (2.0 * r * r))
+
+
 def huray_cannonball(f_hz: np.ndarray | float, rz_um: float, sigma: float = SIGMA_CU) -> np.ndarray:
-    """Roughness factor K(f) ≥ 1 of a face of ten-point height ``rz_um`` (Huray's model with the
-    cannonball-stack parameters of [simonovich2015]: 14 spheres of radius r = Rz/6 per tile of
-    (6r)², so N·4πr²/A = 14π/9):
+    """Roughness factor K(f) ≥ 1 of a face of ten-point height ``rz_um``: Huray's model with the
+    cannonball-stack parameters ([simonovich2015]: 14 spheres of radius r per (6r)² tile, so
+    f = 14π/9; r = Rz·:data:`CANNONBALL_R_PER_RZ`, **[U]**):
 
-        K = 1 + (14π/9) / (1 + δ/r + δ²/(2 r²)).
+        K = 1 + (7π/3) / (1 + δ/r + δ²/(2 r²)).
 
-    K → 1 as δ ≫ r (low frequency), rises monotonically with f and with Rz."""
+    K → 1 as δ ≫ r (low frequency), → 1 + 7π/3 ≈ 8.33 as δ ≪ r; rises monotonically with f and
+    with Rz."""
     f = np.asarray(f_hz, dtype=float)
     if rz_um <= 0.0:
         return np.ones(f.shape)
-    r = rz_um * 1e-6 / 6.0
-    d = skin_depth_m(f, sigma)
-    return 1.0 + (14.0 * math.pi / 9.0) / (1.0 + d / r + d * d / (2.0 * r * r))
+    return huray(f, rz_um * 1e-6 * CANNONBALL_R_PER_RZ, CANNONBALL_SURFACE_RATIO, sigma)
 
 
 def hammerstad_jensen(
