@@ -367,7 +367,7 @@ def test_overridden_limit_is_attributed_to_the_config_not_the_seed(tmp_path):
 def test_rules_command_shows_the_override_source(tmp_path, capsys):
     from types import SimpleNamespace
 
-    from accel_drc.pipeline import run_rules
+    from accel_drc.cli import run_rules
 
     p = tmp_path / "accel-drc.yaml"
     p.write_text("rules:\n  edge.layer_count: {params: {min: 2}}\n")

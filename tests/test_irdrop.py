@@ -411,3 +411,88 @@ def test_config_keys_validate(tmp_path: object) -> None:
         p.write_text("rails:\n  - name: V\n    nets: ['V']\n" + bad, encoding="utf-8")
         with pytest.raises(InputError):
             load_config(str(p), None)
+
+
+# ---------------------------------------------------------------------------------------------
+# scope: the core rail without sources/loads is cannot_verify with an entry to paste
+# ---------------------------------------------------------------------------------------------
+
+
+def _scope_findings(board: Board, config: dict) -> list:
+    from accel_drc.pipeline import check_board
+
+    res = check_board(board, {"class": "training", **config}, board_class="training")
+    return [f for f in res.findings if f.check in ("ir_drop", "current_density")]
+
+
+def test_core_rail_without_ir_keys_gets_paste_ready_entry() -> None:
+    import yaml
+
+    bench = _bench()
+    b = bench.make_board(60, 50, 50)
+    core = {"name": "VCORE", "nets": ["VCORE"], "voltage": 0.8, "role": "core"}
+    got = _scope_findings(b, {"rails": [core]})
+    ir = [f for f in got if f.check == "ir_drop"]
+    cd = [f for f in got if f.check == "current_density"]
+    assert len(ir) == 1 and len(cd) == 1
+    (f,) = ir
+    assert f.status.value == "cannot_verify" and f.net == "VCORE"
+    assert f.evidence["basis"]["role"] == "declared"
+    entry = f.evidence["declare_entry"]
+    assert "sources: [U20, U21]" in entry and "GUESSED" in entry  # the two VRM footprints
+    assert "loads: {U1: <A>}" in entry  # the largest BGA, current left to the designer
+    assert cd[0].status.value == "cannot_verify"
+    # the entry is paste-ready: with a current filled in it parses and the rail then solves
+    spec = yaml.safe_load(entry.replace("<A>", "600"))["rails"][0]
+    assert spec == {**core, "sources": ["U20", "U21"], "loads": {"U1": 600}}
+    r = irdrop.solve_rail(b, spec, {"stackup": bench.STACKUP}, coarse_check=False)
+    assert not r.missing and r.worst_drop_mv and r.worst_drop_mv > 0
+
+
+def test_recognised_core_rail_is_cannot_verify_assumed() -> None:
+    import dataclasses
+
+    bench = _bench()
+    b = bench.make_board(60, 50, 50)
+    # no config rails: the PDN analysis detects the plane net and recognises it as the core
+    # (it feeds all 50 balls of the only BGA at 0.8 V, read from its name)
+    zones = tuple(dataclasses.replace(z, net_name="VDD_0V8") for z in b.zones)
+    b = dataclasses.replace(b, nets=("", "VDD_0V8"), zones=zones)
+    got = _scope_findings(b, {})
+    ir = [f for f in got if f.check == "ir_drop"]
+    assert len(ir) == 1
+    (f,) = ir
+    assert f.status.value == "cannot_verify" and f.evidence["basis"]["role"] == "assumed"
+    assert "looks like the accelerator's core rail" in f.message
+    entry = f.evidence["declare_entry"]
+    assert "name: VDD_0V8" in entry and "voltage: 0.8" in entry and "role: core" in entry
+    assert "loads: {U1: <A>}" in entry
+
+
+def test_non_core_rail_without_ir_keys_is_out_of_scope() -> None:
+    bench = _bench()
+    b = bench.make_board(60, 50, 50)
+    # a 3.3 V rail: not declared core, and above a core voltage, so never recognised as one
+    io = {"name": "VCORE", "nets": ["VCORE"], "voltage": 3.3}
+    assert _scope_findings(b, {"rails": [io]}) == []
+    assert _scope_findings(b, {"rails": [{**io, "role": "io"}]}) == []
+
+
+@pytest.mark.slow
+def test_vme_wren_one_core_finding() -> None:
+    """vme-wren (12 layers, 14 detected power rails): one ir_drop finding, for P0V85 (the
+    FPGA core, recognised), not one per rail."""
+    from pathlib import Path
+
+    from accel_drc.pipeline import check_board
+    from accel_drc.readers import read_board
+
+    path = Path(__file__).resolve().parents[2] / "shared/boards/vme-wren/vme-wren.kicad_pcb"
+    if not path.exists():
+        pytest.skip("vme-wren is not on this machine")
+    b = read_board(str(path))
+    res = check_board(b, {}, board_class="edge")
+    ir = [f for f in res.findings if f.check == "ir_drop"]
+    assert len(ir) == 1 and ir[0].net == "P0V85" and ir[0].status.value == "cannot_verify"
+    assert ir[0].evidence["basis"]["role"] == "assumed"
+    assert "P0V85" in ir[0].evidence["declare_entry"]

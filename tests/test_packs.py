@@ -6,7 +6,7 @@ import re
 import textwrap
 
 import pytest
-from accel_drc import packs
+from accel_drc import packs, yamlsafe
 from accel_drc.errors import InputError
 from accel_drc.packs import load_library, load_pack, load_yaml
 
@@ -286,7 +286,7 @@ def test_yaml_lines_map_paths():
 def test_rules_command_lists_every_rule(capsys):
     from types import SimpleNamespace
 
-    from accel_drc.pipeline import run_rules
+    from accel_drc.cli import run_rules
 
     assert run_rules(SimpleNamespace(board_class="edge", config=None, json=False)) == 0
     out = capsys.readouterr().out
@@ -383,7 +383,7 @@ def test_yaml_nesting_deeper_than_the_bound_is_refused_before_parsing(text, line
     with pytest.raises(InputError) as ei:
         load_yaml("f.yaml", text)
     assert str(ei.value) == (
-        f"f.yaml:{line}: YAML nested more than {packs.MAX_DEPTH} levels deep is not supported"
+        f"f.yaml:{line}: YAML nested more than {yamlsafe.MAX_DEPTH} levels deep is not supported"
     )
 
 
@@ -398,13 +398,13 @@ def test_yaml_nesting_within_the_bound_and_brackets_in_strings_load():
     # the real rule files come nowhere near the bound
     for p in (packs.RULES_DIR.glob("*.yaml"), packs.RULES_DIR.glob("classes/*.yaml")):
         for f in p:
-            depth, over = packs.nesting_depth(f.read_text(encoding="utf-8"))
-            assert over == 0 and depth < packs.MAX_DEPTH // 4, (f, depth)
+            depth, over = yamlsafe.nesting_depth(f.read_text(encoding="utf-8"))
+            assert over == 0 and depth < yamlsafe.MAX_DEPTH // 4, (f, depth)
 
 
 def test_recursion_error_is_an_input_error(monkeypatch):
     """Whatever the bound, running out of Python stack is bad input (exit 3), not a crash."""
-    monkeypatch.setattr(packs, "MAX_DEPTH", 10**6)
+    monkeypatch.setattr(yamlsafe, "MAX_DEPTH", 10**6)
     with pytest.raises(InputError) as ei:
         load_yaml("f.yaml", "[" * 3000 + "]" * 3000)
     assert str(ei.value).startswith("f.yaml: YAML nested too deeply")
@@ -418,7 +418,7 @@ def test_cli_deep_nesting_is_exit_3_not_a_crash(tmp_path, depth):
     r = _cli(["rules", "--class", "edge", "--config", str(cfg)], tmp_path)
     assert r.returncode == 3, (r.returncode, r.stderr[-300:])
     assert r.stderr.strip() == (
-        f"accel-drc: {cfg}:1: YAML nested more than {packs.MAX_DEPTH} levels deep is not supported"
+        f"accel-drc: {cfg}:1: YAML nested more than {yamlsafe.MAX_DEPTH} levels deep is not supported"
     )
 
 

@@ -195,6 +195,7 @@ def test_cli_install_builds_a_wheel_of_this_checkout(tmp_path: Path, kipy: None)
     for data in (
         "rules/classes/training.yaml",
         "rules/signals.yaml",
+        "rules/schemas/pack.schema.json",
         "report/templates/report.css",
     ):
         assert f"accel_drc/{data}" in names, data

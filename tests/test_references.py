@@ -285,7 +285,7 @@ def test_no_internal_reference_reaches_a_user(board: Path, config: Path | None) 
 
 
 def test_rules_command_has_no_internal_reference_and_cites_in_full(capsys: Any) -> None:
-    from accel_drc.pipeline import run_rules
+    from accel_drc.cli import run_rules
 
     assert run_rules(SimpleNamespace(board_class=None, config=None, json=False)) == 0
     text = capsys.readouterr().out

@@ -1,7 +1,9 @@
 """``accel-drc check | inspect | rules | kicad install|uninstall``.
 
-A thin shell over the library (like KiKit): argument parsing and exit codes live here, the work
-lives in ``inspection``, ``pipeline`` and ``kicad_install``.  Exit codes follow kicad-cli:
+A thin shell over the library (like KiKit): argument parsing, the command handlers (the only
+code that prints) and exit codes live here; the work lives in ``inspection``, ``pipeline``,
+``docgen`` and ``kicad_install``, which return data.  The report flags of ``check`` come from the
+writers registry (``report/writers.py``).  Exit codes follow kicad-cli:
 0 clean, 1 usage, 3 bad input, 5 violations; 2 is an internal error (a bug: please report it).
 """
 
@@ -10,10 +12,13 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
+from typing import Any
 
 from . import __version__
-from .errors import EXIT_USAGE, AccelDrcError
+from .errors import EXIT_OK, EXIT_USAGE, AccelDrcError, UsageError
 from .hostile import terminal
+
+log = logging.getLogger(__name__)
 
 EXIT_INTERNAL = 2
 
@@ -63,21 +68,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="project config (default: accel-drc.yaml beside the board; its regexes match the whole name)",
     )
     c.add_argument("--class", dest="board_class", choices=CLASSES, help="override the classifier")
-    c.add_argument("--json", metavar="FILE", help="write the findings as JSON ('-' for stdout)")
-    c.add_argument(
-        "--junit", metavar="FILE", help="write JUnit XML, one testcase per rule ('-' for stdout)"
-    )
-    c.add_argument(
-        "--sarif", metavar="FILE", help="write SARIF 2.1.0 for code scanning ('-' for stdout)"
-    )
-    c.add_argument(
-        "--html", metavar="FILE", help="write the self-contained HTML report ('-' for stdout)"
-    )
-    c.add_argument(
-        "--markdown",
-        metavar="FILE",
-        help="write a Markdown summary, PR comment or CI job summary ('-' for stdout)",
-    )
+    from .report.writers import WRITERS
+
+    for w in WRITERS.values():
+        c.add_argument(f"--{w.name}", metavar="FILE", help=w.help)
     c.add_argument(
         "--report-url",
         metavar="URL",
@@ -117,7 +111,19 @@ def build_parser() -> argparse.ArgumentParser:
     r = sub.add_parser("rules", help="list every rule with its limit, why and source")
     r.add_argument("--class", dest="board_class", choices=CLASSES, help="only this class's pack")
     r.add_argument("--config", metavar="FILE", help="project config (adds its overrides and packs)")
-    r.add_argument("--json", action="store_true", help="print JSON")
+    r.add_argument(
+        "--format",
+        choices=("text", "json", "markdown"),
+        help="text (default), json, or markdown: the generated reference of the check kinds "
+        "(their docstrings and params) and of every rule (id, severity, limit, why, source)",
+    )
+    r.add_argument("--json", action="store_true", help="print JSON (same as --format json)")
+    r.add_argument(
+        "--write",
+        metavar="FILE",
+        help="with --format markdown: replace the generated section of FILE (between "
+        "'<!-- generated: check kinds' and '<!-- /generated -->'), e.g. docs/rules.md",
+    )
 
     k = sub.add_parser("kicad", help="install the KiCad toolbar button")
     ksub = k.add_subparsers(dest="kicad_command", metavar="ACTION", parser_class=_Parser)
@@ -145,12 +151,8 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_USAGE
     try:
         if args.command == "inspect":
-            from .inspection import run_inspect
-
             return run_inspect(args)
         if args.command == "check":
-            from .pipeline import run_check
-
             if args.example and args.board:
                 parser.error("check: give a BOARD or --example, not both")
             if args.example:
@@ -160,8 +162,6 @@ def main(argv: list[str] | None = None) -> int:
 
             return run_check(args)
         if args.command == "rules":
-            from .pipeline import run_rules
-
             return run_rules(args)
         if args.command == "kicad":
             if not args.kicad_command:
@@ -199,6 +199,149 @@ def main(argv: list[str] | None = None) -> int:
             traceback.print_exc()
         return EXIT_INTERNAL
     return EXIT_USAGE
+
+
+def run_check(args: Any) -> int:
+    """The ``accel-drc check`` command."""
+    from .config import load_config
+    from .packs import load_library
+    from .pipeline import EXIT_INTERNAL as CRASHED
+    from .pipeline import check_board, exit_code
+    from .readers import read_board
+    from .report.text import summary
+    from .report.writers import WRITERS, guard_outputs, input_files, prepare_outputs, write_outputs
+
+    outputs = {k: getattr(args, k, None) for k in WRITERS}
+    prepare_outputs(*outputs.values())
+    files = dict(outputs)  # the output files, for the guards and the stdout test
+    outputs["report_url"] = getattr(args, "report_url", None)
+    guard_outputs(files, [args.board, getattr(args, "config", None) or ""])
+    tty = sys.stderr.isatty()
+    if tty:
+        print(f"accel-drc: reading {args.board} …", file=sys.stderr, end="\r", flush=True)
+    kicad = None
+    if getattr(args, "kicad_drc", False):  # no kicad-cli is a usage error, before any work
+        from . import kicad_drc
+
+        kicad = kicad_drc.start(args.board, getattr(args, "kicad_drc_parity", False))
+    try:
+        board = read_board(args.board)
+        lib = load_library()
+        cfg = load_config(getattr(args, "config", None), args.board, lib)
+        guard_outputs(files, input_files(args.board, cfg, board))
+    except BaseException:  # the board or config is bad: no orphaned kicad-cli
+        if kicad is not None:
+            kicad.cancel()
+        raise
+
+    def progress(k: int, n: int, what: str) -> None:
+        msg = f"accel-drc: checking [{k}/{n}] {what}"
+        print(f"\r{msg[:100]:<100}", file=sys.stderr, end="" if k < n else "\n", flush=True)
+
+    try:
+        result = check_board(
+            board,
+            cfg,
+            board_class=getattr(args, "board_class", None),
+            board_file=args.board,
+            library=lib,
+            progress=progress if tty else None,
+            kicad_drc=kicad,  # a kicad_drc.Pending: waited for after our own checks
+        )
+    finally:
+        if kicad is not None:
+            kicad.cancel()  # a no-op once its result was read
+    write_outputs(result, board, **outputs)
+    if not getattr(args, "quiet", False) and "-" not in files.values():
+        print(summary(result))
+    crashed = sorted({f.rule for f in result.findings if "exception" in f.evidence})
+    if crashed:
+        # the reports are written, but a run with a broken check must not look clean in CI
+        print(
+            f"accel-drc: internal error in {len(crashed)} rule(s): {', '.join(crashed[:5])} "
+            "(run with -v for the traceback; please report it)",
+            file=sys.stderr,
+        )
+        return CRASHED
+    return exit_code(result)
+
+
+def run_rules(args: Any) -> int:
+    """``accel-drc rules``: every rule with its limit, why and source (text, JSON, or the
+    generated Markdown reference of the check kinds and rules, optionally written into the
+    generated section of a file)."""
+    import json as _json
+
+    from . import docgen
+    from .config import ProjectConfig, load_config
+    from .packs import CLASSES, load_library, rules_for_class
+    from .references import bibliography, resolve
+
+    fmt = getattr(args, "format", None) or ("json" if getattr(args, "json", False) else "text")
+    write = getattr(args, "write", None)
+    if write and fmt != "markdown":
+        raise UsageError("rules: --write needs --format markdown")
+    lib = load_library()
+    cfg = load_config(args.config, None, lib) if getattr(args, "config", None) else ProjectConfig()
+    classes = [args.board_class] if getattr(args, "board_class", None) else list(CLASSES)
+    out = []
+    for cls in classes:
+        rules, _ = rules_for_class(lib, cls, cfg.extra_packs, cfg.rule_overrides, cfg.doc)
+        out += [docgen.rule_row(r, cls) for r in rules]
+    if fmt == "markdown":
+        text = docgen.reference(out, classes)
+        if write:
+            changed = docgen.update(write, text)
+            print(f"accel-drc: {write}: {'updated' if changed else 'up to date'}")
+        else:
+            sys.stdout.write(text)
+        return EXIT_OK
+    cited = bibliography(
+        lib.references, [lib.packs[c].follows for c in classes] + [r["source"] for r in out]
+    )
+    if fmt == "json":
+        for r in out:
+            r["references"] = [x.id for x in resolve(lib.references, r["source"])]
+        doc = {"rules": out, "packs": lib.pack_info(classes), "references": cited}
+        print(_json.dumps(doc, indent=2, ensure_ascii=False))
+        return EXIT_OK
+    from .report.text import references_list, rules_table
+
+    for cls in classes:
+        p = lib.packs[cls]
+        print(f"# pack {p.name} {p.version} ({p.file}): {p.description}")
+        print(f"#   follows {p.follows}")
+    print(rules_table(out))
+    print(references_list(cited))
+    return EXIT_OK
+
+
+def run_inspect(args: Any) -> int:
+    """``accel-drc inspect BOARD [--json] [--detail …] [--config FILE] [--class C]``."""
+    import json as _json
+
+    from .inspection import inspect_document, render_text
+    from .readers import read_board
+
+    board = read_board(args.board)
+    for w in board.warnings:
+        log.warning("%s: warning: %s", args.board, w)
+    details = list(getattr(args, "detail", None) or [])
+    config = None
+    if details or getattr(args, "config", None):
+        from .config import load_config
+
+        config = load_config(getattr(args, "config", None), args.board)
+    doc = inspect_document(
+        board, details=details, config=config, board_class=getattr(args, "board_class", None)
+    )
+    if getattr(args, "json", False):
+        sys.stdout.write(_json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
+    else:
+        sys.stdout.write(terminal(render_text(doc), keep_newlines=True))  # names: no escapes
+        for name, rows in (doc.get("details") or {}).items():
+            sys.stdout.write(f"\n{name}: {len(rows)} rows (use --json for the rows)\n")
+    return EXIT_OK
 
 
 if __name__ == "__main__":

@@ -1,5 +1,6 @@
 """``accel-drc inspect``: what accel-drc reads from a board, as a stable JSON document or a
-readable summary.
+readable summary (``accel-drc inspect``, whose handler lives in ``cli.py``: this module returns
+data and never prints).
 
 Why a command of its own: every check stands on the reader, so a user (and the ground-truth
 tests) must be able to see exactly what was read — layers, stack-up, counts, via spans,
@@ -10,15 +11,12 @@ rounded to 6 decimals (1 nm), lists in a fixed order, so it can be diffed and sn
 from __future__ import annotations
 
 import importlib
-import json
 import logging
-import sys
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from .errors import EXIT_OK, UsageError
-from .hostile import terminal
+from .errors import UsageError
 from .model import VIA_TYPES, Board
 
 if TYPE_CHECKING:
@@ -350,36 +348,3 @@ def render_text(doc: Mapping[str, Any]) -> str:
     for w in doc.get("warnings") or []:
         out.append(f"warning: {w}")
     return "\n".join(out) + "\n"
-
-
-# ---------------------------------------------------------------------------------------------
-# CLI
-# ---------------------------------------------------------------------------------------------
-
-
-def run_inspect(args: Any) -> int:
-    """``accel-drc inspect BOARD [--json] [--detail …] [--config FILE] [--class C]``."""
-    from .readers import read_board
-
-    board = read_board(args.board)
-    for w in board.warnings:
-        log.warning("%s: warning: %s", args.board, w)
-    details = list(getattr(args, "detail", None) or [])
-    config = None
-    if details or getattr(args, "config", None):
-        try:
-            from .config import load_config
-        except ImportError:
-            config = None
-        else:
-            config = load_config(getattr(args, "config", None), args.board)
-    doc = inspect_document(
-        board, details=details, config=config, board_class=getattr(args, "board_class", None)
-    )
-    if getattr(args, "json", False):
-        sys.stdout.write(json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
-    else:
-        sys.stdout.write(terminal(render_text(doc), keep_newlines=True))  # names: no escapes
-        for name, rows in (doc.get("details") or {}).items():
-            sys.stdout.write(f"\n{name}: {len(rows)} rows (use --json for the rows)\n")
-    return EXIT_OK

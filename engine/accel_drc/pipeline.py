@@ -1,4 +1,5 @@
-"""``accel-drc check`` and ``accel-drc rules``: board -> classification -> rules -> findings.
+"""The check pipeline: board -> classification -> rules -> findings (``accel-drc check``, whose
+handler lives in ``cli.py``; this module returns data and never prints).
 
 :func:`check_board` is the library entry point (the CLI and the KiCad plugin both call it);
 :func:`write_outputs` writes the reports, each a pure function of the result.  A check that
@@ -8,13 +9,11 @@ error-severity *cannot verify* finding naming the exception, and is logged with 
 
 from __future__ import annotations
 
-import contextlib
 import datetime as _dt
 import hashlib
 import logging
 import os
 import re
-import sys
 from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any, Callable
@@ -31,14 +30,12 @@ from .config import (
     as_config,
     check_dielectrics,
     check_layers,
-    load_config,
     unmatched_entries,
 )
-from .errors import EXIT_OK, EXIT_VIOLATIONS, UsageError
-from .hostile import MAX_MATCH_NAME, same_file_key, write_text
+from .errors import EXIT_OK, EXIT_VIOLATIONS
+from .hostile import MAX_MATCH_NAME
 from .model import Board
 from .packs import CLASSES, Library, load_library, rules_for_class
-from .references import bibliography, resolve
 from .results import CheckResult, Finding, Rule, RuleRun, Severity, Status, rank
 from .waivers import apply_waivers
 
@@ -432,8 +429,7 @@ def check_board(
     ctx = _checks.CheckContext(board=board, analysis=analysis, board_class=cls, config=cfg)
     findings: list[Finding] = []
     runs: list[RuleRun] = []
-    skipped: list[str] = []
-    runnable = [r for r in rules if r.check in registry]
+    runnable = list(rules)  # every kind is known: packs.load_pack refused any other
     # Rules whose facts are being computed on the background thread run last, so the main
     # thread does the other checks meanwhile; results are kept in the pack's order.
     late = {"pdn_impedance"} if analysis.prefetching("rails") else set()
@@ -463,13 +459,6 @@ def check_board(
     for got, run in outcomes:
         findings.extend(got)
         runs.append(run)
-    for r in rules:
-        if r.check not in registry:
-            skipped.append(r.id)
-    if skipped:
-        log.info(
-            "%d rules skipped (check kind not available): %s", len(skipped), ", ".join(skipped[:5])
-        )
     assumed, _ = _assumption_findings(analysis, board)
     runs.append(RuleRun(ASSUMPTION_RULE, len(analysis.net_signal)))
     unmatched, n_entries = _config_findings(cfg, board, analysis)
@@ -512,22 +501,15 @@ def check_board(
         for sig in lib.signals
         if analysis.nets_by_signal(sig)
     }
-    if skipped:
-        extras["skipped_rules"] = skipped
     if kicad_drc is not None:
         extras["kicad_drc"] = kicad_drc.info()
     ran = [r.rule for r in runs]
-    for name, module, fn in (
-        ("via_stubs", "via_stub", "via_stub_extra"),
-        ("rails", "pdn_impedance", "rails_extra"),
-        ("irdrop", "ir_drop", "irdrop_extra"),
-        ("insertion_loss", "insertion_loss", "extras"),
-    ):
-        # per-kind extras of the via-stub and PDN checks (stub histograms, |Z(f)| curves)
-        if any(r.check == module for r in ran):
-            extra = _extra(module, fn, analysis, ran)
+    for kind in _checks.discover().values():
+        # per-kind report extras (stub histograms, |Z(f)| curves): the module's extras hook
+        if kind.extras is not None and any(r.check == kind.kind for r in ran):
+            extra = _extra(kind, analysis, ran)
             if extra is not None:
-                extras[name] = extra
+                extras[kind.extras_key] = extra
     return CheckResult(
         board_file=board_file or board.source,
         board_sha256=sha,
@@ -550,291 +532,28 @@ def check_board(
     )
 
 
-def _extra(module: str, fn: str, analysis: Analysis, rules: list[Rule]) -> Any:
-    """``extras`` rows from a check module's helper (``via_stub_extra``, ``rails_extra``).
+def _extra(kind: _checks.CheckKind, analysis: Analysis, rules: list[Rule]) -> Any:
+    """A check kind's report extras (its module's ``extras(analysis, rules)`` hook).
 
     A failure here is logged, not fatal: the findings are complete without the plot data."""
-    import importlib
-
+    assert kind.extras is not None
     try:
-        mod = importlib.import_module(f"{_checks.__name__}.{module}")
-    except ImportError:
-        return None
-    helper = getattr(mod, fn, None)
-    if helper is None:
-        return None
-    try:
-        return helper(analysis, rules)
+        return kind.extras(analysis, rules)
     except Exception:
-        log.error("%s.%s failed; the report will lack its plot data", module, fn, exc_info=True)
+        log.error("%s.extras failed; the report will lack its plot data", kind.module,
+                  exc_info=True)  # fmt: skip
         return None
 
 
-# ---------------------------------------------------------------------------------------------
-# Outputs
-# ---------------------------------------------------------------------------------------------
-
-
-def _placeholder_html(result: CheckResult) -> str:
-    from html import escape
-
-    from .report.text import summary
-
-    return (
-        "<!doctype html><html><head><meta charset='utf-8'><title>accel-drc report</title></head>"
-        f"<body><h1>accel-drc</h1><pre>{escape(summary(result))}</pre></body></html>\n"
-    )
-
-
-def render_outputs(
-    result: CheckResult,
-    board: Board,
-    json: str | None = None,
-    junit: str | None = None,
-    sarif: str | None = None,
-    html: str | None = None,
-    markdown: str | None = None,
-    report_url: str | None = None,
-) -> list[tuple[str, str]]:
-    """(path, text) of each requested report, all rendered before any is written (so a report
-    that fails to render never leaves the others half-updated)."""
-    from .report import json_report
-    from .report import junit as junit_report
-    from .report import sarif as sarif_report
-
-    out: list[tuple[str, str]] = []
-    if json:
-        out.append((json, json_report.dumps(result)))
-    if junit:
-        out.append((junit, junit_report.dumps(result)))
-    if sarif:
-        out.append((sarif, sarif_report.dumps(result)))
-    if markdown:
-        from .report import markdown as markdown_report
-
-        link = None if report_url == "none" else report_url or _relative_link(html, markdown)
-        out.append((markdown, markdown_report.render(result, link)))
-    if html:
-        text = None
-        try:
-            from .report import html as html_report
-
-            text = html_report.render(result, board)
-        except Exception:  # the findings must still reach the user: plain page, loud log
-            log.error("the HTML report failed; writing a plain page instead", exc_info=True)
-        out.append((html, text if text is not None else _placeholder_html(result)))
-    return out
-
-
-def write_outputs(
-    result: CheckResult,
-    board: Board,
-    json: str | None = None,
-    junit: str | None = None,
-    sarif: str | None = None,
-    html: str | None = None,
-    markdown: str | None = None,
-    report_url: str | None = None,
-) -> None:
-    """Write each requested report (``'-'`` writes it to stdout).
-
-    Each file is written atomically (a temporary file in the same folder, then ``os.replace``):
-    a reader, or a second run writing the same path, never sees half a report.  A file that
-    cannot be written is a usage error naming it (exit 1, one line)."""
-    rendered = render_outputs(result, board, json, junit, sarif, html, markdown, report_url)
-    for path, text in rendered:
-        if path != "-":
-            folder = os.path.dirname(os.path.abspath(path))
-            os.makedirs(folder, exist_ok=True)
-        try:
-            write_text(path, text)
-        except OSError as exc:
-            raise UsageError(f"{path}: cannot write: {exc.strerror or exc}") from None
-
-
-def _relative_link(target: str | None, source: str) -> str | None:
-    """``target``'s path as a link from the folder of ``source`` (None without a target)."""
-    if not target:
-        return None
-    rel = os.path.relpath(os.path.abspath(target), os.path.dirname(os.path.abspath(source)))
-    return rel.replace(os.sep, "/")
-
-
-def prepare_outputs(*paths: str | None) -> None:
-    """Create the folders of the output files the user named, before a long check runs, and
-    refuse (exit 1, as kicad-cli does for a bad output path) the ones that cannot be written:
-    a folder, a dangling symlink, two outputs on one file, more than one on stdout.  Nothing is
-    written anywhere else."""
-    named = [p for p in paths if p]
-    if sum(1 for p in named if p == "-") > 1:
-        raise UsageError("only one output can go to stdout ('-')")
-    seen: dict[str, str] = {}
-    for path in named:
-        if path == "-":
-            continue
-        key = same_file_key(path)
-        if key in seen:
-            raise UsageError(
-                f"{path}: names the same file as the output {seen[key]}; give each output its "
-                "own file"
-            )
-        seen[key] = path
-        if os.path.islink(path) and not os.path.exists(path):
-            raise UsageError(f"{path}: is a symlink to nothing ({os.readlink(path)}); not written")
-        folder = os.path.dirname(os.path.realpath(path))
-        if os.path.isdir(path):
-            raise UsageError(f"{path}: is a folder; name the output file")
-        try:
-            os.makedirs(folder, exist_ok=True)
-        except OSError as exc:
-            raise UsageError(f"{path}: cannot create its folder: {exc.strerror or exc}") from None
-        if not os.access(folder, os.W_OK):
-            raise UsageError(f"{path}: its folder is not writable")
-
-
-def input_files(board_path: str, cfg: ProjectConfig, board: Board | None = None) -> list[str]:
-    """Every file this run reads: the board, its ``.kicad_pro``, the config, its rule packs and
-    the built-in rule data."""
-    from .packs import RULES_DIR
-    from .readers.kicad_project import project_path_for
-
-    files = [board_path, project_path_for(board_path)]
-    if board is not None and board.project_file:
-        files.append(board.project_file)
-    if cfg.path:
-        files.append(cfg.path)
-    files += [p.file for p in cfg.extra_packs if getattr(p, "file", None)]
-    with contextlib.suppress(OSError):
-        files += [str(f) for f in RULES_DIR.rglob("*.yaml")]
-    return files
-
-
-def guard_outputs(outputs: Mapping[str, str | None], inputs: list[str]) -> None:
-    """Refuse (exit 1, one line) an output that resolves, symlinks followed, to an input: the
-    report would overwrite the board, project, config or a rule pack it was made from."""
-    keys = {same_file_key(p): p for p in inputs if p}
-    ids: dict[tuple[int, int], str] = {}
-    for p in inputs:  # hard links too: the same file under another name
-        with contextlib.suppress(OSError):
-            st = os.stat(p)
-            ids[(st.st_dev, st.st_ino)] = p
-    for flag, path in outputs.items():
-        if not path or path == "-":
-            continue
-        hit = keys.get(same_file_key(path))
-        if hit is None:
-            with contextlib.suppress(OSError):
-                st = os.stat(path)
-                hit = ids.get((st.st_dev, st.st_ino))
-        if hit is not None:
-            raise UsageError(
-                f"--{flag} {path}: is the input {hit}; refusing to overwrite an input with a report"
-            )
+# the reports: one writer each (``report/writers.py``); re-exported, the plugin and tests use them
+from .report.writers import (  # noqa: E402,F401
+    guard_outputs,
+    input_files,
+    prepare_outputs,
+    render_outputs,
+    write_outputs,
+)
 
 
 def exit_code(result: CheckResult) -> int:
     return EXIT_VIOLATIONS if result.unwaived_errors() else EXIT_OK
-
-
-def run_check(args: Any) -> int:
-    """The ``accel-drc check`` command."""
-    from .readers import read_board
-    from .report.text import summary
-
-    outputs = {k: getattr(args, k, None) for k in ("json", "junit", "sarif", "html", "markdown")}
-    prepare_outputs(*outputs.values())
-    files = dict(outputs)  # the output files, for the guards and the stdout test
-    outputs["report_url"] = getattr(args, "report_url", None)
-    guard_outputs(files, [args.board, getattr(args, "config", None) or ""])
-    tty = sys.stderr.isatty()
-    if tty:
-        print(f"accel-drc: reading {args.board} …", file=sys.stderr, end="\r", flush=True)
-    kicad = None
-    if getattr(args, "kicad_drc", False):  # no kicad-cli is a usage error, before any work
-        from . import kicad_drc
-
-        kicad = kicad_drc.start(args.board, getattr(args, "kicad_drc_parity", False))
-    try:
-        board = read_board(args.board)
-        lib = load_library()
-        cfg = load_config(getattr(args, "config", None), args.board, lib)
-        guard_outputs(files, input_files(args.board, cfg, board))
-    except BaseException:  # the board or config is bad: no orphaned kicad-cli
-        if kicad is not None:
-            kicad.cancel()
-        raise
-
-    def progress(k: int, n: int, what: str) -> None:
-        msg = f"accel-drc: checking [{k}/{n}] {what}"
-        print(f"\r{msg[:100]:<100}", file=sys.stderr, end="" if k < n else "\n", flush=True)
-
-    try:
-        result = check_board(
-            board,
-            cfg,
-            board_class=getattr(args, "board_class", None),
-            board_file=args.board,
-            library=lib,
-            progress=progress if tty else None,
-            kicad_drc=kicad,  # a kicad_drc.Pending: waited for after our own checks
-        )
-    finally:
-        if kicad is not None:
-            kicad.cancel()  # a no-op once its result was read
-    write_outputs(result, board, **outputs)
-    if not getattr(args, "quiet", False) and "-" not in files.values():
-        print(summary(result))
-    crashed = sorted({f.rule for f in result.findings if "exception" in f.evidence})
-    if crashed:
-        # the reports are written, but a run with a broken check must not look clean in CI
-        print(
-            f"accel-drc: internal error in {len(crashed)} rule(s): {', '.join(crashed[:5])} "
-            "(run with -v for the traceback; please report it)",
-            file=sys.stderr,
-        )
-        return EXIT_INTERNAL
-    return exit_code(result)
-
-
-def run_rules(args: Any) -> int:
-    """The ``accel-drc rules`` command: every rule with its limit, why and source."""
-    import json as _json
-
-    lib = load_library()
-    cfg = load_config(args.config, None, lib) if getattr(args, "config", None) else ProjectConfig()
-    classes = [args.board_class] if getattr(args, "board_class", None) else list(CLASSES)
-    out = []
-    for cls in classes:
-        rules, _ = rules_for_class(lib, cls, cfg.extra_packs, cfg.rule_overrides, cfg.doc)
-        for r in rules:
-            out.append(
-                {
-                    "id": r.id,
-                    "class": cls,
-                    "check": r.check,
-                    "signal": r.signal,
-                    "severity": r.severity.value,
-                    "params": dict(r.params),
-                    "why": r.why,
-                    "source": r.source,
-                    "pack": r.pack,
-                }
-            )
-    cited = bibliography(
-        lib.references, [lib.packs[c].follows for c in classes] + [r["source"] for r in out]
-    )
-    if getattr(args, "json", False):
-        for r in out:
-            r["references"] = [x.id for x in resolve(lib.references, r["source"])]
-        doc = {"rules": out, "packs": lib.pack_info(classes), "references": cited}
-        print(_json.dumps(doc, indent=2, ensure_ascii=False))
-        return EXIT_OK
-    from .report.text import references_list, rules_table
-
-    for cls in classes:
-        p = lib.packs[cls]
-        print(f"# pack {p.name} {p.version} ({p.file}): {p.description}")
-        print(f"#   follows {p.follows}")
-    print(rules_table(out))
-    print(references_list(cited))
-    return EXIT_OK

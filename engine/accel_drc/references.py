@@ -22,6 +22,8 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from .yamlsafe import load_schema
+
 #: a citation: ``[id]``; ids are lower-case words joined by ``-``, ``_`` or ``.``
 CITE = re.compile(r"\[([^\[\]\s]+)\]")
 ID_PATTERN = r"^[a-z][a-z0-9]*(?:[-_.][a-z0-9]+)*$"
@@ -29,42 +31,9 @@ _ID = re.compile(ID_PATTERN)
 #: the one bracketed word that is not a reference: "no public primary source confirmed this"
 UNCONFIRMED = "U"
 
-_STR = {"type": "string", "minLength": 1}
 
-REFERENCES_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "additionalProperties": False,
-    "required": ["version", "references"],
-    "properties": {
-        "version": {"type": "string"},
-        "references": {
-            "type": "object",
-            "minProperties": 1,
-            "propertyNames": {"pattern": ID_PATTERN},
-            "additionalProperties": {
-                "type": "object",
-                "additionalProperties": False,
-                "required": ["author", "title", "publisher", "year"],
-                "anyOf": [{"required": ["url"]}, {"required": ["document"]}],
-                "properties": {
-                    "author": _STR,
-                    "title": _STR,
-                    "publisher": _STR,
-                    "year": {"type": "integer", "minimum": 1900, "maximum": 2100},
-                    "url": {"type": "string", "pattern": "^https?://"},
-                    "document": _STR,
-                    "note": {"type": "string"},
-                    "unconfirmed": {
-                        "type": "array",
-                        "items": {
-                            "enum": ["author", "title", "publisher", "year", "url", "document"]
-                        },
-                    },
-                },
-            },
-        },
-    },
-}
+#: the JSON schema of ``references.yaml`` (``rules/schemas/references.schema.json``)
+REFERENCES_SCHEMA: dict[str, Any] = load_schema("references")
 
 
 @dataclass(frozen=True)

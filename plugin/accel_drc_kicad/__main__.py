@@ -24,7 +24,7 @@ def _inspect(args: argparse.Namespace) -> int:
     kicad = connect()
     board = open_board(kicad)
     live = read_live(kicad, board, stackup=args.stackup)
-    # exactly what ``accel-drc inspect`` does with a board file (accel_drc.inspection.run_inspect)
+    # exactly what ``accel-drc inspect`` does with a board file (accel_drc.cli.run_inspect)
     config = None
     if args.detail or args.config:
         from accel_drc.config import load_config

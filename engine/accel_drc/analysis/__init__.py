@@ -177,7 +177,8 @@ class Analysis:
     @functools.cached_property
     def irdrop(self) -> list[RailIR]:
         """DC IR drop of every rail whose config entry declares sources/loads (empty, and
-        scipy never imported, when none does)."""
+        scipy never imported, when none does), and the core rail (declared ``role: core`` or
+        recognised by the PDN analysis) as unsolved when it declares neither."""
         from .irdrop import compute
 
-        return compute(self.board, self.config)
+        return compute(self.board, self.config, self.rails)

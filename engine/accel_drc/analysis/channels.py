@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..yamlsafe import load_schema
 from .nets import is_ground_net, is_power_net
 
 if TYPE_CHECKING:
@@ -103,45 +104,8 @@ def count_lanes(board: Board, nets: Iterable[int]) -> tuple[int, int]:
 # connectors
 # ---------------------------------------------------------------------------------------------
 
-CONNECTORS_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "additionalProperties": False,
-    "required": ["version", "connectors"],
-    "properties": {
-        "version": {"type": "string"},
-        "connectors": {
-            "type": "object",
-            "additionalProperties": {
-                "type": "object",
-                "additionalProperties": False,
-                "required": ["name", "footprint", "source", "interfaces"],
-                "properties": {
-                    "name": {"type": "string", "minLength": 1},
-                    "footprint": {"type": "array", "items": {"type": "string"}, "minItems": 1},
-                    "source": {"type": "string", "minLength": 10},
-                    "interfaces": {
-                        "type": "array",
-                        "minItems": 1,
-                        "items": {
-                            "type": "object",
-                            "additionalProperties": False,
-                            "required": ["type", "pins"],
-                            "properties": {
-                                "type": {"type": "string"},
-                                "what": {"type": "string"},
-                                "pins": {
-                                    "type": "array",
-                                    "items": {"type": ["string", "integer"]},
-                                    "minItems": 1,
-                                },
-                            },
-                        },
-                    },
-                },
-            },
-        },
-    },
-}
+#: the JSON schema of ``connectors.yaml`` (``rules/schemas/connectors.schema.json``)
+CONNECTORS_SCHEMA: dict[str, Any] = load_schema("connectors")
 
 
 @dataclass(frozen=True)

@@ -31,6 +31,7 @@ scipy (imported here, only when a rail declares sources and loads).  DC only: no
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -582,6 +583,12 @@ class RailIR:
     basis: dict[str, str] = field(default_factory=dict)
     net: Net | None = None
     return_net: Net | None = None
+    #: how the rail came into scope: "declared" (an IR key or ``role: core`` in the config) or
+    #: "assumed" (the PDN analysis recognised it as the accelerator core, analysis/pdn.py)
+    role_basis: str | None = None
+    role_evidence: str = ""
+    #: a ready-to-paste ``rails:`` entry (YAML lines) when sources/loads are missing
+    suggest: str = ""
 
 
 def _ids(board: Board, patterns: Sequence[str]) -> list[int]:
@@ -742,13 +749,137 @@ def declared_rails(config: ProjectConfig | Mapping[str, Any] | None) -> list[Rai
     return [r for r in as_config(config).rails if r.declares_ir_drop]
 
 
-def compute(board: Board, config: ProjectConfig | Mapping[str, Any] | None) -> list[RailIR]:
-    """Every declared rail's IR drop (nothing, and no scipy import, when none declares one)."""
+#: a footprint that may be a regulator output on the rail: an inductor (L…), or a U/PS/VR/Q…
+#: whose library name or value reads like a regulator, power stage or power module
+_INDUCTOR_REF = re.compile(r"^L\d", re.I)
+_REG_REF = re.compile(r"^(U|IC|PS|VR|VRM|Q|PM)\d", re.I)
+_REG_WORD = re.compile(
+    r"regulat|vrm|buck|pmic|power.?stage|drmos|smps|dc.?dc|ldo|converter|tps\d|ltc\d|ltm\d"
+    r"|lt\d|isl\d|ir\d{4}|mp\d|max\d|tda\d|adp\d|lm\d|ncp\d|mic\d|rt\d|sy\d|ap\d",
+    re.I,
+)
+#: most candidate refs listed in the paste-ready entry
+MAX_CANDIDATES = 16
+
+
+def candidate_sources(board: Board, ids: set[int], exclude: set[str]) -> list[str]:
+    """Footprints with a pad on the rail that look like its regulator outputs: inductors first
+    (a buck's output inductor sits on the rail; its switching stage does not), then regulators
+    and power stages by name.  Guesses from names only, so the entry says so."""
+    inductors: list[str] = []
+    regs: list[str] = []
+    for fp in board.footprints:
+        ref = fp.reference or ""
+        if ref in exclude or not any(p.net in ids for p in fp.pads):
+            continue
+        text = f"{fp.name} {fp.value}"
+        if _INDUCTOR_REF.match(ref) or "inductor" in text.lower():
+            inductors.append(ref)
+        elif _REG_REF.match(ref) and _REG_WORD.search(text):
+            regs.append(ref)
+
+    def natural(ref: str) -> tuple[str, int]:
+        m = re.match(r"^(\D*)(\d*)", ref)
+        return (m.group(1).upper(), int(m.group(2) or 0)) if m else (ref, 0)
+
+    out = sorted(set(inductors), key=natural) + sorted(set(regs), key=natural)
+    return out[:MAX_CANDIDATES]
+
+
+def paste_entry(
+    board: Board,
+    name: str,
+    nets: Sequence[str],
+    voltage: float | None,
+    spec: RailSpec | None = None,
+) -> str:
+    """A ``rails:`` entry to paste into accel-drc.yaml: the rail's name, nets and voltage as the
+    board (or config) has them, ``role: core``, the candidate ``sources`` (guessed, and said to
+    be) and ``loads`` on the largest BGA with the current left to the designer."""
+    from .pdn import _balls, largest_bgas
+
+    ids = set(_ids(board, list(nets))) if nets else set()
+    bgas = [fp for fp in largest_bgas(board) if any(p.net in ids for p in _balls(fp))]
+    bga_refs = [fp.reference for fp in bgas]
+    pats = list(spec.nets) if spec is not None and spec.nets else [re.escape(n) for n in nets]
+    lines = [
+        "rails:",
+        f"  - name: {name}",
+        "    nets: [" + ", ".join(f"'{p}'" for p in pats) + "]",
+        f"    voltage: {voltage:g}" if voltage is not None else "    voltage: <V>",
+        "    role: core",
+    ]
+    if spec is not None and spec.sources:
+        lines.append("    sources: [" + ", ".join(spec.sources) + "]")
+    else:
+        cands = candidate_sources(board, ids, set(bga_refs))
+        if cands:
+            lines.append(
+                "    sources: [" + ", ".join(cands) + "]  # GUESSED from the footprints' names:"
+                " keep only the regulator outputs"
+            )
+        else:
+            lines.append("    sources: [<regulator or output-inductor refs>]")
+    if spec is not None and spec.loads:
+        lines.append("    loads: {" + ", ".join(f"{k}: {v:g}" for k, v in spec.loads.items()) + "}")
+    elif bga_refs:
+        lines.append(
+            "    loads: {" + ", ".join(f"{r}: <A>" for r in bga_refs) + "}  # DC current in A"
+        )
+    else:
+        lines.append("    loads: {<load ref>: <A>}  # DC current in A")
+    return "\n".join(lines)
+
+
+def _core_unsolved(board: Board, rail: Any, spec: RailSpec | None) -> RailIR:
+    """A core rail (declared ``role: core``, or recognised) that declares no IR-drop inputs:
+    ``cannot_verify`` with the entry to paste."""
+    volt = rail.voltage
+    out = RailIR(
+        name=rail.name,
+        nets=tuple(rail.nets),
+        voltage=None if volt is None else float(volt),
+        role_basis=rail.role_basis,
+        role_evidence=rail.role_evidence,
+    )
+    out.missing.append("sources: [regulator footprints whose pads on the rail are its outputs]")
+    out.missing.append("loads: {footprint: DC current in A}")
+    if volt is None:
+        out.missing.append("voltage: V")
+    out.suggest = paste_entry(board, rail.name, rail.nets, out.voltage, spec)
+    return out
+
+
+def compute(
+    board: Board,
+    config: ProjectConfig | Mapping[str, Any] | None,
+    rails: Sequence[Any] | None = None,
+) -> list[RailIR]:
+    """Every declared rail's IR drop, and the core rail when it declares none of it.
+
+    In scope: a ``rails:`` entry with an IR key (``sources``, ``loads``, ``return_nets``,
+    ``ir_drop_max_pct``) is solved (or says what it lacks); the accelerator's core rail —
+    declared ``role: core``, or, when no rail is, the one :func:`pdn.recognise_core` picks from
+    ``rails`` (basis ``assumed``) — without them is ``cannot_verify`` with a ready-to-paste
+    entry.  Any other rail without IR keys is out of scope: the seeds ask for the accelerator
+    core's drop (seed 001: ~1,000 A at 0.7–0.8 V); an I/O or memory rail's few amperes are not
+    the question, and asking to declare every rail of a 14-rail board would bury the one
+    finding that matters.  Nothing is solved (no scipy import) when no rail declares inputs."""
     config = as_config(config)
     out = []
+    done: set[str] = set()
+    specs = {r.name: r for r in config.rails}
     for spec in declared_rails(config):
         r = solve_rail(board, spec, config)
+        if r.missing:
+            r.role_basis = "declared" if spec.role == "core" else None
+            r.suggest = paste_entry(board, r.name, r.nets, r.voltage, spec)
         out.append(r)
+        done.add(r.name)
+    for rail in rails or ():
+        if rail.role != "core" or rail.name in done or not rail.nets:
+            continue
+        out.append(_core_unsolved(board, rail, specs.get(rail.name)))
     return out
 
 
@@ -773,6 +904,8 @@ def rail_row(r: RailIR) -> dict[str, Any]:
         "resistors, plated barrels; scipy.sparse direct solve",
         "basis": r.basis,
         **({"missing": r.missing} if r.missing else {}),
+        **({"declare_entry": r.suggest} if r.suggest else {}),
+        **({"role_basis": r.role_basis} if r.role_basis else {}),
         **({"error": r.error} if r.error else {}),
     }
 

@@ -1,22 +1,59 @@
-"""Check kinds.  A check is a plain function ``(ctx, rule) -> CheckOutcome`` registered under
-its kind name; the numbers it compares against come from ``rule.params`` (YAML), never from code.
+"""Check kinds: the registry.  A check kind is ONE module ``checks/<kind>.py``; the registry
+discovers the modules, so adding a kind touches that module and the packs that use it, nothing
+else (``docs/architecture.md``, "Adding a check kind").
 
-Adding a kind of check = one module here with one ``@register("kind")`` function, plus the
-schema of its params in ``packs.py``.
+A check module declares:
+
+* a docstring: a one-line summary, then the sections ``What it checks:``, ``Why:``,
+  ``Parameters:``, ``Cannot verify when:`` and ``Example:`` (a header line each, the text
+  indented under it); ``accel-drc rules --format markdown`` and ``docs/rules.md`` are generated
+  from them;
+* ``KIND``: the kind name packs use (``check: KIND``);
+* ``PARAMS``: the JSON schema (draft 7) of a rule's ``params`` (validated at pack load, after
+  the project's overrides too);
+* the check, ``(ctx, rule) -> CheckOutcome``, registered with ``@register(KIND)``: it compares
+  the board against the numbers in ``rule.params`` (YAML), never against numbers in code;
+* optionally ``extras(analysis, rules)``: report data of the kind (plot rows) stored in
+  ``result.extras[EXTRAS_KEY]`` (``EXTRAS_KEY`` defaults to ``KIND``).
+
+Discovered: every module of this package whose name does not start with ``_`` (``_common`` is a
+helper), then every module named by an entry point of the group ``accel_drc.checks`` (a plugin
+package adds kinds without editing this one; ``docs/architecture.md``).  A rule naming a kind no
+module declares is an error at pack load (``file:line``, exit 3), never a silent skip.
 """
 
 from __future__ import annotations
 
 import importlib
+import logging
+import pkgutil
+import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, Callable
 
 from ..config import ProjectConfig, as_config
+from ..errors import InputError
 from ..results import Finding, Rule
 
 if TYPE_CHECKING:
     from ..analysis import Analysis
     from ..model import Board
+
+log = logging.getLogger(__name__)
+
+#: the entry-point group a plugin package names its check modules in
+ENTRY_POINT_GROUP = "accel_drc.checks"
+
+#: the docstring sections every check module has, in order (header text -> key)
+SECTIONS = (
+    ("What it checks", "what"),
+    ("Why", "why"),
+    ("Parameters", "parameters"),
+    ("Cannot verify when", "cannot_verify"),
+    ("Example", "example"),
+)
 
 
 @dataclass
@@ -50,28 +87,15 @@ class CheckOutcome:
 
 
 CheckFn = Callable[[CheckContext, Rule], CheckOutcome]
+ExtrasFn = Callable[[Any, "list[Rule]"], Any]
 
+#: kind -> check function, filled by :func:`register` as the modules are imported
 REGISTRY: dict[str, CheckFn] = {}
-
-#: modules that register check kinds (imported lazily by :func:`get`)
-_MODULES = (
-    "layer_count",
-    "tg",
-    "copper_weight",
-    "laminate_df",
-    "foil",
-    "impedance",
-    "via_stub",
-    "pdn_impedance",
-    "material_consistency",  # stack-up values that contradict the named laminate
-    "open_channel",  # a high-speed net whose copper does not join its pads
-    "ir_drop",  # DC drop of a declared rail (analysis/irdrop.py)
-    "current_density",  # where that rail's current crowds (planes, vias)
-    "insertion_loss",  # channel loss at Nyquist vs the board's budget
-)
 
 
 def register(kind: str) -> Callable[[CheckFn], CheckFn]:
+    """Register the decorated function as the check of ``kind`` (the module's ``KIND``)."""
+
     def deco(fn: CheckFn) -> CheckFn:
         REGISTRY[kind] = fn
         return fn
@@ -79,12 +103,157 @@ def register(kind: str) -> Callable[[CheckFn], CheckFn]:
     return deco
 
 
+@dataclass(frozen=True)
+class CheckKind:
+    """One discovered check kind: what the registry, the pack loader and the docs know of it."""
+
+    kind: str
+    module: str  #: dotted module name
+    check: CheckFn
+    params: Mapping[str, Any]  #: JSON schema of a rule's params
+    summary: str
+    sections: Mapping[str, str]  #: "what", "why", "parameters", "cannot_verify", "example"
+    extras: ExtrasFn | None = None
+    extras_key: str = ""
+
+
+_HEADER = re.compile("^(" + "|".join(re.escape(h) for h, _ in SECTIONS) + r"):[ \t]*(.*)$")
+
+
+def parse_docstring(doc: str | None) -> tuple[str, dict[str, str]]:
+    """The summary line and the sections of a check module's docstring (text dedented, blank
+    lines inside a section kept as paragraph breaks).  Missing sections are absent from the
+    dict; :func:`contract_problems` names them."""
+    lines = (doc or "").strip("\n").splitlines()
+    summary = lines[0].strip() if lines else ""
+    keys = dict(SECTIONS)
+    sections: dict[str, list[str]] = {}
+    current: list[str] | None = None
+    for line in lines[1:]:
+        m = _HEADER.match(line.strip()) if not line.startswith((" ", "\t")) else None
+        if m:
+            current = sections.setdefault(keys[m.group(1)], [])
+            if m.group(2):
+                current.append(m.group(2))
+            continue
+        if current is not None:
+            current.append(line)
+    out = {}
+    for key, body in sections.items():
+        text = "\n".join(body)
+        # dedent by the smallest indent of the non-blank lines
+        indents = [len(x) - len(x.lstrip()) for x in body if x.strip()]
+        cut = min(indents) if indents else 0
+        text = "\n".join(x[cut:] if x.strip() else "" for x in body).strip()
+        out[key] = text
+    return summary, out
+
+
+def contract_problems(module: ModuleType) -> list[str]:
+    """What ``module`` lacks of the check-kind contract (empty: it follows it)."""
+    problems = []
+    kind = getattr(module, "KIND", None)
+    if not isinstance(kind, str) or not re.fullmatch(r"[a-z][a-z0-9_]*", kind):
+        problems.append("KIND (a lower-case name) is missing")
+    if not isinstance(getattr(module, "PARAMS", None), Mapping):
+        problems.append("PARAMS (the JSON schema of the rule params) is missing")
+    if (
+        isinstance(kind, str)
+        and kind not in REGISTRY
+        and not callable(getattr(module, "check", None))
+    ):
+        problems.append(f"no function is registered with @register({kind!r})")
+    summary, sections = parse_docstring(module.__doc__)
+    if not summary:
+        problems.append("the docstring has no summary line")
+    for header, key in SECTIONS:
+        if not sections.get(key):
+            problems.append(f"the docstring has no {header!r} section")
+    return problems
+
+
+_KINDS: dict[str, CheckKind] = {}
+
+
+def _modules() -> list[ModuleType]:
+    """The check modules: this package's (``_``-prefixed helpers skipped), then the entry
+    points' of :data:`ENTRY_POINT_GROUP`."""
+    mods = []
+    for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
+        if info.name.startswith("_"):
+            continue
+        mods.append(importlib.import_module(f"{__name__}.{info.name}"))
+    from importlib import metadata
+
+    eps: Any = metadata.entry_points()
+    group = (
+        eps.select(group=ENTRY_POINT_GROUP)
+        if hasattr(eps, "select")
+        else eps.get(ENTRY_POINT_GROUP, ())
+    )
+    for ep in sorted(group, key=lambda e: e.name):
+        mod = ep.load()
+        if not isinstance(mod, ModuleType):
+            raise InputError(
+                f"entry point {ep.name} = {ep.value}",
+                f"names {type(mod).__name__}, not a check module (group {ENTRY_POINT_GROUP})",
+            )
+        mods.append(mod)
+    return mods
+
+
+def discover(refresh: bool = False) -> dict[str, CheckKind]:
+    """Every check kind, by kind name (the built-in modules, then plugins).  Imported once;
+    ``refresh`` looks again (a test that installs a plugin kind)."""
+    if _KINDS and not refresh:
+        return _KINDS
+    found: dict[str, CheckKind] = {}
+    for mod in _modules():
+        where = getattr(mod, "__file__", None) or mod.__name__
+        problems = contract_problems(mod)
+        # a kind that cannot run (no KIND, no PARAMS, no check) is an error; a docstring short
+        # of a section only makes the generated docs poorer: logged here, a test failure for
+        # the built-in kinds (tests/test_registry.py)
+        broken = [p for p in problems if not p.startswith("the docstring")]
+        if broken:
+            raise InputError(where, f"check module {mod.__name__}: " + "; ".join(broken))
+        for p in problems:
+            log.warning("check module %s: %s (docs/architecture.md)", mod.__name__, p)
+        kind = mod.KIND
+        if kind in found:
+            raise InputError(
+                where, f"check kind {kind!r} is declared twice ({found[kind].module} has it)"
+            )
+        summary, sections = parse_docstring(mod.__doc__)
+        extras = getattr(mod, "extras", None)
+        found[kind] = CheckKind(
+            kind=kind,
+            module=mod.__name__,
+            check=REGISTRY.get(kind) or mod.check,
+            params=mod.PARAMS,
+            summary=summary,
+            sections=sections,
+            extras=extras if callable(extras) else None,
+            extras_key=str(getattr(mod, "EXTRAS_KEY", kind)),
+        )
+        REGISTRY[kind] = found[kind].check
+    _KINDS.clear()
+    _KINDS.update(found)
+    return _KINDS
+
+
+def kind_names() -> tuple[str, ...]:
+    """The kind names a pack may use (``check:``), in discovery order."""
+    return tuple(discover())
+
+
+def param_schemas() -> dict[str, Mapping[str, Any]]:
+    """kind -> JSON schema of its params."""
+    return {k: v.params for k, v in discover().items()}
+
+
 def load_all() -> dict[str, CheckFn]:
-    """Import every check module that exists (so the registry is complete)."""
-    for name in _MODULES:
-        try:
-            importlib.import_module(f"{__name__}.{name}")
-        except ModuleNotFoundError as exc:  # a kind not built yet
-            if exc.name != f"{__name__}.{name}":
-                raise
+    """kind -> check function of every discovered kind: :data:`REGISTRY` itself, the table the
+    pipeline calls through (a test may swap a function in it)."""
+    discover()
     return REGISTRY

@@ -1,4 +1,4 @@
-"""Small helpers shared by the stack-up checks (not a check kind: ``load_all`` skips it)."""
+"""Small helpers shared by the checks (not a check kind: the registry skips ``_`` modules)."""
 
 from __future__ import annotations
 

@@ -1,10 +1,26 @@
 """``copper_weight``: copper thickness of the layers that carry power or ground planes.
 
-A plane layer is one KiCad types ``power``, or one where zones of a supply or ground net fill at
-least ``min_plane_fraction`` (default 0.25) of the board.  Ground planes count: they carry the
-return current of the same rails.  1 oz = 35 µm (NextPCB's and KiCad's convention); a layer
-passes within 0.5 µm of the limit (1 oz foil is 34.8 µm nominal).  Params: ``min_oz``,
-``min_plane_fraction``.
+What it checks:
+    The copper thickness of every plane layer against ``min_oz``.  A plane layer is one KiCad
+    types ``power``, or one where zones of a supply or ground net fill at least
+    ``min_plane_fraction`` of the board.  Ground planes count: they carry the return current of
+    the same rails.  1 oz = 35 µm (NextPCB's and KiCad's convention); a layer passes within
+    0.5 µm of the limit (1 oz foil is 34.8 µm nominal).  KiCad's untouched auto-generated
+    stack-up (35 µm everywhere) is a ``default`` thickness, not a declared one.  A violation
+    names the weight that passes (``evidence["remedy"]``).
+Why:
+    An accelerator core draws hundreds of amperes at under a volt: plane copper sets the DC drop
+    and the heating of the power distribution.
+Parameters:
+    ``min_oz`` (oz, > 0): thinnest plane copper allowed;
+    ``min_plane_fraction`` (0–1, default 0.25): how much of the board a supply or ground zone
+    must fill for its layer to count as a plane.
+Cannot verify when:
+    No plane layer is found (none typed power, no supply or ground zone filling enough of a
+    layer); a plane layer's copper thickness is not declared in the stack-up.
+Example:
+    ``{check: copper_weight, severity: error, params: {min_oz: 2.0, min_plane_fraction: 0.25}}``
+    (training): a GND plane of 35 µm (1 oz) fails.
 """
 
 from __future__ import annotations
@@ -17,6 +33,19 @@ from ..geometry import ring_area
 from ..results import Rule, Status
 from . import CheckContext, CheckOutcome, register
 from ._common import finding
+
+KIND = "copper_weight"
+
+#: JSON schema (draft 7) of a rule's ``params``
+PARAMS: dict[str, Any] = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["min_oz"],
+    "properties": {
+        "min_oz": {"type": "number", "exclusiveMinimum": 0},
+        "min_plane_fraction": {"type": "number", "minimum": 0, "maximum": 1},
+    },
+}
 
 UM_PER_OZ = 35.0
 _TOL_MM = 0.0005
@@ -57,7 +86,7 @@ def plane_anchor(
     return (round(float(p.x), 4), round(float(p.y), 4)), uuids
 
 
-@register("copper_weight")
+@register(KIND)
 def check_copper_weight(ctx: CheckContext, rule: Rule) -> CheckOutcome:
     board = ctx.board
     min_oz = float(rule.params["min_oz"])

@@ -13,7 +13,9 @@ Parameters:
     max_via_a_per_mm2: largest barrel current density (A/mm²); the finding states the current
     that is for the via's drill and plating.
 Cannot verify when:
-    the rail declares no sources and loads (the ``ir_drop`` rule says what to declare).  The
+    the core rail (declared ``role: core``, or recognised by the PDN analysis) declares no
+    sources and loads: ``cannot_verify`` with the same ready-to-paste entry as ``ir_drop``.
+    Any other rail without IR keys is out of scope (the seeds ask for the core's current).  The
     current distribution does not depend on temperature or conductivity (all copper scales
     alike); a via verdict resting on the default plating is conditional.
 Example:
@@ -51,6 +53,20 @@ def check(ctx: CheckContext, rule: Rule) -> CheckOutcome:
     vmax = float(rule.params["max_via_a_per_mm2"])
     nets: set[int] = set()
     for r in ctx.analysis.irdrop:
+        if r.missing and r.role_basis:
+            # a core rail without sources/loads: nothing to solve, say what to declare
+            out.findings.append(
+                finding(
+                    rule,
+                    Status.CANNOT_VERIFY,
+                    f"rail {r.name}: no current distribution without its sources and loads "
+                    "(the ir_drop finding carries the entry to paste)",
+                    net=r.nets[0] if len(r.nets) == 1 else None,
+                    evidence={"rail": r.name, "declare": r.suggest},
+                    basis={"sources": "default", "loads": "default", "role": r.role_basis},
+                )
+            )
+            continue
         if r.missing or r.error or r.net is None:
             continue
         nets.update(ctx.board.net_index[n] for n in r.nets if n in ctx.board.net_index)

@@ -1,19 +1,46 @@
 """``foil``: the copper foil grade of every layer a fast signal type is routed on.
 
-A KiCad stack-up has no foil field, so the grade comes from the config (``stackup: foil:`` by
-layer name, or ``default``) or from the board where the format carries it (IPC-2581).  An
-undeclared grade on a layer that needs better than standard foil is cannot_verify, with the
-line to add to ``accel-drc.yaml``.  Params: ``min_grade`` (a ``foils.yaml`` id).
+What it checks:
+    The foil grade of each copper layer the rule's signal type is routed on against
+    ``min_grade`` (grades ranked in ``rules/foils.yaml``, roughest first).  A KiCad stack-up has
+    no foil field, so the grade comes from the config (``stackup: foil:`` by layer name, or
+    ``default``) or from the board where the format carries it (IPC-2581).  A violation lists
+    the grades of ``rules/foils.yaml`` that meet the limit, with their Rz
+    (``evidence["remedy"]``).
+Why:
+    Above a few GHz the current crowds into the copper's skin, a few µm deep: the foil's surface
+    roughness then adds conductor loss, so fast lanes need smooth (VLP/HVLP) foil.
+Parameters:
+    ``min_grade`` (a ``foils.yaml`` grade id or alias): the roughest foil allowed.
+Cannot verify when:
+    A layer that needs better than standard foil has no declared grade: the finding gives the
+    line to add to ``accel-drc.yaml`` (``stackup: foil: {In3.Cu: <grade>}``, the grade the fab
+    quotes).
+Example:
+    ``{check: foil, signal: nvlink4, severity: error, params: {min_grade: VLP}}`` (training): an
+    NVLink layer declared ``RTF`` fails.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 from ..results import Rule, Status
 from . import CheckContext, CheckOutcome, register
 from ._common import assumption_of, finding, track_rows, where
 
+KIND = "foil"
 
-@register("foil")
+#: JSON schema (draft 7) of a rule's ``params``
+PARAMS: dict[str, Any] = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["min_grade"],
+    "properties": {"min_grade": {"type": "string", "minLength": 1}},
+}
+
+
+@register(KIND)
 def check_foil(ctx: CheckContext, rule: Rule) -> CheckOutcome:
     a = ctx.analysis
     board = ctx.board

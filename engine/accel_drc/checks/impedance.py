@@ -1,23 +1,35 @@
 """``impedance``: each routed differential pair's Zdiff, per layer, against its signal's target.
 
-One rule per signal type (``rule.signal``).  Params: ``zdiff_ohm`` (target, Ω) and ``tol_pct``
-(± %), either may be null to fall back on the signal type's ``zdiff_ohm`` / ``zdiff_tol_pct``;
-optional ``min_coupled_mm`` overrides the breakout length.
-
-Rows (pair × layer) whose P and N run side by side for less than 1/6 of the signal's rise length
-(Johnson & Graham's lumped criterion, Tr = 0.5/f_Nyquist), or that lie inside a footprint's
-courtyard, are breakouts: listed by ``inspect --detail pairs``, never judged.  A row with a
-contiguous stretch longer than the rise length where P and N do not run together is a warning
-(``<rule>.uncoupled``) with that length.  Every other row is judged on its measured width and
-gap (never a net-class gap) with the field-solved Zdiff of :mod:`accel_drc.analysis.impedance`.
-
-Every finding records the basis of its inputs (``evidence["basis"]``: width/gap measured; h, εr,
-t declared or — KiCad's auto-generated stack-up or default material — default; the mask εr
-default when undeclared and decisive; the signal assumed when its generation was guessed, with
-``candidates`` per generation), so the central settle step makes a violation on a default or a
-guess ``cannot_verify``.  Every violation carries ``evidence["remedy"]``: the width at the
-measured gap and the gap at the measured width that give the target, by inverting the same
-solver.  Details and measured accuracy: ``docs/impedance.md``.
+What it checks:
+    One rule per signal type (``rule.signal``): every routed differential pair of that type, per
+    layer (pair × layer rows), its Zdiff against ``zdiff_ohm`` ± ``tol_pct``.  Rows whose P and N
+    run side by side for less than 1/6 of the signal's rise length (Johnson & Graham's lumped
+    criterion, Tr = 0.5/f_Nyquist), or that lie inside a footprint's courtyard, are breakouts:
+    listed by ``inspect --detail pairs``, never judged.  A row with a contiguous stretch longer
+    than the rise length where P and N do not run together is a warning (``<rule>.uncoupled``)
+    with that length.  Every other row is judged on its measured width and gap (never a
+    net-class gap) with the field-solved Zdiff of :mod:`accel_drc.analysis.impedance`.  Every
+    violation carries ``evidence["remedy"]``: the width at the measured gap and the gap at the
+    measured width that give the target, by inverting the same solver.  Details and measured
+    accuracy: ``docs/impedance.md``.
+Why:
+    A differential impedance off target reflects part of every edge back at the driver; the
+    interface specifications give the target and its tolerance.
+Parameters:
+    ``zdiff_ohm`` (Ω, > 0, or null: the signal type's ``zdiff_ohm``): target;
+    ``tol_pct`` (%, > 0, or null: the signal type's ``zdiff_tol_pct``): tolerance;
+    ``min_coupled_mm`` (mm, optional): overrides the breakout length (1/6 of the rise length).
+Cannot verify when:
+    The stack-up does not give what the computation needs (a thickness, an εr, a reference
+    plane): ``evidence["declare"]`` says what to declare.  Every finding records the basis of its
+    inputs (width and gap measured; h, εr, t declared, or default for KiCad's auto-generated
+    stack-up or default material; the mask εr default when undeclared and decisive; the signal
+    assumed when its generation was guessed, with ``candidates`` per generation), so the central
+    settle step makes a violation resting on a default or a guess ``cannot_verify``.
+Example:
+    ``{check: impedance, signal: nvlink4, severity: warning, params: {zdiff_ohm: 100,
+    tol_pct: 10}}`` (training): a pair field-solved at 118 Ω fails (band 90–110 Ω), with the
+    width and the gap that would give 100 Ω.
 """
 
 from __future__ import annotations
@@ -43,6 +55,19 @@ from . import CheckContext, CheckOutcome, register
 
 if TYPE_CHECKING:
     from ..analysis import Analysis
+
+KIND = "impedance"
+
+#: JSON schema (draft 7) of a rule's ``params``
+PARAMS: dict[str, Any] = {
+    "type": "object",
+    "required": ["zdiff_ohm", "tol_pct"],
+    "properties": {
+        "zdiff_ohm": {"type": ["number", "null"], "exclusiveMinimum": 0},
+        "tol_pct": {"type": ["number", "null"], "exclusiveMinimum": 0},
+        "min_coupled_mm": {"type": "number", "minimum": 0},
+    },
+}
 
 #: most item uuids one finding lists (a pair row keeps no more)
 _MAX_ITEMS = MAX_ITEMS
@@ -327,7 +352,7 @@ def _mask_er_robust(
     return None
 
 
-@register("impedance")
+@register(KIND)
 def check_impedance(ctx: CheckContext, rule: Rule) -> CheckOutcome:
     """Zdiff of each routed pair-layer against the signal's target (module docstring)."""
     out = CheckOutcome()

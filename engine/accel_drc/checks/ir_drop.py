@@ -10,9 +10,16 @@ Why:
     copper is 1 % of the rail.  Plane copper weight is only the proxy; the drop is the answer.
 Parameters:
     max_pct: largest drop from the sources to any load pad, % of the rail voltage.
+Scope:
+    every rail entry with an IR key (sources, loads, return_nets, ir_drop_max_pct), and the
+    accelerator's core rail: declared ``role: core``, or — when no rail is — the rail the PDN
+    analysis recognises (the one feeding the most balls of the largest BGA at <= 1 V; basis
+    ``assumed``).  Other rails without IR keys are out of scope: the seeds ask for the core's
+    drop (~1,000 A at 0.7–0.8 V); an I/O rail's few amperes are not the question.
 Cannot verify when:
-    a rail entry declares part of the IR-drop inputs but not sources, loads or voltage (the
-    finding names what to declare); a load's pads have no copper path to a source.  A violation
+    a core rail, or a rail entry with part of the IR-drop inputs, lacks sources, loads or
+    voltage: the finding carries a ready-to-paste ``rails:`` entry (name, nets, voltage,
+    candidate sources guessed from footprint names, ``loads: {<largest BGA>: <A>}``); a load's pads have no copper path to a source.  A violation
     resting on the default barrel plating is conditional (settled by ``basis.settle``); an
     undeclared temperature is solved at 20 °C (the lowest resistance) and the hotter candidates
     are evaluated, so a drop that fails at 20 °C is a fact.
@@ -51,13 +58,43 @@ DECLARE = (
 
 def _rail_unknown(rule: Rule, r: RailIR) -> Any:
     what = "; ".join(r.missing) if r.missing else str(r.error)
+    if r.missing and r.role_basis == "assumed":
+        head = (
+            f"rail {r.name} looks like the accelerator's core rail ({r.role_evidence}) but "
+            "declares no sources and loads: cannot solve its IR drop"
+        )
+    elif r.missing and r.role_basis == "declared":
+        head = f"core rail {r.name} declares no {' and '.join(_keys(r.missing))}: cannot solve its IR drop"
+    else:
+        head = f"rail {r.name}: cannot solve the IR drop"
+    msg = head + (f"; declare {what}" if r.missing else f": {what}")
+    if r.suggest:
+        msg += " (paste-ready entry in evidence.declare)"
+    ev: dict[str, Any] = {"rail": r.name, "declare": DECLARE if r.missing else what}
+    if r.suggest:
+        ev["declare"] = (
+            "declare the rail's regulator outputs and load current in accel-drc.yaml "
+            "(the sources are guesses from footprint names; the load current is yours):\n"
+            + r.suggest
+        )
+        ev["declare_entry"] = r.suggest
+    basis: dict[str, str] = {"sources": "default", "loads": "default"}
+    if r.role_basis:
+        basis["role"] = r.role_basis
+        if r.role_evidence:
+            ev["role_evidence"] = r.role_evidence
     return finding(
         rule,
         Status.CANNOT_VERIFY,
-        f"rail {r.name}: cannot solve the IR drop: " + (f"declare {what}" if r.missing else what),
+        msg,
         net=r.nets[0] if len(r.nets) == 1 else None,
-        evidence={"rail": r.name, "declare": DECLARE if r.missing else what},
+        evidence=ev,
+        basis=basis if r.missing else None,
     )
+
+
+def _keys(missing: list[str]) -> list[str]:
+    return [m.split(":", 1)[0] for m in missing]
 
 
 @register(KIND)
@@ -130,6 +167,10 @@ def check(ctx: CheckContext, rule: Rule) -> CheckOutcome:
         )
     out.examined_nets = frozenset(nets)
     return out
+
+
+#: the report extras of this kind go to ``result.extras["irdrop"]`` (the HTML reads either key)
+EXTRAS_KEY = "irdrop"
 
 
 def extras(analysis: Analysis, rules: Any = None) -> Any:

@@ -1,12 +1,27 @@
 """``laminate_df``: the loss tangent of the dielectric each fast net really runs in.
 
-For every net (or differential pair) of the rule's signal type and every copper layer it is
-routed on, the dielectrics that carry its field: on an inner layer between reference planes
-(stripline), everything between the layer and the plane above and the plane below; where no
-plane is known on a side, the dielectric directly next to the layer; on an outer layer
-(microstrip), the dielectric under it.  Each dielectric's Df comes from the config, else the
-stack-up, else the library value of the material it names.  One finding per (net or pair,
-layer), naming the dielectric(s) over the limit.  Params: ``max_df``.
+What it checks:
+    For every net (or differential pair) of the rule's signal type and every copper layer it is
+    routed on, the dielectrics that carry its field: on an inner layer between reference planes
+    (stripline), everything between the layer and the plane above and the plane below; where no
+    plane is known on a side, the dielectric directly next to the layer; on an outer layer
+    (microstrip), the dielectric under it.  Each dielectric's Df comes from the config, else the
+    stack-up (0 = undeclared), else the library value of the material it names; the worst
+    sublayer decides.  One finding per (net or pair, layer), naming the dielectric(s) over the
+    limit; ``evidence["remedy"]`` lists the library laminates whose confirmed Df meets it, lowest
+    first.  KiCad's untouched default dielectric (FR4, 4.5, 0.02) is a ``default`` loss tangent,
+    so a violation on it is conditional ("declare your fab's stack-up").
+Why:
+    Dielectric loss grows with Df × frequency: at the Nyquist frequency of a 100G+ lane a
+    standard FR-4 (Df ≈ 0.02) eats the channel's loss budget in a few centimetres.
+Parameters:
+    ``max_df`` (> 0): highest loss tangent allowed for this rule's signal type.
+Cannot verify when:
+    The board has no stack-up; a dielectric next to a routed layer has no known loss tangent (no
+    value in the config or stack-up and a material the library does not know).
+Example:
+    ``{check: laminate_df, signal: nvlink4, severity: error, params: {max_df: 0.003}}``
+    (training): an NVLink pair in FR-4 (tan δ 0.02) fails.
 """
 
 from __future__ import annotations
@@ -26,6 +41,17 @@ DECLARE_STACKUP = (
     "declare your fab's stack-up: the laminate name, εr and loss tangent of each dielectric "
     "(KiCad Board Setup > Physical Stackup, IPC-2581, or accel-drc.yaml stackup: materials:)"
 )
+
+
+KIND = "laminate_df"
+
+#: JSON schema (draft 7) of a rule's ``params``
+PARAMS: dict[str, Any] = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["max_df"],
+    "properties": {"max_df": {"type": "number", "exclusiveMinimum": 0}},
+}
 
 
 def reference_dielectrics(
@@ -65,7 +91,7 @@ def reference_dielectrics(
     return out, "stripline" if sides == 2 else "microstrip"
 
 
-@register("laminate_df")
+@register(KIND)
 def check_laminate_df(ctx: CheckContext, rule: Rule) -> CheckOutcome:
     a = ctx.analysis
     board = ctx.board

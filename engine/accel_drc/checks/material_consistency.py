@@ -1,20 +1,49 @@
 """``material_consistency``: stack-up values that contradict the laminate they name.
 
-"Megtron 7" with loss tangent 0.02 is either the wrong material or the wrong numbers; either
-way every loss and impedance figure built on it is wrong.  KiCad's untouched default dielectric
-("FR4", εr 4.5, tan δ 0.02) is reported too, as info: the laminate was never really declared.
-Params: ``df_tolerance_rel``, ``dk_tolerance_rel`` (relative widening of the library range).
+What it checks:
+    Every dielectric whose material the library knows: its stack-up εr and loss tangent against
+    the library's range for that laminate, widened by ``dk_tolerance_rel`` / ``df_tolerance_rel``.
+    KiCad's untouched default dielectric ("FR4", εr 4.5, tan δ 0.02) is reported too, as info
+    (sub-id ``<rule>.kicad_default``, basis ``default`` for material, εr and tan δ, and for the
+    heights when the whole stack-up is KiCad's auto-generated one): the laminate was never really
+    declared.  Names are matched as for ``tg``; a name that names two laminates is not judged.
+Why:
+    "Megtron 7" with loss tangent 0.02 is either the wrong material or the wrong numbers; either
+    way every loss and impedance figure built on it is wrong.
+Parameters:
+    ``df_tolerance_rel`` (≥ 0): relative widening of the library's Df range;
+    ``dk_tolerance_rel`` (≥ 0): relative widening of the library's Dk range.
+Cannot verify when:
+    A dielectric is KiCad's default one (info, with the stack-up to declare).  A material the
+    library does not know is not judged here (``tg`` and ``laminate_df`` say so).
+Example:
+    ``{check: material_consistency, severity: warning, params: {df_tolerance_rel: 0.5,
+    dk_tolerance_rel: 0.15}}``: "Megtron 7" declared with tan δ 0.02 is reported.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 from ..analysis.materials import stackup_is_kicad_default
 from ..results import Rule, Severity, Status
 from . import CheckContext, CheckOutcome, register
 from ._common import finding
 
+KIND = "material_consistency"
 
-@register("material_consistency")
+#: JSON schema (draft 7) of a rule's ``params``
+PARAMS: dict[str, Any] = {
+    "type": "object",
+    "additionalProperties": False,
+    "properties": {
+        "df_tolerance_rel": {"type": "number", "minimum": 0},
+        "dk_tolerance_rel": {"type": "number", "minimum": 0},
+    },
+}
+
+
+@register(KIND)
 def check_material_consistency(ctx: CheckContext, rule: Rule) -> CheckOutcome:
     stack = ctx.board.stackup
     if stack is None:

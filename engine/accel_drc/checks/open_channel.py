@@ -1,23 +1,28 @@
 """``open_channel``: a high-speed net whose copper does not join all its pads.
 
-What: every differential pair net and every net with a recognised high-speed type (the nets the
-coverage lists) is traced on the board's own copper (:mod:`..analysis.connectivity`, the via
-analysis's joining rules).  A net whose pads fall into more than one island is open; a via of
-such a net that connects on one layer only is where the route stops.  One finding per net,
-naming the parts the pieces join ("/PCIe.RX1- is not routed between J1 and J2"), never one per
-pad: a half-routed board gives one line for each net still to route.
-
-Why: an open lane is not a long stub or an impedance miss; reported as the stub it leaves (a via
-"connected" on one layer has its whole barrel as stub), it sends the designer to backdrill a via
-that needs a track.  An open channel fails the board whatever its interface.
-
-Parameters: ``unknown_pairs`` (bool, default true): also trace differential pairs whose
-interface is not known (a pair is high-speed-looking by its structure).
-
-Cannot verify when: never (connectivity is measured; a net without pads is skipped).
-
-Example: ``edge.open_channel: /PCIe_{x4}.RX1- is not routed between J1 and J2 (2 pieces: J1.29
-+ 4.2 mm of track; J2.A7 alone)``.
+What it checks:
+    Every differential pair net and every net with a recognised high-speed type (the nets the
+    coverage lists) is traced on the board's own copper (:mod:`..analysis.connectivity`, the via
+    analysis's joining rules: track end caps touching track or pad copper on a layer, track
+    copper touching a via disc on a layer the via spans, via-in-pad, touching vias, zone
+    fills).  A net whose pads fall into more than one island is open; a via of
+    such a net that connects on one layer only is where the route stops.  One finding per net,
+    naming the parts the pieces join ("/PCIe.RX1- is not routed between J1 and J2"), never one per
+    pad: a half-routed board gives one line for each net still to route.  The pieces are in
+    ``evidence["pieces"]`` with the routed length and via count, the one-layer vias in
+    ``evidence["dangling_vias"]``; basis ``connectivity: measured``.
+Why:
+    An open lane is not a long stub or an impedance miss; reported as the stub it leaves (a via
+    "connected" on one layer has its whole barrel as stub), it sends the designer to backdrill a
+    via that needs a track.  An open channel fails the board whatever its interface.
+Parameters:
+    ``unknown_pairs`` (bool, default true): also trace differential pairs whose interface is not
+    known (a pair is high-speed-looking by its structure).
+Cannot verify when:
+    Never (connectivity is measured; a net without pads is skipped).
+Example:
+    ``edge.open_channel: /PCIe_{x4}.RX1- is not routed between J1 and J2 (2 pieces: J1.29
+    + 4.2 mm of track; J2.A7 alone)``.
 """
 
 from __future__ import annotations
@@ -27,6 +32,15 @@ from typing import Any
 from ..results import Rule, Status
 from . import CheckContext, CheckOutcome, register
 from ._common import finding
+
+KIND = "open_channel"
+
+#: JSON schema (draft 7) of a rule's ``params``
+PARAMS: dict[str, Any] = {
+    "type": "object",
+    "additionalProperties": False,
+    "properties": {"unknown_pairs": {"type": "boolean"}},
+}
 
 #: most pieces / vias one message names
 _SHOWN = 3
@@ -71,7 +85,7 @@ def dangling_vias(ctx: CheckContext, nets: set[int]) -> dict[int, list[int]]:
     return out
 
 
-@register("open_channel")
+@register(KIND)
 def check_open_channel(ctx: CheckContext, rule: Rule) -> CheckOutcome:
     from ..analysis.connectivity import net_islands
 

@@ -1,22 +1,36 @@
 """``pdn_impedance``: |Z(f)| of each power rail against its target impedance.
 
-Params (class pack): ``target_ohm`` (the class target, NextPCB 2026: training < 0.15 mΩ, inference
-< 0.2 mΩ, edge < 1 mΩ — the accelerator *core* rail's), ``f_min_hz`` / ``f_max_hz`` (the class
-band, DC–100 MHz), ``model_max_hz`` (where a board-level lumped model stops meaning much, 20 MHz:
-the band judged ends there), ``sweep_max_hz`` (the plotted sweep, 1 GHz), ``default_voltage``,
-``default_ripple_pct``, ``default_transient_a`` and ``vrm: {r_ohm, l_h}`` (placeholders for what
-a core rail leaves out).
-
-Per rail: the core rail (``role: core`` declared, or recognised) over the class target, or any
-rail over its own declared V·ripple/ΔI, is a violation naming the failing bands, what sets |Z|
-in each and what a network under target needs there (``evidence["remedy"]``), with the basis of
-every input (``evidence["basis"]``: a recognised role is ``assumed``, a pack VRM and the default
-capacitor models ``default``, so the pipeline's settle step makes such a finding conditional).
-A rail that is not the core and declares no load is cannot_verify, with the load step its network
-would hold and the ``rails:`` entry to paste.  A rail that cannot be computed (no VRM, no nets,
-unknown dielectric) is cannot_verify; a board with no rail at all is one cannot_verify finding.
-The curves go into each finding's evidence and, through :func:`rails_extra`, into
-``result.extras["rails"]`` for the HTML plot.
+What it checks:
+    Per rail: the core rail (``role: core`` declared, or recognised: the rail feeding the most
+    balls of the largest BGA at ≤ 1 V, basis ``assumed``) over the class target, or
+    any rail over its own declared V·ripple/ΔI, is a violation naming the failing bands, what
+    sets |Z| in each and what a network under target needs there (``evidence["remedy"]``), with
+    the basis of every input (a recognised role is ``assumed``, a pack VRM and the default
+    capacitor models ``default``, so the pipeline's settle step makes such a finding
+    conditional).  The curves go into each finding's evidence and, through :func:`extras`, into
+    ``result.extras["rails"]`` for the HTML plot.
+Why:
+    The target impedance V·ripple/ΔI is the largest |Z| at which the rail's load step keeps the
+    voltage inside its ripple budget; an accelerator core (hundreds of amperes at under a volt)
+    needs a fraction of a milliohm from DC to the band where the package takes over.
+Parameters:
+    ``target_ohm`` (Ω, or null): the class target of the accelerator *core* rail (NextPCB 2026:
+    training < 0.15 mΩ, inference < 0.2 mΩ, edge < 1 mΩ);
+    ``f_min_hz`` / ``f_max_hz`` (Hz): the class band, DC–100 MHz;
+    ``model_max_hz`` (Hz): where a board-level lumped model stops meaning much (20 MHz): the
+    band judged ends there;
+    ``sweep_max_hz`` (Hz): the plotted sweep (1 GHz);
+    ``default_voltage`` (V), ``default_ripple_pct`` (%), ``default_transient_a`` (A) and
+    ``vrm: {r_ohm, l_h}`` (Ω, H): placeholders for what a core rail leaves out.
+Cannot verify when:
+    A rail that is not the core and declares no load (with the load step its network would hold
+    and the ``rails:`` entry to paste); a rail that cannot be computed (no VRM, no nets, unknown
+    dielectric); a board with no rail at all (one finding).
+Example:
+    ``{check: pdn_impedance, severity: error, params: {target_ohm: 0.00015, f_min_hz: 1e4,
+    f_max_hz: 1e8, model_max_hz: 2e7, ...}}`` (training): a core rail whose |Z| rises above
+    0.15 mΩ anywhere from 10 kHz to 20 MHz fails, naming the band, what sets |Z| there and the
+    capacitance or inductance that would bring it under target.
 """
 
 from __future__ import annotations
@@ -33,6 +47,38 @@ from . import CheckContext, CheckOutcome, register
 if TYPE_CHECKING:
     from ..analysis import Analysis
 
+KIND = "pdn_impedance"
+
+#: JSON schema (draft 7) of a rule's ``params``
+PARAMS: dict[str, Any] = {
+    "type": "object",
+    "required": [
+        "target_ohm",
+        "f_min_hz",
+        "f_max_hz",
+        "sweep_max_hz",
+        "default_voltage",
+        "default_ripple_pct",
+        "default_transient_a",
+        "vrm",
+    ],
+    "properties": {
+        "target_ohm": {"type": ["number", "null"], "exclusiveMinimum": 0},
+        "f_min_hz": {"type": "number", "exclusiveMinimum": 0},
+        "f_max_hz": {"type": "number", "exclusiveMinimum": 0},
+        "sweep_max_hz": {"type": "number", "exclusiveMinimum": 0},
+        "model_max_hz": {"type": "number", "exclusiveMinimum": 0},
+        "default_voltage": {"type": "number", "exclusiveMinimum": 0},
+        "default_ripple_pct": {"type": "number", "exclusiveMinimum": 0},
+        "default_transient_a": {"type": "number", "exclusiveMinimum": 0},
+        "vrm": {
+            "type": "object",
+            "required": ["r_ohm", "l_h"],
+            "properties": {"r_ohm": {"type": "number"}, "l_h": {"type": "number"}},
+        },
+    },
+}
+
 #: points of the |Z(f)| curve kept in a finding's evidence (the full sweep is in extras)
 CURVE_POINTS = 81
 
@@ -41,7 +87,7 @@ def _results(ctx: CheckContext, params: Mapping[str, Any]) -> list[RailResult]:
     return [evaluate(r, params) for r in ctx.analysis.rails]
 
 
-@register("pdn_impedance")
+@register(KIND)
 def check_pdn_impedance(ctx: CheckContext, rule: Rule) -> CheckOutcome:
     params = dict(rule.params or {})
     out = CheckOutcome()
@@ -264,3 +310,8 @@ def rails_extra(analysis: Analysis, rules: Sequence[Rule] | None = None) -> list
         got = getattr(analysis, "pdn_params", None)
         params = got if isinstance(got, Mapping) else {}
     return [rail_row(evaluate(r, params)) for r in analysis.rails]
+
+
+#: the report extras of this kind: ``result.extras["rails"]`` (|Z(f)| curves, HTML report)
+EXTRAS_KEY = "rails"
+extras = rails_extra

@@ -1,15 +1,28 @@
 """``tg``: every dielectric's glass-transition temperature against the class minimum.
 
-A KiCad stack-up has no Tg field: Tg comes from the material library (basis ``library``), a Tg
-written in the material's name ("FR4 Tg170") or ``stackup: materials:`` in the config (both
-``declared``).  An unknown material, or a known one whose Tg is unconfirmed, is cannot_verify
-with what to declare: the Tg of the material the board names, never another laminate.  Generic
-"FR4" with no grade (or a bare glass style like "7628", or KiCad's untouched default dielectric)
-spans grades from 130 to 170 °C: it passes where even the lowest grade meets the limit; where it
-does not, the finding is a violation resting on a ``default`` Tg (the lowest grade), which the
-pipeline's settle step reports as conditional, with the grades that would pass
-(``evidence["candidates"]``).  A violation lists the library laminates that meet the limit
-(``evidence["remedy"]``).  Params: ``min_tg_c``.
+What it checks:
+    The Tg of every dielectric of the stack-up against ``min_tg_c``.  A KiCad stack-up has no Tg
+    field: Tg comes from the material library (basis ``library``), a Tg written in the material's
+    name ("FR4 Tg170") or ``stackup: materials:`` in the config (both ``declared``).  Generic
+    "FR4" with no grade (or a bare glass style like "7628", or KiCad's untouched default
+    dielectric) spans grades from 130 to 170 °C: it passes where even the lowest grade meets the
+    limit; where it does not, the finding is a violation resting on a ``default`` Tg (the lowest
+    grade), which the pipeline's settle step reports as conditional, with the grades that would
+    pass (``evidence["candidates"]``).  A violation lists the library laminates that meet the
+    limit (``evidence["remedy"]``).
+Why:
+    A board that dissipates hundreds of watts runs hot and goes through lead-free reflow several
+    times; below its Tg a laminate's z-axis expansion multiplies and via barrels crack.
+Parameters:
+    ``min_tg_c`` (°C): lowest glass-transition temperature allowed.
+Cannot verify when:
+    A dielectric's material is unknown to the library, or known with an unconfirmed Tg, or its
+    name names two laminates: the finding says what to declare (the Tg of the material the board
+    names, never another laminate's: ``stackup: materials: dielectric 2: {tg_c: <Tg (°C)>}``); a
+    board with no stack-up.
+Example:
+    ``{check: tg, severity: error, params: {min_tg_c: 170}}`` (training): "FR4 Tg150" fails,
+    "Megtron 7" (library Tg 200 °C) passes.
 """
 
 from __future__ import annotations
@@ -20,6 +33,16 @@ from ..analysis.materials import DielectricInfo, materials_meeting, resolve_diel
 from ..results import Rule, Status
 from . import CheckContext, CheckOutcome, register
 from ._common import finding
+
+KIND = "tg"
+
+#: JSON schema (draft 7) of a rule's ``params``
+PARAMS: dict[str, Any] = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["min_tg_c"],
+    "properties": {"min_tg_c": {"type": "number"}},
+}
 
 
 def declare_field_hint(
@@ -52,7 +75,7 @@ def _generic_grades(ctx: CheckContext, limit: float) -> dict[str, str]:
     return dict(sorted(out.items()))
 
 
-@register("tg")
+@register(KIND)
 def check_tg(ctx: CheckContext, rule: Rule) -> CheckOutcome:
     stack = ctx.board.stackup
     limit = float(rule.params["min_tg_c"])

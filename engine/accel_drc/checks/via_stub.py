@@ -1,21 +1,30 @@
 """``via_stub``: the unused via barrel on fast nets, and backdrill where the class requires it.
 
-One rule per signal type (``rule.signal``); params:
-
-* ``max_stub_mm`` (float | null): longest stub allowed;
-* ``min_fres_ratio`` (float | null): lowest allowed f_res / f_Nyquist.  A length limit alone is
-  not enough at 112G and above, where even a backdrilled stub may resonate too low (Bogatin's stub rule of thumb, ``[bogatin2015-stub]``);
-* ``require_backdrill`` (bool): every via with a stub on these nets must be backdrilled.
-
-Findings, all one per via (the issue asks for it) with a one-line message so 10k of them stay
-readable; ``evidence["group"]`` names the via's shape (span, used layers, stub) so reports can
-fold identical ones:
-
-* ``<rule>``: stub over the length limit or resonance too close to Nyquist;
-* ``<rule>.backdrill``: backdrill required, none declared, and the via has a stub;
-* ``<rule>.backdrill_cut``: a declared backdrill would cut a layer the net uses;
-* ``<rule>`` with status cannot_verify: stubs that cannot be computed (stack-up thicknesses or
-  a backdrill's residual stub undeclared), one finding per reason, with ``evidence["declare"]``.
+What it checks:
+    One rule per signal type (``rule.signal``): every via of its nets, the barrel below (or
+    above) the last layer the net uses, against ``max_stub_mm`` and its quarter-wave resonance
+    against ``min_fres_ratio`` × f_Nyquist, and, with ``require_backdrill``, that every via with
+    a stub is backdrilled.  Findings, one per via with a one-line message so 10k of them stay
+    readable (``evidence["group"]`` names the via's shape so reports fold identical ones):
+    ``<rule>`` stub over the length limit or resonance too close to Nyquist;
+    ``<rule>.backdrill`` backdrill required, none declared, and the via has a stub;
+    ``<rule>.backdrill_cut`` a declared backdrill would cut a layer the net uses.
+    The report extras (``result.extras["via_stubs"]``) hold the stub histogram of each rule.
+Why:
+    A stub is an open-ended transmission line: it notches the channel at its quarter-wave
+    frequency.  A length limit alone is not enough at 112G and above, where even a backdrilled
+    stub may resonate too low (Bogatin's stub rule of thumb, ``[bogatin2015-stub]``).
+Parameters:
+    ``max_stub_mm`` (mm, > 0, or null): longest stub allowed;
+    ``min_fres_ratio`` (> 0, or null): lowest allowed f_res / f_Nyquist;
+    ``require_backdrill`` (bool): every via with a stub on these nets must be backdrilled.
+Cannot verify when:
+    Stubs cannot be computed: stack-up thicknesses undeclared (KiCad's default stack-up), or a
+    backdrill's residual stub undeclared; one finding per reason, with ``evidence["declare"]``.
+Example:
+    ``{check: via_stub, signal: nvlink4, severity: error, params: {max_stub_mm: 0.143,
+    min_fres_ratio: 10, require_backdrill: true}}`` (training): a through via from L1 to L20
+    used on L1 and L3 leaves a stub of the barrel below L3 and fails.
 """
 
 from __future__ import annotations
@@ -34,6 +43,19 @@ from . import CheckContext, CheckOutcome, register
 
 if TYPE_CHECKING:
     from ..analysis import Analysis
+
+KIND = "via_stub"
+
+#: JSON schema (draft 7) of a rule's ``params``
+PARAMS: dict[str, Any] = {
+    "type": "object",
+    "required": ["max_stub_mm", "min_fres_ratio", "require_backdrill"],
+    "properties": {
+        "max_stub_mm": {"type": ["number", "null"], "exclusiveMinimum": 0},
+        "min_fres_ratio": {"type": ["number", "null"], "exclusiveMinimum": 0},
+        "require_backdrill": {"type": "boolean"},
+    },
+}
 
 _TOL = 1e-9
 #: residual stub assumed for a proposed backdrill when no ``residual_stub_mm`` is declared:
@@ -107,7 +129,7 @@ def _evidence(
     }
 
 
-@register("via_stub")
+@register(KIND)
 def check_via_stub(ctx: CheckContext, rule: Rule) -> CheckOutcome:
     params = rule.params or {}
     max_stub = params.get("max_stub_mm")
@@ -603,3 +625,8 @@ def via_stub_extra(analysis: Analysis, rules: Sequence[Rule]) -> dict[str, ViaSt
             backdrilled=int(sum(1 for i in idx if stubs.backdrill[int(i)] is not None)),
         )
     return out
+
+
+#: the report extras of this kind: ``result.extras["via_stubs"]`` (stub histograms, HTML report)
+EXTRAS_KEY = "via_stubs"
+extras = via_stub_extra

@@ -996,7 +996,6 @@ def build_context(result: CheckResult, board: Board) -> dict[str, Any]:
         "cannot_verify": _cannot_verify(findings),
         "coverage": _coverage(result),
         "rule_runs": _rule_runs(result, findings),
-        "skipped_rules": [str(x) for x in result.extras.get("skipped_rules") or []],
         "signal_nets": sorted(
             (str(k), v)
             for k, v in (result.extras.get("signals") or {}).items()
