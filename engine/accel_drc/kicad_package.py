@@ -59,6 +59,7 @@ _FALLBACK_REQUIRES = [
     "jinja2>=3.0",
     "jsonschema>=4.0",
     "threadpoolctl>=3.0",
+    "scipy>=1.7",
 ]
 #: fixed timestamp for the zip entries, so the same source gives the same bytes
 _ZIP_DATE = (2020, 1, 1, 0, 0, 0)
