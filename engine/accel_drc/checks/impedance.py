@@ -38,23 +38,12 @@ import dataclasses
 import re
 from typing import TYPE_CHECKING, Any
 
-from ..analysis.impedance import (
-    KIND_ROUTED,
-    MAX_ITEMS,
-    LayerStack,
-    PairImpedance,
-    closed_form_zdiff,
-    pair_table,
-    rise_length_mm,
-    row_kind,
-    stack_er,
-    zdiff_of,
-)
 from ..results import Finding, Rule, Severity, Status
 from . import CheckContext, CheckOutcome, register
 
 if TYPE_CHECKING:
     from ..analysis import Analysis
+    from ..analysis.impedance import LayerStack, PairImpedance
 
 KIND = "impedance"
 
@@ -68,9 +57,6 @@ PARAMS: dict[str, Any] = {
         "min_coupled_mm": {"type": "number", "minimum": 0},
     },
 }
-
-#: most item uuids one finding lists (a pair row keeps no more)
-_MAX_ITEMS = MAX_ITEMS
 
 
 def _target(ctx: CheckContext, rule: Rule) -> tuple[float | None, float | None]:
@@ -107,6 +93,8 @@ def _finding(
     net: str | None = None,
     rule_id: str | None = None,
 ) -> Finding:
+    from ..analysis.impedance import MAX_ITEMS  # most item uuids a finding lists
+
     return Finding(
         rule=rule_id or rule.id,
         check=rule.check,
@@ -119,7 +107,7 @@ def _finding(
         net=net if net is not None else (row.pair if row else None),
         layer=row.layer_name if row else None,
         pos=row.pos if row else None,
-        items=tuple(row.items[:_MAX_ITEMS]) if row else (),
+        items=tuple(row.items[:MAX_ITEMS]) if row else (),
         why=rule.why,
         source=rule.source,
         evidence=evidence or {},
@@ -251,6 +239,7 @@ def remedy(
     """What would meet ``target`` on this stack-up: the width at the measured gap, and the gap at
     the measured width, each found by inverting the same field solver the check uses and
     rounded to 1 µm (what a net class can state), with the Zdiff the rounded value gives."""
+    from ..analysis.impedance import closed_form_zdiff, zdiff_of
 
     def z_w(w: float) -> float:
         return zdiff_of(stack, w, gap, cache)[0]
@@ -338,6 +327,8 @@ def _mask_er_robust(
     """Zdiff at the ends of the usual LPI soldermask εr range (3.0-4.0) when the mask εr is the
     assumed default, if both fall outside the band on the same side as the default (the
     verdict does not depend on the assumed value); else None."""
+    from ..analysis.impedance import zdiff_of
+
     st = row.stack
     if st.mask is None or row.width_mm is None or row.gap_mm is None:
         return None
@@ -355,6 +346,8 @@ def _mask_er_robust(
 @register(KIND)
 def check_impedance(ctx: CheckContext, rule: Rule) -> CheckOutcome:
     """Zdiff of each routed pair-layer against the signal's target (module docstring)."""
+    from ..analysis.impedance import KIND_ROUTED, pair_table, rise_length_mm, row_kind, stack_er
+
     out = CheckOutcome()
     if not rule.signal:
         return out

@@ -30,7 +30,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ..analysis.loss import DEFAULT_RZ_UM, ChannelLoss, loss_table, section_of
 from ..analysis.materials import materials_meeting
 from ..results import Rule, Status
 from . import CheckContext, CheckOutcome, register
@@ -38,6 +37,7 @@ from ._common import finding
 
 if TYPE_CHECKING:
     from ..analysis import Analysis
+    from ..analysis.loss import ChannelLoss
 
 KIND = "insertion_loss"
 
@@ -84,6 +84,7 @@ def _total_with(ctx: CheckContext, ch: ChannelLoss, rz: float, model: str) -> fl
     import numpy as np
 
     from ..analysis.impedance import pair_table
+    from ..analysis.loss import section_of
 
     rows = {
         (r.pair, r.layer_name): r
@@ -157,6 +158,8 @@ def _remedy(ctx: CheckContext, ch: ChannelLoss, limit: float, model: str) -> dic
 
 @register(KIND)
 def check(ctx: CheckContext, rule: Rule) -> CheckOutcome:
+    from ..analysis.loss import DEFAULT_RZ_UM, loss_table
+
     sid = rule.signal
     if not sid:
         return CheckOutcome([], checked=0)
@@ -321,6 +324,8 @@ def extras(analysis: Analysis, rules: list[Rule]) -> Any:
     """Report extras: per channel of a signal an ``insertion_loss`` rule ran on, the loss split
     and its budget (the HTML bars, worst first, at most :data:`MAX_BARS`), and the IL(f) curve
     from 0 to 2× Nyquist of the :data:`MAX_CURVES` worst."""
+    from ..analysis.loss import loss_table
+
     sigs = {r.signal: r for r in rules if r.check == KIND and r.signal}
     budgets = analysis.config.loss.budgets_db
     out = []

@@ -31,13 +31,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ..analysis.irdrop import ALPHA20_PER_K, RailIR
 from ..results import Rule, Status
 from . import CheckContext, CheckOutcome, register
 from ._common import finding
 
 if TYPE_CHECKING:
     from ..analysis import Analysis
+    from ..analysis.irdrop import RailIR
 
 KIND = "ir_drop"
 PARAMS: dict[str, Any] = {
@@ -99,6 +99,8 @@ def _keys(missing: list[str]) -> list[str]:
 
 @register(KIND)
 def check(ctx: CheckContext, rule: Rule) -> CheckOutcome:
+    from ..analysis.irdrop import ALPHA20_PER_K
+
     out = CheckOutcome()
     results = ctx.analysis.irdrop
     nets: set[int] = set()

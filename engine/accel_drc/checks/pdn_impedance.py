@@ -40,12 +40,12 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..analysis.pdn import RailResult, _si, evaluate, rail_row, remedy
 from ..results import Finding, Rule, Status
 from . import CheckContext, CheckOutcome, register
 
 if TYPE_CHECKING:
     from ..analysis import Analysis
+    from ..analysis.pdn import RailResult
 
 KIND = "pdn_impedance"
 
@@ -84,6 +84,8 @@ CURVE_POINTS = 81
 
 
 def _results(ctx: CheckContext, params: Mapping[str, Any]) -> list[RailResult]:
+    from ..analysis.pdn import evaluate
+
     return [evaluate(r, params) for r in ctx.analysis.rails]
 
 
@@ -173,6 +175,8 @@ def _declare(res: RailResult) -> str:
 
 
 def _finding(rule: Rule, res: RailResult) -> Finding | None:
+    from ..analysis.pdn import _si, rail_row, remedy
+
     rail = res.rail
     row = rail_row(res, points=CURVE_POINTS)
     role = ""
@@ -301,6 +305,8 @@ def _finding(rule: Rule, res: RailResult) -> Finding | None:
 def rails_extra(analysis: Analysis, rules: Sequence[Rule] | None = None) -> list[dict[str, Any]]:
     """``result.extras["rails"]``: each rail row with its full |Z(f)| curve, evaluated with the
     params of the first pdn_impedance rule (the class pack's)."""
+    from ..analysis.pdn import evaluate, rail_row
+
     params: Mapping[str, Any] | None = None
     for rule in rules or ():
         if rule.check == "pdn_impedance":

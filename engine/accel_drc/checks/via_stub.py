@@ -36,13 +36,13 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..analysis.via_stubs import MM_PER_MIL, ViaStubs, backdrill_dict
 from ..extras import ViaStubSeries
 from ..results import Finding, Rule, Status
 from . import CheckContext, CheckOutcome, register
 
 if TYPE_CHECKING:
     from ..analysis import Analysis
+    from ..analysis.via_stubs import ViaStubs
 
 KIND = "via_stub"
 
@@ -103,6 +103,8 @@ def _via_label(stubs: ViaStubs, i: int) -> str:
 def _evidence(
     stubs: ViaStubs, i: int, nyq: float | None, params: Mapping[str, Any]
 ) -> dict[str, Any]:
+    from ..analysis.via_stubs import MM_PER_MIL, backdrill_dict
+
     names = stubs.layer_names
     stub = float(stubs.stub_mm[i])
     fres = float(stubs.f_res_hz[i])
@@ -131,6 +133,8 @@ def _evidence(
 
 @register(KIND)
 def check_via_stub(ctx: CheckContext, rule: Rule) -> CheckOutcome:
+    from ..analysis.via_stubs import MM_PER_MIL, backdrill_dict
+
     params = rule.params or {}
     max_stub = params.get("max_stub_mm")
     min_ratio = params.get("min_fres_ratio")
@@ -431,7 +435,7 @@ def _remedy(
     stub it leaves), moving the deeper connection to a layer nearer the barrel's end, or a
     blind via over the used layers.  Each option carries its stub after the change and whether
     that passes; ``text`` says the first one that does."""
-    from ..analysis.via_stubs import StackGeometry, resonance_hz
+    from ..analysis.via_stubs import MM_PER_MIL, StackGeometry, resonance_hz
 
     board = ctx.board
     names = stubs.layer_names
