@@ -4,7 +4,8 @@ Why it is built this way: big boards are mostly zone fills, footprint graphics a
 models.  :class:`~.sexpr.SexprIndex` finds the nesting of every parenthesis with numpy; this module
 then visits only the nodes a check needs (layers, stack-up, nets, tracks, vias, zones, footprint
 headers and pads, Edge.Cuts shapes) and skips everything else by span, without tokenising it.
-Zone fills are parsed straight into numpy arrays.  On the 69 MB ``vme-wren`` board this takes
+Zone fills are parsed straight into numpy arrays (the numpy block machinery, lazy fills and
+properties live in :mod:`.kicad_blocks`).  On the 69 MB ``vme-wren`` board this takes
 about a second where KiCad needs 53 s (see ``docs/reader.md``).
 
 Format facts used (KiCad source ``pcb_io_kicad_sexpr.h`` version history and the v10 writer):
@@ -27,11 +28,9 @@ from __future__ import annotations
 import math
 import os
 import re
-import threading
 import warnings
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from typing import NamedTuple
+from collections.abc import Callable, Iterable, Sequence
 
 import numpy as np
 
@@ -62,9 +61,35 @@ from ..model import (
     via_type_for_span,
 )
 from . import kicad_lenient
+from .kicad_blocks import (
+    _ATOM,
+    _KW_LEN,
+    _KW_NUMS,
+    _MASKS,
+    _NESTED_PREFIXES,
+    _TRACK_BLOCK,
+    _TRACK_WORDS,
+    _VIA_KW_LEN,
+    _VIA_NUMS,
+    _VIA_WORDS,
+    SpanStrings,
+    _find_property,
+    _kid_codes,
+    _kid_prefix,
+    _LazyFills,
+    _LazyProps,
+    _locate_bad_number,
+    _non_finite_error,
+    _NumberFields,
+    _ranges,
+    _u64_view,
+    _via_fields_once,
+    data_is_tstamp,
+    points_of,
+)
 from .kicad_project import ProjectInfo, project_path_for, read_project
 from .kicad_stackup import _float, stackup_from_sexpr
-from .sexpr import Sexpr, SexprIndex, find_balanced, line_of, parse_points, parse_span, unquote
+from .sexpr import Sexpr, SexprIndex, find_balanced, line_of, parse_span, unquote
 
 #: oldest format version read (KiCad 6.0 release)
 MIN_VERSION = 20211014
@@ -124,7 +149,6 @@ _EDGE_GR = frozenset({b"gr_line", b"gr_arc", b"gr_circle", b"gr_rect", b"gr_poly
 _EDGE_FP = frozenset({b"fp_line", b"fp_arc", b"fp_circle", b"fp_rect", b"fp_poly", b"fp_curve"})
 
 _STR = rb'"(?:[^"\\]|\\.)*"'
-_ATOM = rb'(?:"(?:[^"\\]|\\.)*"|[^\s()"]+)'
 _KW = re.compile(rb"\(\s*([^\s()\"]+)")
 #: a field's value: text up to the next parenthesis, quoted strings whole (KiCad 10 refers to
 #: nets by name, and KiCad's default net names look like "Net-(D1-Pad1)")
@@ -137,7 +161,6 @@ _PAD_HEAD = re.compile(rb"\(pad\s+(" + _ATOM + rb")\s+([^\s()]+)\s+([^\s()]+)")
 _PAD_FIELD = re.compile(rb"\((at|size|drill|layers|net|uuid|tstamp)\s+" + _VALUE)
 _NESTED_DRILL = re.compile(rb"\((backdrill|tertiary_drill|padstack|primitives)\b")
 _FP_HEAD = re.compile(rb"\((?:footprint|module)\s+(" + _ATOM + rb")")
-_PROPERTY = re.compile(rb"\(property\s+(" + _ATOM + rb")\s+(" + _ATOM + rb")")
 _FP_TEXT = re.compile(rb"\(fp_text\s+(reference|value)\s+(" + _ATOM + rb")")
 _SIMPLE = re.compile(rb"\(([a-z_]+)\s+([^()]*)\)")
 _NAMES = re.compile(rb'"((?:[^"\\]|\\.)*)"|([^\s"]+)')
@@ -235,298 +258,6 @@ _IDENTITY = _Transform()
 # ---------------------------------------------------------------------------------------------
 
 
-def _u64_view(data: bytes) -> np.ndarray:
-    """``view[i]`` = the 8 bytes of ``data`` starting at offset ``i`` as a little-endian
-    uint64 (an overlapping strided view: no copy).  Lets numpy compare short keywords and
-    names at millions of offsets with one gather each."""
-    n = len(data) - 7
-    if n <= 0:
-        return np.zeros(0, dtype=np.uint64)
-    return np.ndarray(shape=(n,), dtype="<u8", buffer=data, offset=0, strides=(1,))
-
-
-#: ``_MASKS[k]`` keeps the low k bytes of a uint64
-_MASKS = np.array([(1 << (8 * k)) - 1 for k in range(9)], dtype=np.uint64)
-
-#: children of a track item: keyword -> code (0 = anything else)
-_TRACK_WORDS = (
-    (b"start", 1),
-    (b"mid", 2),
-    (b"end", 3),
-    (b"width", 4),
-    (b"layer", 5),
-    (b"net", 6),
-    (b"uuid", 7),
-    (b"tstamp", 7),
-)
-#: per code: length of "(" + keyword (for uuid: "(uuid"; tstamp adds 2) and count of numbers
-_KW_LEN = np.array([0, 6, 4, 4, 6, 6, 4, 5], dtype=np.int64)
-_KW_NUMS = np.array([0, 2, 2, 2, 1, 0, 0, 0], dtype=np.int64)
-#: children of a via: keyword -> code; per code the length of "(" + keyword and the numbers
-_VIA_WORDS = (
-    (b"at", 1),
-    (b"size", 2),
-    (b"drill", 3),
-    (b"layers", 4),
-    (b"net", 5),
-    (b"uuid", 6),
-    (b"tstamp", 6),
-)
-_VIA_KW_LEN = np.array([0, 3, 5, 6, 7, 4, 5, 0], dtype=np.int64)
-_VIA_NUMS = np.array([0, 2, 1, 1, 0, 0, 0, 0], dtype=np.int64)
-#: items per block of the vectorised track, via and pad parsers (bounds their temporaries to a
-#: few MB; smaller blocks also stay in cache: 32 k was faster than 131 k on 1.5 M tracks)
-_TRACK_BLOCK = 1 << 15
-
-
-def _ranges(start: np.ndarray, count: np.ndarray) -> np.ndarray:
-    """The concatenation of ``arange(start[i], start[i] + count[i])`` for every i."""
-    count = count.astype(np.int64, copy=False)
-    total = int(count.sum())
-    shift = np.cumsum(count) - count - start.astype(np.int64)
-    return np.arange(total, dtype=np.int64) - np.repeat(shift, count)
-
-
-def data_is_tstamp(data: bytes, pos: np.ndarray) -> np.ndarray:
-    """1 where the node at ``pos`` is ``(tstamp``, 0 where it is ``(uuid``."""
-    if not pos.size:
-        return np.zeros(0, dtype=np.int64)
-    arr = np.frombuffer(data, dtype=np.uint8)
-    return (arr[pos + 1] == ord("t")).astype(np.int64)
-
-
-def _via_fields_once(
-    u64: np.ndarray, ko: np.ndarray, parent: np.ndarray, m: int
-) -> tuple[np.ndarray, np.ndarray]:
-    """Per via of a block: exactly one ``at`` and ``size`` and at most one ``drill``,
-    ``layers``, ``net`` and ``uuid``/``tstamp`` (``_VIA_WORDS``), the shape the vectorised via
-    parser can read; the others go through the general parser.  Returns (each field's
-    ``_VIA_WORDS`` code, the per-via mask)."""
-    code = _kid_codes(u64, ko, _VIA_WORDS)
-    cnt = np.bincount(parent * 8 + code, minlength=m * 8).reshape(m, 8)
-    return code, (
-        (cnt[:, 1] == 1)
-        & (cnt[:, 2] == 1)
-        & (cnt[:, 3] <= 1)
-        & (cnt[:, 4] <= 1)
-        & (cnt[:, 5] <= 1)
-        & (cnt[:, 6] <= 1)
-    )
-
-
-def _kid_codes(u64: np.ndarray, pos: np.ndarray, words: Sequence[tuple[bytes, int]]) -> np.ndarray:
-    """Code of the keyword of the node opening at each ``pos`` (0 = none of ``words``):
-    the keyword (up to 7 bytes) followed by whitespace, compared as masked 8-byte words."""
-    code = np.zeros(pos.size, dtype=np.int64)
-    if not pos.size or not u64.size:
-        return code
-    inside = pos + 1 < u64.size
-    k = u64[np.minimum(pos + 1, u64.size - 1)]
-    for word, c in words:
-        n = len(word)
-        nxt = (k >> np.uint64(8 * n)) & np.uint64(0xFF)
-        hit = (k & _MASKS[n]) == np.uint64(int.from_bytes(word, "little"))
-        hit &= (nxt == 32) | (nxt == 9) | (nxt == 10) | (nxt == 13)
-        code[hit] = c
-    code[~inside] = 0
-    return code
-
-
-#: first bytes of the nested nodes whose fields must not be taken for a via's own
-#: (``_NESTED_DRILL``): vias holding one are read the slow way
-_NESTED_PREFIXES = (b"backdri", b"tertiar", b"padstac", b"primiti")
-
-
-def _kid_prefix(u64: np.ndarray, pos: np.ndarray, prefixes: Sequence[bytes]) -> np.ndarray:
-    """True where the node opening at ``pos`` starts with one of ``prefixes`` (≤ 7 bytes)."""
-    hit = np.zeros(pos.size, dtype=bool)
-    if not pos.size or not u64.size:
-        return hit
-    k = u64[np.minimum(pos + 1, u64.size - 1)]
-    for word in prefixes:
-        hit |= (k & _MASKS[len(word)]) == np.uint64(int.from_bytes(word, "little"))
-    hit[pos + 1 >= u64.size] = True  # too close to the end to tell: the slow way
-    return hit
-
-
-class SpanStrings(Sequence):
-    """Strings kept as (offset, length) into the board text and decoded on access.
-
-    Why: a 279 MB board has 1.7 M track and via uuids; as Python strings they cost 165 MB,
-    as offsets 12 bytes each.  The board text is kept anyway (zone fills are parsed lazily from
-    it).  ``overrides`` holds rows decoded already (items read the slow way).
-    """
-
-    def __init__(
-        self,
-        data: bytes,
-        start: np.ndarray,
-        length: np.ndarray,
-        overrides: Mapping[int, str] | None = None,
-    ) -> None:
-        self._data = data
-        self._start = start
-        self._length = length
-        self._overrides = dict(overrides or {})
-
-    def __len__(self) -> int:
-        return int(self._start.shape[0])
-
-    def _at(self, i: int) -> str:
-        got = self._overrides.get(i)
-        if got is not None:
-            return got
-        s = int(self._start[i])
-        raw = self._data[s : s + int(self._length[i])].strip().strip(b'"')
-        return raw.decode("utf-8", "replace")
-
-    def __getitem__(self, i):  # type: ignore[no-untyped-def]
-        if isinstance(i, slice):
-            return tuple(self._at(j) for j in range(*i.indices(len(self))))
-        i = int(i)
-        n = len(self)
-        if i < 0:
-            i += n
-        if not 0 <= i < n:
-            raise IndexError("uuid index out of range")
-        return self._at(i)
-
-    def __iter__(self) -> Iterator[str]:
-        for i in range(len(self)):
-            yield self._at(i)
-
-    def __eq__(self, other: object) -> bool:
-        if isinstance(other, (SpanStrings, tuple, list)):
-            return len(self) == len(other) and all(a == b for a, b in zip(self, other))
-        return NotImplemented
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __repr__(self) -> str:
-        return f"<{len(self)} strings>"
-
-
-def _find_property(data: bytes, s: int, e: int, name: bytes) -> str:
-    at = data.find(b'(property "' + name + b'"', s, e)
-    if at < 0:
-        return ""
-    m = _PROPERTY.match(data, at, e)
-    return unquote(m.group(2)) if m else ""
-
-
-class _LazyProps(Mapping):
-    """A footprint's ``(property name value)`` fields, parsed on first access.
-
-    Boards imported from other tools carry dozens of properties per footprint (86 k on
-    vme-wren); decoding them all up front would cost a fifth of the whole read.
-    """
-
-    def __init__(self, data: bytes, start: int, end: int) -> None:
-        self._data = data
-        self._span = (start, end)
-        self._props: dict[str, str] | None = None
-
-    def _get(self) -> dict[str, str]:
-        if self._props is None:
-            s, e = self._span
-            self._props = {unquote(k): unquote(v) for k, v in _PROPERTY.findall(self._data, s, e)}
-        return self._props
-
-    def __getitem__(self, key: str) -> str:
-        return self._get()[key]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._get())
-
-    def __len__(self) -> int:
-        return len(self._get())
-
-    def __repr__(self) -> str:
-        return repr(self._get())
-
-
-def points_of(data: bytes, s: int, e: int, source: str = "<board>") -> np.ndarray:
-    """The ``(pts (xy x y) …)`` node at [s, e) of ``data`` as an (n, 2) array (arcs flattened)."""
-    if data.find(b"(arc", s, e) < 0:
-        flat = parse_points(data[s:e])
-        if flat is not None:
-            return flat.reshape(-1, 2)
-    try:
-        node = parse_span(data, s, e)
-    except ValueError as exc:
-        raise InputError(source, f"malformed point list: {exc}", line=line_of(data, s)) from None
-    out: list[tuple[float, float]] = []
-    try:
-        for part in node[1:] if isinstance(node, list) else []:
-            if not isinstance(part, list) or not part:
-                continue
-            if part[0] == "xy" and len(part) >= 3:
-                out.append((float(part[1]), float(part[2])))
-            elif part[0] == "arc":
-                got = {
-                    p[0]: (float(p[1]), float(p[2]))
-                    for p in part[1:]
-                    if isinstance(p, list) and len(p) >= 3
-                }
-                if {"start", "mid", "end"} <= got.keys():
-                    arc = arc_points(got["start"], got["mid"], got["end"])
-                    out.extend(arc if not out or out[-1] != arc[0] else arc[1:])
-    except (ValueError, TypeError) as exc:
-        raise InputError(source, f"malformed point list: {exc}", line=line_of(data, s)) from None
-    return np.asarray(out, dtype=np.float64).reshape(-1, 2)
-
-
-def fills_of(
-    data: bytes, spans: list[tuple[int, int]], source: str = "<board>"
-) -> tuple[np.ndarray, ...]:
-    """Several ``(pts …)`` nodes at once: one number parse for all of them."""
-    if len(spans) > 1 and not any(data.find(b"(arc", s, e) >= 0 for s, e in spans):
-        counts = [data.count(b"(xy", s, e) for s, e in spans]
-        flat = parse_points(b" ".join(data[s:e] for s, e in spans))
-        if flat is not None:
-            pts = flat.reshape(-1, 2)
-            return tuple(np.split(pts, np.cumsum(counts)[:-1]))
-    return tuple(points_of(data, s, e, source) for s, e in spans)
-
-
-class _LazyFills(Mapping):
-    """A zone's filled polygons per copper layer, parsed on first access.
-
-    Why lazy: fills are most of a big board's geometry (930 k points on vme-wren) and most
-    commands never look at them (``inspect``, stack-up and via checks).  The spans are known
-    from the structural index, so the layers present are known without parsing; the points of
-    a layer become (n, 2) arrays in one vectorised pass the first time a check asks for them.
-    """
-
-    def __init__(self, data: bytes, source: str, spans: dict[int, list[tuple[int, int]]]) -> None:
-        self._data = data  # the board text only; the structural index is not kept alive
-        self._source = source
-        self._spans = spans
-        self._cache: dict[int, tuple[np.ndarray, ...]] = {}
-        # the PDN rails run on a background thread while the classifier reads the same fills:
-        # one parse per layer, the other thread waits for it (0.2 s of double work on vme-wren)
-        self._lock = threading.Lock()
-
-    def __getitem__(self, layer: int) -> tuple[np.ndarray, ...]:
-        got = self._cache.get(layer)
-        if got is None:
-            spans = self._spans[layer]  # KeyError for a layer without fill, as a dict would
-            with self._lock:
-                got = self._cache.get(layer)
-                if got is None:
-                    got = self._cache[layer] = fills_of(self._data, spans, self._source)
-        return got
-
-    def __iter__(self) -> Iterator[int]:
-        return iter(self._spans)
-
-    def __len__(self) -> int:
-        return len(self._spans)
-
-    def __repr__(self) -> str:
-        return f"<zone fills on layers {sorted(self._spans)}>"
-
-
 def _read_bytes(
     data: bytes, source: str, project_path: str | None, expected_project: str | None
 ) -> Board:
@@ -567,58 +298,6 @@ def _read_bytes(
                 source, f"malformed board file: {token!r} is not a number", line=line
             ) from None
         raise InputError(source, f"malformed board file: {exc}") from None
-
-
-_BAD_FLOAT = re.compile(r"could not convert string to float: (?:np\.bytes_\()?b?'([^']*)'")
-
-
-#: a token float() may read as NaN or infinity: nan, inf, infinity, or an exponent of 3+ digits
-_NON_FINITE = re.compile(
-    rb"(?<=[\s(])([-+]?(?:[nN][aA][nN]|[iI][nN][fF](?:[iI][nN][iI][tT][yY])?|"
-    rb"[0-9.]+[eE]\+?[0-9]{3,}))(?=[\s)])"
-)
-
-
-def _non_finite_error(data: bytes, source: str) -> InputError:
-    """The error for a board holding a NaN or infinite number, at the first such token."""
-    m = _NON_FINITE.search(data)
-    while m is not None:
-        try:
-            if not math.isfinite(float(m.group(1))):
-                break
-        except ValueError:
-            pass
-        m = _NON_FINITE.search(data, m.end())
-    return InputError(
-        source,
-        f"{m.group(1).decode('ascii', 'replace') if m else 'a number'} is not a finite "
-        "number (NaN and infinity are refused: they compare false with every limit)",
-        line=line_of(data, m.start(1)) if m else None,
-    )
-
-
-def _locate_bad_number(data: bytes, exc: BaseException) -> tuple[str | None, int | None]:
-    """(the token that is not a number, the line of its first occurrence as an atom)."""
-    m = _BAD_FLOAT.search(str(exc))
-    if not m or not m.group(1):
-        return None, None
-    token = m.group(1)
-    found = re.search(rb"[(\s]" + re.escape(token.encode("utf-8", "replace")) + rb"[)\s]", data)
-    return token, (line_of(data, found.start() + 1) if found else None)
-
-
-class _NumberFields(NamedTuple):
-    """The kept fields of a block of items and the numbers read from their numeric fields."""
-
-    ko: np.ndarray  # field start offsets
-    kc: np.ndarray  # field end offsets
-    parent: np.ndarray  # item row of each field
-    code: np.ndarray  # field kind of each field
-    npar: np.ndarray  # item row of each numeric field
-    ncode: np.ndarray  # field kind of each numeric field
-    flat: np.ndarray  # all numbers, in field order
-    first: np.ndarray  # index in ``flat`` of each numeric field's first number
-    ok: np.ndarray  # numeric field has the expected count of numbers
 
 
 class _Reader:
