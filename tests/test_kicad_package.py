@@ -18,6 +18,7 @@ import subprocess
 import sys
 import time
 import zipfile
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -351,15 +352,34 @@ def test_kicads_own_install_from_file(package: Path, xvfb_run: str, tmp_path: Pa
             px = left + dx if dx >= 0 else left + w + dx
             x("mousemove", str(px), str(top + h - dy), "click", "1")
 
+        def retry(act: Callable[[], None], title: str, total: float, each: float = 15) -> str:
+            """Do ``act`` until the window ``title`` shows: on a loaded machine KiCad may still
+            be starting up and drop the first key press or click."""
+            end = time.monotonic() + total
+            while True:
+                act()
+                try:
+                    return window(title, timeout=each)
+                except AssertionError:
+                    if time.monotonic() > end:
+                        raise
+                    dismiss_errors(1)
+
         main = window("KiCad 9.0")
         time.sleep(2)
-        x("windowfocus", main)
-        x("key", "--window", main, "ctrl+m")
-        pcm = window("Plugin And Content Manager")
+
+        def open_pcm() -> None:
+            x("windowfocus", main)
+            x("key", "--window", main, "ctrl+m")
+
+        pcm = retry(open_pcm, "Plugin And Content Manager", total=180)
         dismiss_errors()
-        x("windowraise", pcm)
-        click(pcm, 178, 23)  # "Install from File..." (bottom row, second button)
-        chooser = window("Install Package", timeout=30)
+
+        def install_from_file() -> None:
+            x("windowraise", pcm)
+            click(pcm, 178, 23)  # "Install from File..." (bottom row, second button)
+
+        chooser = retry(install_from_file, "Install Package", total=60)
         x("windowfocus", chooser)
         x("key", "--window", chooser, "ctrl+l")
         time.sleep(1)
