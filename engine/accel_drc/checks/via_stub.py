@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -484,35 +484,35 @@ def _remedy(
         ]
         out["backdrill_stub_after_mm"] = round(after, 4)
         out["backdrill_passes"] = _verdict(after, f_after, limits) == "pass"
+
     # 2. the deeper (or shallower) connection moved toward the barrel's end
+    def move_layer(moved: int, ks: range, stub_after: Callable[[int], tuple[float, float]]) -> None:
+        """The first routable layer ``k`` in ``ks`` whose stub after the move passes."""
+        for k in ks:
+            if k not in routable:
+                continue
+            after, eps = stub_after(k)
+            if _verdict(after, fres(after, eps), limits) == "pass":
+                out["layer_change"] = {
+                    "move": names[moved],
+                    "to": names[k],
+                    "stub_after_mm": round(after, 4),
+                    "passes": True,
+                }
+                return
+
+    def below(k: int) -> tuple[float, float]:
+        length, eps = seg(2 * k + 1, 2 * e0 + 1) if k < e0 else (0.0, math.nan)
+        return max(top, length), eps
+
+    def above(k: int) -> tuple[float, float]:
+        length, eps = seg(2 * s0, 2 * k) if k > s0 else (0.0, math.nan)
+        return max(length, bottom), eps
+
     if bottom > _TOL and bot_c < e0:
-        for k in range(bot_c + 1, e0 + 1):
-            if k not in routable:
-                continue
-            length, eps = seg(2 * k + 1, 2 * e0 + 1) if k < e0 else (0.0, math.nan)
-            after = max(top, length)
-            if _verdict(after, fres(after, eps), limits) == "pass":
-                out["layer_change"] = {
-                    "move": names[bot_c],
-                    "to": names[k],
-                    "stub_after_mm": round(after, 4),
-                    "passes": True,
-                }
-                break
+        move_layer(bot_c, range(bot_c + 1, e0 + 1), below)
     if "layer_change" not in out and top > _TOL and top_c > s0:
-        for k in range(top_c - 1, s0 - 1, -1):
-            if k not in routable:
-                continue
-            length, eps = seg(2 * s0, 2 * k) if k > s0 else (0.0, math.nan)
-            after = max(length, bottom)
-            if _verdict(after, fres(after, eps), limits) == "pass":
-                out["layer_change"] = {
-                    "move": names[top_c],
-                    "to": names[k],
-                    "stub_after_mm": round(after, 4),
-                    "passes": True,
-                }
-                break
+        move_layer(top_c, range(top_c - 1, s0 - 1, -1), above)
     if stubs.ref[i] and out.get("backdrill"):
         # a component's plated hole: backdrill only where the pin does not reach that depth
         out["backdrill_note"] = "press-fit or short-pin parts only (the pin must not reach it)"
