@@ -418,14 +418,29 @@ def _routable_layers(board: Any) -> set[int]:
     return out
 
 
+def _routable(stubs: ViaStubs, board: Any) -> set[int]:
+    """:func:`_routable_layers` of the board, once per via table."""
+    got = stubs.memo.get("routable")
+    if got is None:
+        got = stubs.memo["routable"] = _routable_layers(board)
+    return got
+
+
 def _residual(stubs: ViaStubs, ctx: Any, net: int) -> tuple[float, str]:
     """The residual stub a backdrill would leave: the one declared for this net (accel-drc.yaml
     ``backdrill:`` or the board), else :data:`ASSUMED_RESIDUAL_MM` (``assumed``)."""
+    key = ("residual", net)
+    got = stubs.memo.get(key)
+    if got is not None:
+        return got  # type: ignore[no-any-return]
+    got = (ASSUMED_RESIDUAL_MM, "assumed")
     for j in stubs.rows_for_nets((net,)).tolist():
         bd = stubs.backdrill[j]
         if bd is not None and bd.residual_stub_mm is not None:
-            return float(bd.residual_stub_mm), "declared"
-    return ASSUMED_RESIDUAL_MM, "assumed"
+            got = (float(bd.residual_stub_mm), "declared")
+            break
+    stubs.memo[key] = got
+    return got
 
 
 def _remedy(
@@ -434,22 +449,67 @@ def _remedy(
     """What would make via ``i`` pass: a backdrill (from which face, down to which layer, the
     stub it leaves), moving the deeper connection to a layer nearer the barrel's end, or a
     blind via over the used layers.  Each option carries its stub after the change and whether
-    that passes; ``text`` says the first one that does."""
+    that passes; ``text`` says the first one that does.
+
+    The remedy is a function of the barrel's span, its outermost connected layers, its two
+    stubs, whether it is a component hole, the residual a backdrill leaves on its net and the
+    limits, so it is memoised on exactly those (``stubs.memo``): a board's 10k violating vias
+    come in a few dozen shapes, and the per-class re-runs ask for the same ones again."""
+    conn = np.flatnonzero(stubs.connected[i])
+    residual = _residual(stubs, ctx, int(stubs.net[i]))
+    try:
+        key: Any = (
+            "remedy",
+            tuple(sorted(params.items())),
+            nyq,
+            int(stubs.start[i]),
+            int(stubs.end[i]),
+            int(conn[0]),
+            int(conn[-1]),
+            float(stubs.top_stub_mm[i]),
+            float(stubs.bottom_stub_mm[i]),
+            bool(stubs.ref[i]),
+            residual,
+        )
+        hash(key)
+    except TypeError:  # a param value that is not hashable: no memo
+        key = None
+    memo = stubs.memo if key is not None else {}
+    got = memo.get(key)
+    if got is None:
+        got = memo[key] = _remedy_of(stubs, i, ctx, params, nyq, conn, residual)
+    return _copy_remedy(got)
+
+
+def _copy_remedy(r: Mapping[str, Any]) -> dict[str, Any]:
+    """A copy of a memoised remedy each finding owns (its lists and dicts one level down)."""
+    return {
+        k: [dict(x) for x in v] if isinstance(v, list) else dict(v) if isinstance(v, dict) else v
+        for k, v in r.items()
+    }
+
+
+def _remedy_of(
+    stubs: ViaStubs,
+    i: int,
+    ctx: Any,
+    params: Mapping[str, Any],
+    nyq: float | None,
+    conn: np.ndarray,
+    residual_basis: tuple[float, str],
+) -> dict[str, Any]:
+    """:func:`_remedy` computed (see there)."""
     from ..analysis.via_stubs import MM_PER_MIL, StackGeometry, resonance_hz
 
     board = ctx.board
     names = stubs.layer_names
-    geom = StackGeometry.from_board(board)
-    conn = np.flatnonzero(stubs.connected[i])
+    geom = stubs.geom if stubs.geom is not None else StackGeometry.from_board(board)
     s0, e0 = int(stubs.start[i]), int(stubs.end[i])
     top_c, bot_c = int(conn[0]), int(conn[-1])
     top, bottom = float(stubs.top_stub_mm[i]), float(stubs.bottom_stub_mm[i])
     limits = {**params, "nyquist_hz": nyq}
     n = geom.n_layers
-
-    def seg(lo: int, hi: int) -> tuple[float, float]:
-        a, b = np.array([lo]), np.array([hi])
-        return float(geom.length(a, b)[0]), float(geom.eps_eff(a, b)[0])
+    seg = geom.span
 
     eps_board = seg(0, 2 * n - 1)[1]
 
@@ -458,8 +518,8 @@ def _remedy(
         return float(resonance_hz(length, e)) if length > 0 else math.inf
 
     out: dict[str, Any] = {}
-    routable = _routable_layers(board)
-    residual, r_basis = _residual(stubs, ctx, int(stubs.net[i]))
+    routable = _routable(stubs, board)
+    residual, r_basis = residual_basis
     # 1. backdrill from the face(s) whose stub fails, to the connected layer
     sides = []
     if bottom > _TOL and e0 == n - 1 and _verdict(bottom, fres(bottom, math.nan), limits) == "fail":
