@@ -318,7 +318,11 @@ def _with_class_basis(
                     continue
                 try:
                     octx = _checks.CheckContext(
-                        board=ctx.board, analysis=ctx.analysis, board_class=c, config=ctx.config
+                        board=ctx.board,
+                        analysis=ctx.analysis,
+                        board_class=c,
+                        config=ctx.config,
+                        verdicts_only=True,  # only the violations' keys are compared
                     )
                     res = registry[other.check](octx, other)
                     failing[c] = {

@@ -64,6 +64,10 @@ class CheckContext:
     analysis: Analysis
     board_class: str
     config: ProjectConfig = field(default_factory=ProjectConfig)
+    #: the caller needs only which findings are violations and what identifies them (rule, net,
+    #: layer, pos, items: the pipeline's re-run of a rule under another class's limits); a
+    #: check may then skip messages, evidence and remedies.  Ignoring it is always correct.
+    verdicts_only: bool = False
 
     def __post_init__(self) -> None:
         # tests and callers that build a context by hand may pass already-valid config data

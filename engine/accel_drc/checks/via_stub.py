@@ -183,39 +183,55 @@ def check_via_stub(ctx: CheckContext, rule: Rule) -> CheckOutcome:
     unknown_stack: list[int] = []
     unknown_residual: list[int] = []
     unknown_eps: list[int] = []
-    for i in idx.tolist():
-        stub = float(stubs.stub_mm[i])
-        fres = float(stubs.f_res_hz[i])
-        net = board.nets[int(stubs.net[i])]
-        where = f"{_via_label(stubs, i)} at ({stubs.xy[i, 0]:.3f}, {stubs.xy[i, 1]:.3f}) on {net}"
+    # verdicts only (the pipeline's re-run under another class's limits): the same findings
+    # with the same identity (rule, net, layer, pos, items), without messages, evidence or
+    # remedies, which are most of the cost of a board with 10k violating vias
+    lite = bool(getattr(ctx, "verdicts_only", False))
+    # the rows' columns as Python values once (numpy scalar indexing per via is slow)
+    rows = idx.tolist()
+    stub_l = stubs.stub_mm[idx].tolist()
+    fres_l = stubs.f_res_hz[idx].tolist()
+    net_l = stubs.net[idx].tolist()
+    xy_l = stubs.xy[idx].tolist()
+    cuts_l = stubs.backdrill_cuts[idx].tolist()
+    names = board.nets
+    for k, i in enumerate(rows):
+        stub = stub_l[k]
+        fres = fres_l[k]
+        net = names[net_l[k]]
+        where = (
+            ""
+            if lite
+            else f"{_via_label(stubs, i)} at ({xy_l[k][0]:.3f}, {xy_l[k][1]:.3f}) on {net}"
+        )
         bd = stubs.backdrill[i]
-        if stubs.backdrill_cuts[i]:
-            ev = _evidence(stubs, i, nyq, params) if not math.isnan(stub) else {}
-            ev["backdrill"] = backdrill_dict(bd, stubs.layer_names)
-            ev["connected"] = stubs.connected_names(i)
-            findings.append(
-                base(
-                    i,
-                    rule.id + ".backdrill_cut",
-                    Status.VIOLATION,
-                    f"{where}: the {bd.side if bd else ''} backdrill (must not cut "
-                    f"{ev['backdrill']['must_not_cut'] if ev['backdrill'] else '?'}) would cut "
-                    f"layers the net uses ({', '.join(ev['connected'])})",
-                    evidence=ev,
+        if cuts_l[k]:
+            if lite:
+                findings.append(base(i, rule.id + ".backdrill_cut", Status.VIOLATION, ""))
+            else:
+                ev = _evidence(stubs, i, nyq, params) if not math.isnan(stub) else {}
+                ev["backdrill"] = backdrill_dict(bd, stubs.layer_names)
+                ev["connected"] = stubs.connected_names(i)
+                findings.append(
+                    base(
+                        i,
+                        rule.id + ".backdrill_cut",
+                        Status.VIOLATION,
+                        f"{where}: the {bd.side if bd else ''} backdrill (must not cut "
+                        f"{ev['backdrill']['must_not_cut'] if ev['backdrill'] else '?'}) would "
+                        f"cut layers the net uses ({', '.join(ev['connected'])})",
+                        evidence=ev,
+                    )
                 )
-            )
         if math.isnan(stub):
             geometric = float(stubs.geometric_stub_mm[i])
             (
                 unknown_residual if bd is not None and not math.isnan(geometric) else unknown_stack
             ).append(i)
             continue
-        ev = _evidence(stubs, i, nyq, params)
-        reasons = []
         too_long = max_stub is not None and stub > float(max_stub) + _TOL
-        if too_long:
-            reasons.append(f"> {float(max_stub):.3f} mm")
-        ratio = ev["f_res_ratio"]
+        # as _evidence's "f_res_ratio"
+        ratio = None if nyq is None or not math.isfinite(fres) else round(fres / nyq, 3)
         if min_ratio is not None and nyq is not None and ratio is None and stub > 1e-6:
             # a stub whose dielectric εr is not on record has no known resonance: the ratio
             # rule cannot pass it (unknown is not pass), even when the length rule does
@@ -226,6 +242,20 @@ def check_via_stub(ctx: CheckContext, rule: Rule) -> CheckOutcome:
             and ratio is not None
             and ratio < float(min_ratio)
         )
+        wants_bd = need_bd and bd is None and stub > 1e-6
+        if lite:
+            if too_long or too_low:
+                findings.append(base(i, rule.id, Status.VIOLATION, "", layer=_stub_layer(stubs, i)))
+            if wants_bd:
+                findings.append(
+                    base(i, rule.id + ".backdrill", Status.VIOLATION, "",
+                         layer=_stub_layer(stubs, i))
+                )  # fmt: skip
+            continue
+        ev = _evidence(stubs, i, nyq, params)
+        reasons = []
+        if too_long:
+            reasons.append(f"> {float(max_stub):.3f} mm")
         if too_low:
             reasons.append(f"f_res {_fmt_hz(fres)} = {ratio:.1f}× Nyquist < {float(min_ratio):g}×")
         if reasons:
@@ -267,7 +297,7 @@ def check_via_stub(ctx: CheckContext, rule: Rule) -> CheckOutcome:
                     evidence=ev,
                 )
             )
-        if need_bd and bd is None and stub > 1e-6:
+        if wants_bd:
             findings.append(
                 base(
                     i,
