@@ -386,6 +386,7 @@ def check_impedance(ctx: CheckContext, rule: Rule) -> CheckOutcome:
                 out.not_judged.setdefault(n, []).append(note)
     names = a.board.nets
     fd_cache = a.__dict__.setdefault("_impedance_cache", {}).setdefault("fd", {})
+    remedies: dict[Any, dict[str, Any]] = a.__dict__["_impedance_cache"].setdefault("remedy", {})
 
     def nets_of(row: PairImpedance) -> list[str]:
         return [names[row.positive], names[row.negative]]
@@ -532,7 +533,13 @@ def check_impedance(ctx: CheckContext, rule: Rule) -> CheckOutcome:
         if declare:
             evidence["declare"] = "; ".join(declare)
         assert row.width_mm is not None and row.gap_mm is not None
-        evidence["remedy"] = remedy(row.stack, row.width_mm, row.gap_mm, target, fd_cache)
+        # a remedy is a function of the cross-section and the target alone: pairs routed alike
+        # (and the same pair under several rules) share one inversion of the field solver
+        rkey = (row.stack, row.width_mm, row.gap_mm, target)
+        got = remedies.get(rkey)
+        if got is None:
+            got = remedies[rkey] = remedy(row.stack, row.width_mm, row.gap_mm, target, fd_cache)
+        evidence["remedy"] = dict(got)
         f = _finding(
             rule,
             Status.VIOLATION,
