@@ -215,11 +215,25 @@ def near_pairs(
     if len(q_xy) == 0 or len(t_xy) == 0:
         return empty
     # only nets present on both sides matter
-    common = np.intersect1d(np.unique(q_net), np.unique(t_net))
-    if len(common) == 0:
-        return empty
-    t_keep = np.flatnonzero(np.isin(t_net, common))
-    q_keep = np.flatnonzero(np.isin(q_net, common) & (q_rad >= 0))
+    lo_net = min(int(q_net.min()), int(t_net.min()))
+    hi_net = max(int(q_net.max()), int(t_net.max()))
+    if lo_net >= 0 and hi_net < (1 << 26):
+        # a table over the net numbers: linear, where intersect1d / isin sort both sides
+        in_q = np.zeros(hi_net + 1, bool)
+        in_q[q_net] = True
+        both = np.zeros(hi_net + 1, bool)
+        both[t_net] = True
+        both &= in_q
+        if not both.any():
+            return empty
+        t_keep = np.flatnonzero(both[t_net])
+        q_keep = np.flatnonzero(both[q_net] & (q_rad >= 0))
+    else:
+        common = np.intersect1d(np.unique(q_net), np.unique(t_net))
+        if len(common) == 0:
+            return empty
+        t_keep = np.flatnonzero(np.isin(t_net, common))
+        q_keep = np.flatnonzero(np.isin(q_net, common) & (q_rad >= 0))
     if len(t_keep) == 0 or len(q_keep) == 0:
         return empty
     txy = t_xy[t_keep]
