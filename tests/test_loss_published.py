@@ -32,10 +32,9 @@ import math
 import numpy as np
 import pytest
 from _h2_boards import cu, diel, make_board, rect, stackup
-from accel_drc.analysis import Analysis
+from accel_drc.analysis import Analysis, loss_models
 from accel_drc.analysis.loss import loss_rows, loss_table
-from accel_drc.analysis import loss_models
-from accel_drc.analysis.loss_models import CANNONBALL_R_PER_RZ, DEFAULT_ROUGHNESS_MODEL
+from accel_drc.analysis.loss_models import DEFAULT_ROUGHNESS_MODEL
 from accel_drc.model import NetClass, NetClassRules
 from accel_drc.packs import load_library
 
@@ -168,9 +167,7 @@ def test_the_case_is_built_as_published(case: Analysis) -> None:
             3.048, 4.445, 3.048, 4.445,
         )  # fmt: skip
         assert sec.roughness_model == DEFAULT_ROUGHNESS_MODEL == "huray"
-        assert {lay.basis[k] for k in ("roughness", "conductivity", "loss_tangent")} == {
-            "declared"
-        }
+        assert {lay.basis[k] for k in ("roughness", "conductivity", "loss_tangent")} == {"declared"}
         assert sec.static()[0] == pytest.approx(SOLVER_Z0, rel=0.02)
 
 
@@ -229,8 +226,9 @@ def test_the_case_rejects_the_old_radius_and_hammerstad(
     Rz/6 this module used before, the same line loses 26-49 % more than measured (5-30 GHz);
     with Hammerstad-Jensen (saturating at K = 2) it loses 10-16 % less above 20 GHz.  The
     radius rule in use is r = Rz/(4√3(1+√2)) = 0.0598 Rz."""
-    assert CANNONBALL_R_PER_RZ == pytest.approx(1 / (4 * math.sqrt(3) * (1 + math.sqrt(2))))
-    assert CANNONBALL_R_PER_RZ == pytest.approx(0.0598, abs=5e-5)
+    r_per_rz = loss_models.CANNONBALL_R_PER_RZ
+    assert r_per_rz == pytest.approx(1 / (4 * math.sqrt(3) * (1 + math.sqrt(2))))
+    assert r_per_rz == pytest.approx(0.0598, abs=5e-5)
     sec = next(c for c in loss_table(case) if c.signal == "pcie5").layers[0].section
     f = np.array([p[0] for p in MEASURED]) * 1e9
     meas = np.array([_measured_db_per_m(x / 1e9) for x in f])
