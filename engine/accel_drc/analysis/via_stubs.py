@@ -261,21 +261,22 @@ def near_pairs(
         base = base[qorder]
         qi = qi[qorder]
         for dx in (-1, 0, 1):
-            for dy in (-1, 0, 1):
-                key = base + (dx * gy + dy)
-                lo = np.searchsorted(skey, key, side="left")
-                hi = np.searchsorted(skey, key, side="right")
-                cnt = hi - lo
-                total = int(cnt.sum())
-                if total == 0:
-                    continue
-                rep_q = np.repeat(qi, cnt)
-                offs = np.arange(total) - np.repeat(np.cumsum(cnt) - cnt, cnt)
-                rep_t = t_keep[order[np.repeat(lo, cnt) + offs]]
-                d = np.hypot(*(t_xy[rep_t] - q_xy[rep_q]).T)
-                ok = d <= q_rad[rep_q]
-                out_q.append(rep_q[ok])
-                out_t.append(rep_t[ok])
+            # the cells dy = -1, 0, 1 of one column are consecutive keys, so their targets
+            # are one run of the sorted keys: two searches per column, not six
+            key = base + dx * gy
+            lo = np.searchsorted(skey, key - 1, side="left")
+            hi = np.searchsorted(skey, key + 1, side="right")
+            cnt = hi - lo
+            total = int(cnt.sum())
+            if total == 0:
+                continue
+            rep_q = np.repeat(qi, cnt)
+            offs = np.arange(total) - np.repeat(np.cumsum(cnt) - cnt, cnt)
+            rep_t = t_keep[order[np.repeat(lo, cnt) + offs]]
+            d = np.hypot(*(t_xy[rep_t] - q_xy[rep_q]).T)
+            ok = d <= q_rad[rep_q]
+            out_q.append(rep_q[ok])
+            out_t.append(rep_t[ok])
     if not out_q:
         return empty
     return np.concatenate(out_q), np.concatenate(out_t)
