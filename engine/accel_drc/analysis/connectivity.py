@@ -546,13 +546,18 @@ def _islands(
         if n_v:
             vp = np.asarray(v.pos[vi], float).reshape(-1, 2)
             vr = np.asarray(v.diameter[vi], float) / 2.0
-            d = _seg_dist(vp, ca, cb)
             span = (cl[None, :] >= np.asarray(v.start[vi])[:, None]) & (
                 cl[None, :] <= np.asarray(v.end[vi])[:, None]
             )
-            hit = (d <= vr[:, None] + cw[None, :] / 2.0 + _EPS) & span
-            va, vb = np.nonzero(hit)
-            dsu.union_many(V0 + va, T0 + owner[vb])
+            # candidates first: a chord's copper lies within half its length plus half its
+            # width of its middle (one hypot per couple), then the exact distance on those
+            mid = 0.5 * (ca + cb)
+            reach = 0.5 * np.hypot(*(cb - ca).T) + cw / 2.0 + _EPS + 1e-6
+            near = np.hypot(vp[:, None, 0] - mid[None, :, 0], vp[:, None, 1] - mid[None, :, 1])
+            va, vb = np.nonzero((near <= reach[None, :] + vr[:, None]) & span)
+            d = segment_distance(vp[va], ca[vb], cb[vb])
+            hit = d <= vr[va] + cw[vb] / 2.0 + _EPS
+            dsu.union_many(V0 + va[hit], T0 + owner[vb[hit]])
     else:
         length = 0.0
     if n_v:
