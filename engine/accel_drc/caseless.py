@@ -47,7 +47,7 @@ class CaselessPattern:
         if pattern.isascii() and not _WIDE_ESCAPE.search(pattern):
             try:
                 self._ascii = re.compile(pattern, re.IGNORECASE | re.ASCII)
-            except re.error:  # e.g. an inline (?u): only the Unicode pattern is right
+            except (re.error, ValueError):  # an inline (?u): only the Unicode pattern is right
                 self._ascii = None
         if self._ascii is None and self._full is None:
             self._full = re.compile(pattern, re.IGNORECASE)
