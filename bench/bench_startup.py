@@ -197,9 +197,10 @@ def report(r: dict[str, Any]) -> str:
         f"{im['extra_import_ms']:.0f} ms; peer packages the check never imports: "
         f"{', '.join(im['peer_modules_not_imported']) or 'none'}"
     )
-    rows.append("  biggest modules beyond the peer's (self ms): " + ", ".join(
-        f"{k} {v:.1f}" for k, v in im["top_modules"]
-    ))
+    rows.append(
+        "  biggest modules beyond the peer's (self ms): "
+        + ", ".join(f"{k} {v:.1f}" for k, v in im["top_modules"])
+    )
     rows.append("  by package (ms): " + ", ".join(f"{k} {v:.1f}" for k, v in im["top_packages"]))
     return "\n".join(rows)
 
@@ -207,9 +208,7 @@ def report(r: dict[str, Any]) -> str:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--repeat", type=int, default=15, help="alternating runs (median; ≥ 10)")
-    ap.add_argument(
-        "--bytecode", choices=("as-is", "compiled", "none", "both"), default="both"
-    )
+    ap.add_argument("--bytecode", choices=("as-is", "compiled", "none", "both"), default="both")
     ap.add_argument("--top", type=int, default=15, help="modules and packages listed")
     ap.add_argument("--json", type=Path, help="write the figures here too")
     a = ap.parse_args()

@@ -86,9 +86,7 @@ def test_a_copy_with_its_snapshot_is_trusted(tmp_path: Path, monkeypatch: pytest
     bundled.reset()
 
 
-def test_an_edited_rule_file_takes_the_full_path(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-):
+def test_an_edited_rule_file_takes_the_full_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     """A user tuning an installed pack: the edit is validated, and a mistake is file:line."""
     rules = _copy_rules(tmp_path, monkeypatch)
     edge = rules / "classes" / "edge.yaml"

@@ -217,9 +217,7 @@ def _may_have_plugins(group: str) -> bool:
     custom finder that lists distributions) answers True, and the full lookup runs."""
     from importlib.machinery import PathFinder
 
-    if any(
-        hasattr(f, "find_distributions") and f is not PathFinder for f in sys.meta_path
-    ):
+    if any(hasattr(f, "find_distributions") and f is not PathFinder for f in sys.meta_path):
         return True
     needle = group.encode()
     for entry in sys.path:

@@ -358,6 +358,7 @@ def check_impedance(ctx: CheckContext, rule: Rule) -> CheckOutcome:
         return out
     # the field solver's module only when there is a pair to judge (start-up cost, issue 18)
     from ..analysis.impedance import KIND_ROUTED, pair_table, rise_length_mm, row_kind, stack_er
+
     target, tol = _target(ctx, rule)
     nyquist = None
     try:

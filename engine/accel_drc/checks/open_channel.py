@@ -93,6 +93,7 @@ def check_open_channel(ctx: CheckContext, rule: Rule) -> CheckOutcome:
     if not nets:
         return out
     from ..analysis.connectivity import net_islands  # only with channel nets to check
+
     board = ctx.board
     islands = net_islands(board, nets)
     out.checked = len(islands)
