@@ -92,7 +92,7 @@ def run(cmd: list[str], env: dict[str, str]) -> tuple[float, float]:
 def alternate(cmds: dict[str, list[str]], repeat: int, env: dict[str, str]) -> dict[str, Any]:
     """Run the commands in turn ``repeat`` times (one warm-up round first, not counted)."""
     samples: dict[str, list[tuple[float, float]]] = {k: [] for k in cmds}
-    for k, cmd in cmds.items():
+    for cmd in cmds.values():
         run(cmd, env)
     for _ in range(repeat):
         for k, cmd in cmds.items():

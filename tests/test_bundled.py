@@ -12,13 +12,12 @@ import sys
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
-
 from accel_drc import bundled, checks, packs
 from accel_drc.caseless import CaselessPattern
 from accel_drc.errors import InputError
 from accel_drc.yamlsafe import load_yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 ROOT = Path(__file__).resolve().parent.parent
 SMALL = ROOT / "fixtures" / "kicad_versions" / "kicad9.kicad_pcb"
