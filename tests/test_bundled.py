@@ -257,3 +257,79 @@ def test_a_clean_check_imports_no_validator_metadata_or_templates():
     )
     assert out.returncode == 0, out.stderr
     assert out.stdout.split("\n")[-2] == "0 []", out.stdout
+
+
+# --- precompiled dataclass methods (accel_drc.dccode) ------------------------------------------
+
+_DUMP = r"""
+import dataclasses, inspect, json, sys
+if sys.argv[1] == "plain":
+    import accel_drc.dccode  # installs the table on import of the package ...
+    del dataclasses.exec  # ... and this puts the builtin back
+import accel_drc.model, accel_drc.config, accel_drc.results, accel_drc.packs
+out = {}
+for mod in (accel_drc.model, accel_drc.config, accel_drc.results, accel_drc.packs):
+    for name, cls in vars(mod).items():
+        if isinstance(cls, type) and dataclasses.is_dataclass(cls) and cls.__module__ == mod.__name__:
+            row = {"sig": str(inspect.signature(cls)), "doc": cls.__doc__}
+            for meth in ("__init__", "__repr__", "__eq__", "__hash__", "__setattr__", "__delattr__"):
+                fn = cls.__dict__.get(meth)
+                code = getattr(fn, "__code__", None)
+                row[meth] = None if code is None else [
+                    code.co_code.hex(), repr(code.co_consts), code.co_names, code.co_varnames,
+                    repr(getattr(fn, "__annotations__", None)), repr(fn.__defaults__),
+                    repr(fn.__kwdefaults__), fn.__qualname__,
+                ]
+            out[f"{mod.__name__}.{name}"] = row
+json.dump(out, sys.stdout, sort_keys=True)
+"""
+
+
+def _dump(mode: str) -> dict:
+    r = subprocess.run(
+        [sys.executable, "-c", _DUMP, mode], capture_output=True, text=True, check=True, cwd=ROOT
+    )
+    return __import__("json").loads(r.stdout)
+
+
+def test_dataclasses_from_the_table_equal_compiled_ones():
+    """Every generated method (code, constants, names, annotations, defaults, qualname) and the
+    signature of every dataclass of the core modules: the same with the table as without."""
+    from accel_drc import dccode
+
+    assert dccode._state["table"], "the table is not installed (stale or unreadable?)"
+    table, plain = _dump("table"), _dump("plain")
+    assert len(table) > 40 and table == plain
+
+
+def test_dataclass_table_is_current_and_equal_to_compiling():
+    import hashlib
+    import marshal
+
+    from accel_drc import dccode
+
+    magic, shipped = marshal.loads(Path(dccode.TABLE).read_bytes())
+    fresh_magic, fresh = marshal.loads(dccode.build())
+    assert magic == fresh_magic
+    assert set(fresh) == set(shipped), "stale: run `python -m accel_drc.bundled --write`"
+    for digest, code in fresh.items():
+        assert shipped[digest] == code
+    src = "def __create_fn__():\n def f(self):\n  return 1\n return f"
+    assert hashlib.sha256(src.encode()).digest() not in shipped
+
+
+def test_a_dataclass_the_table_does_not_know_compiles_as_before():
+    """A miss is compiled with dataclasses' own flags: no ``from __future__ import annotations``
+    leaks into another package's generated ``__init__``."""
+    import dataclasses
+
+    from accel_drc import dccode
+
+    assert dataclasses.exec is dccode._exec
+    ns: dict = {}
+    src = "import dataclasses\n@dataclasses.dataclass(frozen=True)\nclass Y:\n    a: int\n"
+    exec(compile(src, "<test>", "exec", dont_inherit=True), ns)  # no future flags here
+    assert ns["Y"].__init__.__annotations__ == {"a": int, "return": None}
+    assert ns["Y"](1) == ns["Y"](1) and hash(ns["Y"](1)) == hash(ns["Y"](1))
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        ns["Y"](1).a = 2

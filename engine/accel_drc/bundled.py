@@ -246,25 +246,48 @@ def build() -> str:
     return "\n".join([json.dumps(head, sort_keys=True), *bodies]) + "\n"
 
 
+def dataclass_keys(blob: bytes | None) -> set[bytes] | None:
+    """The source digests of a :mod:`accel_drc.dccode` table (None: unreadable)."""
+    import marshal
+
+    try:
+        _magic, table = marshal.loads(blob or b"")
+        return set(table)
+    except (ValueError, EOFError, TypeError):
+        return None
+
+
 def main(argv: list[str] | None = None) -> int:
-    """``python -m accel_drc.bundled [--write | --check]``: rebuild the snapshot, or say whether
-    the shipped one is current (exit 1 when not)."""
+    """``python -m accel_drc.bundled [--write]``: rebuild the shipped snapshot of ``rules/`` and
+    the compiled dataclass methods (:mod:`accel_drc.dccode`), or say whether they are current
+    (exit 1 when not)."""
     import argparse
 
+    from . import dccode
+
     ap = argparse.ArgumentParser(prog="python -m accel_drc.bundled", description=main.__doc__)
-    ap.add_argument("--write", action="store_true", help="rewrite bundled_rules.jsonl")
+    ap.add_argument("--write", action="store_true", help="rewrite the stale files")
     a = ap.parse_args(argv)
     text = build()
     current = (_read(SNAPSHOT) or b"").decode("utf-8", "replace")
+    table = dccode.build()
+    dc_path = Path(dccode.TABLE)
+    # marshal's bytes vary between runs (object references): compare the sources held
+    dc_stale = dataclass_keys(table) != dataclass_keys(_read(dc_path))
+    stale = [p for p, s in ((SNAPSHOT, text != current), (dc_path, dc_stale)) if s]
     if a.write:
         if text != current:
             SNAPSHOT.write_text(text, encoding="utf-8")
-        print(f"{SNAPSHOT}: {'updated' if text != current else 'up to date'}")
+        if dc_stale:
+            dc_path.write_bytes(table)
+        for p in (SNAPSHOT, dc_path):
+            print(f"{p}: {'updated' if p in stale else 'up to date'}")
         return 0
-    if text != current:
-        print(f"{SNAPSHOT}: stale: run python -m accel_drc.bundled --write", file=sys.stderr)
+    for p in stale:
+        print(f"{p}: stale: run python -m accel_drc.bundled --write", file=sys.stderr)
+    if stale:
         return 1
-    print(f"{SNAPSHOT}: up to date")
+    print(f"{SNAPSHOT}, {dc_path}: up to date")
     return 0
 
 
