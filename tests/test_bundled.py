@@ -285,6 +285,15 @@ json.dump(out, sys.stdout, sort_keys=True)
 """
 
 
+def _need_table_for_this_python() -> None:
+    """The shipped table serves the CPython bytecode version that built it (3.11 here and in
+    KiCad 9's Python); another Python (the 3.9 CI job) compiles as always: nothing to test."""
+    from accel_drc import dccode
+
+    if dccode.read_table() is None:
+        pytest.skip("the shipped dataclass table is for another CPython bytecode version")
+
+
 def _dump(mode: str) -> dict:
     r = subprocess.run(
         [sys.executable, "-c", _DUMP, mode], capture_output=True, text=True, check=True, cwd=ROOT
@@ -297,6 +306,7 @@ def test_dataclasses_from_the_table_equal_compiled_ones():
     signature of every dataclass of the core modules: the same with the table as without."""
     from accel_drc import dccode
 
+    _need_table_for_this_python()
     assert dccode._state["table"], "the table is not installed (stale or unreadable?)"
     table, plain = _dump("table"), _dump("plain")
     assert len(table) > 40 and table == plain
@@ -304,13 +314,13 @@ def test_dataclasses_from_the_table_equal_compiled_ones():
 
 def test_dataclass_table_is_current_and_equal_to_compiling():
     import hashlib
-    import marshal
 
     from accel_drc import dccode
 
-    magic, shipped = marshal.loads(Path(dccode.TABLE).read_bytes())
-    fresh_magic, fresh = marshal.loads(dccode.build())
-    assert magic == fresh_magic
+    _need_table_for_this_python()
+    shipped = dccode.read_table()
+    fresh = dccode.read_table(dccode.build())
+    assert shipped and fresh
     assert set(fresh) == set(shipped), "stale: run `python -m accel_drc.bundled --write`"
     for digest, code in fresh.items():
         assert shipped[digest] == code
@@ -325,7 +335,8 @@ def test_a_dataclass_the_table_does_not_know_compiles_as_before():
 
     from accel_drc import dccode
 
-    assert dataclasses.exec is dccode._exec
+    if dccode._state["table"]:
+        assert dataclasses.exec is dccode._exec
     ns: dict = {}
     src = "import dataclasses\n@dataclasses.dataclass(frozen=True)\nclass Y:\n    a: int\n"
     exec(compile(src, "<test>", "exec", dont_inherit=True), ns)  # no future flags here

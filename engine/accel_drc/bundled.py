@@ -247,14 +247,11 @@ def build() -> str:
 
 
 def dataclass_keys(blob: bytes | None) -> set[bytes] | None:
-    """The source digests of a :mod:`accel_drc.dccode` table (None: unreadable)."""
-    import marshal
+    """The source digests of a :mod:`accel_drc.dccode` table (None: unreadable here)."""
+    from .dccode import read_table
 
-    try:
-        _magic, table = marshal.loads(blob or b"")
-        return set(table)
-    except (ValueError, EOFError, TypeError):
-        return None
+    table = read_table(blob or b"")
+    return None if table is None else set(table)
 
 
 def main(argv: list[str] | None = None) -> int:

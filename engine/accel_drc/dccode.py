@@ -4,8 +4,9 @@ Why: ``@dataclass`` writes the source of ``__init__``, ``__repr__``, ``__eq__``,
 ``__setattr__`` and ``__delattr__`` of every class and compiles each with ``exec``: the ~70
 classes a check imports cost ~380 compiles, about 25 ms of CPU on every run (a fifth of the
 time Python needs to import numpy).  The package ships those compiled functions
-(``bundled_dataclasses.marshal``: the code object of each generated source, keyed by the
-source's SHA-256, built by ``python -m accel_drc.bundled --write``), and :func:`install` makes
+(``bundled_dataclasses.marshal``: the ``.pyc`` magic number, then the marshalled code object of
+each generated source keyed by the source's SHA-256; built by ``python -m accel_drc.bundled
+--write``), and :func:`install` makes
 ``dataclasses`` execute the shipped code object when the source it generated is one of them.
 
 Why it is exact: the key is the full generated text, so a hit runs the code that compiling this
@@ -60,15 +61,26 @@ def install():
         return
     if not hasattr(dataclasses, "_create_fn") and not hasattr(dataclasses, "_FuncBuilder"):
         return  # a dataclasses that does not compile generated source: nothing to replace
-    try:
-        with open(TABLE, "rb") as fh:
-            magic, table = marshal.loads(fh.read())
-    except (OSError, ValueError, EOFError, TypeError):
-        return
-    if magic != importlib.util.MAGIC_NUMBER or not isinstance(table, dict):
+    table = read_table()
+    if not table:
         return
     _state["table"] = table
     dataclasses.exec = _exec  # shadows the builtin in that module only
+
+
+def read_table(data=None):
+    """The shipped table (``{sha256 of source: code}``), or None when it was written by another
+    CPython bytecode version (its first four bytes: the ``.pyc`` magic number) or is damaged."""
+    try:
+        if data is None:
+            with open(TABLE, "rb") as fh:
+                data = fh.read()
+        if data[:4] != importlib.util.MAGIC_NUMBER:
+            return None  # another bytecode version's code objects: not even unmarshalled
+        table = marshal.loads(data[4:])
+    except (OSError, ValueError, EOFError, TypeError):
+        return None
+    return table if isinstance(table, dict) else None
 
 
 def build():
@@ -98,4 +110,4 @@ def build():
     )
     sources = sorted(set(marshal.loads(out.stdout)))
     table = {hashlib.sha256(s.encode("utf-8")).digest(): compile_source(s) for s in sources}
-    return marshal.dumps((importlib.util.MAGIC_NUMBER, table))
+    return importlib.util.MAGIC_NUMBER + marshal.dumps(table)
