@@ -2,7 +2,7 @@
 """Issue 18, small board: the fixed start-up cost every ``accel-drc check`` pays.
 
     python bench/bench_startup.py [--repeat 15] [--bytecode as-is|compiled|none|both]
-                                  [--top 15] [--json out.json]
+                                  [--before REF] [--top 15] [--json out.json]
 
 Peer (measured here, alternately, never hard-coded): a process that only does
 ``import numpy, shapely, yaml``.  Target: ``accel-drc check fixtures/kicad_versions/kicad9.kicad_pcb``
@@ -10,6 +10,11 @@ Peer (measured here, alternately, never hard-coded): a process that only does
 ``--repeat`` alternating runs, the ratio, ``accel-drc --version`` beside them, then the import
 time breakdown (``python -X importtime``, median of 3) of the modules the check imports beyond the
 peer's: the biggest single modules (self time) and the totals by package.
+
+``--before REF`` (e.g. ``b4aeca3``, main before the speed work) adds the same check run by the
+code of that git commit (``git archive`` of ``engine/`` and ``rules/`` into a temporary folder, put
+first on ``PYTHONPATH``; same interpreter and packages), alternated with the others, so before
+and after are measured in the same minutes.
 
 Bytecode: a pip-installed wheel ships compiled ``.pyc`` files; an editable install run with
 ``PYTHONDONTWRITEBYTECODE=1`` (as on this project's machines) compiles every module of accel_drc
@@ -31,6 +36,8 @@ import shutil
 import statistics
 import subprocess
 import sys
+import tarfile
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -60,22 +67,43 @@ def package_dir() -> Path:
     return Path(out.stdout.strip())
 
 
-def set_bytecode(mode: str, pkg: Path) -> dict[str, str]:
-    """Prepare accel_drc's bytecode for ``mode``; the environment the children run with."""
+def export_before(ref: str, dest: Path) -> Path:
+    """``engine/`` and ``rules/`` of the commit ``ref`` under ``dest``; the package's folder."""
+    data = subprocess.run(
+        ["git", "-C", str(ROOT), "archive", "--format=tar", ref, "engine", "rules"],
+        capture_output=True,
+        check=True,
+    ).stdout
+    tar = dest / "before.tar"
+    tar.write_bytes(data)
+    with tarfile.open(tar) as tf:
+        tf.extractall(dest)  # our own repository's files
+    tar.unlink()
+    return dest / "engine" / "accel_drc"
+
+
+def set_bytecode(mode: str, pkgs: list[Path]) -> dict[str, str]:
+    """Prepare the packages' bytecode for ``mode``; the environment the children run with."""
     env = dict(os.environ)
-    if mode == "compiled":
-        compileall.compile_dir(str(pkg), quiet=1)
-    elif mode == "none":
-        if ROOT not in pkg.resolve().parents:
-            raise SystemExit(f"--bytecode none: {pkg} is not a source checkout under {ROOT}")
-        for d in pkg.rglob("__pycache__"):
-            shutil.rmtree(d)
+    for pkg in pkgs:
+        if mode == "compiled":
+            compileall.compile_dir(str(pkg), quiet=1)
+        elif mode == "none":
+            if not any(p in pkg.resolve().parents for p in (ROOT, Path(tempfile.gettempdir()))):
+                raise SystemExit(f"--bytecode none: {pkg} is not a source checkout")
+            for d in pkg.rglob("__pycache__"):
+                shutil.rmtree(d)
+    if mode == "none":
         env["PYTHONDONTWRITEBYTECODE"] = "1"
     return env
 
 
 def run(cmd: list[str], env: dict[str, str]) -> tuple[float, float]:
-    """(wall s, CPU s) of one child process (``os.wait4`` rusage)."""
+    """(wall s, CPU s) of one child process (``os.wait4`` rusage); a leading ``PYTHONPATH=…``
+    item is put in the child's environment."""
+    if cmd and cmd[0].startswith("PYTHONPATH="):
+        env = {**env, "PYTHONPATH": cmd[0].split("=", 1)[1]}
+        cmd = cmd[1:]
     t0 = time.perf_counter()
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
     _pid, status, usage = os.wait4(proc.pid, 0)
@@ -149,24 +177,37 @@ def breakdown(env: dict[str, str], top: int) -> dict[str, Any]:
     }
 
 
-def bench(mode: str, repeat: int, top: int, pkg: Path) -> dict[str, Any]:
-    env = set_bytecode(mode, pkg)
-    t = alternate(
-        {
-            "peer": [sys.executable, "-c", PEER],
-            "check": [*accel_drc(), "check", str(SMALL), "--quiet"],
-            "version": [*accel_drc(), "--version"],
-        },
-        repeat,
-        env,
-    )
-    return {
+def bench(
+    mode: str, repeat: int, top: int, pkg: Path, before: Path | None = None
+) -> dict[str, Any]:
+    env = set_bytecode(mode, [pkg] + ([before] if before else []))
+    cmds = {
+        "peer": [sys.executable, "-c", PEER],
+        "check": [*accel_drc(), "check", str(SMALL), "--quiet"],
+        "version": [*accel_drc(), "--version"],
+    }
+    if before is not None:
+        cmds["before"] = [
+            f"PYTHONPATH={before.parent}",
+            sys.executable,
+            "-m",
+            "accel_drc.cli",
+            "check",
+            str(SMALL),
+            "--quiet",
+        ]
+    t = alternate(cmds, repeat, env)
+    out = {
         "bytecode": mode,
         "times": t,
         "ratio_wall": t["check"]["wall_s"] / t["peer"]["wall_s"],
         "ratio_cpu": t["check"]["cpu_s"] / t["peer"]["cpu_s"],
         "imports": breakdown(env, top),
     }
+    if before is not None:
+        out["before_ratio_wall"] = t["before"]["wall_s"] / t["peer"]["wall_s"]
+        out["before_ratio_cpu"] = t["before"]["cpu_s"] / t["peer"]["cpu_s"]
+    return out
 
 
 def report(r: dict[str, Any]) -> str:
@@ -178,8 +219,11 @@ def report(r: dict[str, Any]) -> str:
     for k, label in (
         ("peer", f"`{PEER}`"),
         ("check", "`accel-drc check kicad9 --quiet`"),
+        ("before", "  the same, code before"),
         ("version", "`accel-drc --version`"),
     ):
+        if k not in t:
+            continue
         x = t[k]
         rows.append(
             f"{label:34s} {x['wall_s'] * 1000:9.0f} ms {x['wall_min_s'] * 1000:6.0f} ms"
@@ -190,6 +234,11 @@ def report(r: dict[str, Any]) -> str:
         f"ratio check / peer: ×{r['ratio_wall']:.2f} wall, ×{r['ratio_cpu']:.2f} CPU "
         f"(goal ≤ 1.5 wall: {met})"
     )
+    if "before_ratio_wall" in r:
+        rows.append(
+            f"before (same run): ×{r['before_ratio_wall']:.2f} wall, "
+            f"×{r['before_ratio_cpu']:.2f} CPU"
+        )
     im = r["imports"]
     rows.append(
         f"imports (-X importtime, median of 3): peer {im['peer_import_ms']:.0f} ms, check "
@@ -210,15 +259,18 @@ def main() -> int:
     ap.add_argument("--repeat", type=int, default=15, help="alternating runs (median; ≥ 10)")
     ap.add_argument("--bytecode", choices=("as-is", "compiled", "none", "both"), default="both")
     ap.add_argument("--top", type=int, default=15, help="modules and packages listed")
+    ap.add_argument("--before", metavar="REF", help="also time the code of this git commit")
     ap.add_argument("--json", type=Path, help="write the figures here too")
     a = ap.parse_args()
     pkg = package_dir()
     modes = ("compiled", "none") if a.bytecode == "both" else (a.bytecode,)
     out = []
-    for mode in modes:
-        r = bench(mode, a.repeat, a.top, pkg)
-        print(report(r), flush=True)
-        out.append(r)
+    with tempfile.TemporaryDirectory(prefix="accel-drc-before-") as tmp:
+        before = export_before(a.before, Path(tmp)) if a.before else None
+        for mode in modes:
+            r = bench(mode, a.repeat, a.top, pkg, before)
+            print(report(r), flush=True)
+            out.append(r)
     if "none" in modes:
         compileall.compile_dir(str(pkg), quiet=1)  # leave the tree compiled, as a wheel would
     if a.json:
