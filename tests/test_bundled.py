@@ -248,7 +248,8 @@ def test_a_clean_check_imports_no_validator_metadata_or_templates():
         "import sys\n"
         "from accel_drc.cli import main\n"
         f"rc = main(['check', {str(SMALL)!r}, '--quiet'])\n"
-        "heavy = [m for m in ('jsonschema', 'importlib.metadata', 'jinja2', 'scipy') "
+        "heavy = [m for m in ('jsonschema', 'importlib.metadata', 'jinja2', 'scipy', "
+        "'numpy.ma', 'threadpoolctl') "
         "if m in sys.modules]\n"
         "print(rc, heavy)\n"
     )
@@ -344,3 +345,22 @@ def test_a_dataclass_the_table_does_not_know_compiles_as_before():
     assert ns["Y"](1) == ns["Y"](1) and hash(ns["Y"](1)) == hash(ns["Y"](1))
     with pytest.raises(dataclasses.FrozenInstanceError):
         ns["Y"](1).a = 2
+
+
+# --- np.unique without numpy.ma -----------------------------------------------------------------
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.integers(-(2**40), 2**40), max_size=60),
+    st.sampled_from(["int64", "int32", "uint16", "int8", "bool"]),
+)
+def test_unique_ints_is_np_unique(values: list[int], dtype: str):
+    import numpy as np
+    from accel_drc.arrays import unique_ints
+
+    a = np.array(values, dtype=np.int64).astype(dtype)
+    got, want = unique_ints(a), np.unique(a)
+    assert got.dtype == want.dtype and got.tolist() == want.tolist()
+    big = np.random.default_rng(len(values)).integers(0, 1000, 70_000).astype(dtype)
+    assert unique_ints(big).tolist() == np.unique(big).tolist()

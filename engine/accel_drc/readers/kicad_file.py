@@ -34,6 +34,7 @@ from collections.abc import Callable, Iterable, Sequence
 
 import numpy as np
 
+from ..arrays import unique_ints
 from ..errors import InputError
 from ..geometry import (
     arc_bbox_nm,
@@ -490,7 +491,7 @@ class _Reader:
                 row = np.searchsorted(spans[:, 0], where, side="right") - 1
                 ok = row >= 0
                 row = row[ok]
-                row = np.unique(row[where[ok] < spans[row, 1]])
+                row = unique_ints(row[where[ok] < spans[row, 1]])  # (no numpy.ma import)
                 for s, e in spans[row].tolist():
                     self._edge_shape(s, e, _IDENTITY, edge_pieces, bbox_pts)
         del edge_arrays
