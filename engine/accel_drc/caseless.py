@@ -30,20 +30,26 @@ class CaselessPattern:
     """``re.compile(pattern, re.IGNORECASE)`` for ``search``/``match``/``fullmatch`` (the
     match objects are those of :mod:`re`); ``pattern`` and ``flags`` as on ``re.Pattern``."""
 
-    __slots__ = ("pattern", "_ascii", "_full")
+    __slots__ = ("pattern", "_ascii", "_full", "_ready")
 
     flags = re.IGNORECASE | re.UNICODE
 
     def __init__(self, pattern: str, validate: bool = True) -> None:
-        """Compile ``pattern``.  ``validate``: compile the Unicode pattern now, so a bad
-        pattern raises ``re.error`` here (a user's pack or config); False for patterns known to
-        compile (the validated bundled rule data), whose Unicode form waits for a name that
-        needs it."""
+        """Compile ``pattern``.  ``validate``: compile now, the Unicode pattern included, so a
+        bad pattern raises ``re.error`` here (a user's pack or config); False for patterns known
+        to compile (the validated bundled rule data): nothing is compiled before the first
+        match (a board without net classes never compiles the net-class patterns), and the
+        Unicode form waits for a name that needs it."""
         self.pattern = pattern
         self._full: re.Pattern[str] | None = None
         self._ascii: re.Pattern[str] | None = None
+        self._ready = False
         if validate:
             self._full = re.compile(pattern, re.IGNORECASE)
+            self._prepare()
+
+    def _prepare(self) -> None:
+        pattern = self.pattern
         if pattern.isascii() and not _WIDE_ESCAPE.search(pattern):
             try:
                 self._ascii = re.compile(pattern, re.IGNORECASE | re.ASCII)
@@ -51,8 +57,11 @@ class CaselessPattern:
                 self._ascii = None
         if self._ascii is None and self._full is None:
             self._full = re.compile(pattern, re.IGNORECASE)
+        self._ready = True  # last: another thread meanwhile compiles too, never less
 
     def _for(self, name: str) -> re.Pattern[str]:
+        if not self._ready:
+            self._prepare()
         if self._ascii is not None and name.isascii() and name.isprintable():
             return self._ascii
         if self._full is None:
