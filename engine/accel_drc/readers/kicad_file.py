@@ -28,7 +28,6 @@ from __future__ import annotations
 import math
 import os
 import re
-import warnings
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 
@@ -89,7 +88,16 @@ from .kicad_blocks import (
 )
 from .kicad_project import ProjectInfo, project_path_for, read_project
 from .kicad_stackup import _float, stackup_from_sexpr
-from .sexpr import Sexpr, SexprIndex, find_balanced, line_of, parse_span, unquote
+from .sexpr import (
+    Sexpr,
+    SexprIndex,
+    find_balanced,
+    line_of,
+    parse_decimals,
+    parse_span,
+    strtod_all,
+    unquote,
+)
 
 #: oldest format version read (KiCad 6.0 release)
 MIN_VERSION = 20211014
@@ -864,8 +872,8 @@ class _Reader:
         array, index of each text's first number, count of numbers per text), or None when
         something in them is not a number.
 
-        The texts are gathered into one buffer (separated by a space) and parsed by one
-        ``np.fromstring``; the count per text comes from counting token starts, so a field
+        The texts are gathered into one buffer (separated by a space) and parsed in one
+        vectorised pass (:func:`.sexpr.parse_decimals`); the count per text comes from counting token starts, so a field
         with an unexpected count of numbers is detected per field, not per block.
         """
         length = b - a
@@ -886,11 +894,10 @@ class _Reader:
         ntok = csum[offs + block] - csum[offs]
         first = csum[offs]
         del csum, ws, tok
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # fromstring warns (not raises) on junk; we count
-            try:
-                flat = np.fromstring(buf.tobytes(), dtype=np.float64, sep=" ")
-            except ValueError:
+        flat = parse_decimals(buf)  # exact, 3x faster than strtod per number
+        if flat is None:  # a number in another form (exponent, '+', …): strtod reads it
+            flat = strtod_all(buf.tobytes())
+            if flat is None:
                 return None
         if flat.size != int(ntok.sum()):
             return None
