@@ -68,7 +68,12 @@ def timed(cmd: list[str], stdout: Any = subprocess.DEVNULL) -> tuple[float, floa
 
 
 def run_one(
-    k: float, workdir: Path, do_inspect: bool, keep: bool, before: Path | None = None
+    k: float,
+    workdir: Path,
+    do_inspect: bool,
+    keep: bool,
+    before: Path | None = None,
+    before_rev: str = "",
 ) -> dict[str, Any]:
     out = workdir / f"k{k:g}"
     need = (11 + MB_PER_K * k) * 3e6
@@ -132,7 +137,7 @@ def run_one(
         row["findings"] = None
     if before is not None:
         stages = _before.phases(str(board), before, 1)
-        _before.print_phases(str(board), "before", stages)
+        _before.print_phases(str(board), before_rev, stages)
         row["stages_cpu_s"] = stages
     row["load_avg_1min"] = round(os.getloadavg()[0], 1)
     if not keep:
@@ -219,7 +224,7 @@ def main(argv: list[str] | None = None) -> int:
     before = None if args.before == "none" else _before.tree(args.before)
     rows = []
     for k in args.scales:
-        rows.append(run_one(k, workdir, not args.no_inspect, args.keep, before))
+        rows.append(run_one(k, workdir, not args.no_inspect, args.keep, before, args.before))
         sys.stdout.write(json.dumps(rows[-1]) + "\n")
         sys.stdout.flush()
     sys.stdout.write("\n" + table(rows, not args.no_inspect) + "\n\n" + verdict(rows) + "\n")
