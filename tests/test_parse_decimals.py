@@ -87,7 +87,9 @@ def test_separators_are_any_whitespace_and_empty_text_is_empty() -> None:
 @settings(max_examples=200, deadline=None)
 @given(
     st.lists(
-        st.tuples(st.booleans(), st.integers(0, 10**8), st.integers(0, 7), st.integers(0, 10**7)),
+        st.tuples(
+            st.booleans(), st.integers(0, 10**8 - 1), st.integers(0, 7), st.integers(0, 10**7)
+        ),
         min_size=1,
         max_size=400,
     )
@@ -153,3 +155,39 @@ def test_shoelace_area_is_exact_far_from_the_origin() -> None:
     exact = sum(xs[i] * ys[(i + 1) % n] - xs[(i + 1) % n] * ys[i] for i in range(n)) / 2
     assert abs(signed_area(ring) - float(exact)) <= 1e-13 * abs(float(exact))
     assert abs(signed_area(ring[::-1]) + float(exact)) <= 1e-13 * abs(float(exact))
+
+
+def _strtod_or_none(text: bytes) -> np.ndarray | None:
+    try:
+        return _strtod(text)
+    except ValueError:
+        return None
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet="0123456789.-+eE \n\tx", max_size=80))
+def test_any_text_is_read_as_strtod_reads_it_or_refused(text: str) -> None:
+    """Random junk: the parser never returns numbers strtod would not (or other values)."""
+    raw = text.encode()
+    got = parse_decimals(raw)
+    if got is not None:
+        want = _strtod_or_none(raw)
+        assert want is not None, raw
+        assert _same(got, want), raw
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from(["(xy", "(pts", ")", " ", "\n", "1.5", "-2", "x", "y", "(xyz", "p", "3e1"]),
+        max_size=30,
+    )
+)
+def test_point_mode_on_random_words_equals_stripping_or_refuses(words: list[str]) -> None:
+    raw = " ".join(words).encode()
+    got = parse_decimals(raw, points=True)
+    if got is not None:
+        stripped = raw.replace(b"(xy", b" ").replace(b")", b" ").replace(b"(pts", b" ")
+        want = _strtod_or_none(stripped)
+        assert want is not None, raw
+        assert _same(got, want), raw
