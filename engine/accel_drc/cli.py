@@ -145,6 +145,9 @@ def main(argv: list[str] | None = None) -> int:
     the board load (tens of thousands of long-lived objects: about 30 collections, 5–8 ms, that
     free nothing); ``check`` then freezes what it loaded out of later collections
     (:func:`_loaded`)."""
+    from . import dccode
+
+    dccode.install()  # this process is ours: the shipped dataclass methods (accel_drc.dccode)
     was = gc.isenabled()
     gc.disable()
     try:
