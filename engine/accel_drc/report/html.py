@@ -56,14 +56,25 @@ _STATUSES = ("violation", "cannot_verify", "waived")
 # ---------------------------------------------------------------------------------------------
 
 
-def safe_json(data: Any) -> Markup:
+def safe_json(data: Any, plain: bool = False) -> Markup:
     """JSON text that is safe inside ``<script type="application/json">``.
 
     ``<``, ``>`` and ``&`` are written as ``\\u003c``, ``\\u003e``, ``\\u0026`` (so neither
     ``</script>`` nor ``<!--`` can appear), and U+2028/U+2029 as escapes (they end a line in
     older JavaScript parsers).  JSON.parse gives the original text back.
+
+    ``plain``: the caller built ``data`` from :func:`_jsonable` values only (str keys, no NaN),
+    so the walk that converts it is skipped (0.5 s on a 10,000-finding report); a value that is
+    not plain after all still goes through :func:`_jsonable`.
     """
-    text = json.dumps(_jsonable(data), ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    text = None
+    if plain:
+        try:
+            text = _COMPACT.encode(data)
+        except (TypeError, ValueError):
+            text = None
+    if text is None:
+        text = _COMPACT.encode(_jsonable(data))
     text = (
         text.replace("<", "\\u003c")
         .replace(">", "\\u003e")
@@ -72,6 +83,10 @@ def safe_json(data: Any) -> Markup:
         .replace("\u2029", "\\u2029")
     )
     return Markup(text)
+
+
+#: ``json.dumps(ensure_ascii=False, separators=(",", ":"), allow_nan=False)``, built once
+_COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
 
 
 def _jsonable(value: Any) -> Any:
@@ -352,34 +367,75 @@ def evidence_budget(n_findings: int) -> int:
     return max(200, min(_EVIDENCE_MAX, 3_000_000 // max(n_findings, 1)))
 
 
-def _compact_evidence(ev: Any, limit: int = _EVIDENCE_MAX) -> Any:
+def _plain_rounded(value: Any) -> Any:
+    """``_round_floats(_jsonable(value))`` in one walk (the evidence of 10,000 findings is a
+    million values)."""
+    t = type(value)
+    if t is str or t is int or t is bool or value is None:
+        return value
+    if t is float:
+        return float(f"{value:.6g}") if math.isfinite(value) else None
+    if t is dict or isinstance(value, Mapping):
+        return {str(k): _plain_rounded(v) for k, v in value.items()}
+    if t is list or t is tuple or isinstance(value, (list, tuple, set, frozenset)):
+        return [_plain_rounded(v) for v in value]
+    return _round_floats(_jsonable(value))
+
+
+#: what :func:`_compact_evidence` measures with: compact separators, as safe_json writes
+_SIZER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+_encode_str = json.encoder.encode_basestring  # type: ignore[attr-defined]
+
+
+def _json_len(v: Any) -> int:
+    """``len(json.dumps(v, ensure_ascii=False, separators=(",", ":")))`` without building an
+    encoder per call: scalars by their ``repr`` (what json writes), containers through C."""
+    t = type(v)
+    if t is str:
+        return len(_encode_str(v))
+    if t is int or t is float:
+        return len(repr(v))
+    if v is None:
+        return 4
+    if t is bool:
+        return 4 if v else 5
+    return len(_SIZER.encode(v))
+
+
+def _compact_evidence(ev: Any, limit: int = _EVIDENCE_MAX, rounded: bool = False) -> Any:
     """Evidence within about ``limit`` characters of JSON.  Values longer than half the budget
     become a note saying what was left out; then keys are kept in the check's order while they
-    fit, and the names of the rest are listed, so the first (most telling) facts survive."""
+    fit, and the names of the rest are listed, so the first (most telling) facts survive.
+    ``rounded``: ``ev`` is a fresh dict whose floats are already rounded (:func:`_plain_rounded`)."""
     if not isinstance(ev, dict) or not ev:
         return ev or None
-    ev = _round_floats(ev)
+    if not rounded:
+        ev = _round_floats(ev)
+    size = _json_len
 
-    def size(v: Any) -> int:  # as safe_json writes it (compact separators)
-        return len(json.dumps(v, ensure_ascii=False, separators=(",", ":")))
-
-    if size(ev) <= limit:
+    # each key's and value's JSON length, measured once: the dict's length follows from them
+    # exactly ("{" + "k:v" joined by "," + "}"), so nothing below encodes anything twice
+    keys = [(k, size(k if type(k) is str else str(k))) for k in ev]
+    vsize = [size(v) for v in ev.values()]
+    if 2 + sum(n + 1 + vsize[i] for i, (_k, n) in enumerate(keys)) + len(keys) - 1 <= limit:
         return ev
-    for k, v in ev.items():
-        if size(v) > limit // 2:
+    for i, (k, _n) in enumerate(keys):
+        if vsize[i] > limit // 2:
+            v = ev[k]
             ev[k] = (
                 f"({len(v)} items left out of the report)"
                 if isinstance(v, (list, dict))
                 else "(long value left out of the report)"
             )
-    if size(ev) <= limit:
+            vsize[i] = size(ev[k])
+    if 2 + sum(n + 1 + vsize[i] for i, (_k, n) in enumerate(keys)) + len(keys) - 1 <= limit:
         return ev
     out: dict[str, Any] = {}
     used, left = 2, []
-    for k, v in ev.items():
-        need = size(k) + size(v) + 2
+    for i, (k, n) in enumerate(keys):
+        need = n + vsize[i] + 2
         if used + need <= limit - 48:
-            out[k] = v
+            out[k] = ev[k]
             used += need
         else:
             left.append(k)
@@ -419,9 +475,15 @@ def _finding_rows(
     rows: list[list[Any]] = []
     budget = evidence_budget(len(findings))
     for i, f in enumerate(findings):
-        ev = _jsonable(dict(f.evidence)) if f.evidence else {}
-        declare = ev.pop("declare", None) if isinstance(ev, dict) else None
-        ev = _compact_evidence(ev, budget)
+        ev: dict[str, Any] = {}
+        declare = None
+        for k, v in (f.evidence or {}).items():
+            k = str(k)
+            if k == "declare":  # shown on its own line of the finding panel
+                declare = _jsonable(v)
+            else:
+                ev[k] = _plain_rounded(v)
+        ev = _compact_evidence(ev, budget, rounded=True)
         waiver = _jsonable(dict(f.waiver)) if f.waiver else None
         rows.append(
             [
@@ -1008,7 +1070,7 @@ def build_context(result: CheckResult, board: Board) -> dict[str, Any]:
             {f.layer for f in findings if f.layer} | {n for f in findings for n in stackup_names(f)}
         ),
         "rule_ids": sorted({f.rule for f in findings}),
-        "data_json": safe_json(data),
+        "data_json": safe_json(data, plain=True),
         "css": _read_asset("report.css"),
         "js": _read_asset("report.js"),
         "warnings": list(board.warnings)[:20],
