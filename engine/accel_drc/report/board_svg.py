@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 from markupsafe import escape
 
-from ..concurrency import workers
+from ..concurrency import Background, workers
 from ..model import Board
 
 log = logging.getLogger(__name__)
@@ -434,9 +434,29 @@ def _outline_path(board: Board, q: float) -> str:
 # ---------------------------------------------------------------------------------------------
 
 
-def render_board(board: Board, visible_layers: Iterable[int] | None = None) -> BoardSvg:
+def _grid(bbox: tuple[float, float, float, float]) -> float:
+    xmin, ymin, xmax, ymax = bbox
+    return grid_for(max(xmax - xmin, ymax - ymin, 1.0))
+
+
+def start_zones(board: Board) -> Background | None:
+    """Start the zone fills' simplification (the view's costliest part, mostly GEOS with the GIL
+    released) on a background thread, so that it runs beside the caller's Python work (the HTML
+    report's finding rows); hand the result to :func:`render_board` as ``zones``.  None when
+    the board has no extent (nothing to draw)."""
+    bbox = _bbox(board)
+    if bbox is None:
+        return None
+    q = _grid(bbox)
+    return Background(lambda: _zone_paths(board, q, tol_steps=2.0), "board view zones")
+
+
+def render_board(
+    board: Board, visible_layers: Iterable[int] | None = None, zones: Background | None = None
+) -> BoardSvg:
     """Build the board view.  ``visible_layers``: copper layers shown at first (default: the two
-    outer layers; the reader toggles the rest)."""
+    outer layers; the reader toggles the rest).  ``zones``: :func:`start_zones` of this board,
+    when the caller started it ahead."""
     bbox = _bbox(board)
     count = board.layer_count
     layers_meta: list[dict[str, object]] = []
@@ -460,15 +480,17 @@ def render_board(board: Board, visible_layers: Iterable[int] | None = None) -> B
         return BoardSvg(svg=empty, view_box=(0.0, 0.0, 100.0, 100.0), layers=layers_meta)
     xmin, ymin, xmax, ymax = bbox
     extent = max(xmax - xmin, ymax - ymin, 1.0)
-    q = grid_for(extent)
+    q = _grid(bbox)
     margin = extent * 0.03
     vb = (xmin - margin, ymin - margin, (xmax - xmin) + 2 * margin, (ymax - ymin) + 2 * margin)
 
-    zones = _zone_paths(board, q, tol_steps=2.0)
+    if zones is None:
+        zones = start_zones(board)
     tracks = _track_paths(board, q)
     pad_polys, pad_strokes, pad_count = _pad_geometry(board, q)
     vias = _via_paths(board, q)
     outline = _outline_path(board, q)
+    zone_text: dict[int, str] = zones.result() if zones is not None else {}
 
     out: list[str] = []
     out.append(
@@ -491,8 +513,8 @@ def render_board(board: Board, visible_layers: Iterable[int] | None = None) -> B
         colour = layer_colour(i, count)
         hidden = "" if i in shown else ' style="display:none"'
         body: list[str] = []
-        if zones.get(i):
-            body.append(f'<path class="zone" fill="{colour}" d="{zones[i]}"/>')
+        if zone_text.get(i):
+            body.append(f'<path class="zone" fill="{colour}" d="{zone_text[i]}"/>')
         for w, d in tracks.get(i, []):
             body.append(f'<path class="trk" stroke="{colour}" stroke-width="{w}" d="{d}"/>')
         if pad_polys.get(i):
@@ -519,7 +541,7 @@ def render_board(board: Board, visible_layers: Iterable[int] | None = None) -> B
     out.append('<g id="markers" class="markers"></g>')
     out.append("</svg>")
     stats = {
-        "zone_layers": len(zones),
+        "zone_layers": len(zone_text),
         "track_paths": sum(len(v) for v in tracks.values()),
         "pads": pad_count,
         "vias": len(board.vias),

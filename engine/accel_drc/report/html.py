@@ -36,7 +36,7 @@ from ..extras import ViaStubSeries
 from ..model import Board
 from ..references import Reference, bibliography
 from ..results import CheckResult, Finding, Severity, Status
-from .board_svg import render_board
+from .board_svg import render_board, start_zones
 from .loss_plots import loss_context
 
 log = logging.getLogger(__name__)
@@ -949,6 +949,8 @@ def cite_html(refs: Mapping[str, Reference], text: str | None) -> Markup:
 def build_context(result: CheckResult, board: Board) -> dict[str, Any]:
     """Everything the template shows, computed once (the template only lays it out)."""
     findings = list(result.findings)
+    # the board view's zone fills simplify in GEOS on another core while the rows are built
+    zones = start_zones(board)
     refs = result.references
     cited = bibliography(
         refs,
@@ -963,7 +965,7 @@ def build_context(result: CheckResult, board: Board) -> dict[str, Any]:
     texts: dict[str, int] = {}
     rows, texts = _finding_rows(findings, texts)
     cls = result.classification
-    board_svg = render_board(board, _initial_layers(board))
+    board_svg = render_board(board, _initial_layers(board), zones)
     heat = _heat_layers(result)
     if heat:
         # the IR-drop heat maps over the board, in board mm, hidden until toggled
