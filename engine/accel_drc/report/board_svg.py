@@ -245,53 +245,76 @@ def _width_class(width_mm: np.ndarray, q: float) -> np.ndarray:
 # ---------------------------------------------------------------------------------------------
 
 
-def _zone_paths(board: Board, q: float, tol_steps: float) -> dict[int, str]:
-    """One even-odd path per copper layer with that layer's simplified zone fills.
+class ZoneJob:
+    """The zone fills of the board view: one even-odd path per copper layer with that layer's
+    simplified fills, the simplification (Douglas-Peucker in GEOS, with the GIL released)
+    running on background threads from construction until :meth:`text`.
 
     KiCad writes holes into a fill outline with zero-width bridges; with ``fill-rule: evenodd``
     the bridged hole is crossed twice and stays empty, so no polygon repair is needed here.
-    """
-    import shapely
 
-    by_layer: dict[int, list[np.ndarray]] = {}
-    for zone in board.zones:
-        if zone.keepout:
-            continue
-        for layer, polys in zone.filled.items():
-            for poly in polys:
-                arr = np.asarray(poly, dtype=float)
-                if arr.ndim == 2 and arr.shape[1] == 2:
-                    arr = arr[np.isfinite(arr).all(axis=1)]
-                if arr.ndim == 2 and len(arr) >= 3:
-                    by_layer.setdefault(int(layer), []).append(arr)
-    min_area = (q * tol_steps) ** 2 * 4
-    todo: list[tuple[int, Any]] = []
-    for layer, polys in by_layer.items():
-        rings = [arr for arr, area in zip(polys, _ring_areas(polys)) if area >= min_area]
-        if not rings:
-            continue
-        # one linestring per ring (from the ring's own array: faster than ``indices=``)
-        geoms = np.array([shapely.linestrings(r) for r in rings], dtype=object)
-        todo.append((layer, geoms))
+    The numpy work (gathering the rings, their areas, the path text) stays on the caller's
+    thread: done on a background thread it costs 30 MB more peak memory on vme-wren (its
+    temporaries land in another malloc arena, which keeps them)."""
 
-    def simplify(geoms: Any) -> Any:
-        return shapely.simplify(geoms, q * tol_steps, preserve_topology=False)
+    def __init__(self, board: Board, q: float, tol_steps: float = 2.0) -> None:
+        import shapely
 
-    # Douglas-Peucker runs in GEOS with the GIL released: the layers go to a small thread pool
-    # (vme-wren, 930k fill points: 0.28 s -> about half on two cores; the same text)
-    n = min(workers(), len(todo))
-    if n > 1:
-        from concurrent.futures import ThreadPoolExecutor
+        self.q = q
+        by_layer: dict[int, list[np.ndarray]] = {}
+        for zone in board.zones:
+            if zone.keepout:
+                continue
+            for layer, polys in zone.filled.items():
+                for poly in polys:
+                    arr = np.asarray(poly, dtype=float)
+                    if arr.ndim == 2 and arr.shape[1] == 2:
+                        arr = arr[np.isfinite(arr).all(axis=1)]
+                    if arr.ndim == 2 and len(arr) >= 3:
+                        by_layer.setdefault(int(layer), []).append(arr)
+        min_area = (q * tol_steps) ** 2 * 4
+        self._layers: list[int] = []
+        todo: list[Any] = []
+        for layer, polys in by_layer.items():
+            rings = [arr for arr, area in zip(polys, _ring_areas(polys)) if area >= min_area]
+            if not rings:
+                continue
+            # one linestring per ring (from the ring's own array: faster than ``indices=``)
+            self._layers.append(layer)
+            todo.append(np.array([shapely.linestrings(r) for r in rings], dtype=object))
+        tol = q * tol_steps
 
-        with ThreadPoolExecutor(max_workers=n, thread_name_prefix="accel-drc zones") as pool:
-            simplified = list(pool.map(simplify, [g for _l, g in todo]))
-    else:
-        simplified = [simplify(g) for _l, g in todo]
-    out: dict[int, str] = {}
-    for (layer, _g), simple in zip(todo, simplified):
-        coords, index = shapely.get_coordinates(simple, return_index=True)
-        out[layer] = _rings_text(coords, index, len(simple), q)
-    return out
+        def simplify(geoms: Any) -> Any:
+            return shapely.simplify(geoms, tol, preserve_topology=False)
+
+        def simplify_all() -> list[Any]:
+            # the layers go to a small thread pool (vme-wren, 930k fill points: 0.28 s CPU ->
+            # about half of it in wall time on two cores; the same text)
+            n = min(workers(), len(todo))
+            if n <= 1:
+                return [simplify(g) for g in todo]
+            from concurrent.futures import ThreadPoolExecutor
+
+            with ThreadPoolExecutor(max_workers=n, thread_name_prefix="accel-drc zones") as pool:
+                return list(pool.map(simplify, todo))
+
+        self._job = Background(simplify_all, "board view zones") if todo else None
+
+    def text(self) -> dict[int, str]:
+        """Copper layer -> path text of its simplified fills (waits for the simplification)."""
+        import shapely
+
+        simplified = self._job.result() if self._job is not None else []
+        out: dict[int, str] = {}
+        for layer, simple in zip(self._layers, simplified):
+            coords, index = shapely.get_coordinates(simple, return_index=True)
+            out[layer] = _rings_text(coords, index, len(simple), self.q)
+        return out
+
+
+def _zone_paths(board: Board, q: float, tol_steps: float) -> dict[int, str]:
+    """One even-odd path per copper layer with that layer's simplified zone fills."""
+    return ZoneJob(board, q, tol_steps).text()
 
 
 def _ring_areas(rings: Sequence[np.ndarray]) -> np.ndarray:
@@ -439,20 +462,19 @@ def _grid(bbox: tuple[float, float, float, float]) -> float:
     return grid_for(max(xmax - xmin, ymax - ymin, 1.0))
 
 
-def start_zones(board: Board) -> Background | None:
+def start_zones(board: Board) -> ZoneJob | None:
     """Start the zone fills' simplification (the view's costliest part, mostly GEOS with the GIL
-    released) on a background thread, so that it runs beside the caller's Python work (the HTML
-    report's finding rows); hand the result to :func:`render_board` as ``zones``.  None when
-    the board has no extent (nothing to draw)."""
+    released) on background threads, so that it runs beside the caller's Python work (the HTML
+    report's finding rows); hand the job to :func:`render_board` as ``zones``.  None when the
+    board has no extent (nothing to draw)."""
     bbox = _bbox(board)
     if bbox is None:
         return None
-    q = _grid(bbox)
-    return Background(lambda: _zone_paths(board, q, tol_steps=2.0), "board view zones")
+    return ZoneJob(board, _grid(bbox), tol_steps=2.0)
 
 
 def render_board(
-    board: Board, visible_layers: Iterable[int] | None = None, zones: Background | None = None
+    board: Board, visible_layers: Iterable[int] | None = None, zones: ZoneJob | None = None
 ) -> BoardSvg:
     """Build the board view.  ``visible_layers``: copper layers shown at first (default: the two
     outer layers; the reader toggles the rest).  ``zones``: :func:`start_zones` of this board,
@@ -490,7 +512,7 @@ def render_board(
     pad_polys, pad_strokes, pad_count = _pad_geometry(board, q)
     vias = _via_paths(board, q)
     outline = _outline_path(board, q)
-    zone_text: dict[int, str] = zones.result() if zones is not None else {}
+    zone_text: dict[int, str] = zones.text() if zones is not None else {}
 
     out: list[str] = []
     out.append(
