@@ -327,3 +327,47 @@ def test_uuid_lines_quoted_unquoted_and_upper_case(tmp_path) -> None:
     for m in re.finditer(rb'\(uuid "?([0-9a-fA-F-]{36})"?\)', text.encode()):
         want.setdefault(m.group(1).decode().lower(), text[: m.start()].count("\n") + 1)
     assert sarif.uuid_lines(str(board), list(want)) == want
+
+
+# ---------------------------------------------------------------------------------------------
+# HTML: the template compiled ahead
+# ---------------------------------------------------------------------------------------------
+
+
+def test_template_compiled_ahead_is_current() -> None:
+    """``_report_template.py`` is what jinja2 makes of ``report.html.j2`` today.  When this
+    fails, the template (or jinja2) changed: regenerate it with
+    ``python -c 'from accel_drc.report.html import write_template_module as w; w()'``."""
+    shipped = html._TEMPLATE_MODULE.read_text(encoding="utf-8")
+    assert shipped == html.template_module_source()
+
+
+def test_template_compiled_ahead_renders_what_jinja_compiles() -> None:
+    """The shipped module is the one in use, and the page is byte-identical to the one the
+    template compiled at run time renders (hostile text included: autoescape holds)."""
+    from browser.synthetic import make_board, make_result
+
+    board = make_board(hostile=True, n_tracks=300, n_vias=40)
+    result = make_result(board, 30, hostile=True)
+    html.template.cache_clear()
+    ahead = html.template()
+    assert ahead.root_render_func.__module__ == "accel_drc.report._report_template"
+    fresh = html._env().get_template("report.html.j2")
+    assert fresh.root_render_func.__module__ != "accel_drc.report._report_template"
+    ctx = html.build_context(result, board)
+    assert ahead.render(**ctx, editor_note="<b>x</b>") == fresh.render(
+        **ctx, editor_note="<b>x</b>"
+    )
+    assert "&lt;b&gt;x&lt;/b&gt;" in ahead.render(**ctx, editor_note="<b>x</b>")
+
+
+def test_stale_template_module_is_ignored(monkeypatch) -> None:
+    from accel_drc.report import _report_template
+
+    monkeypatch.setattr(_report_template, "KEY", "stale")
+    html.template.cache_clear()
+    try:
+        t = html.template()
+        assert t.root_render_func.__module__ != "accel_drc.report._report_template"
+    finally:
+        html.template.cache_clear()
