@@ -912,9 +912,7 @@ def template() -> jinja2.Template:
 
         source = (_TEMPLATES / _TEMPLATE_NAME).read_text(encoding="utf-8")
         if getattr(ahead, "KEY", None) == template_key(source):
-            return env.template_class.from_module_dict(
-                env, vars(ahead), env.make_globals(None)
-            )
+            return env.template_class.from_module_dict(env, vars(ahead), env.make_globals(None))
     except Exception:  # a stale, missing or broken module: compile, as without it
         log.debug("the template compiled ahead is not usable; compiling it", exc_info=True)
     return env.get_template(_TEMPLATE_NAME)
@@ -1012,26 +1010,10 @@ def build_context(result: CheckResult, board: Board) -> dict[str, Any]:
     texts: dict[str, int] = {}
     rows, texts = _finding_rows(findings, texts)
     cls = result.classification
-    board_svg = render_board(board, _initial_layers(board), zones)
-    heat = _heat_layers(result)
-    if heat:
-        # the IR-drop heat maps over the board, in board mm, hidden until toggled
-        svg_text = board_svg.svg.replace(
-            '<g id="markers"', "".join(h["svg"] for h in heat) + '<g id="markers"', 1
-        )
-        board_svg = replace(board_svg, svg=svg_text)
     stackup = _stackup_rows(result, board, findings)
-    data = {
-        "fields": list(FIELDS),
-        "findings": rows,
-        "texts": list(texts),
-        # short citations by id, for the finding panel's links to the References section
-        "refs": {rid: refs[rid].short() for rid in cited},
-        "layers": board_svg.layers,
-        "viewBox": list(board_svg.view_box),
-    }
     board_file = result.board_file or board.source
-    return {
+    # everything but the board view first: the zone fills are still simplifying meanwhile
+    ctx: dict[str, Any] = {
         "title": f"accel-drc: {os.path.basename(board_file) or board_file}",
         "board_name": os.path.basename(board_file) or board_file,
         "board_file": board_file,
@@ -1088,10 +1070,6 @@ def build_context(result: CheckResult, board: Board) -> dict[str, Any]:
             "footprints": len(board.footprints),
             "zones": len(board.zones),
         },
-        "board_svg": Markup(board_svg.svg),
-        "heat_layers": [{k: v for k, v in h.items() if k != "svg"} for h in heat],
-        "grid_mm": board_svg.grid_mm,
-        "layers": board_svg.layers,
         "stackup": stackup,
         "stackup_svg": stackup_svg(stackup),
         "rails": _rails(result),
@@ -1119,7 +1097,6 @@ def build_context(result: CheckResult, board: Board) -> dict[str, Any]:
             {f.layer for f in findings if f.layer} | {n for f in findings for n in stackup_names(f)}
         ),
         "rule_ids": sorted({f.rule for f in findings}),
-        "data_json": safe_json(data, plain=True),
         "css": _read_asset("report.css"),
         "js": _read_asset("report.js"),
         "warnings": list(board.warnings)[:20],
@@ -1128,6 +1105,29 @@ def build_context(result: CheckResult, board: Board) -> dict[str, Any]:
         "references": list(cited.values()),
         "cite": functools.partial(cite_html, refs),
     }
+    board_svg = render_board(board, _initial_layers(board), zones)
+    heat = _heat_layers(result)
+    if heat:
+        # the IR-drop heat maps over the board, in board mm, hidden until toggled
+        svg_text = board_svg.svg.replace(
+            '<g id="markers"', "".join(h["svg"] for h in heat) + '<g id="markers"', 1
+        )
+        board_svg = replace(board_svg, svg=svg_text)
+    data = {
+        "fields": list(FIELDS),
+        "findings": rows,
+        "texts": list(texts),
+        # short citations by id, for the finding panel's links to the References section
+        "refs": {rid: refs[rid].short() for rid in cited},
+        "layers": board_svg.layers,
+        "viewBox": list(board_svg.view_box),
+    }
+    ctx["board_svg"] = Markup(board_svg.svg)
+    ctx["heat_layers"] = [{k: v for k, v in h.items() if k != "svg"} for h in heat]
+    ctx["grid_mm"] = board_svg.grid_mm
+    ctx["layers"] = board_svg.layers
+    ctx["data_json"] = safe_json(data, plain=True)
+    return ctx
 
 
 #: most coverage rows drawn (a training baseboard has thousands of NVLink nets: the JSON has all)
