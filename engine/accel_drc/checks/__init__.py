@@ -26,8 +26,10 @@ from __future__ import annotations
 
 import importlib
 import logging
+import os
 import pkgutil
 import re
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import ModuleType
@@ -183,6 +185,8 @@ def _modules() -> list[ModuleType]:
         if info.name.startswith("_"):
             continue
         mods.append(importlib.import_module(f"{__name__}.{info.name}"))
+    if not _may_have_plugins(ENTRY_POINT_GROUP):
+        return mods
     from importlib import metadata
 
     eps: Any = metadata.entry_points()
@@ -200,6 +204,40 @@ def _modules() -> list[ModuleType]:
             )
         mods.append(mod)
     return mods
+
+
+def _may_have_plugins(group: str) -> bool:
+    """Whether an installed distribution may declare entry points of ``group``: False only when
+    no ``entry_points.txt`` of any ``*.dist-info``/``*.egg-info`` folder on ``sys.path``
+    mentions the group (what :mod:`importlib.metadata` would read, found without it).
+
+    Why: importing :mod:`importlib.metadata` (it pulls in ``email``, ``zipfile``, ``csv``) and
+    parsing every distribution's metadata took longer than checking a small board, on every run,
+    to find no plugin.  Anything this scan cannot see cheaply (a zip file on ``sys.path``, a
+    custom finder that lists distributions) answers True, and the full lookup runs."""
+    from importlib.machinery import PathFinder
+
+    if any(hasattr(f, "find_distributions") and f is not PathFinder for f in sys.meta_path):
+        return True
+    needle = group.encode()
+    for entry in sys.path:
+        root = entry or "."
+        try:
+            names = os.listdir(root)
+        except OSError:
+            if os.path.isfile(root):
+                return True  # a zip archive: importlib.metadata reads inside it
+            continue
+        for name in names:
+            if not name.lower().endswith((".dist-info", ".egg-info")):
+                continue
+            try:
+                with open(os.path.join(root, name, "entry_points.txt"), "rb") as fh:
+                    if needle in fh.read():
+                        return True
+            except OSError:
+                continue
+    return False
 
 
 def discover(refresh: bool = False) -> dict[str, CheckKind]:

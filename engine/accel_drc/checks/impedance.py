@@ -346,8 +346,6 @@ def _mask_er_robust(
 @register(KIND)
 def check_impedance(ctx: CheckContext, rule: Rule) -> CheckOutcome:
     """Zdiff of each routed pair-layer against the signal's target (module docstring)."""
-    from ..analysis.impedance import KIND_ROUTED, pair_table, rise_length_mm, row_kind, stack_er
-
     out = CheckOutcome()
     if not rule.signal:
         return out
@@ -358,6 +356,9 @@ def check_impedance(ctx: CheckContext, rule: Rule) -> CheckOutcome:
     pairs = [dp for dp in a.diff_pairs if dp.positive in nets and dp.negative in nets]
     if not pairs:
         return out
+    # the field solver's module only when there is a pair to judge (start-up cost, issue 18)
+    from ..analysis.impedance import KIND_ROUTED, pair_table, rise_length_mm, row_kind, stack_er
+
     target, tol = _target(ctx, rule)
     nyquist = None
     try:

@@ -133,8 +133,6 @@ def _evidence(
 
 @register(KIND)
 def check_via_stub(ctx: CheckContext, rule: Rule) -> CheckOutcome:
-    from ..analysis.via_stubs import MM_PER_MIL, backdrill_dict
-
     params = rule.params or {}
     max_stub = params.get("max_stub_mm")
     min_ratio = params.get("min_fres_ratio")
@@ -145,6 +143,8 @@ def check_via_stub(ctx: CheckContext, rule: Rule) -> CheckOutcome:
     nets = _nets_of(ctx.analysis, rule.signal)
     if not nets:
         return out
+    from ..analysis.via_stubs import MM_PER_MIL, backdrill_dict  # only with nets to check
+
     stubs: ViaStubs = ctx.analysis.via_stubs
     idx = stubs.rows_for_nets(nets)
     # a barrel the net does not use on any layer carries no signal: nothing to check; a via
