@@ -269,7 +269,9 @@ class ZoneJob:
                 for poly in polys:
                     arr = np.asarray(poly, dtype=float)
                     if arr.ndim == 2 and arr.shape[1] == 2:
-                        arr = arr[np.isfinite(arr).all(axis=1)]
+                        finite = np.isfinite(arr).all(axis=1)
+                        if not finite.all():  # a copy only where a point must go
+                            arr = arr[finite]
                     if arr.ndim == 2 and len(arr) >= 3:
                         by_layer.setdefault(int(layer), []).append(arr)
         min_area = (q * tol_steps) ** 2 * 4
