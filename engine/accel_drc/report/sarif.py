@@ -237,7 +237,7 @@ def to_sarif(result: CheckResult, cwd: str | None = None) -> dict[str, Any]:
 
 
 def dumps(result: CheckResult, cwd: str | None = None) -> str:
-    return fast_dumps(to_sarif(result, cwd)) + "\n"
+    return fast_dumps(to_sarif(result, cwd), end="\n")
 
 
 def write(path: str, result: CheckResult, cwd: str | None = None) -> None:
