@@ -25,7 +25,6 @@ from __future__ import annotations
 import argparse
 import collections
 import contextlib
-import hashlib
 import json
 import sys
 import time
@@ -90,9 +89,7 @@ def bench_check(path: str, before: str, repeat: int) -> None:
     best: dict[str, dict] = {}
     for _ in range(max(1, repeat)):
         for label, root in roots.items():
-            *_, rc, out = _before.run(
-                [sys.executable, "-c", CHECK_SCRIPT, path], _before.env(root)
-            )
+            *_, rc, out = _before.run([sys.executable, "-c", CHECK_SCRIPT, path], _before.env(root))
             if rc != 0 or not out.strip():
                 print(f"  {label}: child failed (exit {rc})")
                 continue

@@ -1,6 +1,8 @@
 """The 2-D finite-difference (box-integration) Laplace solver on a graded mesh: the reference
 for the closed forms and the production method where a soldermask or an offset strip makes
-them inexact.  numpy only; BLAS held to one thread during the block solves (threadpoolctl)."""
+them inexact.  numpy only; BLAS held to one thread during the block solves (threadpoolctl).
+The sweep is a block Cholesky of the free nodes' system, forward only (see
+:func:`_fd_capacitances`)."""
 
 from __future__ import annotations
 
@@ -70,7 +72,7 @@ def _graded(
 def _one_blas_thread() -> Iterator[None]:
     """Run the block solves on one BLAS thread, and restore the count after.
 
-    The LU solves here are 50–200 wide: far below what a multithreaded BLAS gains on, and on a
+    The factorisations here are 50–200 wide: far below what a multithreaded BLAS gains on, and on a
     loaded machine OpenBLAS's spinning threads made each 16× slower (measured 1.6 ms -> 26 ms
     for 125 × 125).  threadpoolctl does it for whichever BLAS numpy loaded (OpenBLAS, MKL,
     BLIS); it replaced a ctypes call into OpenBLAS's own API, measured no slower
@@ -81,40 +83,6 @@ def _one_blas_thread() -> Iterator[None]:
         return
     with threadpool_limits(limits=1, user_api="blas"):
         yield
-
-
-def _solve_block_tridiagonal(
-    diag: np.ndarray, off_in: np.ndarray, off_out: np.ndarray, rhs: np.ndarray
-) -> np.ndarray:
-    """Solve the 5-point system as a block-tridiagonal one (block Thomas algorithm).
-
-    ``diag`` (nb, m, m): diagonal blocks; ``off_out`` (nb, m): coupling of block j to j+1
-    (a diagonal matrix, stored as its diagonal); ``off_in`` (nb, m): coupling of j to j−1;
-    ``rhs`` (nb, m).  Exact (direct) solve: no iteration count to tune, nb·m³ flops.
-    """
-    nb, m = rhs.shape
-    g_mat = np.empty((nb, m, m))
-    g_vec = np.empty((nb, m))
-    prev_g = None
-    prev_v = None
-    for j in range(nb):
-        dj = diag[j].copy()
-        rj = rhs[j].copy()
-        if j > 0:
-            dj -= off_in[j][:, None] * prev_g
-            rj -= off_in[j] * prev_v
-        sol = np.linalg.solve(dj, np.column_stack([np.diag(off_out[j]), rj]))
-        # flush what decays below 1e-150 to zero: far from the strips the fill-in underflows to
-        # subnormal numbers, which are ~100× slower in every later product
-        sol[np.abs(sol) < 1e-150] = 0.0
-        g_mat[j] = sol[:, :m]
-        g_vec[j] = sol[:, m]
-        prev_g, prev_v = g_mat[j], g_vec[j]
-    out = np.empty((nb, m))
-    out[-1] = g_vec[-1]
-    for j in range(nb - 2, -1, -1):
-        out[j] = g_vec[j] - g_mat[j] @ out[j + 1]
-    return out
 
 
 def _raise_not_spd(err: str, flag: int) -> None:
@@ -196,9 +164,9 @@ def _fd_capacitances(
     rhs = np.where(free, rhs, 0.0)
     diag = np.zeros((nx, k, m, m))  # lower triangles only: the Cholesky reads no more
     diag[:, :, idx, idx] = np.where(free, dsum, 1.0).transpose(1, 0, 2)
-    diag[:, :, idx[1:], idx[:-1]] = np.where(
-        free[:, :-1] & free[:, 1:], -av, 0.0
-    ).transpose(1, 0, 2)
+    diag[:, :, idx[1:], idx[:-1]] = np.where(free[:, :-1] & free[:, 1:], -av, 0.0).transpose(
+        1, 0, 2
+    )
     rhs_t = rhs.transpose(1, 0, 2)  # (nx, k, m)
     # every step's bordered matrix, all but its S_j and v_j parts filled at once
     n2 = 2 * m + 1
