@@ -162,6 +162,27 @@ def _fd_capacitances(
     rhs[:, :-1] += np.where(free[:-1] & fixed[1:], ah * value[1:], 0.0)
     rhs[:, 1:] += np.where(free[1:] & fixed[:-1], ah * value[:-1], 0.0)
     rhs = np.where(free, rhs, 0.0)
+    # rows fixed in every column (the planes) and fixed columns at the ends (the odd mode's
+    # symmetry plane, an open box's far wall) hold no unknown: their couplings are in b and
+    # E0 already, so the sweep leaves them out (a 2-row-narrower block is ~18 % fewer flops)
+    rows = np.flatnonzero(free.any(axis=0))
+    cols = np.flatnonzero(free.any(axis=1))
+    if rows.size == 0:
+        return [float(e) for e in e0]
+    c0, c1 = int(cols[0]), int(cols[-1]) + 1
+    free, ah, av, dsum, rhs = (
+        free[c0:c1][:, rows],
+        ah[:, c0 : c1 - 1][:, :, rows],
+        av[:, c0:c1],
+        dsum[:, c0:c1][:, :, rows],
+        rhs[:, c0:c1][:, :, rows],
+    )
+    # vertical edges between kept rows that were adjacent (a dropped row between two kept
+    # ones would be a fixed row: its edges are in b, not in K)
+    adjacent = np.diff(rows) == 1
+    av = np.where(adjacent, av[:, :, rows[:-1]], 0.0)
+    nx, m = c1 - c0, rows.size
+    idx = np.arange(m)
     diag = np.zeros((nx, k, m, m))  # lower triangles only: the Cholesky reads no more
     diag[:, :, idx, idx] = np.where(free, dsum, 1.0).transpose(1, 0, 2)
     diag[:, :, idx[1:], idx[:-1]] = np.where(free[:, :-1] & free[:, 1:], -av, 0.0).transpose(
