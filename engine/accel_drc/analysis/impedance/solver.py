@@ -14,12 +14,16 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.linalg import _umath_linalg
 
-try:  # a declared dependency; an environment without it solves on BLAS's own thread count
-    from threadpoolctl import threadpool_limits
-except ImportError:  # pragma: no cover - depends on the environment
-    threadpool_limits = None
-
 from .formulas import C0, EPS0, _check_pos
+
+try:  # a declared dependency; an environment without it solves on BLAS's own thread count
+    from threadpoolctl import ThreadpoolController
+except ImportError:  # pragma: no cover - depends on the environment
+    ThreadpoolController = None
+
+#: the BLAS libraries threadpoolctl found, looked up once: finding them (a scan of the loaded
+#: libraries and /proc files) cost ~1 ms, more than a field solution's factorisations
+_CONTROLLER: list = []
 
 # =============================================================================================
 # 2-D finite-difference field solver (reference, and soldermask correction)
@@ -78,10 +82,12 @@ def _one_blas_thread() -> Iterator[None]:
     BLIS); it replaced a ctypes call into OpenBLAS's own API, measured no slower
     (``bench/bench_impedance.py``, docs/impedance.md).
     """
-    if threadpool_limits is None:  # pragma: no cover - depends on the environment
+    if ThreadpoolController is None:  # pragma: no cover - depends on the environment
         yield
         return
-    with threadpool_limits(limits=1, user_api="blas"):
+    if not _CONTROLLER:
+        _CONTROLLER.append(ThreadpoolController())
+    with _CONTROLLER[0].limit(limits=1, user_api="blas"):
         yield
 
 
@@ -333,18 +339,17 @@ def fd_coupled(
         ground |= gy >= y_top - 1e-12
         ground |= gx >= x_far - 1e-12
     result = [math.nan] if odd_only else []
-    for odd in (True,) if odd_only else (False, True):
-        fixed = ground | on_strip
-        if odd:
-            fixed = fixed | (gx <= 1e-12)
-        value = np.where(on_strip, 1.0, 0.0)
-        if np.all(eps == eps.flat[0]):  # homogeneous: C = εr·C_air exactly
-            with _one_blas_thread():
+    with _one_blas_thread():
+        for odd in (True,) if odd_only else (False, True):
+            fixed = ground | on_strip
+            if odd:
+                fixed = fixed | (gx <= 1e-12)
+            value = np.where(on_strip, 1.0, 0.0)
+            if np.all(eps == eps.flat[0]):  # homogeneous: C = εr·C_air exactly
                 c_air = _fd_capacitances(xs, ys, [np.ones_like(eps)], fixed, value)[0]
-            c_die = float(eps.flat[0]) * c_air
-        else:
-            with _one_blas_thread():
+                c_die = float(eps.flat[0]) * c_air
+            else:
                 c_air, c_die = _fd_capacitances(xs, ys, [np.ones_like(eps), eps], fixed, value)
-        # per strip, per unit length: C = ε0·energy (half domain holds one strip)
-        result.append(1.0 / (C0 * EPS0 * math.sqrt(c_die * c_air)))
+            # per strip, per unit length: C = ε0·energy (half domain holds one strip)
+            result.append(1.0 / (C0 * EPS0 * math.sqrt(c_die * c_air)))
     return result[0], result[1]
