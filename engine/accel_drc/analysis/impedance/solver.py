@@ -202,28 +202,30 @@ def _fd_capacitances(
     mats[:, :, m + idx, idx] = np.where(free[:-1] & free[1:], -ah, 0.0).transpose(1, 0, 2)
     mats[:, :, 2 * m, m : 2 * m] = rhs_t[1:]
     mats[:, :, 2 * m, 2 * m] = 1e300  # any value above |y|² keeps the bordered matrix SPD
-    ys = np.empty((nx, k, m))
-    s_j, v_j = diag[0], rhs_t[0]
+    # [[D_j, ·], [b_jᵀ, 0]]: the Schur complement update of this (m+1)² block is one product
+    # X·Xᵀ of the factor's rows under S_j (X = [W; y_j]), which also gives v and −|y_j|²
+    daug = np.zeros((nx, k, m + 1, m + 1))
+    daug[:, :, :m, :m] = diag
+    daug[:, :, m, :m] = rhs_t
+    ysq = np.zeros(k)
+    s_aug = daug[0]
     with np.errstate(call=_raise_not_spd, invalid="call", over="ignore", under="ignore"):
         for j in range(nx - 1):
             mat = mats[j]
-            mat[:, :m, :m] = s_j
-            mat[:, 2 * m, :m] = v_j
-            low = _cholesky_lo(mat)
-            w = low[:, m : 2 * m, :m]
+            mat[:, :m, :m] = s_aug[:, :m, :m]
+            mat[:, 2 * m, :m] = s_aug[:, m, :m]
+            x = _cholesky_lo(mat)[:, m:, :m]
             # flush what decays below 1e-150 to zero: far from the strips the fill-in
             # underflows to subnormal numbers, which are ~100× slower in every later product
-            w[np.abs(w) < 1e-150] = 0.0
-            y = low[:, 2 * m, :m]
-            ys[j] = y
-            s_j = diag[j + 1] - w @ w.transpose(0, 2, 1)
-            v_j = rhs_t[j + 1] - (w @ y[:, :, None])[:, :, 0]
+            x[np.abs(x) < 1e-150] = 0.0
+            s_aug = daug[j + 1] - x @ x.transpose(0, 2, 1)
+            ysq -= s_aug[:, m, m]
         last = np.zeros((k, m + 1, m + 1))
-        last[:, :m, :m] = s_j
-        last[:, m, :m] = v_j
+        last[:, :m, :m] = s_aug[:, :m, :m]
+        last[:, m, :m] = s_aug[:, m, :m]
         last[:, m, m] = 1e300
-        ys[nx - 1] = _cholesky_lo(last)[:, m, :m]
-    ysq = np.einsum("jki,jki->k", ys, ys)
+        y = _cholesky_lo(last)[:, m, :m]
+        ysq += np.einsum("ki,ki->k", y, y)
     return [float(a - b) for a, b in zip(e0, ysq)]
 
 
