@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import time
 from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Callable, TypeVar
@@ -270,3 +271,49 @@ class Fetcher:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+class Timer:
+    """Per-stage timings, for the log and the benchmark: wall (``stages``) and the CPU of the
+    whole process, every thread (``cpu``: on a shared machine the steadier number)."""
+
+    def __init__(self) -> None:
+        self.stages: dict[str, float] = {}
+        self.cpu: dict[str, float] = {}
+        self._t = time.perf_counter()
+        self._c = time.process_time()
+        #: the process's CPU before this timer (the interpreter's start and the imports)
+        self.cpu_start = self._c
+
+    def lap(self, name: str) -> None:
+        now, cpu = time.perf_counter(), time.process_time()
+        self.stages[name] = self.stages.get(name, 0.0) + now - self._t
+        self.cpu[name] = self.cpu.get(name, 0.0) + cpu - self._c
+        self._t, self._c = now, cpu
+
+
+class BoardRequests:
+    """The bulk requests of one live read, sent as soon as the board is known (before numpy
+    and the engine are even imported: KiCad serialises the zones meanwhile); the reader adds
+    its small requests to the same :class:`Fetcher` and parses the replies in this order."""
+
+    def __init__(self, board: Any) -> None:
+        self.board = board
+        self.io = Fetcher()
+        io = self.io
+        self.copper_count: Future[int] = io.submit(board.get_copper_layer_count)
+        self.nets: Future[Any] = io.submit(board.get_nets)
+        self.zones = io.items(board, ["KOT_PCB_ZONE"], "zone")
+        self.footprints = io.items(board, ["KOT_PCB_FOOTPRINT"], "footprint")
+        # one request for both keeps KiCad's (the file's) order of tracks and arcs
+        self.tracks = io.items(board, ["KOT_PCB_TRACE", "KOT_PCB_ARC"], "any")
+        self.vias = io.items(board, ["KOT_PCB_VIA"], "via")
+        self.shapes = io.items(board, ["KOT_PCB_SHAPE"], "shape")
+
+    def close(self) -> None:
+        self.io.close()
+
+
+def start_requests(board: Any) -> BoardRequests:
+    """Start a live read of ``board`` (see :class:`BoardRequests`)."""
+    return BoardRequests(board)
