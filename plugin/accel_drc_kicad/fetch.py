@@ -292,6 +292,10 @@ class Timer:
         self._t, self._c = now, cpu
 
 
+def _call(obj: Any, method: str) -> Any:
+    return getattr(obj, method)()
+
+
 class BoardRequests:
     """The bulk requests of one live read, sent as soon as the board is known (before numpy
     and the engine are even imported: KiCad serialises the zones meanwhile); the reader adds
@@ -301,8 +305,10 @@ class BoardRequests:
         self.board = board
         self.io = Fetcher()
         io = self.io
-        self.copper_count: Future[int] = io.submit(board.get_copper_layer_count)
-        self.nets: Future[Any] = io.submit(board.get_nets)
+        # methods looked up on the I/O thread too: whatever goes wrong is raised by the
+        # future, to the reader, not here (a caller that never reads loses nothing)
+        self.copper_count: Future[int] = io.submit(_call, board, "get_copper_layer_count")
+        self.nets: Future[Any] = io.submit(_call, board, "get_nets")
         self.zones = io.items(board, ["KOT_PCB_ZONE"], "zone")
         self.footprints = io.items(board, ["KOT_PCB_FOOTPRINT"], "footprint")
         # one request for both keeps KiCad's (the file's) order of tracks and arcs
