@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 from accel_drc.analysis.impedance import C0
 from accel_drc.analysis.loss_models import (
+    CANNONBALL_R_PER_RZ,
     CANNONBALL_SURFACE_RATIO,
     NP_TO_DB,
     Dielectric,
@@ -142,15 +143,15 @@ def test_cannonball_huray_matches_the_published_solver_form() -> None:
     """The Cannonball-Huray factor against the closed form the Tidy3D field solver documents
     and asserts in its own tests ([tidy3d-huray], ``HuraySurfaceRoughness.from_cannonball_huray``:
     K = 1 + (7π/3)/(1 + δ/r + δ²/(2r²)), i.e. Huray's 3/2 times the cannonball surface ratio
-    14·4πr²/(6r)² = 14π/9).  Not a worked example with a published Rz: the radius-from-Rz step
-    (r = Rz/6) stays unverified (docs/loss.md)."""
+    14·4πr²/(6r)² = 14π/9).  The radius-from-Rz step, r = Rz/(4√3(1+√2)), is what the published
+    rough-copper case decides (tests/test_loss_published.py)."""
     assert math.isclose(CANNONBALL_SURFACE_RATIO, 14 * 4 * math.pi / 36)
     r = 0.5e-6
     f = np.array([1e8, 1e9, 5e9, 16e9, 30e9, 1e12])
     d = skin_depth_m(f)
     ref = 1 + (7 * math.pi / 3) / (1 + d / r + d**2 / (2 * r * r))
     assert np.allclose(huray(f, r, CANNONBALL_SURFACE_RATIO), ref, rtol=1e-12)
-    assert np.allclose(huray_cannonball(f, 6 * r * 1e6), ref, rtol=1e-12)
+    assert np.allclose(huray_cannonball(f, r / CANNONBALL_R_PER_RZ * 1e6), ref, rtol=1e-12)
     # where δ = r the denominator is 2.5 exactly: K = 1 + 7π/7.5 = 3.932
     f_eq = 1 / (math.pi * 4e-7 * math.pi * 5.8e7 * r * r)
     assert huray(f_eq, r, CANNONBALL_SURFACE_RATIO) == pytest.approx(1 + 7 * math.pi / 7.5)

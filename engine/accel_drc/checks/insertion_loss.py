@@ -15,7 +15,8 @@ Parameters:
         from rules/signals.yaml; config ``loss: budgets_db:`` overrides both (declared).
     margin_db: kept free below the budget (dB, default 0).
     default_rz_um: Rz (µm) of a copper face whose foil nobody declared (default 3.5).
-    roughness_model: ``hammerstad`` (default) or ``huray`` (cannonball parameters, docs/loss.md).
+    roughness_model: ``huray`` (default: Huray with Simonovich's cannonball parameters from Rz,
+        validated on a published case, docs/loss.md) or ``hammerstad`` (Hammerstad-Jensen).
 Cannot verify when:
     no budget is public for the signal (NVLink: declare ``loss.budgets_db``); the cross-section
     lacks a stack-up number; or a failure rests on a default (undeclared foil roughness,
@@ -30,6 +31,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from ..analysis.loss_models import DEFAULT_ROUGHNESS_MODEL
 from ..analysis.materials import materials_meeting
 from ..results import Rule, Status
 from . import CheckContext, CheckOutcome, register
@@ -158,13 +160,13 @@ def _remedy(ctx: CheckContext, ch: ChannelLoss, limit: float, model: str) -> dic
 
 @register(KIND)
 def check(ctx: CheckContext, rule: Rule) -> CheckOutcome:
-    from ..analysis.loss import DEFAULT_RZ_UM, loss_table
+    from ..analysis.loss import DEFAULT_RZ_UM, loss_table, method_text
 
     sid = rule.signal
     if not sid:
         return CheckOutcome([], checked=0)
     p = rule.params
-    model = str(p.get("roughness_model", "hammerstad"))
+    model = str(p.get("roughness_model", DEFAULT_ROUGHNESS_MODEL))
     default_rz = float(p.get("default_rz_um", DEFAULT_RZ_UM))
     margin = float(p.get("margin_db", 0.0))
     chans = [c for c in loss_table(ctx.analysis, default_rz, model) if c.signal == sid]
@@ -190,6 +192,7 @@ def check(ctx: CheckContext, rule: Rule) -> CheckOutcome:
                 evidence={
                     "declare": DECLARE_BUDGET.replace("<signal>", sid),
                     "channels": len(chans),
+                    "method": method_text(model),
                 },
             )
         )
@@ -285,6 +288,7 @@ def check(ctx: CheckContext, rule: Rule) -> CheckOutcome:
             "length_mm": round(ch.length_mm, 2),
             "notches": ch.notches,
             "remedy": remedy,
+            "method": method_text(model),
         }
         if sigma_note:
             ev["conductivity"] = sigma_note
