@@ -180,7 +180,7 @@ def _summary(name: str, clicks: list[Click]) -> dict:
         "click_cpu_s": [c.cpu for c in clicks],
         "click_cpu_to_report_s": [c.cpu_to_report for c in clicks],
         "kicad_cpu_s": [c.kicad_cpu for c in clicks],
-        "action_timings": clicks[-1].result["timings"],
+        "action_timings": [c.result["timings"] for c in clicks],
         "action_cpu": clicks[-1].result.get("cpu", {}),
     }
     print(
@@ -207,6 +207,14 @@ def _summary(name: str, clicks: list[Click]) -> dict:
         f"selected {last['selected']}"
     )
     return out
+
+
+def _between(timings: dict, first: str, last: str) -> float:
+    """The wall seconds of the stages after ``first`` and before ``last`` (in their order)."""
+    keys = list(timings)
+    if first not in keys or last not in keys:
+        return float("nan")
+    return sum(timings[k] for k in keys[keys.index(first) + 1 : keys.index(last)])
 
 
 def _plugin_at(ref: str, dest: Path) -> Path:
