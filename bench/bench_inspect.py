@@ -9,10 +9,15 @@ accel-drc's JSON, so the speed-up is measured on a read that gives the same answ
 Usage::
 
     python bench/bench_inspect.py [--board PATH] [--repeat 3] [--skip-kicad] [--skip-kiutils]
-                                  [--json results.json]
+                                  [--before REV | --before none] [--json results.json]
 
 Default board: ``../shared/boards/vme-wren/vme-wren.kicad_pcb`` (69 MB, 12 layers; also in
 Debian's ``kicad-demos``).  Prints a table with seconds, peak MB and ratios.
+
+Before/after (issue 18): ``--before REV`` (default: main before the speed work) also runs
+``inspect`` from that revision, alternating with this one, and times the stages a ``check``
+goes through before the checks (read, zone fills, plane fractions, classification, PDN plane
+geometry) in CPU seconds for both (see ``bench/_before.py``).
 """
 
 from __future__ import annotations
@@ -28,6 +33,9 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _before  # noqa: E402  (beside this script)
+
 DEFAULT_BOARD = ROOT.parent / "shared" / "boards" / "vme-wren" / "vme-wren.kicad_pcb"
 
 KICAD_SCRIPT = r"""
@@ -119,6 +127,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--skip-kicad", action="store_true")
     ap.add_argument("--skip-kiutils", action="store_true")
     ap.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
+    ap.add_argument(
+        "--before",
+        default=_before.DEFAULT_BEFORE,
+        help="git revision to compare with, run alternately ('none' to skip)",
+    )
     args = ap.parse_args(argv)
     board = args.board
     if not os.path.isfile(board):
@@ -127,8 +140,17 @@ def main(argv: list[str] | None = None) -> int:
     size_mb = os.path.getsize(board) / 1e6
     rows: list[dict] = []
 
+    before_tree = None if args.before == "none" else _before.tree(args.before)
     best = None
+    old_best = None
     for _ in range(max(1, args.repeat)):
+        if before_tree is not None:  # alternating, so the machine's load falls on both
+            t, cpu, mb, rc, _out = _before.run(
+                [sys.executable, "-m", "accel_drc.cli", "inspect", "--json", board],
+                _before.env(before_tree),
+            )
+            if rc == 0 and (old_best is None or t < old_best[0]):
+                old_best = (t, mb, cpu)
         t, mb, rc, out, err, cpu = run([*accel_drc_cmd(), "inspect", "--json", board])
         if rc != 0:
             print(f"accel-drc failed ({rc}): {err}", file=sys.stderr)
@@ -136,6 +158,17 @@ def main(argv: list[str] | None = None) -> int:
         if best is None or t < best[0]:
             best = (t, mb, out, cpu)
     assert best is not None
+    phases = None
+    if before_tree is not None:
+        phases = _before.phases(board, before_tree, args.repeat)
+        _before.print_phases(board, args.before, phases)
+        if old_best is not None:
+            print(
+                f"inspect --json: before {old_best[0]:.2f} s wall, {old_best[2]:.2f} s CPU, "
+                f"{old_best[1]:.0f} MB; after {best[0]:.2f} s wall, {best[3]:.2f} s CPU, "
+                f"{best[1]:.0f} MB"
+            )
+        print()
     ours = json.loads(best[2])
     rows.append(
         {
@@ -230,7 +263,15 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         Path(args.json).write_text(
             json.dumps(
-                {"board": board, "board_mb": size_mb, "rows": rows, "agree_with_kicad": agree},
+                {
+                    "board": board,
+                    "board_mb": size_mb,
+                    "rows": rows,
+                    "agree_with_kicad": agree,
+                    "before": args.before,
+                    "inspect_before": old_best,
+                    "stages_cpu_s": phases,
+                },
                 indent=2,
             )
         )

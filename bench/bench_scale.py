@@ -1,14 +1,19 @@
 #!/usr/bin/env python3
 """How ``accel-drc inspect`` and ``accel-drc check`` scale with board size.
 
-    python bench/bench_scale.py [--scales 1 2 4 8] [--workdir /tmp/accel-drc-bench] [--keep]
-                                [--json results.json] [--no-inspect]
+    python bench/bench_scale.py [--scales 1 4 10] [--workdir /tmp/accel-drc-bench] [--keep]
+                                [--json results.json] [--no-inspect] [--before REV | none]
 
 For each K it generates ``training-hgx`` with ``fixtures/synth/generate.py --scale K`` outside the
 repository, runs ``accel-drc inspect --json`` and ``accel-drc check --json`` each in its own
 subprocess, and reports wall seconds and peak RSS (``os.wait4`` rusage of that one child) against
 the file size, with seconds and peak MB per file MB (constant ratios = linear scaling).  The goal
-from the issue: ≤ 15 s and ≤ 2 GB for ``check`` at 300 MB (K = 8) on the 2-core machine.
+of issue 18: ``check`` of the 346 MB board (K = 10) in ≤ 8 s wall and ≤ 1.5 GB, time per MB
+flat within 1.5× from 40 MB (K = 1).
+
+Before/after: ``--before REV`` (default: main before the speed work) runs the same commands
+from that revision too, alternating with this one, and times the stages before the checks
+(read, fills, classification, PDN geometry) of both in CPU seconds (``bench/_before.py``).
 
 Big files: the disk is checked before each board is written (3× its expected size must be free)
 and each board is deleted after its run unless ``--keep``.
@@ -27,9 +32,13 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _before  # noqa: E402  (beside this script)
+
 GENERATOR = ROOT / "fixtures" / "synth" / "generate.py"
 MB_PER_K = 34.0  # measured: training-hgx grows ≈ 33.5 MB per unit of K (+ ≈ 11 MB fixed)
-GOAL_S, GOAL_MB, GOAL_AT_MB = 15.0, 2048.0, 300.0
+GOAL_S, GOAL_MB, GOAL_AT_MB = 8.0, 1536.0, 346.0  # issue 18: wall s, peak MB, at file MB
+GOAL_FLAT = 1.5  # issue 18: time per MB within 1.5x from 40 MB on
 
 
 def accel_drc() -> list[str]:
@@ -58,7 +67,14 @@ def timed(cmd: list[str], stdout: Any = subprocess.DEVNULL) -> tuple[float, floa
     return wall, usage.ru_utime + usage.ru_stime, rss_mb, proc.returncode
 
 
-def run_one(k: float, workdir: Path, do_inspect: bool, keep: bool) -> dict[str, Any]:
+def run_one(
+    k: float,
+    workdir: Path,
+    do_inspect: bool,
+    keep: bool,
+    before: Path | None = None,
+    before_rev: str = "",
+) -> dict[str, Any]:
     out = workdir / f"k{k:g}"
     need = (11 + MB_PER_K * k) * 3e6
     free = shutil.disk_usage(workdir).free
@@ -90,6 +106,17 @@ def run_one(k: float, workdir: Path, do_inspect: bool, keep: bool) -> dict[str, 
         else:
             cmd = [*accel_drc(), "check", str(board), "--json", str(out / "findings.json")]
             cmd.append("--quiet")
+        if before is not None:  # the older revision first, then this one: same load on both
+            bcmd = [sys.executable, "-m", "accel_drc.cli", *cmd[len(accel_drc()) :]]
+            bwall, bcpu, brss, brc, _ = _before.run(bcmd, _before.env(before))
+            row.update(
+                {
+                    f"before_{what}_s": round(bwall, 2),
+                    f"before_{what}_cpu_s": round(bcpu, 2),
+                    f"before_{what}_rss_mb": round(brss),
+                    f"before_{what}_rc": brc,
+                }
+            )
         with open(out / f"{what}.stdout", "wb") as fh:
             wall, cpu, rss, rc = timed(cmd, stdout=fh)
         row.update(
@@ -108,6 +135,10 @@ def run_one(k: float, workdir: Path, do_inspect: bool, keep: bool) -> dict[str, 
         row["class"] = doc.get("classification", {}).get("class")
     except (OSError, ValueError):
         row["findings"] = None
+    if before is not None:
+        stages = _before.phases(str(board), before, 1)
+        _before.print_phases(str(board), before_rev, stages)
+        row["stages_cpu_s"] = stages
     row["load_avg_1min"] = round(os.getloadavg()[0], 1)
     if not keep:
         shutil.rmtree(out, ignore_errors=True)
@@ -138,6 +169,18 @@ def table(rows: list[dict[str, Any]], do_inspect: bool) -> str:
             ]
         cells += [str(r.get("findings")), f"{r['load_avg_1min']:.1f}"]
         lines.append(" | ".join(cells))
+    if any("before_check_s" in r for r in rows):
+        lines += ["", "before/after (same run, alternating): s wall (CPU), peak MB"]
+        for r in rows:
+            for what in whats:
+                if f"before_{what}_s" not in r:
+                    continue
+                lines.append(
+                    f"K={r['scale']:g} {what}: before {r['before_' + what + '_s']:.1f} "
+                    f"({r['before_' + what + '_cpu_s']:.1f}) s, {r['before_' + what + '_rss_mb']:,}"
+                    f" MB -> after {r[what + '_s']:.1f} ({r[what + '_cpu_s']:.1f}) s, "
+                    f"{r[what + '_rss_mb']:,} MB"
+                )
     return "\n".join(lines)
 
 
@@ -147,14 +190,15 @@ def verdict(rows: list[dict[str, Any]]) -> str:
     spr = [r["check_cpu_s_per_mb"] for r in rows]
     big = max(rows, key=lambda r: r["file_mb"])
     scale_to = GOAL_AT_MB / big["file_mb"]
-    est_s = big["check_cpu_s"] * scale_to
+    est_s = big["check_s"] * scale_to
     est_mb = big["check_rss_mb"] * scale_to
-    met = est_s <= GOAL_S and est_mb <= GOAL_MB
+    flat = max(spr) / min(spr)
+    met = est_s <= GOAL_S and est_mb <= GOAL_MB and flat <= GOAL_FLAT
     return (
         f"linearity: check CPU s/MB from {min(spr):.3f} to {max(spr):.3f} "
-        f"(max/min {max(spr) / min(spr):.2f}); largest board {big['file_mb']:.0f} MB: check "
-        f"{big['check_s']:.1f} s wall, {big['check_cpu_s']:.1f} s CPU, "
-        f"{big['check_rss_mb']:,} MB peak (at {GOAL_AT_MB:.0f} MB: {est_s:.0f} s CPU, "
+        f"(max/min {flat:.2f}, goal <= {GOAL_FLAT:g}); largest board {big['file_mb']:.0f} MB: "
+        f"check {big['check_s']:.1f} s wall, {big['check_cpu_s']:.1f} s CPU, "
+        f"{big['check_rss_mb']:,} MB peak (at {GOAL_AT_MB:.0f} MB: {est_s:.1f} s wall, "
         f"{est_mb:,.0f} MB; goal <= {GOAL_S:g} s and <= {GOAL_MB:,.0f} MB: "
         f"{'met' if met else 'NOT met'})"
     )
@@ -162,19 +206,25 @@ def verdict(rows: list[dict[str, Any]]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--scales", type=float, nargs="+", default=[1, 2, 4, 8])
+    ap.add_argument("--scales", type=float, nargs="+", default=[1, 4, 10])
     ap.add_argument("--workdir", default="/tmp/accel-drc-bench-scale")
     ap.add_argument("--keep", action="store_true", help="keep the generated boards")
     ap.add_argument("--json", metavar="FILE", help="also write the rows as JSON")
     ap.add_argument("--no-inspect", action="store_true", help="time only accel-drc check")
+    ap.add_argument(
+        "--before",
+        default=_before.DEFAULT_BEFORE,
+        help="git revision to compare with, run alternately ('none' to skip)",
+    )
     args = ap.parse_args(argv)
     workdir = Path(args.workdir)
     workdir.mkdir(parents=True, exist_ok=True)
     if ROOT in workdir.resolve().parents:
         ap.error("--workdir must be outside the repository")
+    before = None if args.before == "none" else _before.tree(args.before)
     rows = []
     for k in args.scales:
-        rows.append(run_one(k, workdir, not args.no_inspect, args.keep))
+        rows.append(run_one(k, workdir, not args.no_inspect, args.keep, before, args.before))
         sys.stdout.write(json.dumps(rows[-1]) + "\n")
         sys.stdout.flush()
     sys.stdout.write("\n" + table(rows, not args.no_inspect) + "\n\n" + verdict(rows) + "\n")

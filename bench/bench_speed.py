@@ -2,7 +2,8 @@
 """Issue 18's speed targets, each printed as a ratio against a peer measured in the same run.
 
     python bench/bench_speed.py [--repeat 5] [--board PATH] [--synth-scale 10] [--no-synth]
-                                [--plugin results.json] [--json out.json] [--save-before]
+                                [--before-exe OLD/.venv/bin/accel-drc] [--plugin results.json]
+                                [--json out.json] [--save-before]
 
 Peers (measured here, never hard-coded):
 
@@ -21,9 +22,16 @@ synthetic training board, scale 10     ≤ 8 s wall, ≤ 1.5 GB; time per MB wit
 KiCad button, click → report open      ≤ 2.5 s (``bench/bench_plugin.py --json``, ``--plugin``)
 =====================================  ====================================================
 
+The package's bytecode is compiled first (``compileall``), as a wheel install has it: an
+editable install under ``PYTHONDONTWRITEBYTECODE=1`` would otherwise recompile every module on
+every run (about 0.35 s) and time the compiler, not accel-drc.
+
 Each figure is the median of ``--repeat`` runs (whole process, ``os.wait4`` rusage of the
 child).  ``bench/speed_before.json`` holds the same table measured on main before the speed work;
-it is printed beside today's figures.  ``--save-before`` rewrites it (only for a new baseline).
+it is printed beside today's figures.  Better, ``--before-exe`` names the ``accel-drc`` of an
+install of the old code (e.g. a ``git worktree`` of the commit before the speed work with its own
+venv): it then runs alternately with today's in the same run, so both see the same machine.
+``--save-before`` rewrites the file (only for a new baseline).
 """
 
 from __future__ import annotations
@@ -61,6 +69,11 @@ def accel_drc() -> list[str]:
     return [exe] if exe else [sys.executable, "-m", "accel_drc.cli"]
 
 
+def check_cmds(before: str | None, *args: str) -> list[list[str]]:
+    """``accel-drc <args>`` of this tree, and of the old install when one is named."""
+    return [[*accel_drc(), *args]] + ([[before, *args]] if before else [])
+
+
 def run(cmd: list[str]) -> tuple[float, float, float]:
     """(wall s, CPU s, peak RSS MB) of one child process."""
     t0 = time.perf_counter()
@@ -92,44 +105,41 @@ def median_of(cmds: list[list[str]], repeat: int) -> list[dict[str, float]]:
     ]
 
 
-def bench_big(board: Path, repeat: int, out: Path) -> dict[str, Any]:
-    floor, check = median_of(
-        [
-            [sys.executable, "-c", FLOOR, str(board)],
-            [
-                *accel_drc(),
-                "check",
-                str(board),
-                "--json",
-                str(out / "r.json"),
-                "--html",
-                str(out / "r.html"),
-                "--quiet",
-            ],
-        ],
-        repeat,
+def _with_before(res: dict[str, Any], peer: dict[str, float], old: list[dict[str, float]]) -> None:
+    if old:
+        res["before"] = {"check": old[0], "ratio": old[0]["wall_s"] / peer["wall_s"]}
+
+
+def bench_big(board: Path, repeat: int, out: Path, before: str | None) -> dict[str, Any]:
+    args = ("check", str(board), "--json", str(out / "r.json"), "--html", str(out / "r.html"))
+    floor, check, *old = median_of(
+        [[sys.executable, "-c", FLOOR, str(board)], *check_cmds(before, *args, "--quiet")], repeat
     )
-    return {
+    res = {
         "board": board.name,
         "mb": board.stat().st_size / 1e6,
         "floor": floor,
         "check": check,
         "ratio": check["wall_s"] / floor["wall_s"],
     }
+    _with_before(res, floor, old)
+    return res
 
 
-def bench_small(repeat: int) -> dict[str, Any]:
-    imp, check = median_of(
+def bench_small(repeat: int, before: str | None) -> dict[str, Any]:
+    imp, check, *old = median_of(
         [
             [sys.executable, "-c", "import numpy, shapely, yaml"],
-            [*accel_drc(), "check", str(SMALL), "--quiet"],
+            *check_cmds(before, "check", str(SMALL), "--quiet"),
         ],
         repeat * 2,
     )
-    return {"imports": imp, "check": check, "ratio": check["wall_s"] / imp["wall_s"]}
+    res = {"imports": imp, "check": check, "ratio": check["wall_s"] / imp["wall_s"]}
+    _with_before(res, imp, old)
+    return res
 
 
-def bench_synth(scale: int, repeat: int, out: Path) -> dict[str, Any]:
+def bench_synth(scale: int, repeat: int, out: Path, before: str | None) -> dict[str, Any]:
     rows = []
     for k in sorted({1, scale}):
         d = out / f"k{k}"
@@ -139,12 +149,15 @@ def bench_synth(scale: int, repeat: int, out: Path) -> dict[str, Any]:
             stdout=subprocess.DEVNULL,
         )
         board = next(d.glob("**/training-hgx.kicad_pcb"))
-        (check,) = median_of(
-            [[*accel_drc(), "check", str(board), "--json", str(out / "s.json"), "--quiet"]],
+        check, *old = median_of(
+            check_cmds(before, "check", str(board), "--json", str(out / "s.json"), "--quiet"),
             max(1, repeat // 2),
         )
         mb = board.stat().st_size / 1e6
-        rows.append({"scale": k, "mb": mb, "check": check, "s_per_mb": check["wall_s"] / mb})
+        row = {"scale": k, "mb": mb, "check": check, "s_per_mb": check["wall_s"] / mb}
+        if old:
+            row["before"] = {"check": old[0]}
+        rows.append(row)
         board.unlink()
     return {"rows": rows, "flatness": rows[-1]["s_per_mb"] / rows[0]["s_per_mb"]}
 
@@ -154,7 +167,12 @@ def fmt(x: float | None, unit: str = "s") -> str:
 
 
 def table(now: dict[str, Any], before: dict[str, Any] | None) -> str:
-    b = before or {}
+    b = dict(before or {})
+    for key in ("big", "small"):  # measured in this run: better than the saved file
+        if key in now and "before" in now[key]:
+            b[key] = now[key]["before"]
+    if "synth" in now and "before" in now["synth"]["rows"][-1]:
+        b["synth"] = {"rows": [now["synth"]["rows"][-1]["before"]]}
 
     def get(d: dict[str, Any], *path: str) -> Any:
         for p in path:
@@ -220,10 +238,19 @@ def main() -> int:
     ap.add_argument("--no-synth", action="store_true")
     ap.add_argument("--no-big", action="store_true")
     ap.add_argument("--plugin", type=Path, help="bench_plugin.py --json output to include")
+    ap.add_argument("--before-exe", help="accel-drc of an install of the old code (same run)")
     ap.add_argument("--json", type=Path)
     ap.add_argument("--save-before", action="store_true")
     a = ap.parse_args()
 
+    import accel_drc
+
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    subprocess.run(
+        [sys.executable, "-m", "compileall", "-q", str(Path(accel_drc.__file__).parent)],
+        check=True,
+        env=env,
+    )
     now: dict[str, Any] = {"python": sys.version.split()[0], "cpus": os.cpu_count()}
     with tempfile.TemporaryDirectory(prefix="accel-drc-speed-") as tmp:
         out = Path(tmp)
@@ -231,10 +258,10 @@ def main() -> int:
             if not a.board.is_file():
                 print(f"skip big board: {a.board} not found", file=sys.stderr)
             else:
-                now["big"] = bench_big(a.board, a.repeat, out)
-        now["small"] = bench_small(a.repeat)
+                now["big"] = bench_big(a.board, a.repeat, out, a.before_exe)
+        now["small"] = bench_small(a.repeat, a.before_exe)
         if not a.no_synth:
-            now["synth"] = bench_synth(a.synth_scale, a.repeat, out)
+            now["synth"] = bench_synth(a.synth_scale, a.repeat, out, a.before_exe)
     if a.plugin and a.plugin.is_file():
         now["plugin"] = json.loads(a.plugin.read_text())
     before = json.loads(BEFORE.read_text()) if BEFORE.is_file() and not a.save_before else None

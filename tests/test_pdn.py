@@ -845,3 +845,22 @@ def test_plane_dielectric_of_a_kicad_default_stackup_is_a_default() -> None:
     # declared in the config: no longer KiCad's
     cfg = {"stackup": {"materials": {"dielectric 2": {"material": "FR4 TG170"}}}}
     assert pdn.find_rails(b2, cfg, mats)[0].plane_dielectric_basis == "declared"
+
+
+def test_rail_position_ties_go_to_the_first_zone_whatever_the_last_bits() -> None:
+    """Copies of one fill shape at different places have equal areas only up to the last bits
+    of the shoelace sum (which depend on the coordinates); the rail's position is the first of
+    the largest, not whichever copy's rounding came out highest (a 1e-9 relative tie)."""
+    shape = np.array([[0.0, 0.0], [1.1, 0.0], [1.1, 2.3], [0.3, 2.3], [0.0, 0.7]])
+    offsets = [(153.558434, 253.120535), (7.0, 9.0), (211.181, 71.12), (0.1, 0.2)]
+    zones = tuple(
+        Zone(net=2, net_name="+1V8", layers=(1,), filled={1: (shape + np.array(o),)})
+        for o in offsets
+    )
+    areas = [z.filled_area_mm2(1) for z in zones]
+    assert max(areas) - min(areas) <= 1e-12 * max(areas)  # equal up to rounding
+    b = board4(zones)
+    pos, layer = pdn._rail_pos(b, {2})
+    centre = (shape + np.array(offsets[0])).mean(axis=0)
+    assert pos == (round(float(centre[0]), 3), round(float(centre[1]), 3))
+    assert layer == "In1.Cu"

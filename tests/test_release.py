@@ -103,6 +103,9 @@ def test_wheel_installs_and_runs_with_no_checkout(tmp_path: Path) -> None:
     names = zipfile.ZipFile(wheels[0]).namelist()
     assert f"accel_drc/examples/{EXAMPLE_BOARD}" in names
     assert "accel_drc_kicad/bundle.py" in names and "accel_drc/rules/classes/edge.yaml" in names
+    # the start-up tables (issue 18): validated rule data and compiled dataclass methods
+    assert "accel_drc/bundled_rules.jsonl" in names
+    assert "accel_drc/bundled_dataclasses.marshal" in names
     with tarfile.open(sdists[0]) as tf:
         members = tf.getnames()
     assert any(
@@ -138,6 +141,21 @@ def test_wheel_installs_and_runs_with_no_checkout(tmp_path: Path) -> None:
     doc = json.loads((elsewhere / "out.json").read_text())
     assert doc["tool"]["version"] == __version__ and "site-packages" in doc["board"]["file"]
     assert str(ROOT) not in doc["board"]["file"]
+    # the installed package uses its shipped snapshot and dataclass table (same interpreter)
+    r = subprocess.run(
+        [
+            str(py),
+            "-c",
+            "from accel_drc import bundled, dccode, packs; packs.load_library(); "
+            "print(bundled._STATE.valid, bool(dccode._state['table']))",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=str(elsewhere),
+        env=env,
+        timeout=600,
+    )
+    assert r.stdout.split() == ["True", "True"], r.stdout + r.stderr
     plugins = elsewhere / "plugins"
     r = run("kicad", "install", "--dest", str(plugins))
     assert r.returncode == 0, r.stderr

@@ -404,7 +404,23 @@ class Vias:
 
     @property
     def types(self) -> tuple[str, ...]:
-        return tuple(self.type_of(i) for i in range(len(self)))
+        """:meth:`type_of` of every row (vectorised: 200k vias in a few ms, not 0.3 s)."""
+        n = len(self)
+        if n == 0:
+            return ()
+        start = np.asarray(self.start, np.int64)
+        end = np.asarray(self.end, np.int64)
+        micro = np.asarray(self.micro, bool) if len(self.micro) == n else np.zeros(n, bool)
+        top = start == 0
+        bottom = end == self.layer_count - 1
+        # 0 buried, 1 blind, 2 through, 3 micro: via_type_for_span's order of tests
+        code = np.where(micro, 3, np.where(top & bottom, 2, np.where(top | bottom, 1, 0)))
+        names = ("buried", "blind", "through", "micro")
+        out = [names[c] for c in code.tolist()]
+        for i, t in self.declared.items():
+            if t is not None and 0 <= i < n:
+                out[i] = t
+        return tuple(out)
 
     def __getitem__(self, i: int) -> Via:
         return Via(

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from .analysis.materials import MaterialLibrary, library_from_data
+from .caseless import CaselessPattern
 from .errors import InputError
 from .references import REFERENCES_SCHEMA, References, check_source, references_from_data
 from .results import Rule, Severity
@@ -62,10 +63,14 @@ def __getattr__(name: str) -> Any:
 def _compile(
     patterns: Iterable[str], doc: YamlDoc, where: tuple[Any, ...]
 ) -> tuple[re.Pattern[str], ...]:
-    out = []
+    """The recognition patterns, case-insensitive (:class:`~accel_drc.caseless.CaselessPattern`:
+    compiled in ASCII mode for the printable-ASCII names nearly every board has; a pattern of
+    a user's file is also compiled in Unicode mode at once, so a bad one is a ``file:line``
+    error here)."""
+    out: list[Any] = []
     for i, p in enumerate(patterns):
         try:
-            out.append(re.compile(p, re.IGNORECASE))
+            out.append(CaselessPattern(p, validate=not doc.trusted))
         except re.error as exc:
             raise doc.error((*where, i), f"bad regular expression {p!r}: {exc}") from None
     return tuple(out)
@@ -278,7 +283,10 @@ def check_params(
 ) -> None:
     """Validate one rule's params against its kind's schema (and foil grades by name).  A kind
     no check module declares is an error here, at load, with the rule's line (never a rule
-    silently skipped at run time)."""
+    silently skipped at run time).  A ``trusted`` document (the validated bundled snapshot,
+    :mod:`accel_drc.bundled`) passed all of this when the snapshot was built."""
+    if doc.trusted:
+        return
     from .checks import discover
 
     kinds = discover()
@@ -421,8 +429,9 @@ def check_sources(
 ) -> None:
     """Every ``source`` at the JSON paths ``where`` (missing ones skipped) cites known
     references (:func:`references.check_source`); the first that does not is a
-    ``file:line`` error.  ``refs`` None: not checked (a project's own pack)."""
-    if refs is None:
+    ``file:line`` error.  ``refs`` None: not checked (a project's own pack); a ``trusted``
+    document (the validated bundled snapshot) was checked when the snapshot was built."""
+    if refs is None or doc.trusted:
         return
     for path in where:
         node: Any = doc.data

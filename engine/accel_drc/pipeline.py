@@ -15,14 +15,13 @@ import logging
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import replace
 from typing import Any, Callable
 
 from . import __version__
 from . import checks as _checks
 from . import coverage as _coverage
 from .analysis import Analysis
-from .basis import Basis, settle_all
+from .basis import Basis, replace_finding, settle_all
 from .classify import classify, override
 from .config import (
     CONFIG_NAME,
@@ -318,7 +317,11 @@ def _with_class_basis(
                     continue
                 try:
                     octx = _checks.CheckContext(
-                        board=ctx.board, analysis=ctx.analysis, board_class=c, config=ctx.config
+                        board=ctx.board,
+                        analysis=ctx.analysis,
+                        board_class=c,
+                        config=ctx.config,
+                        verdicts_only=True,  # only the violations' keys are compared
                     )
                     res = registry[other.check](octx, other)
                     failing[c] = {
@@ -346,7 +349,7 @@ def _with_class_basis(
                     "declare_class",
                     "declare the board class (accel-drc.yaml `class:` or `--class`)",
                 )
-            new.append(replace(f, evidence=ev))
+            new.append(replace_finding(f, evidence=ev))
         out.append((new, run))
     return out
 

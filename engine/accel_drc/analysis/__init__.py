@@ -179,6 +179,8 @@ class Analysis:
         """DC IR drop of every rail whose config entry declares sources/loads (empty, and
         scipy never imported, when none does), and the core rail (declared ``role: core`` or
         recognised by the PDN analysis) as unsolved when it declares neither."""
+        if not self.config.rails and not any(r.role == "core" and r.nets for r in self.rails):
+            return []  # what compute() returns then, without importing it (start-up, issue 18)
         from .irdrop import compute
 
         return compute(self.board, self.config, self.rails)

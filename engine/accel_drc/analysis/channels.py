@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..caseless import CaselessPattern
 from ..yamlsafe import load_schema
 from .nets import is_ground_net, is_power_net
 
@@ -132,10 +133,10 @@ def load_connectors(
     known = set(known_types) | {"refclk"}
     out = []
     for cid, c in doc.data["connectors"].items():
-        pats = []
+        pats: list[Any] = []
         for i, pat in enumerate(c["footprint"]):
-            try:
-                pats.append(re.compile(pat, re.IGNORECASE))
+            try:  # case-insensitive, cheap to compile (accel_drc.caseless)
+                pats.append(CaselessPattern(pat, validate=not doc.trusted))
             except re.error as exc:
                 raise doc.error(
                     ("connectors", cid, "footprint", i), f"bad regex {pat!r}: {exc}"

@@ -326,6 +326,8 @@ def loss_table(
         rows_by_pair.setdefault(r.positive, []).append(r)
     extra_cfg = analysis.config.loss.extra_db
     sec_cache: dict[Any, tuple[PairSection | None, dict[str, str], list[str]]] = {}
+    alpha_cache: dict[Any, Any] = {}
+    stub_cache: dict[Any, tuple[float, np.ndarray]] = {}
     stubs = None
     out: list[ChannelLoss] = []
     for group in channels(pairs, series_links(board)):
@@ -354,12 +356,17 @@ def loss_table(
                 if sec is None:
                     missing += [f"{row.layer_name}: {m}" for m in miss]
                     continue
-                try:
-                    d, c = sec.alpha_db_per_m(np.array([nyq]))
-                except ValueError as exc:  # a degenerate geometry: say so, never crash
-                    sec_cache[k] = (None, basis, [f"a valid geometry: {exc}"])
-                    missing.append(f"{row.layer_name}: a valid geometry: {exc}")
-                    continue
+                ak = (k, nyq)  # one section at one Nyquist: the same α for every pair
+                got = alpha_cache.get(ak)
+                if got is None:
+                    try:
+                        d, c = sec.alpha_db_per_m(np.array([nyq]))
+                    except ValueError as exc:  # a degenerate geometry: say so, never crash
+                        sec_cache[k] = (None, basis, [f"a valid geometry: {exc}"])
+                        missing.append(f"{row.layer_name}: a valid geometry: {exc}")
+                        continue
+                    got = alpha_cache[ak] = (d, c, sec.alpha_db_per_m(freqs))
+                d, c, (dc, cc) = got
                 layers.append(
                     LayerLoss(
                         dp.name,
@@ -373,7 +380,6 @@ def loss_table(
                         basis,
                     )
                 )
-                dc, cc = sec.alpha_db_per_m(freqs)
                 curve = curve + (dc + cc) * row.length_mm * 1e-3
         # vias: the stubs of the positive nets (the pair's two vias make one transition)
         via_db = 0.0
@@ -394,9 +400,16 @@ def loss_table(
                 eps = float(stubs.eps_eff[i]) if math.isfinite(float(stubs.eps_eff[i])) else 3.5
                 if not math.isfinite(stub) or stub <= 0:
                     continue
-                at_nyq = float(shunt_stub_db(np.array([nyq]), stub, eps)[0])
+                sk = (stub, eps, nyq)  # vias of one shape share their notch
+                sgot = stub_cache.get(sk)
+                if sgot is None:
+                    sgot = stub_cache[sk] = (
+                        float(shunt_stub_db(np.array([nyq]), stub, eps)[0]),
+                        shunt_stub_db(freqs, stub, eps),
+                    )
+                at_nyq = sgot[0]
                 via_db += at_nyq
-                curve = curve + shunt_stub_db(freqs, stub, eps)
+                curve = curve + sgot[1]
                 fres = float(stubs.f_res_hz[i])
                 if math.isfinite(fres) and fres <= 2.0 * nyq:
                     notches.append(

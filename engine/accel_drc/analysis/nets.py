@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ..arrays import unique_ints
 from ..geometry import ring_area
 
 if TYPE_CHECKING:
@@ -50,7 +51,7 @@ def net_layers(board: Board) -> dict[int, frozenset[int]]:
     t = board.tracks
     if len(t):
         key = t.net.astype(np.int64) * _LAYER_SPAN + t.layer.astype(np.int64)
-        for k in np.unique(key):
+        for k in unique_ints(key):  # (no numpy.ma import on a small board)
             net, layer = divmod(int(k), _LAYER_SPAN)
             if net:
                 out.setdefault(net, set()).add(layer)

@@ -477,7 +477,9 @@ def _rail_pos(
             continue
         for li in z.filled:
             a = _zone_area(z, li, areas)
-            if best is None or a > best[0]:
+            # equal areas (copies of one shape, equal to 1e-9) are a tie the first zone wins:
+            # the last bits of a shoelace sum depend on where the copy sits, not on its size
+            if best is None or a > best[0] * (1.0 + 1e-9):
                 pts = np.concatenate(z.filled[li]) if z.filled[li] else z.outline
                 if len(pts):
                     c = pts.mean(axis=0)

@@ -25,6 +25,7 @@ joined to vias by sorting on a (net, grid cell) key and reading the 3×3 neighbo
 from __future__ import annotations
 
 import dataclasses
+import functools
 import logging
 import math
 import re
@@ -114,8 +115,11 @@ class StackGeometry:
             eps_t[2 * i + 1] = et_sum
         return cls(n, thickness, eps_t, diel_t)
 
-    def _prefix(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """Prefix sums (the arrays have 2n-1 entries: recomputing is cheaper than caching)."""
+    @functools.cached_property
+    def _prefixes(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Prefix sums of thickness, undeclared-count, εr·t, unknown-εr count and dielectric
+        thickness (computed once per geometry: the remedies of 10k violating vias ask for
+        spans one at a time, and rebuilding five arrays per ask was most of their cost)."""
 
         def pre(a: np.ndarray) -> np.ndarray:
             return np.concatenate(([0.0], np.cumsum(a)))
@@ -128,9 +132,28 @@ class StackGeometry:
             pre(self.diel_t),
         )
 
+    def _prefix(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        return self._prefixes
+
+    @functools.cached_property
+    def _prefix_lists(self) -> tuple[list[float], ...]:
+        return tuple(a.tolist() for a in self._prefixes)
+
+    def span(self, lo: int, hi: int) -> tuple[float, float]:
+        """``(length, eps_eff)`` of segments ``lo .. hi-1`` as Python floats: the scalar twin of
+        :meth:`length` and :meth:`eps_eff` (the same prefix differences, bit for bit), for
+        per-via callers where building one-element arrays costs more than the arithmetic."""
+        p_t, p_nan, p_et, p_enan, p_d = self._prefix_lists
+        hi = max(hi, lo)
+        length = math.nan if p_nan[hi] - p_nan[lo] > 0 else p_t[hi] - p_t[lo]
+        d = p_d[hi] - p_d[lo]
+        if d <= 0 or p_enan[hi] - p_enan[lo] > 0:
+            return length, math.nan
+        return length, (p_et[hi] - p_et[lo]) / d
+
     def length(self, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
         """Σ thickness of segments ``lo .. hi-1`` (vectorised; NaN if any is undeclared)."""
-        p_t, p_nan, _, _, _ = self._prefix()
+        p_t, p_nan, _, _, _ = self._prefixes
         lo = np.asarray(lo, dtype=np.int64)
         hi = np.maximum(np.asarray(hi, dtype=np.int64), lo)
         out = p_t[hi] - p_t[lo]
@@ -140,7 +163,7 @@ class StackGeometry:
     def eps_eff(self, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
         """Thickness-weighted εr of the dielectrics in segments ``lo .. hi-1`` (NaN if none or
         unknown)."""
-        _, _, p_et, p_enan, p_d = self._prefix()
+        _, _, p_et, p_enan, p_d = self._prefixes
         lo = np.asarray(lo, dtype=np.int64)
         hi = np.maximum(np.asarray(hi, dtype=np.int64), lo)
         d = p_d[hi] - p_d[lo]
@@ -192,11 +215,25 @@ def near_pairs(
     if len(q_xy) == 0 or len(t_xy) == 0:
         return empty
     # only nets present on both sides matter
-    common = np.intersect1d(np.unique(q_net), np.unique(t_net))
-    if len(common) == 0:
-        return empty
-    t_keep = np.flatnonzero(np.isin(t_net, common))
-    q_keep = np.flatnonzero(np.isin(q_net, common) & (q_rad >= 0))
+    lo_net = min(int(q_net.min()), int(t_net.min()))
+    hi_net = max(int(q_net.max()), int(t_net.max()))
+    if lo_net >= 0 and hi_net < (1 << 26):
+        # a table over the net numbers: linear, where intersect1d / isin sort both sides
+        in_q = np.zeros(hi_net + 1, bool)
+        in_q[q_net] = True
+        both = np.zeros(hi_net + 1, bool)
+        both[t_net] = True
+        both &= in_q
+        if not both.any():
+            return empty
+        t_keep = np.flatnonzero(both[t_net])
+        q_keep = np.flatnonzero(both[q_net] & (q_rad >= 0))
+    else:
+        common = np.intersect1d(np.unique(q_net), np.unique(t_net))
+        if len(common) == 0:
+            return empty
+        t_keep = np.flatnonzero(np.isin(t_net, common))
+        q_keep = np.flatnonzero(np.isin(q_net, common) & (q_rad >= 0))
     if len(t_keep) == 0 or len(q_keep) == 0:
         return empty
     txy = t_xy[t_keep]
@@ -224,21 +261,22 @@ def near_pairs(
         base = base[qorder]
         qi = qi[qorder]
         for dx in (-1, 0, 1):
-            for dy in (-1, 0, 1):
-                key = base + (dx * gy + dy)
-                lo = np.searchsorted(skey, key, side="left")
-                hi = np.searchsorted(skey, key, side="right")
-                cnt = hi - lo
-                total = int(cnt.sum())
-                if total == 0:
-                    continue
-                rep_q = np.repeat(qi, cnt)
-                offs = np.arange(total) - np.repeat(np.cumsum(cnt) - cnt, cnt)
-                rep_t = t_keep[order[np.repeat(lo, cnt) + offs]]
-                d = np.hypot(*(t_xy[rep_t] - q_xy[rep_q]).T)
-                ok = d <= q_rad[rep_q]
-                out_q.append(rep_q[ok])
-                out_t.append(rep_t[ok])
+            # the cells dy = -1, 0, 1 of one column are consecutive keys, so their targets
+            # are one run of the sorted keys: two searches per column, not six
+            key = base + dx * gy
+            lo = np.searchsorted(skey, key - 1, side="left")
+            hi = np.searchsorted(skey, key + 1, side="right")
+            cnt = hi - lo
+            total = int(cnt.sum())
+            if total == 0:
+                continue
+            rep_q = np.repeat(qi, cnt)
+            offs = np.arange(total) - np.repeat(np.cumsum(cnt) - cnt, cnt)
+            rep_t = t_keep[order[np.repeat(lo, cnt) + offs]]
+            d = np.hypot(*(t_xy[rep_t] - q_xy[rep_q]).T)
+            ok = d <= q_rad[rep_q]
+            out_q.append(rep_q[ok])
+            out_t.append(rep_t[ok])
     if not out_q:
         return empty
     return np.concatenate(out_q), np.concatenate(out_t)
@@ -443,6 +481,12 @@ class ViaStubs:
     stackup_known: bool
     notes: tuple[str, ...] = ()
     index_by_net: Mapping[int, np.ndarray] = field(default_factory=dict)
+    #: the stack-up column the stubs were computed on (the remedies reuse it; None when built
+    #: by hand, then they rebuild it from the board)
+    geom: StackGeometry | None = None
+    #: per-check-run memo of the remedies (see ``checks/via_stub``): vias of one shape on one
+    #: net family get the same remedy, and the per-class re-runs ask again for the same ones
+    memo: dict[Any, Any] = field(default_factory=dict, repr=False)
 
     def __len__(self) -> int:
         return int(self.net.shape[0])
@@ -848,10 +892,7 @@ def compute_stubs(
     # a residual stub with no dielectric of its own on record takes the board's average εr
     eps_board = geom.eps_eff(np.array([0]), np.array([2 * geom.n_layers - 1]))[0]
 
-    def span(lo: int, hi: int) -> tuple[float, float]:
-        """(length mm, εr) of the barrel between faces ``lo`` and ``hi`` (NaN if unknown)."""
-        a, b = np.array([lo]), np.array([hi])
-        return float(geom.length(a, b)[0]), float(geom.eps_eff(a, b)[0])
+    span = geom.span  # (length mm, εr) between faces ``lo`` and ``hi`` (NaN if unknown)
 
     if backdrills is not None:
         for i, bd in enumerate(backdrills):
@@ -966,6 +1007,7 @@ def compute(
         stackup_known=stack_known,
         notes=tuple(notes),
         index_by_net=index_by_net,
+        geom=geom,
     )
 
 

@@ -26,8 +26,10 @@ from __future__ import annotations
 
 import importlib
 import logging
+import os
 import pkgutil
 import re
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import ModuleType
@@ -64,6 +66,10 @@ class CheckContext:
     analysis: Analysis
     board_class: str
     config: ProjectConfig = field(default_factory=ProjectConfig)
+    #: the caller needs only which findings are violations and what identifies them (rule, net,
+    #: layer, pos, items: the pipeline's re-run of a rule under another class's limits); a
+    #: check may then skip messages, evidence and remedies.  Ignoring it is always correct.
+    verdicts_only: bool = False
 
     def __post_init__(self) -> None:
         # tests and callers that build a context by hand may pass already-valid config data
@@ -183,6 +189,8 @@ def _modules() -> list[ModuleType]:
         if info.name.startswith("_"):
             continue
         mods.append(importlib.import_module(f"{__name__}.{info.name}"))
+    if not _may_have_plugins(ENTRY_POINT_GROUP):
+        return mods
     from importlib import metadata
 
     eps: Any = metadata.entry_points()
@@ -200,6 +208,40 @@ def _modules() -> list[ModuleType]:
             )
         mods.append(mod)
     return mods
+
+
+def _may_have_plugins(group: str) -> bool:
+    """Whether an installed distribution may declare entry points of ``group``: False only when
+    no ``entry_points.txt`` of any ``*.dist-info``/``*.egg-info`` folder on ``sys.path``
+    mentions the group (what :mod:`importlib.metadata` would read, found without it).
+
+    Why: importing :mod:`importlib.metadata` (it pulls in ``email``, ``zipfile``, ``csv``) and
+    parsing every distribution's metadata took longer than checking a small board, on every run,
+    to find no plugin.  Anything this scan cannot see cheaply (a zip file on ``sys.path``, a
+    custom finder that lists distributions) answers True, and the full lookup runs."""
+    from importlib.machinery import PathFinder
+
+    if any(hasattr(f, "find_distributions") and f is not PathFinder for f in sys.meta_path):
+        return True
+    needle = group.encode()
+    for entry in sys.path:
+        root = entry or "."
+        try:
+            names = os.listdir(root)
+        except OSError:
+            if os.path.isfile(root):
+                return True  # a zip archive: importlib.metadata reads inside it
+            continue
+        for name in names:
+            if not name.lower().endswith((".dist-info", ".egg-info")):
+                continue
+            try:
+                with open(os.path.join(root, name, "entry_points.txt"), "rb") as fh:
+                    if needle in fh.read():
+                        return True
+            except OSError:
+                continue
+    return False
 
 
 def discover(refresh: bool = False) -> dict[str, CheckKind]:

@@ -346,8 +346,6 @@ def _mask_er_robust(
 @register(KIND)
 def check_impedance(ctx: CheckContext, rule: Rule) -> CheckOutcome:
     """Zdiff of each routed pair-layer against the signal's target (module docstring)."""
-    from ..analysis.impedance import KIND_ROUTED, pair_table, rise_length_mm, row_kind, stack_er
-
     out = CheckOutcome()
     if not rule.signal:
         return out
@@ -358,6 +356,9 @@ def check_impedance(ctx: CheckContext, rule: Rule) -> CheckOutcome:
     pairs = [dp for dp in a.diff_pairs if dp.positive in nets and dp.negative in nets]
     if not pairs:
         return out
+    # the field solver's module only when there is a pair to judge (start-up cost, issue 18)
+    from ..analysis.impedance import KIND_ROUTED, pair_table, rise_length_mm, row_kind, stack_er
+
     target, tol = _target(ctx, rule)
     nyquist = None
     try:
@@ -386,6 +387,7 @@ def check_impedance(ctx: CheckContext, rule: Rule) -> CheckOutcome:
                 out.not_judged.setdefault(n, []).append(note)
     names = a.board.nets
     fd_cache = a.__dict__.setdefault("_impedance_cache", {}).setdefault("fd", {})
+    remedies: dict[Any, dict[str, Any]] = a.__dict__["_impedance_cache"].setdefault("remedy", {})
 
     def nets_of(row: PairImpedance) -> list[str]:
         return [names[row.positive], names[row.negative]]
@@ -532,7 +534,13 @@ def check_impedance(ctx: CheckContext, rule: Rule) -> CheckOutcome:
         if declare:
             evidence["declare"] = "; ".join(declare)
         assert row.width_mm is not None and row.gap_mm is not None
-        evidence["remedy"] = remedy(row.stack, row.width_mm, row.gap_mm, target, fd_cache)
+        # a remedy is a function of the cross-section and the target alone: pairs routed alike
+        # (and the same pair under several rules) share one inversion of the field solver
+        rkey = (row.stack, row.width_mm, row.gap_mm, target)
+        got = remedies.get(rkey)
+        if got is None:
+            got = remedies[rkey] = remedy(row.stack, row.width_mm, row.gap_mm, target, fd_cache)
+        evidence["remedy"] = dict(got)
         f = _finding(
             rule,
             Status.VIOLATION,

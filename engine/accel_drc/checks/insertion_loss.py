@@ -31,7 +31,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ..analysis.loss_models import DEFAULT_ROUGHNESS_MODEL
 from ..analysis.materials import materials_meeting
 from ..results import Rule, Status
 from . import CheckContext, CheckOutcome, register
@@ -160,11 +159,16 @@ def _remedy(ctx: CheckContext, ch: ChannelLoss, limit: float, model: str) -> dic
 
 @register(KIND)
 def check(ctx: CheckContext, rule: Rule) -> CheckOutcome:
-    from ..analysis.loss import DEFAULT_RZ_UM, loss_table, method_text
-
     sid = rule.signal
     if not sid:
         return CheckOutcome([], checked=0)
+    if not ctx.analysis.diff_pairs:
+        # a channel is a chain of differential pairs: none, no channel (what loss_table would
+        # say), and the loss models are not even imported (start-up cost, issue 18)
+        return CheckOutcome([], checked=0, examined_nets=frozenset())
+    from ..analysis.loss import DEFAULT_RZ_UM, loss_table, method_text
+    from ..analysis.loss_models import DEFAULT_ROUGHNESS_MODEL  # (imports the field solver)
+
     p = rule.params
     model = str(p.get("roughness_model", DEFAULT_ROUGHNESS_MODEL))
     default_rz = float(p.get("default_rz_um", DEFAULT_RZ_UM))
@@ -328,6 +332,8 @@ def extras(analysis: Analysis, rules: list[Rule]) -> Any:
     """Report extras: per channel of a signal an ``insertion_loss`` rule ran on, the loss split
     and its budget (the HTML bars, worst first, at most :data:`MAX_BARS`), and the IL(f) curve
     from 0 to 2× Nyquist of the :data:`MAX_CURVES` worst."""
+    if not analysis.diff_pairs:
+        return []  # no pair, no channel (what loss_table would say), no loss models imported
     from ..analysis.loss import loss_table
 
     sigs = {r.signal: r for r in rules if r.check == KIND and r.signal}

@@ -99,8 +99,6 @@ def _keys(missing: list[str]) -> list[str]:
 
 @register(KIND)
 def check(ctx: CheckContext, rule: Rule) -> CheckOutcome:
-    from ..analysis.irdrop import ALPHA20_PER_K
-
     out = CheckOutcome()
     results = ctx.analysis.irdrop
     nets: set[int] = set()
@@ -126,6 +124,8 @@ def check(ctx: CheckContext, rule: Rule) -> CheckOutcome:
         verdict_fail = drop > limit
         if basis.get("temperature") == "default":
             # all of the rail is copper: the drop scales with ρ(T)/ρ(20 °C)
+            from ..analysis.irdrop import ALPHA20_PER_K
+
             cands = {}
             for t in CANDIDATE_T:
                 k = 1.0 + ALPHA20_PER_K * (t - 20.0)
@@ -177,13 +177,15 @@ EXTRAS_KEY = "irdrop"
 
 def extras(analysis: Analysis, rules: Any = None) -> Any:
     """``result.extras["irdrop"]``: per rail, the load table and per-layer heat maps."""
-    from ..analysis.irdrop import heat_maps, rail_row
-
     got = analysis.__dict__.get("irdrop")
     if got is None:
         if not any(r.declares_ir_drop for r in analysis.config.rails):
             return None
         got = analysis.irdrop
+    if not got:
+        return None  # (and the IR-drop module is not imported: start-up, issue 18)
+    from ..analysis.irdrop import heat_maps, rail_row
+
     rows = []
     for r in got:
         row = rail_row(r)

@@ -87,13 +87,13 @@ def dangling_vias(ctx: CheckContext, nets: set[int]) -> dict[int, list[int]]:
 
 @register(KIND)
 def check_open_channel(ctx: CheckContext, rule: Rule) -> CheckOutcome:
-    from ..analysis.connectivity import net_islands
-
     params = rule.params or {}
     nets = channel_nets(ctx, bool(params.get("unknown_pairs", True)))
     out = CheckOutcome(examined_nets=frozenset(nets))
     if not nets:
         return out
+    from ..analysis.connectivity import net_islands  # only with channel nets to check
+
     board = ctx.board
     islands = net_islands(board, nets)
     out.checked = len(islands)

@@ -133,8 +133,6 @@ def _evidence(
 
 @register(KIND)
 def check_via_stub(ctx: CheckContext, rule: Rule) -> CheckOutcome:
-    from ..analysis.via_stubs import MM_PER_MIL, backdrill_dict
-
     params = rule.params or {}
     max_stub = params.get("max_stub_mm")
     min_ratio = params.get("min_fres_ratio")
@@ -145,6 +143,8 @@ def check_via_stub(ctx: CheckContext, rule: Rule) -> CheckOutcome:
     nets = _nets_of(ctx.analysis, rule.signal)
     if not nets:
         return out
+    from ..analysis.via_stubs import MM_PER_MIL, backdrill_dict  # only with nets to check
+
     stubs: ViaStubs = ctx.analysis.via_stubs
     idx = stubs.rows_for_nets(nets)
     # a barrel the net does not use on any layer carries no signal: nothing to check; a via
@@ -183,39 +183,55 @@ def check_via_stub(ctx: CheckContext, rule: Rule) -> CheckOutcome:
     unknown_stack: list[int] = []
     unknown_residual: list[int] = []
     unknown_eps: list[int] = []
-    for i in idx.tolist():
-        stub = float(stubs.stub_mm[i])
-        fres = float(stubs.f_res_hz[i])
-        net = board.nets[int(stubs.net[i])]
-        where = f"{_via_label(stubs, i)} at ({stubs.xy[i, 0]:.3f}, {stubs.xy[i, 1]:.3f}) on {net}"
+    # verdicts only (the pipeline's re-run under another class's limits): the same findings
+    # with the same identity (rule, net, layer, pos, items), without messages, evidence or
+    # remedies, which are most of the cost of a board with 10k violating vias
+    lite = bool(getattr(ctx, "verdicts_only", False))
+    # the rows' columns as Python values once (numpy scalar indexing per via is slow)
+    rows = idx.tolist()
+    stub_l = stubs.stub_mm[idx].tolist()
+    fres_l = stubs.f_res_hz[idx].tolist()
+    net_l = stubs.net[idx].tolist()
+    xy_l = stubs.xy[idx].tolist()
+    cuts_l = stubs.backdrill_cuts[idx].tolist()
+    names = board.nets
+    for k, i in enumerate(rows):
+        stub = stub_l[k]
+        fres = fres_l[k]
+        net = names[net_l[k]]
+        where = (
+            ""
+            if lite
+            else f"{_via_label(stubs, i)} at ({xy_l[k][0]:.3f}, {xy_l[k][1]:.3f}) on {net}"
+        )
         bd = stubs.backdrill[i]
-        if stubs.backdrill_cuts[i]:
-            ev = _evidence(stubs, i, nyq, params) if not math.isnan(stub) else {}
-            ev["backdrill"] = backdrill_dict(bd, stubs.layer_names)
-            ev["connected"] = stubs.connected_names(i)
-            findings.append(
-                base(
-                    i,
-                    rule.id + ".backdrill_cut",
-                    Status.VIOLATION,
-                    f"{where}: the {bd.side if bd else ''} backdrill (must not cut "
-                    f"{ev['backdrill']['must_not_cut'] if ev['backdrill'] else '?'}) would cut "
-                    f"layers the net uses ({', '.join(ev['connected'])})",
-                    evidence=ev,
+        if cuts_l[k]:
+            if lite:
+                findings.append(base(i, rule.id + ".backdrill_cut", Status.VIOLATION, ""))
+            else:
+                ev = _evidence(stubs, i, nyq, params) if not math.isnan(stub) else {}
+                ev["backdrill"] = backdrill_dict(bd, stubs.layer_names)
+                ev["connected"] = stubs.connected_names(i)
+                findings.append(
+                    base(
+                        i,
+                        rule.id + ".backdrill_cut",
+                        Status.VIOLATION,
+                        f"{where}: the {bd.side if bd else ''} backdrill (must not cut "
+                        f"{ev['backdrill']['must_not_cut'] if ev['backdrill'] else '?'}) would "
+                        f"cut layers the net uses ({', '.join(ev['connected'])})",
+                        evidence=ev,
+                    )
                 )
-            )
         if math.isnan(stub):
             geometric = float(stubs.geometric_stub_mm[i])
             (
                 unknown_residual if bd is not None and not math.isnan(geometric) else unknown_stack
             ).append(i)
             continue
-        ev = _evidence(stubs, i, nyq, params)
-        reasons = []
         too_long = max_stub is not None and stub > float(max_stub) + _TOL
-        if too_long:
-            reasons.append(f"> {float(max_stub):.3f} mm")
-        ratio = ev["f_res_ratio"]
+        # as _evidence's "f_res_ratio"
+        ratio = None if nyq is None or not math.isfinite(fres) else round(fres / nyq, 3)
         if min_ratio is not None and nyq is not None and ratio is None and stub > 1e-6:
             # a stub whose dielectric εr is not on record has no known resonance: the ratio
             # rule cannot pass it (unknown is not pass), even when the length rule does
@@ -226,6 +242,20 @@ def check_via_stub(ctx: CheckContext, rule: Rule) -> CheckOutcome:
             and ratio is not None
             and ratio < float(min_ratio)
         )
+        wants_bd = need_bd and bd is None and stub > 1e-6
+        if lite:
+            if too_long or too_low:
+                findings.append(base(i, rule.id, Status.VIOLATION, "", layer=_stub_layer(stubs, i)))
+            if wants_bd:
+                findings.append(
+                    base(i, rule.id + ".backdrill", Status.VIOLATION, "",
+                         layer=_stub_layer(stubs, i))
+                )  # fmt: skip
+            continue
+        ev = _evidence(stubs, i, nyq, params)
+        reasons = []
+        if too_long:
+            reasons.append(f"> {float(max_stub):.3f} mm")
         if too_low:
             reasons.append(f"f_res {_fmt_hz(fres)} = {ratio:.1f}× Nyquist < {float(min_ratio):g}×")
         if reasons:
@@ -267,7 +297,7 @@ def check_via_stub(ctx: CheckContext, rule: Rule) -> CheckOutcome:
                     evidence=ev,
                 )
             )
-        if need_bd and bd is None and stub > 1e-6:
+        if wants_bd:
             findings.append(
                 base(
                     i,
@@ -418,14 +448,29 @@ def _routable_layers(board: Any) -> set[int]:
     return out
 
 
+def _routable(stubs: ViaStubs, board: Any) -> set[int]:
+    """:func:`_routable_layers` of the board, once per via table."""
+    got = stubs.memo.get("routable")
+    if got is None:
+        got = stubs.memo["routable"] = _routable_layers(board)
+    return got
+
+
 def _residual(stubs: ViaStubs, ctx: Any, net: int) -> tuple[float, str]:
     """The residual stub a backdrill would leave: the one declared for this net (accel-drc.yaml
     ``backdrill:`` or the board), else :data:`ASSUMED_RESIDUAL_MM` (``assumed``)."""
+    key = ("residual", net)
+    got = stubs.memo.get(key)
+    if got is not None:
+        return got  # type: ignore[no-any-return]
+    got = (ASSUMED_RESIDUAL_MM, "assumed")
     for j in stubs.rows_for_nets((net,)).tolist():
         bd = stubs.backdrill[j]
         if bd is not None and bd.residual_stub_mm is not None:
-            return float(bd.residual_stub_mm), "declared"
-    return ASSUMED_RESIDUAL_MM, "assumed"
+            got = (float(bd.residual_stub_mm), "declared")
+            break
+    stubs.memo[key] = got
+    return got
 
 
 def _remedy(
@@ -434,22 +479,67 @@ def _remedy(
     """What would make via ``i`` pass: a backdrill (from which face, down to which layer, the
     stub it leaves), moving the deeper connection to a layer nearer the barrel's end, or a
     blind via over the used layers.  Each option carries its stub after the change and whether
-    that passes; ``text`` says the first one that does."""
+    that passes; ``text`` says the first one that does.
+
+    The remedy is a function of the barrel's span, its outermost connected layers, its two
+    stubs, whether it is a component hole, the residual a backdrill leaves on its net and the
+    limits, so it is memoised on exactly those (``stubs.memo``): a board's 10k violating vias
+    come in a few dozen shapes, and the per-class re-runs ask for the same ones again."""
+    conn = np.flatnonzero(stubs.connected[i])
+    residual = _residual(stubs, ctx, int(stubs.net[i]))
+    try:
+        key: Any = (
+            "remedy",
+            tuple(sorted(params.items())),
+            nyq,
+            int(stubs.start[i]),
+            int(stubs.end[i]),
+            int(conn[0]),
+            int(conn[-1]),
+            float(stubs.top_stub_mm[i]),
+            float(stubs.bottom_stub_mm[i]),
+            bool(stubs.ref[i]),
+            residual,
+        )
+        hash(key)
+    except TypeError:  # a param value that is not hashable: no memo
+        key = None
+    memo = stubs.memo if key is not None else {}
+    got = memo.get(key)
+    if got is None:
+        got = memo[key] = _remedy_of(stubs, i, ctx, params, nyq, conn, residual)
+    return _copy_remedy(got)
+
+
+def _copy_remedy(r: Mapping[str, Any]) -> dict[str, Any]:
+    """A copy of a memoised remedy each finding owns (its lists and dicts one level down)."""
+    return {
+        k: [dict(x) for x in v] if isinstance(v, list) else dict(v) if isinstance(v, dict) else v
+        for k, v in r.items()
+    }
+
+
+def _remedy_of(
+    stubs: ViaStubs,
+    i: int,
+    ctx: Any,
+    params: Mapping[str, Any],
+    nyq: float | None,
+    conn: np.ndarray,
+    residual_basis: tuple[float, str],
+) -> dict[str, Any]:
+    """:func:`_remedy` computed (see there)."""
     from ..analysis.via_stubs import MM_PER_MIL, StackGeometry, resonance_hz
 
     board = ctx.board
     names = stubs.layer_names
-    geom = StackGeometry.from_board(board)
-    conn = np.flatnonzero(stubs.connected[i])
+    geom = stubs.geom if stubs.geom is not None else StackGeometry.from_board(board)
     s0, e0 = int(stubs.start[i]), int(stubs.end[i])
     top_c, bot_c = int(conn[0]), int(conn[-1])
     top, bottom = float(stubs.top_stub_mm[i]), float(stubs.bottom_stub_mm[i])
     limits = {**params, "nyquist_hz": nyq}
     n = geom.n_layers
-
-    def seg(lo: int, hi: int) -> tuple[float, float]:
-        a, b = np.array([lo]), np.array([hi])
-        return float(geom.length(a, b)[0]), float(geom.eps_eff(a, b)[0])
+    seg = geom.span
 
     eps_board = seg(0, 2 * n - 1)[1]
 
@@ -458,8 +548,8 @@ def _remedy(
         return float(resonance_hz(length, e)) if length > 0 else math.inf
 
     out: dict[str, Any] = {}
-    routable = _routable_layers(board)
-    residual, r_basis = _residual(stubs, ctx, int(stubs.net[i]))
+    routable = _routable(stubs, board)
+    residual, r_basis = residual_basis
     # 1. backdrill from the face(s) whose stub fails, to the connected layer
     sides = []
     if bottom > _TOL and e0 == n - 1 and _verdict(bottom, fres(bottom, math.nan), limits) == "fail":

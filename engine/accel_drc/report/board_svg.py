@@ -22,6 +22,7 @@ numbers and from layer names that are escaped here: user text never reaches it u
 
 from __future__ import annotations
 
+import functools
 import logging
 import math
 from collections.abc import Iterable, Sequence
@@ -31,8 +32,7 @@ from typing import Any
 import numpy as np
 from markupsafe import escape
 
-from ..concurrency import workers
-from ..geometry import ring_area
+from ..concurrency import Background, workers
 from ..model import Board
 
 log = logging.getLogger(__name__)
@@ -119,6 +119,61 @@ def grid_for(extent_mm: float) -> float:
     return q
 
 
+#: integers in [-_TABLE_R, _TABLE_R] are written from a table of their strings: most numbers in
+#: a path are short relative steps, and a lookup is 4× faster than ``str`` per number
+_TABLE_R = 4096
+
+
+@functools.lru_cache(maxsize=1)
+def _int_table() -> np.ndarray:
+    return np.array([str(i) for i in range(-_TABLE_R, _TABLE_R + 1)], dtype=object)
+
+
+def _int_strings(v: np.ndarray) -> np.ndarray:
+    """Decimal text of each integer of ``v`` (an object array of ``str``, as ``str(int)``)."""
+    v = np.asarray(v, dtype=np.int64).ravel()
+    out = np.empty(len(v), dtype=object)
+    near = (v >= -_TABLE_R) & (v <= _TABLE_R)
+    out[near] = _int_table()[v[near] + _TABLE_R]
+    far = ~near
+    if far.any():
+        out[far] = np.array([str(x) for x in v[far].tolist()] + [None], dtype=object)[:-1]
+    return out
+
+
+def _chains(heads: np.ndarray, steps_per_chain: np.ndarray, steps: np.ndarray, end: str) -> str:
+    """Path text of several chains in one pass: chain ``c`` is ``M x y`` at ``heads[c]`` then
+    ``l`` and its ``steps_per_chain[c]`` relative steps (the next rows of ``steps``) followed by
+    ``end`` (``"z"`` closes a ring), or ``M x y h0`` (a dot) when it has no step.
+
+    The text is the numbers interleaved with their separators and joined once: no Python
+    formatting per chain (a board view has 10⁵ chains and 10⁶ steps)."""
+    n = len(heads)
+    if n == 0:
+        return ""
+    k = np.asarray(steps_per_chain, dtype=np.int64)
+    count = 2 + 2 * k  # numbers per chain
+    off = np.zeros(n, dtype=np.int64)
+    np.cumsum(count[:-1], out=off[1:])
+    total = int(off[-1] + count[-1])
+    is_head = np.zeros(total, dtype=bool)
+    is_head[off] = True
+    is_head[off + 1] = True
+    numbers = np.empty(total, dtype=np.int64)
+    numbers[is_head] = np.asarray(heads, dtype=np.int64).ravel()
+    numbers[~is_head] = np.asarray(steps, dtype=np.int64).reshape(-1)
+    # what each chain leaves behind it, written before the next chain's M (and at the end)
+    after = np.where(k > 0, end, "h0").astype(object)
+    seps = np.full(total, " ", dtype=object)
+    seps[off[1:]] = after[:-1] + "M"
+    seps[off[0]] = "M"
+    seps[(off + 2)[k > 0]] = "l"
+    text = np.empty(2 * total, dtype=object)
+    text[0::2] = seps
+    text[1::2] = _int_strings(numbers)
+    return "".join(text.tolist()) + after[-1]
+
+
 def _ring_path(pts: np.ndarray) -> str:
     """Integer grid points of one closed ring as ``M x y l dx dy … z`` (duplicates removed)."""
     if len(pts) < 2:
@@ -128,18 +183,14 @@ def _ring_path(pts: np.ndarray) -> str:
     d = d[keep]
     if len(d) < 2:
         return ""
-    flat = d.ravel().tolist()
-    return f"M{int(pts[0, 0])} {int(pts[0, 1])}l" + " ".join(map(str, flat)) + "z"
+    return _chains(pts[:1], np.array([len(d)]), d, "z")
 
 
 def _polyline_path(pts: np.ndarray) -> str:
     """Integer grid points of one open polyline as ``M x y l …`` (a single point -> ``h0``)."""
     d = np.diff(pts, axis=0)
     d = d[np.any(d != 0, axis=1)] if len(d) else d
-    head = f"M{int(pts[0, 0])} {int(pts[0, 1])}"
-    if not len(d):
-        return head + "h0"
-    return head + "l" + " ".join(map(str, d.ravel().tolist()))
+    return _chains(pts[:1], np.array([len(d)]), d.reshape(-1, 2), "")
 
 
 def _chain_segments(a: np.ndarray, b: np.ndarray) -> str:
@@ -147,8 +198,8 @@ def _chain_segments(a: np.ndarray, b: np.ndarray) -> str:
     one when it starts where that one ended (KiCad writes routed tracks mostly in order).
 
     A chain is ``M x y`` then ``l`` and its non-zero steps, or ``h0`` when every step is zero
-    (a dot).  Built with whole-array operations and one pass over the chains: most chains on a
-    real board are a single segment, and per-chain numpy calls cost 0.3 s on vme-wren."""
+    (a dot).  Built with whole-array operations (:func:`_chains`): most chains on a real board
+    are a single segment, and per-chain Python costs 0.3 s on the synthetic training board."""
     n = len(a)
     if n == 0:
         return ""
@@ -158,18 +209,30 @@ def _chain_segments(a: np.ndarray, b: np.ndarray) -> str:
     d = b - a
     nz = np.any(d != 0, axis=1)
     first = np.flatnonzero(starts_new)
-    steps = np.add.reduceat(nz.astype(np.int64), first).tolist()  # non-zero steps per chain
-    heads = a[first].tolist()
-    flat = [f"{dx} {dy}" for dx, dy in d[nz].tolist()]
-    parts: list[str] = []
-    pos = 0
-    for (x, y), k in zip(heads, steps):
-        if k:
-            parts.append(f"M{x} {y}l" + " ".join(flat[pos : pos + k]))
-            pos += k
-        else:
-            parts.append(f"M{x} {y}h0")
-    return "".join(parts)
+    steps = np.add.reduceat(nz.astype(np.int64), first)  # non-zero steps per chain
+    return _chains(a[first], steps, d[nz], "")
+
+
+def _rings_text(coords: np.ndarray, index: np.ndarray, n_geoms: int, q: float) -> str:
+    """:func:`_ring_path` of every ring in ``coords`` (mm, ring ``index[i]`` holds point ``i``,
+    rings in order) in one pass: rings of fewer than 3 points, or fewer than 2 steps once
+    snapped to the grid, are left out, as :func:`_ring_path` leaves them."""
+    if not len(coords):
+        return ""
+    pts = np.round(coords / q).astype(np.int64)
+    per = np.bincount(index, minlength=n_geoms)
+    ok_ring = per >= 3
+    d = pts[1:] - pts[:-1]
+    inside = index[1:] == index[:-1]  # the step stays in its ring
+    nz = inside & np.any(d != 0, axis=1)
+    steps = np.bincount(index[1:][nz], minlength=n_geoms)
+    keep = ok_ring & (steps >= 2)
+    if not keep.any():
+        return ""
+    start = np.zeros(n_geoms, dtype=np.int64)
+    np.cumsum(per[:-1], out=start[1:])
+    sel = nz & keep[index[1:]]
+    return _chains(pts[start[keep]], steps[keep], d[sel], "z")
 
 
 def _width_class(width_mm: np.ndarray, q: float) -> np.ndarray:
@@ -182,65 +245,95 @@ def _width_class(width_mm: np.ndarray, q: float) -> np.ndarray:
 # ---------------------------------------------------------------------------------------------
 
 
-def _zone_paths(board: Board, q: float, tol_steps: float) -> dict[int, str]:
-    """One even-odd path per copper layer with that layer's simplified zone fills.
+class ZoneJob:
+    """The zone fills of the board view: one even-odd path per copper layer with that layer's
+    simplified fills, the simplification (Douglas-Peucker in GEOS, with the GIL released)
+    running on background threads from construction until :meth:`text`.
 
     KiCad writes holes into a fill outline with zero-width bridges; with ``fill-rule: evenodd``
     the bridged hole is crossed twice and stays empty, so no polygon repair is needed here.
-    """
-    import shapely
 
-    by_layer: dict[int, list[np.ndarray]] = {}
-    for zone in board.zones:
-        if zone.keepout:
-            continue
-        for layer, polys in zone.filled.items():
-            for poly in polys:
-                arr = np.asarray(poly, dtype=float)
-                if arr.ndim == 2 and arr.shape[1] == 2:
-                    arr = arr[np.isfinite(arr).all(axis=1)]
-                if arr.ndim == 2 and len(arr) >= 3:
-                    by_layer.setdefault(int(layer), []).append(arr)
-    min_area = (q * tol_steps) ** 2 * 4
-    todo: list[tuple[int, Any]] = []
-    for layer, polys in by_layer.items():
-        rings = []
-        for arr in polys:
-            area = ring_area(arr)
-            if area < min_area:
+    The numpy work (gathering the rings, their areas, the path text) stays on the caller's
+    thread: done on a background thread it costs 30 MB more peak memory on vme-wren (its
+    temporaries land in another malloc arena, which keeps them)."""
+
+    def __init__(self, board: Board, q: float, tol_steps: float = 2.0) -> None:
+        import shapely
+
+        self.q = q
+        by_layer: dict[int, list[np.ndarray]] = {}
+        for zone in board.zones:
+            if zone.keepout:
                 continue
-            rings.append(arr)
-        if not rings:
-            continue
-        geoms = shapely.linestrings(
-            np.concatenate(rings), indices=np.repeat(np.arange(len(rings)), [len(r) for r in rings])
-        )
-        todo.append((layer, geoms))
-
-    def simplify(geoms: Any) -> Any:
-        return shapely.simplify(geoms, q * tol_steps, preserve_topology=False)
-
-    # Douglas-Peucker runs in GEOS with the GIL released: the layers go to a small thread pool
-    # (vme-wren, 930k fill points: 0.28 s -> about half on two cores; the same text)
-    n = min(workers(), len(todo))
-    if n > 1:
-        from concurrent.futures import ThreadPoolExecutor
-
-        with ThreadPoolExecutor(max_workers=n, thread_name_prefix="accel-drc zones") as pool:
-            simplified = list(pool.map(simplify, [g for _l, g in todo]))
-    else:
-        simplified = [simplify(g) for _l, g in todo]
-    out: dict[int, str] = {}
-    for (layer, _g), simple in zip(todo, simplified):
-        parts = []
-        for g in simple:
-            coords = shapely.get_coordinates(g)
-            if len(coords) < 3:
+            for layer, polys in zone.filled.items():
+                for poly in polys:
+                    arr = np.asarray(poly, dtype=float)
+                    if arr.ndim == 2 and arr.shape[1] == 2:
+                        finite = np.isfinite(arr).all(axis=1)
+                        if not finite.all():  # a copy only where a point must go
+                            arr = arr[finite]
+                    if arr.ndim == 2 and len(arr) >= 3:
+                        by_layer.setdefault(int(layer), []).append(arr)
+        min_area = (q * tol_steps) ** 2 * 4
+        self._layers: list[int] = []
+        todo: list[Any] = []
+        for layer, polys in by_layer.items():
+            rings = [arr for arr, area in zip(polys, _ring_areas(polys)) if area >= min_area]
+            if not rings:
                 continue
-            pts = np.round(coords / q).astype(np.int64)
-            parts.append(_ring_path(pts))
-        out[layer] = "".join(parts)
-    return out
+            # one linestring per ring (from the ring's own array: faster than ``indices=``)
+            self._layers.append(layer)
+            todo.append(np.array([shapely.linestrings(r) for r in rings], dtype=object))
+        tol = q * tol_steps
+
+        def simplify(geoms: Any) -> Any:
+            return shapely.simplify(geoms, tol, preserve_topology=False)
+
+        def simplify_all() -> list[Any]:
+            # the layers go to a small thread pool (vme-wren, 930k fill points: 0.28 s CPU ->
+            # about half of it in wall time on two cores; the same text)
+            n = min(workers(), len(todo))
+            if n <= 1:
+                return [simplify(g) for g in todo]
+            from concurrent.futures import ThreadPoolExecutor
+
+            with ThreadPoolExecutor(max_workers=n, thread_name_prefix="accel-drc zones") as pool:
+                return list(pool.map(simplify, todo))
+
+        self._job = Background(simplify_all, "board view zones") if todo else None
+
+    def text(self) -> dict[int, str]:
+        """Copper layer -> path text of its simplified fills (waits for the simplification)."""
+        import shapely
+
+        simplified = self._job.result() if self._job is not None else []
+        out: dict[int, str] = {}
+        for layer, simple in zip(self._layers, simplified):
+            coords, index = shapely.get_coordinates(simple, return_index=True)
+            out[layer] = _rings_text(coords, index, len(simple), self.q)
+        return out
+
+
+def _zone_paths(board: Board, q: float, tol_steps: float) -> dict[int, str]:
+    """One even-odd path per copper layer with that layer's simplified zone fills."""
+    return ZoneJob(board, q, tol_steps).text()
+
+
+def _ring_areas(rings: Sequence[np.ndarray]) -> np.ndarray:
+    """Unsigned shoelace area of each ring (mm², the ring closed back to its first point), all
+    rings in one pass without BLAS (``np.dot`` on long vectors spins up BLAS threads that crawl
+    on a busy machine: 0.45 s instead of 6 ms on vme-wren's fills)."""
+    if not rings:
+        return np.zeros(0)
+    counts = np.array([len(r) for r in rings], dtype=np.int64)
+    pts = np.concatenate(rings)
+    start = np.zeros(len(rings), dtype=np.int64)
+    np.cumsum(counts[:-1], out=start[1:])
+    nxt = np.arange(1, len(pts) + 1)
+    nxt[start + counts - 1] = start  # each ring's last point wraps to its first
+    x, y = pts[:, 0], pts[:, 1]
+    cross = x * y[nxt] - y * x[nxt]
+    return np.abs(np.add.reduceat(cross, start)) / 2.0
 
 
 def _track_paths(board: Board, q: float) -> dict[int, list[tuple[int, str]]]:
@@ -342,7 +435,7 @@ def _via_paths(board: Board, q: float) -> list[tuple[int, str]]:
         sel = pos[dia == d]
         # dedupe stacked vias at the same grid point
         sel = np.unique(sel, axis=0)
-        out.append((int(d), "".join(f"M{x} {y}h0" for x, y in sel.tolist())))
+        out.append((int(d), _chains(sel, np.zeros(len(sel), dtype=np.int64), sel[:0], "")))
     return out
 
 
@@ -366,9 +459,28 @@ def _outline_path(board: Board, q: float) -> str:
 # ---------------------------------------------------------------------------------------------
 
 
-def render_board(board: Board, visible_layers: Iterable[int] | None = None) -> BoardSvg:
+def _grid(bbox: tuple[float, float, float, float]) -> float:
+    xmin, ymin, xmax, ymax = bbox
+    return grid_for(max(xmax - xmin, ymax - ymin, 1.0))
+
+
+def start_zones(board: Board) -> ZoneJob | None:
+    """Start the zone fills' simplification (the view's costliest part, mostly GEOS with the GIL
+    released) on background threads, so that it runs beside the caller's Python work (the HTML
+    report's finding rows); hand the job to :func:`render_board` as ``zones``.  None when the
+    board has no extent (nothing to draw)."""
+    bbox = _bbox(board)
+    if bbox is None:
+        return None
+    return ZoneJob(board, _grid(bbox), tol_steps=2.0)
+
+
+def render_board(
+    board: Board, visible_layers: Iterable[int] | None = None, zones: ZoneJob | None = None
+) -> BoardSvg:
     """Build the board view.  ``visible_layers``: copper layers shown at first (default: the two
-    outer layers; the reader toggles the rest)."""
+    outer layers; the reader toggles the rest).  ``zones``: :func:`start_zones` of this board,
+    when the caller started it ahead."""
     bbox = _bbox(board)
     count = board.layer_count
     layers_meta: list[dict[str, object]] = []
@@ -392,15 +504,17 @@ def render_board(board: Board, visible_layers: Iterable[int] | None = None) -> B
         return BoardSvg(svg=empty, view_box=(0.0, 0.0, 100.0, 100.0), layers=layers_meta)
     xmin, ymin, xmax, ymax = bbox
     extent = max(xmax - xmin, ymax - ymin, 1.0)
-    q = grid_for(extent)
+    q = _grid(bbox)
     margin = extent * 0.03
     vb = (xmin - margin, ymin - margin, (xmax - xmin) + 2 * margin, (ymax - ymin) + 2 * margin)
 
-    zones = _zone_paths(board, q, tol_steps=2.0)
+    if zones is None:
+        zones = start_zones(board)
     tracks = _track_paths(board, q)
     pad_polys, pad_strokes, pad_count = _pad_geometry(board, q)
     vias = _via_paths(board, q)
     outline = _outline_path(board, q)
+    zone_text: dict[int, str] = zones.text() if zones is not None else {}
 
     out: list[str] = []
     out.append(
@@ -423,8 +537,8 @@ def render_board(board: Board, visible_layers: Iterable[int] | None = None) -> B
         colour = layer_colour(i, count)
         hidden = "" if i in shown else ' style="display:none"'
         body: list[str] = []
-        if zones.get(i):
-            body.append(f'<path class="zone" fill="{colour}" d="{zones[i]}"/>')
+        if zone_text.get(i):
+            body.append(f'<path class="zone" fill="{colour}" d="{zone_text[i]}"/>')
         for w, d in tracks.get(i, []):
             body.append(f'<path class="trk" stroke="{colour}" stroke-width="{w}" d="{d}"/>')
         if pad_polys.get(i):
@@ -451,7 +565,7 @@ def render_board(board: Board, visible_layers: Iterable[int] | None = None) -> B
     out.append('<g id="markers" class="markers"></g>')
     out.append("</svg>")
     stats = {
-        "zone_layers": len(zones),
+        "zone_layers": len(zone_text),
         "track_paths": sum(len(v) for v in tracks.values()),
         "pads": pad_count,
         "vias": len(board.vias),

@@ -36,7 +36,7 @@ from ..extras import ViaStubSeries
 from ..model import Board
 from ..references import Reference, bibliography
 from ..results import CheckResult, Finding, Severity, Status
-from .board_svg import render_board
+from .board_svg import render_board, start_zones
 from .loss_plots import loss_context
 
 log = logging.getLogger(__name__)
@@ -56,14 +56,25 @@ _STATUSES = ("violation", "cannot_verify", "waived")
 # ---------------------------------------------------------------------------------------------
 
 
-def safe_json(data: Any) -> Markup:
+def safe_json(data: Any, plain: bool = False) -> Markup:
     """JSON text that is safe inside ``<script type="application/json">``.
 
     ``<``, ``>`` and ``&`` are written as ``\\u003c``, ``\\u003e``, ``\\u0026`` (so neither
     ``</script>`` nor ``<!--`` can appear), and U+2028/U+2029 as escapes (they end a line in
     older JavaScript parsers).  JSON.parse gives the original text back.
+
+    ``plain``: the caller built ``data`` from :func:`_jsonable` values only (str keys, no NaN),
+    so the walk that converts it is skipped (0.5 s on a 10,000-finding report); a value that is
+    not plain after all still goes through :func:`_jsonable`.
     """
-    text = json.dumps(_jsonable(data), ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    text = None
+    if plain:
+        try:
+            text = _COMPACT.encode(data)
+        except (TypeError, ValueError):
+            text = None
+    if text is None:
+        text = _COMPACT.encode(_jsonable(data))
     text = (
         text.replace("<", "\\u003c")
         .replace(">", "\\u003e")
@@ -72,6 +83,10 @@ def safe_json(data: Any) -> Markup:
         .replace("\u2029", "\\u2029")
     )
     return Markup(text)
+
+
+#: ``json.dumps(ensure_ascii=False, separators=(",", ":"), allow_nan=False)``, built once
+_COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
 
 
 def _jsonable(value: Any) -> Any:
@@ -352,34 +367,75 @@ def evidence_budget(n_findings: int) -> int:
     return max(200, min(_EVIDENCE_MAX, 3_000_000 // max(n_findings, 1)))
 
 
-def _compact_evidence(ev: Any, limit: int = _EVIDENCE_MAX) -> Any:
+def _plain_rounded(value: Any) -> Any:
+    """``_round_floats(_jsonable(value))`` in one walk (the evidence of 10,000 findings is a
+    million values)."""
+    t = type(value)
+    if t is str or t is int or t is bool or value is None:
+        return value
+    if t is float:
+        return float(f"{value:.6g}") if math.isfinite(value) else None
+    if t is dict or isinstance(value, Mapping):
+        return {str(k): _plain_rounded(v) for k, v in value.items()}
+    if t is list or t is tuple or isinstance(value, (list, tuple, set, frozenset)):
+        return [_plain_rounded(v) for v in value]
+    return _round_floats(_jsonable(value))
+
+
+#: what :func:`_compact_evidence` measures with: compact separators, as safe_json writes
+_SIZER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+_encode_str = json.encoder.encode_basestring  # type: ignore[attr-defined]
+
+
+def _json_len(v: Any) -> int:
+    """``len(json.dumps(v, ensure_ascii=False, separators=(",", ":")))`` without building an
+    encoder per call: scalars by their ``repr`` (what json writes), containers through C."""
+    t = type(v)
+    if t is str:
+        return len(_encode_str(v))
+    if t is int or t is float:
+        return len(repr(v))
+    if v is None:
+        return 4
+    if t is bool:
+        return 4 if v else 5
+    return len(_SIZER.encode(v))
+
+
+def _compact_evidence(ev: Any, limit: int = _EVIDENCE_MAX, rounded: bool = False) -> Any:
     """Evidence within about ``limit`` characters of JSON.  Values longer than half the budget
     become a note saying what was left out; then keys are kept in the check's order while they
-    fit, and the names of the rest are listed, so the first (most telling) facts survive."""
+    fit, and the names of the rest are listed, so the first (most telling) facts survive.
+    ``rounded``: ``ev`` is a fresh dict whose floats are already rounded (:func:`_plain_rounded`)."""
     if not isinstance(ev, dict) or not ev:
         return ev or None
-    ev = _round_floats(ev)
+    if not rounded:
+        ev = _round_floats(ev)
+    size = _json_len
 
-    def size(v: Any) -> int:  # as safe_json writes it (compact separators)
-        return len(json.dumps(v, ensure_ascii=False, separators=(",", ":")))
-
-    if size(ev) <= limit:
+    # each key's and value's JSON length, measured once: the dict's length follows from them
+    # exactly ("{" + "k:v" joined by "," + "}"), so nothing below encodes anything twice
+    keys = [(k, size(k if type(k) is str else str(k))) for k in ev]
+    vsize = [size(v) for v in ev.values()]
+    if 2 + sum(n + 1 + vsize[i] for i, (_k, n) in enumerate(keys)) + len(keys) - 1 <= limit:
         return ev
-    for k, v in ev.items():
-        if size(v) > limit // 2:
+    for i, (k, _n) in enumerate(keys):
+        if vsize[i] > limit // 2:
+            v = ev[k]
             ev[k] = (
                 f"({len(v)} items left out of the report)"
                 if isinstance(v, (list, dict))
                 else "(long value left out of the report)"
             )
-    if size(ev) <= limit:
+            vsize[i] = size(ev[k])
+    if 2 + sum(n + 1 + vsize[i] for i, (_k, n) in enumerate(keys)) + len(keys) - 1 <= limit:
         return ev
     out: dict[str, Any] = {}
     used, left = 2, []
-    for k, v in ev.items():
-        need = size(k) + size(v) + 2
+    for i, (k, n) in enumerate(keys):
+        need = n + vsize[i] + 2
         if used + need <= limit - 48:
-            out[k] = v
+            out[k] = ev[k]
             used += need
         else:
             left.append(k)
@@ -419,9 +475,15 @@ def _finding_rows(
     rows: list[list[Any]] = []
     budget = evidence_budget(len(findings))
     for i, f in enumerate(findings):
-        ev = _jsonable(dict(f.evidence)) if f.evidence else {}
-        declare = ev.pop("declare", None) if isinstance(ev, dict) else None
-        ev = _compact_evidence(ev, budget)
+        ev: dict[str, Any] = {}
+        declare = None
+        for k, v in (f.evidence or {}).items():
+            k = str(k)
+            if k == "declare":  # shown on its own line of the finding panel
+                declare = _jsonable(v)
+            else:
+                ev[k] = _plain_rounded(v)
+        ev = _compact_evidence(ev, budget, rounded=True)
         waiver = _jsonable(dict(f.waiver)) if f.waiver else None
         rows.append(
             [
@@ -828,21 +890,66 @@ def _rule_runs(result: CheckResult, findings: Sequence[Finding]) -> list[dict[st
     return out
 
 
+#: the environment's options that change the compiled template (part of :func:`template_key`)
+_ENV_OPTIONS: dict[str, Any] = {"autoescape": True, "trim_blocks": True, "lstrip_blocks": True}
+_TEMPLATE_NAME = "report.html.j2"
+#: the template compiled ahead, shipped beside this module (:func:`write_template_module`)
+_TEMPLATE_MODULE = Path(__file__).resolve().parent / "_report_template.py"
+
+
 @functools.cache
 def template() -> jinja2.Template:
-    """The compiled report template, once per process (compiling it costs 0.1 s; the KiCad
-    plugin does it on its loader thread while KiCad is still sending the board)."""
-    return _env().get_template("report.html.j2")
+    """The compiled report template, once per process.
+
+    Compiling it costs 0.06 s of a 0.5 s report (the KiCad plugin does it on its loader thread
+    while KiCad is still sending the board), so the package ships it compiled ahead
+    (``_report_template.py``, Python that jinja2 generated from ``report.html.j2``); it is used
+    only when its key (:func:`template_key`: the template's text, jinja2's version and the
+    environment's options) is the current one, else the template is compiled here as before."""
+    env = _env()
+    try:
+        from . import _report_template as ahead
+
+        source = (_TEMPLATES / _TEMPLATE_NAME).read_text(encoding="utf-8")
+        if getattr(ahead, "KEY", None) == template_key(source):
+            return env.template_class.from_module_dict(env, vars(ahead), env.make_globals(None))
+    except Exception:  # a stale, missing or broken module: compile, as without it
+        log.debug("the template compiled ahead is not usable; compiling it", exc_info=True)
+    return env.get_template(_TEMPLATE_NAME)
+
+
+def template_key(source: str) -> str:
+    """What the compiled template depends on: its text, jinja2's version, the options."""
+    what = f"{jinja2.__version__}\0{sorted(_ENV_OPTIONS.items())!r}\0{source}"
+    return hashlib.sha256(what.encode("utf-8")).hexdigest()
+
+
+def template_module_source() -> str:
+    """The text of ``_report_template.py``: jinja2's Python for the template, with its key."""
+    source = (_TEMPLATES / _TEMPLATE_NAME).read_text(encoding="utf-8")
+    code = _env().compile(source, _TEMPLATE_NAME, _TEMPLATE_NAME, raw=True, defer_init=True)
+    return (
+        '"""report.html.j2 compiled by jinja2 (generated: do not edit).\n\n'
+        "Regenerate after changing the template, jinja2 or the environment's options:\n"
+        "``python -c 'from accel_drc.report.html import write_template_module as w; w()'``\n"
+        "(a stale copy is ignored: the report compiles the template itself).\n"
+        '"""\n\n'
+        f"KEY = {template_key(source)!r}\n\n{code}\n"
+    )
+
+
+def write_template_module() -> None:
+    """Regenerate ``_report_template.py`` from the template (see :func:`template`)."""
+    _TEMPLATE_MODULE.write_text(template_module_source(), encoding="utf-8")
 
 
 def _env() -> jinja2.Environment:
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(_TEMPLATES)),
-        autoescape=True,  # every template, whatever its extension: the report is user text
+        # autoescape on for every template, whatever its extension: the report is user text;
         # rows from other modules (extras) may lack a key: show it as empty, never crash
         undefined=jinja2.Undefined,
-        trim_blocks=True,
-        lstrip_blocks=True,
+        **_ENV_OPTIONS,
     )
     env.filters["si"] = fmt_si
     env.filters["num"] = fmt_num
@@ -887,6 +994,8 @@ def cite_html(refs: Mapping[str, Reference], text: str | None) -> Markup:
 def build_context(result: CheckResult, board: Board) -> dict[str, Any]:
     """Everything the template shows, computed once (the template only lays it out)."""
     findings = list(result.findings)
+    # the board view's zone fills simplify in GEOS on another core while the rows are built
+    zones = start_zones(board)
     refs = result.references
     cited = bibliography(
         refs,
@@ -901,26 +1010,10 @@ def build_context(result: CheckResult, board: Board) -> dict[str, Any]:
     texts: dict[str, int] = {}
     rows, texts = _finding_rows(findings, texts)
     cls = result.classification
-    board_svg = render_board(board, _initial_layers(board))
-    heat = _heat_layers(result)
-    if heat:
-        # the IR-drop heat maps over the board, in board mm, hidden until toggled
-        svg_text = board_svg.svg.replace(
-            '<g id="markers"', "".join(h["svg"] for h in heat) + '<g id="markers"', 1
-        )
-        board_svg = replace(board_svg, svg=svg_text)
     stackup = _stackup_rows(result, board, findings)
-    data = {
-        "fields": list(FIELDS),
-        "findings": rows,
-        "texts": list(texts),
-        # short citations by id, for the finding panel's links to the References section
-        "refs": {rid: refs[rid].short() for rid in cited},
-        "layers": board_svg.layers,
-        "viewBox": list(board_svg.view_box),
-    }
     board_file = result.board_file or board.source
-    return {
+    # everything but the board view first: the zone fills are still simplifying meanwhile
+    ctx: dict[str, Any] = {
         "title": f"accel-drc: {os.path.basename(board_file) or board_file}",
         "board_name": os.path.basename(board_file) or board_file,
         "board_file": board_file,
@@ -977,10 +1070,6 @@ def build_context(result: CheckResult, board: Board) -> dict[str, Any]:
             "footprints": len(board.footprints),
             "zones": len(board.zones),
         },
-        "board_svg": Markup(board_svg.svg),
-        "heat_layers": [{k: v for k, v in h.items() if k != "svg"} for h in heat],
-        "grid_mm": board_svg.grid_mm,
-        "layers": board_svg.layers,
         "stackup": stackup,
         "stackup_svg": stackup_svg(stackup),
         "rails": _rails(result),
@@ -1008,7 +1097,6 @@ def build_context(result: CheckResult, board: Board) -> dict[str, Any]:
             {f.layer for f in findings if f.layer} | {n for f in findings for n in stackup_names(f)}
         ),
         "rule_ids": sorted({f.rule for f in findings}),
-        "data_json": safe_json(data),
         "css": _read_asset("report.css"),
         "js": _read_asset("report.js"),
         "warnings": list(board.warnings)[:20],
@@ -1017,6 +1105,29 @@ def build_context(result: CheckResult, board: Board) -> dict[str, Any]:
         "references": list(cited.values()),
         "cite": functools.partial(cite_html, refs),
     }
+    board_svg = render_board(board, _initial_layers(board), zones)
+    heat = _heat_layers(result)
+    if heat:
+        # the IR-drop heat maps over the board, in board mm, hidden until toggled
+        svg_text = board_svg.svg.replace(
+            '<g id="markers"', "".join(h["svg"] for h in heat) + '<g id="markers"', 1
+        )
+        board_svg = replace(board_svg, svg=svg_text)
+    data = {
+        "fields": list(FIELDS),
+        "findings": rows,
+        "texts": list(texts),
+        # short citations by id, for the finding panel's links to the References section
+        "refs": {rid: refs[rid].short() for rid in cited},
+        "layers": board_svg.layers,
+        "viewBox": list(board_svg.view_box),
+    }
+    ctx["board_svg"] = Markup(board_svg.svg)
+    ctx["heat_layers"] = [{k: v for k, v in h.items() if k != "svg"} for h in heat]
+    ctx["grid_mm"] = board_svg.grid_mm
+    ctx["layers"] = board_svg.layers
+    ctx["data_json"] = safe_json(data, plain=True)
+    return ctx
 
 
 #: most coverage rows drawn (a training baseboard has thousands of NVLink nets: the JSON has all)

@@ -50,13 +50,66 @@ def _default(value: Any) -> Any:
     return str(value)
 
 
-def fast_dumps(doc: Any, indent: int | None = 2) -> str:
-    """Serialise ``doc``: straight through C ``json`` when it holds no NaN/inf (the common case,
-    10× faster on a 10,000-finding report), else through :func:`_clean` (NaN/inf -> null)."""
+#: one record (a dict in a list of several) on one line: ``", "`` and ``": "`` as ``json.dumps``
+#: writes without ``indent``
+_RECORD = json.JSONEncoder(ensure_ascii=False, allow_nan=False, default=_default)
+
+
+def _record(value: Any) -> str:
+    """One record through CPython's C encoder; NaN/inf anywhere in it -> null (:func:`_clean`)."""
     try:
-        return json.dumps(doc, indent=indent, ensure_ascii=False, allow_nan=False, default=_default)
+        return _RECORD.encode(value)
     except ValueError:
-        return json.dumps(_clean(doc), indent=indent, ensure_ascii=False, allow_nan=False)
+        return _RECORD.encode(_clean(value))
+
+
+def _indented(value: Any, depth: int, indent: int, out: list[str]) -> None:
+    """Append ``value`` as ``json.dumps(indent=indent)`` writes it, except that a container in a
+    list of several is one line (:func:`_record`).
+
+    Why: the pure-Python encoder that ``indent`` forces costs 3 µs per value, a line per value;
+    a 10,000-finding report (38 MB) took 1.3 s CPU where the C encoder needs 0.5 s.  One record
+    per line keeps the file readable, greppable and diffable, one finding to a line."""
+    if isinstance(value, dict) and value:
+        pad = "\n" + " " * (indent * (depth + 1))
+        out.append("{")
+        first = True
+        for k, v in value.items():
+            out.append(pad if first else "," + pad)
+            first = False
+            # a key as json writes it (an int, float, bool or None key becomes a string)
+            out.append((_RECORD.encode(k) if isinstance(k, str) else _record({k: 0})[1:-4]) + ": ")
+            _indented(v, depth + 1, indent, out)
+        out.append("\n" + " " * (indent * depth) + "}")
+    elif isinstance(value, (list, tuple)) and value:
+        pad = "\n" + " " * (indent * (depth + 1))
+        out.append("[")
+        several = len(value) > 1
+        for i, v in enumerate(value):
+            out.append(pad if i == 0 else "," + pad)
+            if several or not isinstance(v, (dict, list, tuple)):
+                out.append(_record(v))
+            else:
+                _indented(v, depth + 1, indent, out)
+        out.append("\n" + " " * (indent * depth) + "]")
+    elif value is None or isinstance(value, (str, int, float, dict, list, tuple)):
+        out.append(_record(value))
+    else:  # a typed extra, a set, an enum: what json's ``default`` would make of it, indented
+        _indented(_default(value), depth, indent, out)
+
+
+def fast_dumps(doc: Any, indent: int | None = 2, end: str = "") -> str:
+    """Serialise ``doc`` through CPython's C ``json`` encoder: NaN/inf -> null, numpy scalars,
+    sets, enums and typed extras (``to_dict``) converted.  With ``indent`` the document is
+    indented as ``json.dumps`` does, except that each record of a list of several (a finding, a
+    rule, a SARIF result) is written on one line: the same JSON, 2.5× faster than ``indent``'s
+    pure-Python encoder on a 10,000-finding report.  ``end`` is appended (a final newline)."""
+    if indent is None:
+        return _record(doc) + end
+    out: list[str] = []
+    _indented(doc, 0, indent, out)
+    out.append(end)  # joined with the rest: no second copy of a 30 MB text for one newline
+    return "".join(out)
 
 
 def finding_dict(f: Any) -> dict[str, Any]:
@@ -177,7 +230,7 @@ def to_dict(result: CheckResult) -> dict[str, Any]:
 
 
 def dumps(result: CheckResult) -> str:
-    return fast_dumps(to_dict(result)) + "\n"
+    return fast_dumps(to_dict(result), end="\n")
 
 
 def write(path: str, result: CheckResult) -> None:

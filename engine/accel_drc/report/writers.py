@@ -15,6 +15,7 @@ written, so one that fails to render never leaves the others half-updated.
 from __future__ import annotations
 
 import contextlib
+import gc
 import logging
 import os
 from collections.abc import Mapping
@@ -123,11 +124,20 @@ def render_outputs(
     """(path, text) of each requested report (``paths``: writer name -> file), all rendered
     before any is written."""
     wanted = _paths(paths)
-    return [
-        (wanted[w.name], w.render(result, board, wanted, report_url))
-        for w in WRITERS.values()
-        if w.name in wanted
-    ]
+    # no cyclic garbage collection while rendering: the reports build 10⁵–10⁶ containers that
+    # all stay alive until written, so a collection frees nothing (5 % of the time at 10,000
+    # findings); the cycles they leave are collected after
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        return [
+            (wanted[w.name], w.render(result, board, wanted, report_url))
+            for w in WRITERS.values()
+            if w.name in wanted
+        ]
+    finally:
+        if was:
+            gc.enable()
 
 
 def write_outputs(
