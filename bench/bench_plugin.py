@@ -194,6 +194,19 @@ def _summary(name: str, clicks: list[Click]) -> dict:
         f" (whole click {med(out['click_cpu_s']):.2f} s); KiCad's CPU during the click "
         f"{med(out['kicad_cpu_s']):.2f} s; click to markers+select {med(out['click_total_s']):.2f} s"
     )
+    # inside each click: the extraction (after connecting, before the check) and the engine's
+    # part (check + HTML report), medians over the clicks
+    extraction = [_between(c.result["timings"], "connect", "check") for c in clicks]
+    engine = [
+        c.result["timings"].get("check", 0) + c.result["timings"].get("report", 0) for c in clicks
+    ]
+    out["extraction_in_click_s"] = extraction
+    out["check_and_report_s"] = engine
+    print(
+        f"{name}:   inside the click: extraction {med(extraction):.2f} s "
+        f"({min(extraction):.2f}–{max(extraction):.2f}), engine check + HTML report "
+        f"{med(engine):.2f} s ({min(engine):.2f}–{max(engine):.2f})"
+    )
     last = clicks[-1].result
     print(
         f"{name}:   wall stages: " + ", ".join(f"{k} {v:.2f}" for k, v in last["timings"].items())
