@@ -521,8 +521,24 @@ def setup_logging(path: Path | None = None) -> Path:
     return path
 
 
+def use_shipped_dataclass_code() -> None:
+    """This process is ours, as ``accel-drc``'s is: let ``dataclasses`` use the engine's
+    precompiled methods (:mod:`accel_drc.dccode`, what the command line installs) instead of
+    compiling a few hundred generated functions at import.  Before the engine is imported; a
+    no-op where the engine has no such table."""
+    try:
+        from accel_drc import dccode
+    except ImportError:
+        return
+    try:
+        dccode.install()
+    except Exception as exc:  # only a start-up speed-up
+        log.debug("shipped dataclass code not used: %s", exc)
+
+
 def main() -> int:
     """The entry point KiCad runs (via ``main.py``)."""
+    use_shipped_dataclass_code()
     setup_logging()
     log.info(
         "accel-drc plugin start (pid %d, socket %s)",
