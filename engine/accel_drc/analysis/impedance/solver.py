@@ -12,7 +12,11 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from numpy.linalg import _umath_linalg
+
+try:  # numpy's own LAPACK gufuncs (private, in every numpy from 1.8 to 2.x): see _cholesky_lo
+    from numpy.linalg import _umath_linalg
+except ImportError:  # pragma: no cover - a numpy that moved it: the public wrapper, slower
+    _umath_linalg = None
 
 from .formulas import C0, EPS0, _check_pos
 
@@ -232,7 +236,10 @@ def _fd_capacitances(
 def _cholesky_lo(a: np.ndarray) -> np.ndarray:
     """Lower Cholesky factors of a stack of SPD matrices: numpy's gufunc, called directly (the
     public wrapper's type checks cost more than the factorisation at these sizes); the caller
-    holds the error state that turns a failure into LinAlgError."""
+    holds the error state that turns a failure into LinAlgError.  Reads the lower triangles
+    only (LAPACK ``potrf``, 'L'), as the public wrapper does."""
+    if _umath_linalg is None:  # pragma: no cover - depends on the numpy
+        return np.linalg.cholesky(a)
     return _umath_linalg.cholesky_lo(a, signature="d->d")
 
 
