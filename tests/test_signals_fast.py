@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from accel_drc.analysis import channels as ch
 from accel_drc.analysis import signals as sg
-from accel_drc.caseless import CaselessPattern, FirstMatch
+from accel_drc.caseless import CaselessPattern, FirstMatch, required_literals
 from accel_drc.config import as_config
 from accel_drc.hostile import MAX_MATCH_NAME
 from accel_drc.packs import load_library
@@ -294,6 +294,41 @@ def test_class_patterns_take_precedence_by_family_rank() -> None:
         assert rec.recognise(name, cls) == ref_recognise(name, cls, LIB), (name, cls)
 
 
+@pytest.mark.parametrize(
+    ("pattern", "want"),
+    [
+        ("nvlink_?4", {"nvlink"}),
+        (r"(^|[/_.])(pet|per)[pn]?\d", {"pe"}),
+        ("sstx|ssrx", {"ss"}),  # (the parser factors the common prefix out)
+        ("(?<!lp)ddr_?5", {"ddr"}),
+        ("(?:usb|USB3)+x", {"usb", "usb3"}),
+        ("a?b*", None),
+        ("(a|)bc", {"bc"}),
+        ("(?-i:Ab)c", {"ab"}),
+        ("x{0,3}", None),
+        ("(ab){2}", {"ab"}),
+    ],
+)
+def test_required_literals(pattern: str, want: set[str] | None) -> None:
+    got = required_literals(pattern)
+    assert (None if got is None else set(got)) == want
+
+
+def test_required_literals_are_in_every_match() -> None:
+    """Every pattern of the library: each name it finds contains one of its literals."""
+    names = [t(s) for s in _STEMS for t in _TWISTS if t(s).isascii() and t(s).isprintable()]
+    pats = [p for s in LIB.signals.values() for p in (*s.name_patterns, *s.class_patterns)]
+    pats += [p for f in LIB.families.values() for p in (*f.name_patterns, *f.class_patterns)]
+    with_literals = 0
+    for p in pats:
+        req = required_literals(p.pattern)
+        with_literals += req is not None
+        for name in names:
+            if req is not None and p.search(name):
+                assert any(lit in name.lower() for lit in req), (p.pattern, name)
+    assert with_literals > len(pats) * 3 // 4
+
+
 def test_first_match_is_the_first_pattern_in_list_order() -> None:
     pats = [CaselessPattern(p) for p in ("b(x)", "(^|_)a", "zz$", "(?<!l)dd", "^(?!.*q).*k")]
     fm = FirstMatch(pats)
@@ -321,7 +356,6 @@ def test_first_match_is_the_first_pattern_in_list_order() -> None:
 def test_first_match_keeps_the_loop_for_patterns_an_alternation_would_change(unsafe: str) -> None:
     pats = [CaselessPattern("zz"), CaselessPattern(unsafe), CaselessPattern("a")]
     fm = FirstMatch(pats)
-    assert fm._combined is None
     for text in ["aa", "ab", "ac", "zz", "q"]:
         want = next((k for k, p in enumerate(pats) if p.search(text)), -1)
         assert fm.first(text) == want, text
@@ -330,4 +364,4 @@ def test_first_match_keeps_the_loop_for_patterns_an_alternation_would_change(uns
 def test_first_match_of_plain_re_patterns() -> None:
     """A compiled ``re`` pattern with other flags is never folded into the alternation."""
     fm = FirstMatch([re.compile("abc"), CaselessPattern("x")])
-    assert fm._combined is None and fm.first("ABCX") == 1 and fm.first("abcx") == 0
+    assert fm.first("ABCX") == 1 and fm.first("abcx") == 0

@@ -91,72 +91,145 @@ class CaselessPattern:
         return f"CaselessPattern({self.pattern!r})"
 
 
-#: pattern text that cannot be wrapped into one alternation with others unchanged: a
-#: back-reference or named group (the group numbers and names shift), a conditional, or a
-#: global inline flag (``(?x)`` would apply to every alternative)
-_NOT_COMBINABLE = re.compile(r"\\[1-9]|\(\?P|\(\?\(|\(\?[aiLmsux]+\)|\\[gk]")
+try:  # the regular-expression parser of the re module (3.11+: re._parser)
+    from re import _constants as _sre_c
+    from re import _parser as _sre_p
+except ImportError:  # Python 3.9, 3.10
+    import sre_constants as _sre_c  # type: ignore[no-redef]
+    import sre_parse as _sre_p  # type: ignore[no-redef]
+
+_REPEATS = tuple(
+    getattr(_sre_c, n)
+    for n in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT")
+    if hasattr(_sre_c, n)
+)
+
+
+def required_literals(pattern: str) -> frozenset[str] | None:
+    """Lower-case strings one of which every match of ``pattern`` (compiled with
+    ``re.IGNORECASE | re.ASCII``) contains, lower-cased; None when the pattern requires no
+    literal (or its form is not understood).
+
+    Why it is exact: a literal matched case-insensitively in ASCII mode (or case-sensitively,
+    under a scoped ``(?-i:…)``) matches only characters with the same ASCII lower case, so
+    a literal that every match must contain appears in ``text.lower()`` of any text the
+    pattern finds (``str.lower`` of ASCII text is the ASCII lower case).  Only elements that
+    every match passes through are used: the top-level sequence, groups in it, repeats of at
+    least one, and alternations whose every branch requires one (their union)."""
+    if not pattern.isascii():
+        return None
+    try:
+        items = _sre_p.parse(pattern, re.IGNORECASE | re.ASCII)
+        return _required(list(items))
+    except Exception:  # noqa: BLE001 - an unknown parse tree: no prefilter, never wrong
+        return None
+
+
+def _required(items: list[Any]) -> frozenset[str] | None:
+    best: frozenset[str] | None = None
+
+    def consider(cand: frozenset[str] | None) -> None:
+        nonlocal best
+        shortest = min(map(len, cand)) if cand else 0
+        if shortest > 0 and (best is None or shortest > min(map(len, best))):
+            best = cand
+
+    run: list[str] = []
+    for op, av in items:
+        if op is _sre_c.LITERAL:
+            if av >= 128:
+                raise ValueError("non-ASCII literal")
+            run.append(chr(av).lower())
+            continue
+        consider(frozenset({"".join(run)}) if run else None)
+        run = []
+        if op is _sre_c.SUBPATTERN:
+            consider(_required(list(av[-1])))
+        elif op is _sre_c.BRANCH:
+            subs = [_required(list(b)) for b in av[1]]
+            if all(subs):
+                consider(frozenset().union(*subs))  # type: ignore[arg-type]
+        elif op in _REPEATS and av[0] >= 1:
+            consider(_required(list(av[2])))
+    consider(frozenset({"".join(run)}) if run else None)
+    return best
 
 
 class FirstMatch:
     """Which of an ordered list of case-insensitive patterns is the first (in list order) that
-    ``search`` finds in a text, with one regular-expression call instead of one per pattern.
+    ``search`` finds in a text, at a fraction of the cost of trying each in turn.
 
     Why: the signal recognition tried every net name against every pattern of
-    ``signals.yaml`` in turn, 238k Python-level ``search`` calls (0.4 s) on a 1,800-net board,
-    though nearly every name matches none.
+    ``signals.yaml`` through :meth:`CaselessPattern.search`, 238k Python-level calls (0.4 s
+    profiled) on a 1,800-net board, though nearly every name matches none.
 
-    How, exactly: the patterns become one anchored alternation of look-aheads,
-    ``^(?:(?P<_0>(?=[\\s\\S]*?(?:p0)))|(?P<_1>(?=[\\s\\S]*?(?:p1)))|…)``.  The look-ahead of
-    alternative *k* succeeds iff ``pk`` matches at some position of the text (the lazy
-    ``[\\s\\S]*?`` tries the positions in the order ``search`` does, ``^``, ``$`` and
-    look-behinds see the same string), and an alternation takes its first alternative that
-    succeeds: the matched group is the first pattern in list order that ``search`` finds.  The
-    combined pattern is a :class:`CaselessPattern`, so it gets the same ASCII/Unicode choice
-    per name as each pattern on its own.  A pattern the alternation could change (see
-    ``_NOT_COMBINABLE``) or any pattern that is not a plain case-insensitive pattern keeps the
-    one-by-one loop for the whole list."""
+    How, exactly: for a printable-ASCII text (the ASCII mode of :class:`CaselessPattern` is
+    right for it) the text is lower-cased once; a pattern is tried only when one of its
+    :func:`required_literals` is in it (a pattern without any is always tried), and with its
+    ASCII-mode compiled form directly.  When every pattern requires a literal, one search for
+    any literal of any pattern rejects most names in one call.  Any other text, and any
+    pattern whose ASCII form is not right (see :class:`CaselessPattern`), goes through
+    ``pattern.search`` as before.  Patterns that are not case-insensitive ``re`` patterns or
+    :class:`CaselessPattern` are always tried through their own ``search``."""
 
-    __slots__ = ("patterns", "_combined")
+    __slots__ = ("patterns", "_ascii", "_by_literal", "_always", "_gate")
 
     def __init__(self, patterns: Any) -> None:
         self.patterns: tuple[Any, ...] = tuple(patterns)
-        self._combined: CaselessPattern | None = None
-        if not self.patterns or not all(_combinable(p) for p in self.patterns):
-            return
-        text = (
-            "^(?:"
-            + "|".join(
-                f"(?P<_{k}>(?=[\\s\\S]*?(?:{p.pattern})))" for k, p in enumerate(self.patterns)
-            )
-            + ")"
-        )
-        try:
-            combined = CaselessPattern(text, validate=False)
-            combined._prepare()  # the ASCII form now (the Unicode one if that cannot be)
-        except (re.error, ValueError, RecursionError, OverflowError):
-            return  # (a limit of the re module): the loop is always right
-        self._combined = combined
+        # per pattern: its ASCII-mode compiled form for printable-ASCII texts, or None
+        self._ascii: list[re.Pattern[str] | None] = []
+        by_literal: dict[str, list[int]] = {}
+        always: list[int] = []
+        for k, p in enumerate(self.patterns):
+            rx = _ascii_form(p)
+            self._ascii.append(rx)
+            req = required_literals(p.pattern) if rx is not None else None
+            if req is None:
+                always.append(k)
+            else:
+                for lit in sorted(req):
+                    by_literal.setdefault(lit, []).append(k)
+        self._by_literal = tuple((lit, tuple(ks)) for lit, ks in by_literal.items())
+        self._always = tuple(always)
+        self._gate: re.Pattern[str] | None = None
+        if by_literal and not always:
+            lits = sorted(by_literal, key=lambda x: (-len(x), x))
+            self._gate = re.compile("|".join(map(re.escape, lits)))
 
     def first(self, text: str) -> int:
         """Index of the first pattern (list order) whose ``search`` finds ``text``; -1 if none."""
-        if self._combined is None:
+        if not (text.isascii() and text.isprintable()):
             for k, p in enumerate(self.patterns):
                 if p.search(text):
                     return k
             return -1
-        m = self._combined.match(text)
-        # the named group of the alternative closes after every group nested in it, so it is
-        # the last matched group (``lastgroup``)
-        return -1 if m is None else int(m.lastgroup[1:])  # type: ignore[index]
+        low = text.lower()
+        if self._gate is not None and self._gate.search(low) is None:
+            return -1
+        cand = set(self._always)
+        for lit, ks in self._by_literal:
+            if lit in low:
+                cand.update(ks)
+        for k in sorted(cand):
+            rx = self._ascii[k]
+            if rx.search(text) if rx is not None else self.patterns[k].search(text):
+                return k
+        return -1
 
     def any(self, text: str) -> bool:
         """Whether any of the patterns' ``search`` finds ``text``."""
         return self.first(text) >= 0
 
 
-def _combinable(p: Any) -> bool:
-    """A case-insensitive pattern whose text means the same inside a group of an alternation."""
-    plain = isinstance(p, CaselessPattern) or (
-        isinstance(p, re.Pattern) and p.flags == re.IGNORECASE | re.UNICODE
-    )
-    return plain and isinstance(p.pattern, str) and not _NOT_COMBINABLE.search(p.pattern)
+def _ascii_form(p: Any) -> re.Pattern[str] | None:
+    """The compiled pattern :class:`CaselessPattern` uses for printable-ASCII names, or None
+    when that is not the ASCII form (or ``p`` is not a plain case-insensitive pattern)."""
+    if isinstance(p, re.Pattern):
+        if p.flags != re.IGNORECASE | re.UNICODE or not isinstance(p.pattern, str):
+            return None
+        p = CaselessPattern(p.pattern, validate=False)
+    if not isinstance(p, CaselessPattern):
+        return None
+    if not p._ready:
+        p._prepare()
+    return p._ascii
