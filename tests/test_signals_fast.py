@@ -148,8 +148,20 @@ def _config(path: Path | None) -> Any:
     return load_config(str(path), None, LIB)
 
 
+def ref_class_of(rules: Any, net: str) -> str:
+    if net in rules.assignments:
+        return rules.assignments[net]
+    for pattern, cls in rules._compiled():
+        if pattern.match(net):
+            return cls
+    return "Default"
+
+
 def _same(board: Any, config: Any) -> int:
     """Compare fast and reference on every net of ``board``; the number of nets typed."""
+    rules = board.net_classes
+    for name in board.nets:
+        assert rules.class_of(name) == ref_class_of(rules, name), name
     for name in board.nets:  # every net on its own, whatever its class, before the pipeline
         if name and len(name) <= MAX_MATCH_NAME:
             cls = board.net_classes.class_of(name)
@@ -327,6 +339,53 @@ def test_required_literals_are_in_every_match() -> None:
             if req is not None and p.search(name):
                 assert any(lit in name.lower() for lit in req), (p.pattern, name)
     assert with_literals > len(pats) * 3 // 4
+
+
+def test_net_class_of_the_first_matching_wildcard() -> None:
+    """``NetClassRules.class_of`` (one alternation of all wildcards) against the loop."""
+    from accel_drc.model import NetClassRules
+
+    globs = [
+        "*",
+        "PCIE_*",
+        "*_TX?",
+        "DDR4-PS.A0",
+        "*a*a*a*a*ab",
+        "[ab]*",
+        "*[*",
+        "?",
+        "*\\1*",
+        "*DDR*CK_t",
+        "µ*",
+        "*\n*",
+        "x.y",
+        "*.*",
+    ]
+    names = [
+        "",
+        "PCIE_TX0",
+        "pcie_tx0",
+        "X_TX1",
+        "DDR4-PS.A0",
+        "DDR4-PSXA0",
+        "a" * 40 + "b",
+        "[ab]",
+        "a[",
+        "Q",
+        "QQ",
+        "/ddr/DDR4_CK_t",
+        "µC",
+        "a\nb",
+        "x.y",
+        "xzy",
+        "a\\1b",
+        "\u212a",
+    ]
+    for k in range(len(globs)):
+        order = globs[k:] + globs[:k]  # every pattern first once: the order decides
+        rules = NetClassRules(patterns=tuple((g, f"c{i}") for i, g in enumerate(order)))
+        for n in names:
+            assert rules.class_of(n) == ref_class_of(rules, n), (order, n)
 
 
 def test_first_match_is_the_first_pattern_in_list_order() -> None:
