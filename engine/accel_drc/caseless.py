@@ -112,8 +112,10 @@ def required_literals(pattern: str) -> frozenset[str] | None:
 
     Why it is exact: a literal matched case-insensitively in ASCII mode (or case-sensitively,
     under a scoped ``(?-i:…)``) matches only characters with the same ASCII lower case, so
-    a literal that every match must contain appears in ``text.lower()`` of any text the
-    pattern finds (``str.lower`` of ASCII text is the ASCII lower case).  Only elements that
+    a literal that every match must contain appears in ``text.lower()`` of any ASCII text the
+    pattern finds (``str.lower`` of ASCII text is the ASCII lower case).  The same holds in
+    Unicode mode for an ASCII text: no two ASCII characters fold together there unless their
+    ASCII lower cases agree (the Kelvin sign and the long s are not ASCII).  Only elements that
     every match passes through are used: the top-level sequence, groups in it, repeats of at
     least one, and alternations whose every branch requires one (their union)."""
     if not pattern.isascii():
@@ -166,7 +168,8 @@ class FirstMatch:
     How, exactly: for a printable-ASCII text (the ASCII mode of :class:`CaselessPattern` is
     right for it) the text is lower-cased once; a pattern is tried only when one of its
     :func:`required_literals` is in it (a pattern without any is always tried), and with its
-    ASCII-mode compiled form directly.  When every pattern requires a literal, one search for
+    ASCII-mode compiled form directly (compiled the first time the pattern is tried: most
+    patterns never are on a given board).  When every pattern requires a literal, one search for
     any literal of any pattern rejects most names in one call.  Any other text, and any
     pattern whose ASCII form is not right (see :class:`CaselessPattern`), goes through
     ``pattern.search`` as before.  Patterns that are not case-insensitive ``re`` patterns or
@@ -176,14 +179,15 @@ class FirstMatch:
 
     def __init__(self, patterns: Any) -> None:
         self.patterns: tuple[Any, ...] = tuple(patterns)
-        # per pattern: its ASCII-mode compiled form for printable-ASCII texts, or None
-        self._ascii: list[re.Pattern[str] | None] = []
+        # per pattern: its ASCII-mode compiled form for printable-ASCII texts, None where
+        # that is not the form to use; compiled when the pattern is first tried (_UNSET)
+        self._ascii: list[Any] = []
         by_literal: dict[str, list[int]] = {}
         always: list[int] = []
         for k, p in enumerate(self.patterns):
-            rx = _ascii_form(p)
-            self._ascii.append(rx)
-            req = required_literals(p.pattern) if rx is not None else None
+            plain = _plain(p)
+            self._ascii.append(_UNSET if plain else None)
+            req = required_literals(p.pattern) if plain else None
             if req is None:
                 always.append(k)
             else:
@@ -212,6 +216,8 @@ class FirstMatch:
                 cand.update(ks)
         for k in sorted(cand):
             rx = self._ascii[k]
+            if rx is _UNSET:
+                rx = self._ascii[k] = _ascii_form(self.patterns[k])
             if rx.search(text) if rx is not None else self.patterns[k].search(text):
                 return k
         return -1
@@ -219,6 +225,20 @@ class FirstMatch:
     def any(self, text: str) -> bool:
         """Whether any of the patterns' ``search`` finds ``text``."""
         return self.first(text) >= 0
+
+
+_UNSET = object()
+
+
+def _plain(p: Any) -> bool:
+    """A :class:`CaselessPattern`, or an ``re`` pattern compiled with ``re.IGNORECASE`` alone."""
+    if isinstance(p, CaselessPattern):
+        return True
+    return (
+        isinstance(p, re.Pattern)
+        and p.flags == re.IGNORECASE | re.UNICODE
+        and isinstance(p.pattern, str)
+    )
 
 
 def _ascii_form(p: Any) -> re.Pattern[str] | None:
