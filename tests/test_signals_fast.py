@@ -162,10 +162,11 @@ def _same(board: Any, config: Any) -> int:
     rules = board.net_classes
     for name in board.nets:
         assert rules.class_of(name) == ref_class_of(rules, name), name
+    rec = sg.Recogniser(LIB)  # (indexed from the 33rd name: a big board sees both ways)
     for name in board.nets:  # every net on its own, whatever its class, before the pipeline
         if name and len(name) <= MAX_MATCH_NAME:
             cls = board.net_classes.class_of(name)
-            assert sg.recogniser(LIB).recognise(name, cls) == ref_recognise(name, cls, LIB), name
+            assert rec.recognise(name, cls) == ref_recognise(name, cls, LIB), name
     conns = sg.connectors_for(LIB)
     assert ch.connector_nets(board, conns) == ref_connector_nets(board, conns)
     assert ch.connector_nets(board, conns) == ref_connector_nets(board, conns)  # (memo)
@@ -279,8 +280,16 @@ _CLASSES = [
 ]
 
 
-def test_awkward_names_and_classes() -> None:
-    rec = sg.recogniser(LIB)
+@pytest.fixture(params=["indexed", "one by one"])
+def index_after(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> int:
+    """Both ways of ``FirstMatch``: the literal index from the first text, and never."""
+    n = 0 if request.param == "indexed" else 10**9
+    monkeypatch.setattr(FirstMatch, "INDEX_AFTER", n)
+    return n
+
+
+def test_awkward_names_and_classes(index_after: int) -> None:
+    rec = sg.Recogniser(LIB)
     n = typed = 0
     for stem, twist, cls in itertools.product(_STEMS, _TWISTS, _CLASSES):
         name = twist(stem)
@@ -292,10 +301,10 @@ def test_awkward_names_and_classes() -> None:
     assert typed > n // 3  # (the names do reach the patterns: most get a type)
 
 
-def test_class_patterns_take_precedence_by_family_rank() -> None:
+def test_class_patterns_take_precedence_by_family_rank(index_after: int) -> None:
     """A family's class pattern beats a later family's name pattern, loses to a signal's own
     name pattern; the same ordering as the loop for every class of every pattern text."""
-    rec = sg.recogniser(LIB)
+    rec = sg.Recogniser(LIB)
     texts = [
         p.pattern for f in LIB.families.values() for p in (*f.class_patterns, *f.name_patterns)
     ]
@@ -388,7 +397,7 @@ def test_net_class_of_the_first_matching_wildcard() -> None:
             assert rules.class_of(n) == ref_class_of(rules, n), (order, n)
 
 
-def test_first_match_is_the_first_pattern_in_list_order() -> None:
+def test_first_match_is_the_first_pattern_in_list_order(index_after: int) -> None:
     pats = [CaselessPattern(p) for p in ("b(x)", "(^|_)a", "zz$", "(?<!l)dd", "^(?!.*q).*k")]
     fm = FirstMatch(pats)
     for text in [
@@ -412,7 +421,7 @@ def test_first_match_is_the_first_pattern_in_list_order() -> None:
 
 
 @pytest.mark.parametrize("unsafe", [r"(a)\1", r"(?P<x>a)", r"(?x) a b", r"(a)?(?(1)b|c)"])
-def test_first_match_keeps_the_loop_for_patterns_an_alternation_would_change(unsafe: str) -> None:
+def test_first_match_with_back_references_and_inline_flags(unsafe: str, index_after: int) -> None:
     pats = [CaselessPattern("zz"), CaselessPattern(unsafe), CaselessPattern("a")]
     fm = FirstMatch(pats)
     for text in ["aa", "ab", "ac", "zz", "q"]:
@@ -420,7 +429,7 @@ def test_first_match_keeps_the_loop_for_patterns_an_alternation_would_change(uns
         assert fm.first(text) == want, text
 
 
-def test_first_match_of_plain_re_patterns() -> None:
+def test_first_match_of_plain_re_patterns(index_after: int) -> None:
     """A compiled ``re`` pattern with other flags is never folded into the alternation."""
     fm = FirstMatch([re.compile("abc"), CaselessPattern("x")])
     assert fm.first("ABCX") == 1 and fm.first("abcx") == 0

@@ -165,7 +165,8 @@ class FirstMatch:
     ``signals.yaml`` through :meth:`CaselessPattern.search`, 238k Python-level calls (0.4 s
     profiled) on a 1,800-net board, though nearly every name matches none.
 
-    How, exactly: for a printable-ASCII text (the ASCII mode of :class:`CaselessPattern` is
+    How, exactly: the first :attr:`INDEX_AFTER` texts are tried one pattern at a time; then,
+    for a printable-ASCII text (the ASCII mode of :class:`CaselessPattern` is
     right for it) the text is lower-cased once; a pattern is tried only when one of its
     :func:`required_literals` is in it (a pattern without any is always tried), and with its
     ASCII-mode compiled form directly (compiled the first time the pattern is tried: most
@@ -175,18 +176,29 @@ class FirstMatch:
     ``pattern.search`` as before.  Patterns that are not case-insensitive ``re`` patterns or
     :class:`CaselessPattern` are always tried through their own ``search``."""
 
-    __slots__ = ("patterns", "_ascii", "_by_literal", "_always", "_gate")
+    __slots__ = ("patterns", "_ascii", "_by_literal", "_always", "_gate", "_calls")
+
+    #: texts tried one pattern at a time before the literal index is built (parsing every
+    #: pattern costs more than a small board's few nets)
+    INDEX_AFTER = 32
 
     def __init__(self, patterns: Any) -> None:
         self.patterns: tuple[Any, ...] = tuple(patterns)
+        self._calls = 0
+        self._ascii: list[Any] = []
+        self._by_literal: tuple[tuple[str, tuple[int, ...]], ...] = ()
+        self._always: tuple[int, ...] = ()
+        self._gate: re.Pattern[str] | None = None
+
+    def _index(self) -> None:
         # per pattern: its ASCII-mode compiled form for printable-ASCII texts, None where
         # that is not the form to use; compiled when the pattern is first tried (_UNSET)
-        self._ascii: list[Any] = []
+        ascii_: list[Any] = []
         by_literal: dict[str, list[int]] = {}
         always: list[int] = []
         for k, p in enumerate(self.patterns):
             plain = _plain(p)
-            self._ascii.append(_UNSET if plain else None)
+            ascii_.append(_UNSET if plain else None)
             req = required_literals(p.pattern) if plain else None
             if req is None:
                 always.append(k)
@@ -195,14 +207,18 @@ class FirstMatch:
                     by_literal.setdefault(lit, []).append(k)
         self._by_literal = tuple((lit, tuple(ks)) for lit, ks in by_literal.items())
         self._always = tuple(always)
-        self._gate: re.Pattern[str] | None = None
         if by_literal and not always:
             lits = sorted(by_literal, key=lambda x: (-len(x), x))
             self._gate = re.compile("|".join(map(re.escape, lits)))
+        self._ascii = ascii_  # last: another thread meanwhile sees a complete index or none
 
     def first(self, text: str) -> int:
         """Index of the first pattern (list order) whose ``search`` finds ``text``; -1 if none."""
-        if not (text.isascii() and text.isprintable()):
+        if not self._ascii:
+            self._calls += 1
+            if self._calls > self.INDEX_AFTER and self.patterns:
+                self._index()
+        if not (self._ascii and text.isascii() and text.isprintable()):
             for k, p in enumerate(self.patterns):
                 if p.search(text):
                     return k
@@ -214,10 +230,11 @@ class FirstMatch:
         for lit, ks in self._by_literal:
             if lit in low:
                 cand.update(ks)
+        ascii_ = self._ascii
         for k in sorted(cand):
-            rx = self._ascii[k]
+            rx = ascii_[k]
             if rx is _UNSET:
-                rx = self._ascii[k] = _ascii_form(self.patterns[k])
+                rx = ascii_[k] = _ascii_form(self.patterns[k])
             if rx.search(text) if rx is not None else self.patterns[k].search(text):
                 return k
         return -1
