@@ -155,25 +155,98 @@ def ground_layers(board: Board, ground_nets: set[int]) -> dict[int, Any]:
     return {li: layer_region(gnd_z, li) for li in range(board.layer_count)} if gnd_z else {}
 
 
+def _raw_bounds(zones: Sequence[Zone], layer: int) -> tuple[float, float, float, float] | None:
+    """Bounding box of the fill rings of ``zones`` on ``layer`` as the file gives them (None if
+    none has a ring of 3 points there): the valid region :func:`layer_region` makes of them lies
+    inside it, so two disjoint boxes mean an empty overlap without building either region."""
+    lo: list[np.ndarray] = []
+    hi: list[np.ndarray] = []
+    for z in zones:
+        for r in z.filled.get(layer, ()):
+            if len(r) >= 3:
+                a = np.asarray(r, dtype=float)
+                lo.append(a.min(axis=0))
+                hi.append(a.max(axis=0))
+    if not lo:
+        return None
+    x0, y0 = np.min(lo, axis=0)
+    x1, y1 = np.max(hi, axis=0)
+    return float(x0), float(y0), float(x1), float(y1)
+
+
+def _disjoint(a: Sequence[float], b: Sequence[float]) -> bool:
+    return a[2] < b[0] or b[2] < a[0] or a[3] < b[1] or b[3] < a[1]
+
+
+def _content_key(zones: Sequence[Zone], layer: int) -> bytes | None:
+    """A digest of the fill rings of ``zones`` on ``layer``, zone by zone (None if there are
+    none): two layers with the same key get the same :func:`layer_region` from GEOS (same input,
+    same deterministic operations), so it is built once.  A stack-up often repeats one ground
+    fill on several layers (vme-wren: In3, In8 and In10 carry byte-identical GND fills)."""
+    import hashlib
+
+    h = hashlib.blake2b(digest_size=20)
+    found = False
+    for z in zones:
+        for r in z.filled.get(layer, ()):
+            if len(r) >= 3:
+                a = np.ascontiguousarray(r, dtype=float)
+                h.update(len(a).to_bytes(8, "little"))
+                h.update(a.tobytes())
+                found = True
+        h.update(b"|")  # zone boundary: each zone is made valid on its own, then united
+    return h.digest() if found else None
+
+
 class _LazyRegions(Mapping):
     """Layer -> union of the fills of ``zones`` on it, built the first time a layer is asked
     for: a ground union is costly (120k-vertex planes on vme-wren) and only the layers that
-    face a rail plane are ever needed.  Same values as :func:`ground_layers`."""
+    face a rail plane are ever needed.  Layers whose fills are identical share one union
+    (:func:`_content_key`).  Same values as :func:`ground_layers`."""
 
     def __init__(self, zones: Sequence[Zone], layer_count: int) -> None:
         self._zones = list(zones)
         self._n = layer_count if self._zones else 0
         self._done: dict[int, Any] = {}
-        # rails are measured on several threads: one lock per layer, so a union is built once
-        self._locks = {li: threading.Lock() for li in range(self._n)}
+        self._keys: dict[int, bytes | None] = {}
+        self._boxes: dict[int, tuple[float, float, float, float] | None] = {}
+        self._by_key: dict[bytes, Any] = {}
+        # rails are measured on several threads: one lock per fill content, so a union is
+        # built once; a plain lock guards the small bookkeeping dicts
+        self._lock = threading.Lock()
+        self._key_locks: dict[bytes, threading.Lock] = {}
+
+    def key(self, li: int) -> bytes | None:
+        """:func:`_content_key` of layer ``li`` (computed once)."""
+        if li not in self._keys:
+            k = _content_key(self._zones, li) if 0 <= li < self._n else None
+            with self._lock:
+                self._keys.setdefault(li, k)
+        return self._keys[li]
+
+    def box(self, li: int) -> tuple[float, float, float, float] | None:
+        """:func:`_raw_bounds` of layer ``li`` (computed once; None: no fill there)."""
+        if li not in self._boxes:
+            b = _raw_bounds(self._zones, li) if 0 <= li < self._n else None
+            with self._lock:
+                self._boxes.setdefault(li, b)
+        return self._boxes[li]
 
     def __getitem__(self, li: int) -> Any:
         if not (isinstance(li, int) and 0 <= li < self._n):
             raise KeyError(li)
-        if li not in self._done:
-            with self._locks[li]:
-                if li not in self._done:
-                    self._done[li] = layer_region(self._zones, li)
+        if li in self._done:
+            return self._done[li]
+        k = self.key(li)
+        if k is None:
+            self._done[li] = None
+            return None
+        with self._lock:
+            lock = self._key_locks.setdefault(k, threading.Lock())
+        with lock:
+            if k not in self._by_key:
+                self._by_key[k] = layer_region(self._zones, li)
+        self._done[li] = self._by_key[k]
         return self._done[li]
 
     def __iter__(self) -> Any:
@@ -285,19 +358,37 @@ def plane_pairs(
         return []
     n = board.layer_count
     gnd_reg = ground_regions if ground_regions is not None else ground_layers(board, ground_nets)
+    lazy = gnd_reg if isinstance(gnd_reg, _LazyRegions) else None
     rail_layers = {li for z in rail_z for li, rings in z.filled.items() if rings}
-    rail_reg = {li: layer_region(rail_z, li) for li in sorted(rail_layers) if 0 <= li < n}
+    # the rail's region on a layer is built only when a facing ground fill's box meets its own
+    # (a rail plane with no ground beside it, P3V3 and P1V8 inside vme-wren, costs nothing)
+    rail_box = {li: _raw_bounds(rail_z, li) for li in sorted(rail_layers) if 0 <= li < n}
+    rail_reg: dict[int, Any] = {}
+    areas: dict[tuple[int, Any], float] = {}  # (rail layer, ground content) -> overlap area
     out: list[PlanePair] = []
     for upper in range(n - 1):
         lower = upper + 1
         for r_layer, g_layer in ((upper, lower), (lower, upper)):
-            r = rail_reg.get(r_layer)
+            rb = rail_box.get(r_layer)
+            if rb is None:
+                continue
+            if lazy is not None:
+                gb = lazy.box(g_layer)
+                if gb is None or _disjoint(rb, gb):
+                    continue  # no ground fill there, or none near the rail: no overlap
+            if r_layer not in rail_reg:
+                rail_reg[r_layer] = layer_region(rail_z, r_layer)
+            r = rail_reg[r_layer]
             if r is None or r.is_empty:
                 continue  # the ground union of g_layer is then never built
             g = gnd_reg.get(g_layer)
             if g is None or g.is_empty:
                 continue
-            area = _overlap_area(r, g)
+            # a ground fill repeated on another layer gives the same overlap: computed once
+            akey = (r_layer, lazy.key(g_layer) if lazy is not None else ("layer", g_layer))
+            if akey not in areas:
+                areas[akey] = _overlap_area(r, g)
+            area = areas[akey]
             if area <= 0:
                 continue
             t, er, names = dielectric_between(board, upper, lower)
