@@ -198,6 +198,51 @@ def _content_key(zones: Sequence[Zone], layer: int) -> bytes | None:
     return h.digest() if found else None
 
 
+def _inside_rings(rings: Sequence[np.ndarray], x: float, y: float) -> bool:
+    """Whether (x, y) lies inside any of the fill ``rings`` as the file gives them (even-odd
+    crossing count of a ray to +x).  A fill's holes are bridged into its outline by edges that
+    run there and back, so they cross the ray twice and leave the parity alone: the count is
+    that of the polygon-with-holes the ring means, with no valid geometry built.  The point must
+    not lie on a ring (the caller made sure)."""
+    for r in rings:
+        a = np.asarray(r, dtype=float)
+        b = np.roll(a, -1, axis=0)
+        y1, y2 = a[:, 1], b[:, 1]
+        cross = (y1 > y) != (y2 > y)
+        if not cross.any():
+            continue
+        x1, x2 = a[cross, 0], b[cross, 0]
+        y1, y2 = y1[cross], y2[cross]
+        xi = x1 + (y - y1) * (x2 - x1) / (y2 - y1)
+        if int(np.count_nonzero(x < xi)) % 2:
+            return True
+    return False
+
+
+def _misses(rings: Sequence[np.ndarray], ground: Any) -> bool:
+    """True when the fill ``rings`` (as the file gives them) certainly do not overlap the valid
+    ``ground``: no ring touches it, and no part of it lies inside them.  Lets a big rail plane
+    skip its costly :meth:`Zone.region` when the facing layer holds only small ground islands
+    outside it (vme-wren: the 142k-vertex P3V3 plane on In5 beside the analog ground on In4).
+    False means "may overlap": the exact overlay decides."""
+    import shapely
+
+    lines = shapely.multilinestrings(
+        [shapely.linestrings(np.vstack([r, r[:1]])) for r in (np.asarray(q, float) for q in rings)]
+    )
+    g = shapely.from_wkb(shapely.to_wkb(ground))  # a private copy: prepared, not shared
+    shapely.prepare(g)
+    if shapely.intersects(g, lines):
+        return False
+    pts = shapely.get_coordinates(shapely.point_on_surface(shapely.get_parts(g)))
+    return not any(_inside_rings(rings, float(x), float(y)) for x, y in pts)
+
+
+#: a rail plane with this many times the vertices of the facing ground is first tested with
+#: :func:`_misses` before its region is built
+_MISS_RATIO = 8
+
+
 class _LazyRegions(Mapping):
     """Layer -> union of the fills of ``zones`` on it, built the first time a layer is asked
     for: a ground union is costly (120k-vertex planes on vme-wren) and only the layers that
@@ -231,6 +276,10 @@ class _LazyRegions(Mapping):
             with self._lock:
                 self._boxes.setdefault(li, b)
         return self._boxes[li]
+
+    def size(self, li: int) -> int:
+        """Vertices of the fill rings on layer ``li``."""
+        return sum(len(r) for z in self._zones for r in z.filled.get(li, ()) if len(r) >= 3)
 
     def __getitem__(self, li: int) -> Any:
         if not (isinstance(li, int) and 0 <= li < self._n):
@@ -364,6 +413,13 @@ def plane_pairs(
     # (a rail plane with no ground beside it, P3V3 and P1V8 inside vme-wren, costs nothing)
     rail_box = {li: _raw_bounds(rail_z, li) for li in sorted(rail_layers) if 0 <= li < n}
     rail_reg: dict[int, Any] = {}
+
+    def rail_rings(li: int) -> list[np.ndarray]:
+        return [r for z in rail_z for r in z.filled.get(li, ()) if len(r) >= 3]
+
+    def rail_size(li: int) -> int:
+        return sum(len(r) for r in rail_rings(li))
+
     areas: dict[tuple[int, Any], float] = {}  # (rail layer, ground content) -> overlap area
     out: list[PlanePair] = []
     for upper in range(n - 1):
@@ -377,6 +433,10 @@ def plane_pairs(
                 if gb is None or _disjoint(rb, gb):
                     continue  # no ground fill there, or none near the rail: no overlap
             if r_layer not in rail_reg:
+                if lazy is not None and lazy.size(g_layer) * _MISS_RATIO < rail_size(r_layer):
+                    g = gnd_reg.get(g_layer)
+                    if g is None or g.is_empty or _misses(rail_rings(r_layer), g):
+                        continue  # small ground islands away from the rail plane
                 rail_reg[r_layer] = layer_region(rail_z, r_layer)
             r = rail_reg[r_layer]
             if r is None or r.is_empty:
