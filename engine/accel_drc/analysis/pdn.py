@@ -583,16 +583,27 @@ def _is_capacitor(ref: str, fp_name: str) -> bool:
     return low.startswith(("c_", "cp_", "capae")) or "-cap" in low or "capacitor" in fp_name.lower()
 
 
+def _capacitor_footprints(board: Board) -> list[tuple[Any, frozenset[int]]]:
+    """(footprint, its pads' nets) of every capacitor footprint: found once for all rails
+    (a Python loop over every footprint per rail held the GIL the main thread's checks need)."""
+    return [
+        (fp, frozenset(p.net for p in fp.pads))
+        for fp in board.footprints
+        if _is_capacitor(fp.reference, fp.name)
+    ]
+
+
 def _decaps(
-    board: Board, rail_nets: set[int], ground_nets: set[int], lib: CapacitorLibrary
+    board: Board,
+    rail_nets: set[int],
+    ground_nets: set[int],
+    lib: CapacitorLibrary,
+    capacitors: Sequence[tuple[Any, frozenset[int]]] | None = None,
 ) -> tuple[list[CapModel], list[str]]:
     caps: list[CapModel] = []
     unread: list[str] = []
-    for fp in board.footprints:
-        nets = {p.net for p in fp.pads}
+    for fp, nets in capacitors if capacitors is not None else _capacitor_footprints(board):
         if not (nets & rail_nets) or not (nets & ground_nets):
-            continue
-        if not _is_capacitor(fp.reference, fp.name):
             continue
         if "dnp" in fp.attributes or not_fitted(fp.value):
             continue
@@ -745,11 +756,14 @@ def find_rails(
             if area >= MIN_PLANE_MM2 and is_power(name):
                 entries.append((name, {net_id}, "detected", None))
     all_pairs = _all_plane_pairs(board, [ids for _n, ids, _s, _sp in entries], ground_ids)
+    cap_fps = _capacitor_footprints(board)
     for (name, ids, source, spec), pairs in zip(entries, all_pairs):
         notes = list(notes_common)
         if not ids:
             notes.append("the rail's net patterns match no net of the board")
-        caps, unread = _decaps(board, ids, ground_ids, lib) if ids and ground_ids else ([], [])
+        caps, unread = (
+            _decaps(board, ids, ground_ids, lib, cap_fps) if ids and ground_ids else ([], [])
+        )
         if unread:
             notes.append(f"{len(unread)} capacitor value(s) could not be read: left out")
         vrm = spec.vrm if spec is not None else None
@@ -847,10 +861,11 @@ def recognise_core(board: Board, rails: Sequence[Rail]) -> list[Rail]:
     bgas = largest_bgas(board)
     if not bgas:
         return rails
+    ball_nets = [p.net for fp in bgas for p in _balls(fp)]  # the grid names matched once
     counts: list[int] = []
     for r in rails:
         ids = set(r.net_ids)
-        counts.append(sum(1 for fp in bgas for p in _balls(fp) if p.net in ids))
+        counts.append(sum(1 for net in ball_nets if net in ids))
     if not counts or max(counts) == 0:
         return rails
     k = int(np.argmax(counts))
