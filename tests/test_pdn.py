@@ -924,3 +924,20 @@ def test_inside_rings_even_odd_over_bridges() -> None:
     assert not pdn._inside_rings([ring], 150.0, 50.0)
     # on the height of a bridge (y = 10 joins the first hole to the outline)
     assert pdn._inside_rings([ring], 25.0, 10.5)
+
+
+def test_warm_regions_skips_fills_that_face_no_plane_of_the_other_kind() -> None:
+    # +1V8 on In1 faces GND on F.Cu; +3V3 on B.Cu (index 3) faces only In2, where there is no
+    # ground: the check never makes it valid, so neither does the warming thread
+    zones = (
+        Zone(net=2, net_name="+1V8", layers=(1,), filled={1: (rect(0, 0, 40, 40),)}),
+        Zone(net=1, net_name="GND", layers=(0,), filled={0: (rect(0, 0, 40, 40),)}),
+        Zone(net=3, net_name="+3V3", layers=(3,), filled={3: (rect(0, 0, 40, 40),)}),
+    )
+    pdn.warm_regions(zones, ("", "GND", "+1V8", "+3V3")).join(timeout=30)
+    assert 1 in zones[0].__dict__.get("_regions", {}) and 0 in zones[1].__dict__["_regions"]
+    assert "_regions" not in zones[2].__dict__
+    b = dataclasses.replace(board4(zones), nets=("", "GND", "+1V8", "+3V3"))
+    rails = {r.name: r for r in pdn.find_rails(b)}
+    assert rails["+3V3"].plane_pairs == () and len(rails["+1V8"].plane_pairs) == 1
+    assert "_regions" not in zones[2].__dict__  # nor did the check build it

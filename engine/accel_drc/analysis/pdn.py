@@ -115,7 +115,9 @@ def warm_regions(zones: Sequence[Zone], net_names: Sequence[str]) -> threading.T
     For a caller that has the zones before it has the rest of the board: the KiCad plugin
     starts this as soon as the zones arrive and asks KiCad for the footprints meanwhile, so the
     ~0.8 s of GEOS work on vme-wren is done while the socket would sit idle.  Same values as
-    computing them later (the cache is per zone and layer, computed once)."""
+    computing them later (the cache is per zone and layer, computed once).  Only fills with a
+    fill of the other kind (ground / power) on an adjacent layer are warmed: no other is ever
+    part of a plane pair."""
 
     def run() -> None:
         try:
@@ -123,7 +125,8 @@ def warm_regions(zones: Sequence[Zone], net_names: Sequence[str]) -> threading.T
                 planes, key=lambda z: -sum(len(r) for v in z.filled.values() for r in v)
             ):
                 for li in list(z.filled):
-                    z.region(li)
+                    if faces(z, li):
+                        z.region(li)
         except Exception:  # only a head start: the check computes (and reports) it itself
             log.debug("warming zone regions failed", exc_info=True)
 
@@ -131,7 +134,20 @@ def warm_regions(zones: Sequence[Zone], net_names: Sequence[str]) -> threading.T
         name = net_names[z.net] if 0 < z.net < len(net_names) else ""
         return not z.keepout and bool(name) and (is_ground(name) or is_power(name))
 
+    def ground(z: Zone) -> bool:
+        return is_ground(net_names[z.net] if 0 < z.net < len(net_names) else "")
+
     planes = [z for z in zones if wanted(z)]
+    # only a fill with the other kind's fill on an adjacent layer can be part of a plane pair:
+    # a power plane between two signal layers (vme-wren's P3V3 on In5, P1V8 on In6) is never
+    # made valid by the check, so it is not warmed either
+    # (the layers' keys only: a reader's lazy fills are parsed on the warming thread, not here)
+    filled = {(ground(z), li) for z in planes for li in z.filled}
+
+    def faces(z: Zone, li: int) -> bool:
+        other = not ground(z)
+        return (other, li - 1) in filled or (other, li + 1) in filled
+
     t = threading.Thread(target=run, name="accel-drc zone regions", daemon=True)
     t.start()
     return t
