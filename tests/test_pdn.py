@@ -7,6 +7,7 @@ import dataclasses
 import json
 import math
 import subprocess
+from typing import Any
 
 import numpy as np
 import pytest
@@ -864,3 +865,79 @@ def test_rail_position_ties_go_to_the_first_zone_whatever_the_last_bits() -> Non
     centre = (shape + np.array(offsets[0])).mean(axis=0)
     assert pos == (round(float(centre[0]), 3), round(float(centre[1]), 3))
     assert layer == "In1.Cu"
+
+
+def _holed_plane() -> np.ndarray:
+    """A 100×100 plane with 9 bridged 10×10 holes (KiCad's one-ring form), 60-odd vertices."""
+    ring = rect(0, 0, 100, 100)
+    for i in range(3):
+        for j in range(3):
+            x, y = 10 + 30 * i, 10 + 30 * j
+            ring = with_hole(ring, rect(x, y, x + 10, y + 10))
+    return ring
+
+
+@pytest.mark.parametrize(
+    "islands, want",
+    [
+        # inside a hole (70..80 × 10..20, no bridge crosses it): no overlap, the plane is never
+        # built; a bridge crossing an island makes the test say "may overlap" (exact overlay)
+        ((rect(72, 12, 78, 18),), None),
+        ((rect(72, 12, 78, 18), rect(150, 150, 160, 160)), None),  # and one beside the board
+        ((rect(22, 2, 28, 8),), 36.0),  # on the copper, touching no edge
+        ((rect(15, 15, 25, 25),), 75.0),  # across a hole's edge: 100 − 25
+        ((rect(72, 12, 78, 18), rect(22, 2, 28, 8)), 36.0),  # one in a hole, one on the copper
+        ((rect(-5, -5, 200, 200),), 10000.0 - 900.0),  # a ground around the whole plane
+    ],
+)
+def test_small_ground_islands_beside_a_big_plane(
+    islands: tuple[np.ndarray, ...], want: float | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the ring test that lets a big rail plane skip building its region (pdn._misses) must give
+    # the same plane pairs as the exact overlay it short-cuts (forced by a huge ratio)
+    zones = (
+        Zone(net=2, net_name="+1V8", layers=(1,), filled={1: (_holed_plane(),)}),
+        Zone(net=1, net_name="GND", layers=(2,), filled={2: islands}),
+    )
+    calls: list[bool] = []
+    real = pdn._misses
+
+    def spy(rings: Any, ground: Any) -> bool:
+        calls.append(real(rings, ground))
+        return calls[-1]
+
+    monkeypatch.setattr(pdn, "_misses", spy)
+    monkeypatch.setattr(pdn, "_MISS_RATIO", 1)  # the plane has more vertices than the islands
+    got = pdn.find_rails(board4(zones))[0].plane_pairs
+    assert calls == [want is None]  # the test ran; it said "misses" exactly when nothing overlaps
+    areas = [p.area_mm2 for p in got]
+    assert areas == ([] if want is None else [pytest.approx(want)])
+    monkeypatch.setattr(pdn, "_MISS_RATIO", 10**9)  # never short-cut: the plain overlay
+    plain = pdn.find_rails(board4(zones))[0].plane_pairs
+    assert [p.area_mm2 for p in plain] == areas
+
+
+def test_inside_rings_even_odd_over_bridges() -> None:
+    ring = _holed_plane()
+    assert pdn._inside_rings([ring], 5.0, 5.0)
+    assert not pdn._inside_rings([ring], 75.0, 15.0)  # in a hole
+    assert not pdn._inside_rings([ring], 150.0, 50.0)
+    # on the height of a bridge (y = 10 joins the first hole to the outline)
+    assert pdn._inside_rings([ring], 25.0, 10.5)
+
+
+def test_warm_regions_skips_fills_that_face_no_plane_of_the_other_kind() -> None:
+    # +1V8 on In1 faces GND on F.Cu; +3V3 on B.Cu (index 3) faces only In2, where there is no
+    # ground: the check never makes it valid, so neither does the warming thread
+    zones = (
+        Zone(net=2, net_name="+1V8", layers=(1,), filled={1: (rect(0, 0, 40, 40),)}),
+        Zone(net=1, net_name="GND", layers=(0,), filled={0: (rect(0, 0, 40, 40),)}),
+        Zone(net=3, net_name="+3V3", layers=(3,), filled={3: (rect(0, 0, 40, 40),)}),
+    )
+    pdn.warm_regions(zones, ("", "GND", "+1V8", "+3V3")).join(timeout=30)
+    assert 1 in zones[0].__dict__.get("_regions", {}) and 0 in zones[1].__dict__["_regions"]
+    assert "_regions" not in zones[2].__dict__
+    b = dataclasses.replace(board4(zones), nets=("", "GND", "+1V8", "+3V3"))
+    rails = {r.name: r for r in pdn.find_rails(b)}
+    assert rails["+3V3"].plane_pairs == () and len(rails["+1V8"].plane_pairs) == 1
+    assert "_regions" not in zones[2].__dict__  # nor did the check build it

@@ -79,6 +79,21 @@ _NVSWITCH = re.compile(r"nvswitch|nv_?switch", re.I)
 _BGA = re.compile(r"bga", re.I)
 
 
+def _footprint_kind(text: str) -> str | None:
+    """The form-factor connector a footprint's ``"<library name> <value>"`` names, if any."""
+    if _M2.search(text):
+        return "M.2"
+    if _MINI_PCIE.search(text):
+        return "mini PCIe"
+    if _EDGE_FINGERS.search(text):
+        return "PCIe edge fingers"
+    if _SXM_OAM.search(text):
+        return "SXM/OAM"
+    if _SOM.search(text):
+        return "SoM connector"
+    return None
+
+
 def _vote(scores: Mapping[str, float], weight: float) -> dict[str, float]:
     return {c: round(weight * float(scores.get(c, 0.0)), 4) for c in CLASSES}
 
@@ -149,7 +164,15 @@ def classify(board: Board, analysis: Analysis, library: Library | None = None) -
         )
 
     fps = list(board.footprints)
-    nvswitch = [fp.reference for fp in fps if _NVSWITCH.search(f"{fp.value} {fp.name}")]
+    nv_of: dict[str, bool] = {}  # per distinct footprint text (see the footprints below)
+    nvswitch = []
+    for fp in fps:
+        text = f"{fp.value} {fp.name}"
+        nv = nv_of.get(text)
+        if nv is None:
+            nv = nv_of[text] = _NVSWITCH.search(text) is not None
+        if nv:
+            nvswitch.append(fp.reference)
     if nvswitch:
         ev.append(
             Evidence(
@@ -260,21 +283,22 @@ def classify(board: Board, analysis: Analysis, library: Library | None = None) -
                 )
             )
 
-    # footprints
+    # footprints (the patterns are matched once per distinct footprint text: a board repeats a
+    # few footprints over thousands of instances)
     kinds: dict[str, list[str]] = {}
+    kind_of: dict[str, str | None] = {}
+    bga_of: dict[str, bool] = {}
     for fp in fps:
         text = f"{fp.name} {fp.value}"
-        if _M2.search(text):
-            kinds.setdefault("M.2", []).append(fp.reference)
-        elif _MINI_PCIE.search(text):
-            kinds.setdefault("mini PCIe", []).append(fp.reference)
-        elif _EDGE_FINGERS.search(text):
-            kinds.setdefault("PCIe edge fingers", []).append(fp.reference)
-        elif _SXM_OAM.search(text):
-            kinds.setdefault("SXM/OAM", []).append(fp.reference)
-        elif _SOM.search(text):
-            kinds.setdefault("SoM connector", []).append(fp.reference)
-        if _BGA.search(fp.name):
+        kind = kind_of.get(text, "")
+        if kind == "":
+            kind = kind_of[text] = _footprint_kind(text)
+        if kind is not None:
+            kinds.setdefault(kind, []).append(fp.reference)
+        bga = bga_of.get(fp.name)
+        if bga is None:
+            bga = bga_of[fp.name] = _BGA.search(fp.name) is not None
+        if bga:
             balls = len(fp.pads)
             kinds.setdefault("large BGA (>2000 balls)" if balls > 2000 else "BGA", []).append(
                 f"{fp.reference}:{balls}"

@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 
 from .geometry import ring_area
-from .hostile import glob_regex
+from .hostile import first_full_match, glob_regex
 
 #: KiCad's copper layer types (``(layers (0 "F.Cu" signal) …)``).
 COPPER_LAYER_TYPES = ("signal", "power", "mixed", "jumper")
@@ -237,6 +237,10 @@ class NetClassRules:
         """The net class KiCad would give ``net``: explicit assignment, else first pattern, else Default."""
         if net in self.assignments:
             return self.assignments[net]
+        first = self._first()
+        if first is not None:  # all patterns in one call (hostile.first_full_match)
+            m = first.match(net)
+            return "Default" if m is None else self.patterns[int(m.lastgroup[1:])][1]  # type: ignore[index]
         for pattern, cls in self._compiled():
             if pattern.match(net):  # linear: a hostile glob cannot hang the run
                 return cls
@@ -251,6 +255,10 @@ class NetClassRules:
     @functools.cache  # noqa: B019 - frozen, hashable by identity
     def _compiled(self) -> tuple[tuple[re.Pattern[str], str], ...]:
         return tuple((glob_regex(p), c) for p, c in self.patterns)
+
+    @functools.cache  # noqa: B019 - frozen, hashable by identity
+    def _first(self) -> re.Pattern[str] | None:
+        return first_full_match(rx for rx, _ in self._compiled())
 
     __hash__ = object.__hash__
 

@@ -41,7 +41,9 @@ def _inspect(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from .action import run
+    from .action import run, use_shipped_dataclass_code
+
+    use_shipped_dataclass_code()
 
     result = run(open_browser=not args.no_browser)
     json.dump(asdict(result), sys.stdout, indent=2, default=str)

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .connection import LiveError, board_path, connect, open_board
-from .live_reader import Timer, read_live
+from .fetch import Timer, start_requests
 
 if TYPE_CHECKING:
     from accel_drc.config import ProjectConfig
@@ -50,6 +50,17 @@ class ActionResult:
     #: a second click while a run was in progress: nothing done (see :class:`RunLock`)
     ignored: bool = False
     timings: dict[str, float] = field(default_factory=dict)
+    #: CPU seconds of the process (all threads) per stage; "start": before :func:`run` (the
+    #: interpreter and the imports)
+    cpu: dict[str, float] = field(default_factory=dict)
+
+
+def read_live(*args: Any, **kwargs: Any) -> Any:
+    """:func:`.live_reader.read_live`, imported on first use: numpy and the engine's model load
+    while KiCad already serialises the board for the requests :func:`run` sent first."""
+    from .live_reader import read_live as _read_live
+
+    return _read_live(*args, **kwargs)
 
 
 def report_settings(config: ProjectConfig) -> tuple[str | None, str | None]:
@@ -266,12 +277,17 @@ def run(open_browser: bool = True, kicad: Any = None) -> ActionResult:
             return result
         timer.lap("connect")
 
-        # Load the rule packs and the config in a thread while the main thread waits for KiCad
-        # to serialise the board: YAML parsing fills the time the socket would sit idle.
-        with ThreadPoolExecutor(max_workers=1) as pool:
-            engine = pool.submit(prepare_engine, board_file)
-            live = read_live(kicad, board, timer=timer, warm=True)
-            library, config = engine.result()
+        # The board's bulk requests go out first (KiCad serialises the zones while this
+        # process is still importing numpy and the engine); the rule packs and the config load
+        # in a thread while the main thread parses what KiCad sends.
+        requests = start_requests(board)
+        try:
+            with ThreadPoolExecutor(max_workers=1) as pool:
+                engine = pool.submit(prepare_engine, board_file)
+                live = read_live(kicad, board, timer=timer, warm=True, requests=requests)
+                library, config = engine.result()
+        finally:
+            requests.close()
         timer.lap("config (after extraction)")
         configured_dir, marker_layer = report_settings(config)
         report_dir = report_dir_for(board_file, configured_dir)
@@ -385,6 +401,9 @@ def _finish(
     the previous run's markers stale and select them (so the editor shows the failure too)."""
     result.timings = {k: round(v, 3) for k, v in timer.stages.items()}
     result.timings["total"] = round(time.perf_counter() - t0, 3)
+    result.cpu = {"start": round(timer.cpu_start, 3)}
+    result.cpu.update({k: round(v, 3) for k, v in timer.cpu.items()})
+    result.cpu["total"] = round(time.process_time(), 3)
     if result.ok:
         log.info("result: %s", json.dumps(asdict(result), default=str))
         return
@@ -502,8 +521,24 @@ def setup_logging(path: Path | None = None) -> Path:
     return path
 
 
+def use_shipped_dataclass_code() -> None:
+    """This process is ours, as ``accel-drc``'s is: let ``dataclasses`` use the engine's
+    precompiled methods (:mod:`accel_drc.dccode`, what the command line installs) instead of
+    compiling a few hundred generated functions at import.  Before the engine is imported; a
+    no-op where the engine has no such table."""
+    try:
+        from accel_drc import dccode
+    except ImportError:
+        return
+    try:
+        dccode.install()
+    except Exception as exc:  # only a start-up speed-up
+        log.debug("shipped dataclass code not used: %s", exc)
+
+
 def main() -> int:
     """The entry point KiCad runs (via ``main.py``)."""
+    use_shipped_dataclass_code()
     setup_logging()
     log.info(
         "accel-drc plugin start (pid %d, socket %s)",

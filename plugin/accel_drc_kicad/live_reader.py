@@ -31,7 +31,6 @@ import logging
 import math
 import os
 import re
-import time
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -65,6 +64,7 @@ from accel_drc.model import (
 from accel_drc.readers.sexpr import find_balanced
 
 from .connection import board_path, connect, open_board, retry
+from .fetch import BoardRequests, Timer, start_requests
 
 log = logging.getLogger(__name__)
 
@@ -328,44 +328,77 @@ def _polyline(poly: Any) -> list[tuple[float, float]]:
     return pts
 
 
-def _varints(data: bytes) -> np.ndarray:
-    """Every varint of a protobuf message whose fields are all varints or nested messages (tags,
-    lengths and values alike), decoded at once with numpy, as int64."""
+def _point_ring(data: bytes, n: int | None = None) -> np.ndarray | None:
+    """The vertices of a serialised point-only PolyLine as an (n, 2) float array in mm, or None
+    when the bytes are anything else (see :func:`_ring_nm`).
+
+    Such a PolyLine is ``[10, node_len, 10, pt_len, 8, x, 16, y] * n`` (+ ``[16, closed]``), all
+    varints; the shape is checked exactly, lengths included (``node_len = 1 + pt_len's size +
+    pt_len``, ``pt_len`` the bytes of the four varints after it), so anything else (an arc
+    node, a zero coordinate proto3 leaves out) is refused.  Only x and y are decoded in full:
+    the tags and lengths are single bytes whenever the shape holds."""
     a = np.frombuffer(data, dtype=np.uint8)
     ends = np.flatnonzero(a < 0x80)
-    if ends.size == 0:
-        return np.zeros(0, dtype=np.int64)
+    size = ends.size
+    if n is None:
+        n = size // 8
+    if n == 0 or size not in (8 * n, 8 * n + 2) or (size and ends[-1] != a.size - 1):
+        return None
     starts = np.empty_like(ends)
     starts[0] = 0
     starts[1:] = ends[:-1] + 1
     lens = ends - starts + 1
-    vals = (a[starts] & 0x7F).astype(np.uint64)
-    for j in range(1, int(lens.max())):
-        more = np.flatnonzero(lens > j)
-        vals[more] |= (a[starts[more] + j] & 0x7F).astype(np.uint64) << np.uint64(7 * j)
-    return vals.view(np.int64)
+    one = lens[: 8 * n].reshape(n, 8)
+    if not (one[:, :5] == 1).all() or not (one[:, 6] == 1).all():
+        return None
+    byte = a[starts[: 8 * n]].reshape(n, 8)
+    if not (
+        (byte[:, 0] == 10).all()
+        and (byte[:, 2] == 10).all()
+        and (byte[:, 4] == 8).all()
+        and (byte[:, 6] == 16).all()
+    ):
+        return None
+    pt_len = byte[:, 3].astype(np.int64)
+    if not (pt_len == 2 + one[:, 5] + one[:, 7]).all():
+        return None
+    if not (byte[:, 1].astype(np.int64) == 2 + pt_len).all():
+        return None
+    if size == 8 * n + 2 and not (lens[-2] == 1 and a[starts[-2]] == 16):
+        return None
+    out = np.zeros((n, 2), dtype=np.uint64)
+    for col, k in ((0, 5), (1, 7)):
+        st = starts[k : 8 * n : 8]
+        ln = lens[k : 8 * n : 8]
+        vals = (a[st] & 0x7F).astype(np.uint64)
+        for j in range(1, int(ln.max())):
+            more = np.flatnonzero(ln > j)
+            vals[more] |= (a[st[more] + j] & 0x7F).astype(np.uint64) << np.uint64(7 * j)
+        out[:, col] = vals
+    return out.view(np.int64) / NM_PER_MM
 
 
 def _ring_nm(poly: Any) -> np.ndarray:
-    """A PolyLine as an (n, 2) float array in mm.
+    """A PolyLine (a message, or its serialised bytes) as an (n, 2) float array in mm.
 
     Zone fills have hundreds of thousands of vertices on big boards, and reading them node by
     node through the protobuf API costs about a microsecond each.  A point-only PolyLine
     serialises as the varint sequence ``[10, len, 10, len, 8, x, 16, y] * n`` (+ ``[16, 1]``
     when closed): decode it in one go and check that shape exactly; anything else (arcs, a zero
     coordinate that proto3 leaves out) takes the node-by-node path."""
-    n = len(poly.nodes)
-    if n:
-        t = _varints(poly.SerializeToString())
-        body = t[: 8 * n]
-        if (
-            t.size in (8 * n, 8 * n + 2)
-            and (body[0::8] == 10).all()
-            and (body[2::8] == 10).all()
-            and (body[4::8] == 8).all()
-            and (body[6::8] == 16).all()
-        ):
-            return np.stack([body[5::8], body[7::8]], axis=1) / NM_PER_MM
+    if isinstance(poly, (bytes, bytearray)):
+        pts = _point_ring(bytes(poly))
+        if pts is not None:
+            return pts
+        from kipy.proto.common.types import base_types_pb2
+
+        msg = base_types_pb2.PolyLine()
+        msg.ParseFromString(bytes(poly))
+        poly = msg
+    elif len(poly.nodes):
+        pts = _point_ring(poly.SerializeToString(), len(poly.nodes))
+        if pts is not None:
+            return pts
     return np.asarray(_polyline(poly), dtype=np.float64).reshape(-1, 2)
 
 
@@ -478,30 +511,20 @@ def raw_items(board: Any, kinds: Sequence[str]) -> list[Any]:
 # ---------------------------------------------------------------------------------------------
 
 
-class Timer:
-    """Per-stage timings, for the log and the benchmark."""
-
-    def __init__(self) -> None:
-        self.stages: dict[str, float] = {}
-        self._t = time.perf_counter()
-
-    def lap(self, name: str) -> None:
-        now = time.perf_counter()
-        self.stages[name] = self.stages.get(name, 0.0) + now - self._t
-        self._t = now
-
-
 def read_live(
     kicad: Any = None,
     board: Any = None,
     stackup: str = "auto",
     timer: Timer | None = None,
     warm: bool = False,
+    requests: BoardRequests | None = None,
 ) -> Board:
     """The board open in KiCad as a :class:`Board` (``stackup``: auto | api | file | string).
 
     ``warm``: start the PDN's plane geometry on a background thread as soon as the zones are in
-    (for a caller that checks the board next, as the toolbar action does)."""
+    (for a caller that checks the board next, as the toolbar action does).  ``requests``: the
+    bulk requests already under way (:func:`.fetch.start_requests`, which the toolbar action
+    calls before importing this module); closed here."""
     timer = timer or Timer()
     if kicad is None:
         kicad = connect()
@@ -509,68 +532,81 @@ def read_live(
         board = open_board(kicad)
     path = board_path(board)
     warnings: list[str] = []
-
-    copper_count = retry(board.get_copper_layer_count)
-    layers = LayerMap(copper_count)
-    header = None
+    # Every request goes through one I/O thread, in the order submitted, so KiCad always has
+    # the next one while this thread parses the last (see .fetch).  The zones come first:
+    # their plane geometry is made valid on another thread while KiCad serialises footprints.
+    req = requests if requests is not None else start_requests(board)
     try:
-        header = read_file_header(path)
-    except OSError as exc:
-        warnings.append(f"could not read the saved board's header ({exc})")
-    kinds = layer_kinds(header) if header else {}
-    copper_layers = []
-    for api_layer, idx in sorted(layers.index.items(), key=lambda kv: kv[1]):
-        name = copper_layer_name(idx, copper_count)
+        io = req.io
+        header = None
         try:
-            user = retry(board.get_layer_name, api_layer) or name
-        except Exception:  # KiCad < 9.0.8 lacks GetBoardLayerName
-            user = name
-        copper_layers.append(
-            CopperLayer(index=idx, name=name, user_name=user, kind=kinds.get(name, "signal"))
+            header = read_file_header(path)
+        except OSError as exc:
+            warnings.append(f"could not read the saved board's header ({exc})")
+        project = os.path.splitext(path)[0] + ".kicad_pro" if path else ""
+        copper_count = req.copper_count.result()
+        layers = LayerMap(copper_count)
+        f_names = io.submit(_layer_names, board, layers)
+        f_stack = io.submit(_read_stackup, board, layers, header, stackup, path)
+        f_classes = io.submit(_net_class_data, board, req.nets)
+        f_vars = io.submit(_text_variables, board)
+        saved_project = _saved_project(project, warnings)
+
+        api_nets = req.nets.result()
+        net_names = sorted({n.name for n in api_nets if n.name})
+        nets: tuple[str, ...] = ("", *net_names)
+        net_idx = {name: i for i, name in enumerate(nets)}
+        timer.lap("nets")
+
+        zones = _read_zones(board, layers, net_idx, nets, req.zones.result())
+        timer.lap("zones")
+        if warm:
+            # make the plane fills valid on a second thread while KiCad serialises the
+            # footprints (the PDN check needs them; GEOS runs without the GIL)
+            from accel_drc.analysis.pdn import warm_regions
+
+            warm_regions(zones, nets)
+        footprints, fp_edges = _read_footprints(board, layers, net_idx, req.footprints.result())
+        timer.lap("footprints")
+        tracks = _read_tracks(board, layers, net_idx, req.tracks.result())
+        timer.lap("tracks")
+        vias = _read_vias(board, layers, net_idx, copper_count, req.vias.result())
+        timer.lap("vias")
+        outline = _read_outline(board, layers, fp_edges, req.shapes.result())
+        timer.lap("outline")
+
+        kinds = layer_kinds(header) if header else {}
+        names = f_names.result()
+        copper_layers = []
+        for api_layer, idx in sorted(layers.index.items(), key=lambda kv: kv[1]):
+            name = copper_layer_name(idx, copper_count)
+            copper_layers.append(
+                CopperLayer(
+                    index=idx,
+                    name=name,
+                    user_name=names.get(api_layer) or name,
+                    kind=kinds.get(name, "signal"),
+                )
+            )
+        stack, stack_note, thickness = f_stack.result()
+        log.info("%s", stack_note)
+        stack_warning = stack_note.startswith("stack-up: saved file")
+        timer.lap("stackup")
+        net_classes = _net_classes(*f_classes.result(), saved_project)
+        text_vars, vars_error = f_vars.result()
+        timer.lap("project")
+    finally:
+        req.close()
+    # the warnings in the order they always had: header, stack-up, project file, variables
+    if stack_warning:
+        warnings.insert(
+            1 if warnings and warnings[0].startswith("could not read the saved board") else 0,
+            "dielectric materials, εr and loss tangents were read from the saved file "
+            "(KiCad 9's API leaves them out, and the live board text of a board this big "
+            "takes seconds): save the board to have unsaved stack-up edits checked",
         )
-    timer.lap("layers")
-
-    stack, stack_note, thickness = _read_stackup(board, layers, header, stackup, path)
-    if stack_note.startswith("stack-up: saved file"):
-        warnings.append(
-            "dielectric materials, εr and loss tangents were read from the saved file (KiCad 9's "
-            "API leaves them out, and the live board text of a board this big takes seconds): "
-            "save the board to have unsaved stack-up edits checked"
-        )
-    log.info("%s", stack_note)
-    timer.lap("stackup")
-
-    project = os.path.splitext(path)[0] + ".kicad_pro" if path else ""
-    saved_project = _saved_project(project, warnings)
-    api_nets = retry(board.get_nets)
-    names = sorted({n.name for n in api_nets if n.name})
-    nets: tuple[str, ...] = ("", *names)
-    net_idx = {name: i for i, name in enumerate(nets)}
-    net_classes = _read_net_classes(board, api_nets, saved_project)
-    timer.lap("nets")
-
-    tracks = _read_tracks(board, layers, net_idx)
-    timer.lap("tracks")
-    vias = _read_vias(board, layers, net_idx, copper_count)
-    timer.lap("vias")
-    zones = _read_zones(board, layers, net_idx, nets)
-    timer.lap("zones")
-    if warm:
-        # make the plane fills valid on a second thread while KiCad serialises the footprints
-        # (the PDN check needs them; GEOS runs without the GIL): ~0.8 s of vme-wren's check
-        from accel_drc.analysis.pdn import warm_regions
-
-        warm_regions(zones, nets)
-    footprints, fp_edges = _read_footprints(board, layers, net_idx)
-    timer.lap("footprints")
-    outline = _read_outline(board, layers, fp_edges)
-    timer.lap("outline")
-    try:
-        text_vars = dict(retry(board.get_project().get_text_variables).variables)
-    except Exception as exc:
-        text_vars = {}
-        warnings.append(f"text variables unavailable: {exc}")
-    timer.lap("project")
+    if vars_error:
+        warnings.append(f"text variables unavailable: {vars_error}")
 
     if thickness is None and stack is not None:
         thickness = stack.thickness_mm
@@ -650,16 +686,48 @@ def _saved_project(project: str, warnings: list[str]) -> Any:
         return None
 
 
-def _read_net_classes(board: Any, api_nets: Sequence[Any], saved: Any) -> NetClassRules:
-    """Net classes as KiCad has them now (API), with each net's effective class; priorities
-    as the project file declares them (the API reports KiCad's internal INT_MAX for Default
-    where a KiCad 6 project declares none)."""
-    classes: list[NetClass] = []
+def _layer_names(board: Any, layers: LayerMap) -> dict[int, str]:
+    """The copper layers' user names by API layer id (empty where KiCad < 9.0.8 lacks
+    ``GetBoardLayerName``: the canonical names are used then)."""
+    out: dict[int, str] = {}
+    for api_layer in layers.index:
+        try:
+            out[api_layer] = retry(board.get_layer_name, api_layer)
+        except Exception:
+            return {}
+    return out
+
+
+def _text_variables(board: Any) -> tuple[dict[str, str], str]:
+    """(the project's text variables, the error if KiCad would not say)."""
+    try:
+        return dict(retry(board.get_project().get_text_variables).variables), ""
+    except Exception as exc:
+        return {}, str(exc)
+
+
+def _net_class_data(board: Any, f_nets: Any) -> tuple[list[Any], dict[str, Any]]:
+    """KiCad's net classes and each named net's effective class (the requests only; on the
+    I/O thread, after the nets)."""
+    api_nets = f_nets.result()
     try:
         api_classes = retry(board.get_project().get_net_classes)
     except Exception as exc:
         log.warning("net classes unavailable: %s", exc)
         api_classes = []
+    try:
+        effective = retry(board.get_netclass_for_nets, [n for n in api_nets if n.name])
+    except Exception as exc:
+        log.warning("net class assignments unavailable: %s", exc)
+        effective = {}
+    return list(api_classes), dict(effective)
+
+
+def _net_classes(
+    api_classes: Sequence[Any], effective: Mapping[str, Any], saved: Any
+) -> NetClassRules:
+    """The model's net classes from what :func:`_net_class_data` fetched."""
+    classes: list[NetClass] = []
     saved_priority: dict[str, int | None] = {}
     if saved is not None:
         saved_priority = {c.name: c.priority for c in saved.net_classes.classes}
@@ -678,11 +746,6 @@ def _read_net_classes(board: Any, api_nets: Sequence[Any], saved: Any) -> NetCla
         )
     known = {c.name for c in classes}
     assignments: dict[str, str] = {}
-    try:
-        effective = retry(board.get_netclass_for_nets, [n for n in api_nets if n.name])
-    except Exception as exc:
-        log.warning("net class assignments unavailable: %s", exc)
-        effective = {}
     for net, cls in effective.items():
         name = cls.name
         if name not in known:  # KiCad 9 composes "A,B" effective classes from several patterns
@@ -697,52 +760,77 @@ def _mm(nm: int | None) -> float | None:
     return None if nm is None else nm / NM_PER_MM
 
 
-def _read_tracks(board: Any, layers: LayerMap, net_idx: Mapping[str, int]) -> Tracks:
+def _read_tracks(
+    board: Any, layers: LayerMap, net_idx: Mapping[str, int], anys: Sequence[Any] | None = None
+) -> Tracks:
+    """Tracks and arcs in KiCad's order (one request for both keeps it: the file's order).
+    ``anys``: the ``Any`` items of that request, already fetched (see :mod:`.fetch`)."""
     from kipy.proto.board import board_types_pb2 as bt
 
-    items = raw_items(board, ["KOT_PCB_TRACE", "KOT_PCB_ARC"])
-    n = len(items)
-    ints = np.zeros((n, 6), dtype=np.int64)  # start x y, end x y, mid x y (nm)
-    width = np.zeros(n, dtype=np.int64)
-    is_arc = np.zeros(n, dtype=bool)
-    layer = np.zeros(n, dtype=np.int16)
-    net = np.zeros(n, dtype=np.int32)
-    keep = np.ones(n, dtype=bool)
-    uuids = []
+    if anys is None:
+        items = raw_items(board, ["KOT_PCB_TRACE", "KOT_PCB_ARC"])
+    else:
+        track_url, arc_url = _type_url(bt.Track), _type_url(bt.Arc)
+        items = []
+        for a in anys:
+            url = a.type_url
+            cls = bt.Track if url == track_url else bt.Arc if url == arc_url else None
+            if cls is not None:
+                msg = cls()
+                msg.ParseFromString(a.value)
+                items.append(msg)
+    # plain lists, one numpy conversion at the end: numpy's per-element stores cost more than
+    # the protobuf reads (26 650 items on vme-wren)
+    coords: list[int] = []  # start x y, end x y, mid x y (nm) per kept item
+    width: list[int] = []
+    is_arc: list[bool] = []
+    layer: list[int] = []
+    net: list[int] = []
+    uuids: list[str] = []
     copper = layers.index
-    for i, p in enumerate(items):
+    arc_type = bt.Arc
+    for p in items:
         idx = copper.get(p.layer)
-        uuids.append(p.id.value)
         if idx is None:
-            keep[i] = False
             continue
-        row = ints[i]
-        row[0], row[1], row[2], row[3] = p.start.x_nm, p.start.y_nm, p.end.x_nm, p.end.y_nm
-        if isinstance(p, bt.Arc):
-            row[4], row[5] = p.mid.x_nm, p.mid.y_nm
-            is_arc[i] = True
-        width[i] = p.width.value_nm
-        layer[i] = idx
-        net[i] = net_idx.get(p.net.name, 0)
-    mm = ints / NM_PER_MM
-    mid = mm[:, 4:6].copy()
-    mid[~is_arc] = np.nan
-    tracks = Tracks(
-        start=mm[:, 0:2][keep],
-        end=mm[:, 2:4][keep],
-        mid=mid[keep],
-        width=(width / NM_PER_MM)[keep],
-        layer=layer[keep],
-        net=net[keep],
-        uuid=tuple(u for u, k in zip(uuids, keep) if k),
+        st, en = p.start, p.end
+        if type(p) is arc_type:
+            mid = p.mid
+            coords += (st.x_nm, st.y_nm, en.x_nm, en.y_nm, mid.x_nm, mid.y_nm)
+            is_arc.append(True)
+        else:
+            coords += (st.x_nm, st.y_nm, en.x_nm, en.y_nm, 0, 0)
+            is_arc.append(False)
+        width.append(p.width.value_nm)
+        layer.append(idx)
+        net.append(net_idx.get(p.net.name, 0))
+        uuids.append(p.id.value)
+    mm = np.array(coords, dtype=np.int64).reshape(-1, 6) / NM_PER_MM
+    arcs = np.array(is_arc, dtype=bool)
+    mid_mm = mm[:, 4:6].copy()
+    mid_mm[~arcs] = np.nan
+    return Tracks(
+        start=mm[:, 0:2].copy(),
+        end=mm[:, 2:4].copy(),
+        mid=mid_mm,
+        width=np.array(width, dtype=np.int64) / NM_PER_MM,
+        layer=np.array(layer, dtype=np.int16),
+        net=np.array(net, dtype=np.int32),
+        uuid=tuple(uuids),
     )
-    return tracks
 
 
-def _read_vias(board: Any, layers: LayerMap, net_idx: Mapping[str, int], count: int) -> Vias:
+def _read_vias(
+    board: Any,
+    layers: LayerMap,
+    net_idx: Mapping[str, int],
+    count: int,
+    items: Sequence[Any] | None = None,
+) -> Vias:
     from kipy.proto.board.board_types_pb2 import ViaType
 
-    items = raw_items(board, ["KOT_PCB_VIA"])
+    if items is None:
+        items = raw_items(board, ["KOT_PCB_VIA"])
     n = len(items)
     pos = np.empty((n, 2))
     drill = np.empty(n)
@@ -816,19 +904,39 @@ def _backdrill(padstack: Any, layers: LayerMap, count: int) -> Backdrill | None:
     )
 
 
+def _varint_bytes(value: int) -> bytes:
+    out = bytearray()
+    while True:
+        byte = value & 0x7F
+        value >>= 7
+        if value:
+            out.append(byte | 0x80)
+        else:
+            out.append(byte)
+            return bytes(out)
+
+
 def _read_footprints(
-    board: Any, layers: LayerMap, net_idx: Mapping[str, int]
+    board: Any, layers: LayerMap, net_idx: Mapping[str, int], items: Sequence[Any] | None = None
 ) -> tuple[tuple[Footprint, ...], list[Any]]:
     """Footprints with their pads (board coordinates), plus their Edge.Cuts shapes."""
     from kipy.proto.board import board_types_pb2 as bt
 
-    items = raw_items(board, ["KOT_PCB_FOOTPRINT"])
+    if items is None:
+        items = raw_items(board, ["KOT_PCB_FOOTPRINT"])
     out: list[Footprint] = []
     edges: list[Any] = []
     shape_name = bt.PadStackShape.Name
     type_name = bt.PadType.Name
     pad_url = _type_url(bt.Pad)
     shape_url = _type_url(bt.BoardGraphicShape)
+    # a footprint's graphics are most of its items (28 000 on vme-wren) and only the Edge.Cuts
+    # ones matter: a shape on Edge.Cuts has the bytes of ``layer = BL_Edge_Cuts`` in its
+    # serialisation, so only shapes holding them are parsed (and their layer then checked)
+    edge_key = _varint_bytes(
+        bt.BoardGraphicShape.DESCRIPTOR.fields_by_name["layer"].number << 3
+    ) + _varint_bytes(layers.edge_cuts)
+    pad_layers: dict[tuple[int, ...], tuple[tuple[int, ...], tuple[str, ...]]] = {}
     for p in items:
         d = p.definition
         pads: list[Pad] = []
@@ -837,10 +945,13 @@ def _read_footprints(
             if url == pad_url:
                 pad = bt.Pad()
                 pad.ParseFromString(any_item.value)
-                pads.append(_pad(pad, layers, net_idx, shape_name, type_name))
+                pads.append(_pad(pad, layers, net_idx, shape_name, type_name, pad_layers))
             elif url == shape_url:
+                value = any_item.value
+                if edge_key not in value:
+                    continue
                 g = bt.BoardGraphicShape()
-                g.ParseFromString(any_item.value)
+                g.ParseFromString(value)
                 if g.layer == layers.edge_cuts:
                     edges.append(g)
         attrs = []
@@ -889,16 +1000,27 @@ def _read_footprints(
 
 
 def _pad(
-    pad: Any, layers: LayerMap, net_idx: Mapping[str, int], shape_name: Any, type_name: Any
+    pad: Any,
+    layers: LayerMap,
+    net_idx: Mapping[str, int],
+    shape_name: Any,
+    type_name: Any,
+    layer_cache: dict[tuple[int, ...], tuple[tuple[int, ...], tuple[str, ...]]] | None = None,
 ) -> Pad:
     ps = pad.pad_stack
+    key = tuple(ps.layers)
+    known = layer_cache.get(key) if layer_cache is not None else None
+    if known is None:
+        copper = tuple(sorted({i for i in (layers.copper(la) for la in key) if i is not None}))
+        known = (copper, tuple(layers.name(la) for la in key))
+        if layer_cache is not None:
+            layer_cache[key] = known
     cl = ps.copper_layers[0] if ps.copper_layers else None
     drill = None
     if ps.drill.diameter.x_nm > 0 or ps.drill.diameter.y_nm > 0:
         drill = min(ps.drill.diameter.x_nm, ps.drill.diameter.y_nm) / NM_PER_MM
         if drill <= 0:
             drill = max(ps.drill.diameter.x_nm, ps.drill.diameter.y_nm) / NM_PER_MM
-    copper = sorted({i for i in (layers.copper(la) for la in ps.layers) if i is not None})
     return Pad(
         number=pad.number,
         net=net_idx.get(pad.net.name, 0),
@@ -910,19 +1032,24 @@ def _pad(
         height=cl.size.y_nm / NM_PER_MM if cl is not None else 0.0,
         rotation=ps.angle.value_degrees,
         drill_mm=drill,
-        copper_layers=tuple(copper),
-        layers=tuple(layers.name(la) for la in ps.layers),
+        copper_layers=known[0],
+        layers=known[1],
         uuid=pad.id.value,
     )
 
 
 def _read_zones(
-    board: Any, layers: LayerMap, net_idx: Mapping[str, int], nets: Sequence[str]
+    board: Any,
+    layers: LayerMap,
+    net_idx: Mapping[str, int],
+    nets: Sequence[str],
+    items: Sequence[Any] | None = None,
 ) -> tuple[Zone, ...]:
+    """Zones (``items``: already fetched, their fill polylines as bytes; see :mod:`.fetch`)."""
     from kipy.proto.board import board_types_pb2 as bt
 
     out = []
-    for p in raw_items(board, ["KOT_PCB_ZONE"]):
+    for p in raw_items(board, ["KOT_PCB_ZONE"]) if items is None else items:
         # every zone the file has at top level: copper, rule areas (keepouts), teardrops and
         # graphic zones (those have no copper layers), as the file reader does
         idxs = tuple(sorted({i for i in (layers.copper(la) for la in p.layers) if i is not None}))
@@ -957,10 +1084,12 @@ def _read_zones(
     return tuple(out)
 
 
-def _read_outline(board: Any, layers: LayerMap, fp_edges: Iterable[Any]) -> Outline:
+def _read_outline(
+    board: Any, layers: LayerMap, fp_edges: Iterable[Any], shapes: Sequence[Any] | None = None
+) -> Outline:
     bbox_nm: list[tuple[int, int]] = []
     paths: list[tuple[list[tuple[float, float]], bool]] = []
-    for shape in raw_items(board, ["KOT_PCB_SHAPE"]):
+    for shape in raw_items(board, ["KOT_PCB_SHAPE"]) if shapes is None else shapes:
         if shape.layer == layers.edge_cuts:
             paths.extend(_shape_paths(shape.shape, bbox_nm))
     for g in fp_edges:

@@ -16,12 +16,13 @@ OCuLink, PCIe CEM, SFP or QSFP footprint carries that connector's interface, wha
 from __future__ import annotations
 
 import re
+import weakref
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..caseless import CaselessPattern
+from ..caseless import CaselessPattern, FirstMatch
 from ..yamlsafe import load_schema
 from .nets import is_ground_net, is_power_net
 
@@ -155,11 +156,38 @@ def load_connectors(
 
 
 def connector_of(fp: Any, connectors: Sequence[Connector]) -> Connector | None:
-    text = f"{fp.name} {fp.value}"
-    for c in connectors:
-        if any(p.search(text) for p in c.footprint):
-            return c
-    return None
+    """The first connector (in ``connectors.yaml`` order) one of whose footprint patterns
+    finds the footprint's ``"<library name> <value>"``."""
+    return _ConnectorIndex.of(connectors).connector(f"{fp.name} {fp.value}")
+
+
+class _ConnectorIndex:
+    """Every footprint pattern of a connector list as one
+    :class:`~accel_drc.caseless.FirstMatch` (the first pattern in list order belongs to the
+    first connector that has a match), and the answer per distinct footprint text: a board
+    repeats a few footprints (0402 capacitors, one BGA) over thousands of instances."""
+
+    _last: tuple[Any, _ConnectorIndex] | None = None
+
+    def __init__(self, connectors: Sequence[Connector]) -> None:
+        self._owner = [c for c in connectors for _ in c.footprint]
+        self._first = FirstMatch(p for c in connectors for p in c.footprint)
+        self._memo: dict[str, Connector | None] = {}
+
+    @classmethod
+    def of(cls, connectors: Sequence[Connector]) -> _ConnectorIndex:
+        last = cls._last  # (one connector list per run: the bundled one)
+        if last is None or last[0] is not connectors:
+            last = cls._last = (connectors, cls(connectors))
+        return last[1]
+
+    def connector(self, text: str) -> Connector | None:
+        try:
+            return self._memo[text]
+        except KeyError:
+            k = self._first.first(text)
+            got = self._memo[text] = self._owner[k] if k >= 0 else None
+            return got
 
 
 @dataclass(frozen=True)
@@ -176,11 +204,30 @@ class ConnectorHit:
     source: str
 
 
+_HITS: weakref.WeakKeyDictionary[Any, tuple[Any, dict[int, ConnectorHit]]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
 def connector_nets(board: Board, connectors: Sequence[Connector]) -> dict[int, ConnectorHit]:
-    """Net -> the first connector lane pin it lands on (footprints in board order)."""
+    """Net -> the first connector lane pin it lands on (footprints in board order).
+
+    Computed once per (board, connector list): the signal recognition and the coverage table
+    both ask (a board is immutable; the caller gets its own copy of the mapping)."""
+    try:
+        got = _HITS.get(board)
+    except TypeError:  # (a board-like object without weak references: no memo)
+        return _connector_nets(board, connectors)
+    if got is None or got[0] is not connectors:
+        got = _HITS[board] = (connectors, _connector_nets(board, connectors))
+    return dict(got[1])
+
+
+def _connector_nets(board: Board, connectors: Sequence[Connector]) -> dict[int, ConnectorHit]:
     out: dict[int, ConnectorHit] = {}
+    index = _ConnectorIndex.of(connectors)
     for fp in board.footprints:
-        c = connector_of(fp, connectors)
+        c = index.connector(f"{fp.name} {fp.value}")
         if c is None:
             continue
         for pad in fp.pads:

@@ -115,7 +115,9 @@ def warm_regions(zones: Sequence[Zone], net_names: Sequence[str]) -> threading.T
     For a caller that has the zones before it has the rest of the board: the KiCad plugin
     starts this as soon as the zones arrive and asks KiCad for the footprints meanwhile, so the
     ~0.8 s of GEOS work on vme-wren is done while the socket would sit idle.  Same values as
-    computing them later (the cache is per zone and layer, computed once)."""
+    computing them later (the cache is per zone and layer, computed once).  Only fills with a
+    fill of the other kind (ground / power) on an adjacent layer are warmed: no other is ever
+    part of a plane pair."""
 
     def run() -> None:
         try:
@@ -123,7 +125,8 @@ def warm_regions(zones: Sequence[Zone], net_names: Sequence[str]) -> threading.T
                 planes, key=lambda z: -sum(len(r) for v in z.filled.values() for r in v)
             ):
                 for li in list(z.filled):
-                    z.region(li)
+                    if faces(z, li):
+                        z.region(li)
         except Exception:  # only a head start: the check computes (and reports) it itself
             log.debug("warming zone regions failed", exc_info=True)
 
@@ -131,7 +134,20 @@ def warm_regions(zones: Sequence[Zone], net_names: Sequence[str]) -> threading.T
         name = net_names[z.net] if 0 < z.net < len(net_names) else ""
         return not z.keepout and bool(name) and (is_ground(name) or is_power(name))
 
+    def ground(z: Zone) -> bool:
+        return is_ground(net_names[z.net] if 0 < z.net < len(net_names) else "")
+
     planes = [z for z in zones if wanted(z)]
+    # only a fill with the other kind's fill on an adjacent layer can be part of a plane pair:
+    # a power plane between two signal layers (vme-wren's P3V3 on In5, P1V8 on In6) is never
+    # made valid by the check, so it is not warmed either
+    # (the layers' keys only: a reader's lazy fills are parsed on the warming thread, not here)
+    filled = {(ground(z), li) for z in planes for li in z.filled}
+
+    def faces(z: Zone, li: int) -> bool:
+        other = not ground(z)
+        return (other, li - 1) in filled or (other, li + 1) in filled
+
     t = threading.Thread(target=run, name="accel-drc zone regions", daemon=True)
     t.start()
     return t
@@ -155,25 +171,148 @@ def ground_layers(board: Board, ground_nets: set[int]) -> dict[int, Any]:
     return {li: layer_region(gnd_z, li) for li in range(board.layer_count)} if gnd_z else {}
 
 
+def _raw_bounds(zones: Sequence[Zone], layer: int) -> tuple[float, float, float, float] | None:
+    """Bounding box of the fill rings of ``zones`` on ``layer`` as the file gives them (None if
+    none has a ring of 3 points there): the valid region :func:`layer_region` makes of them lies
+    inside it, so two disjoint boxes mean an empty overlap without building either region."""
+    box: list[float] | None = None
+    for z in zones:
+        for r in z.filled.get(layer, ()):
+            if len(r) >= 3:
+                a = np.asarray(r, dtype=float)
+                # column by column: numpy's min(axis=0) over an (n, 2) array is 30× slower
+                xs, ys = a[:, 0], a[:, 1]
+                b = [float(xs.min()), float(ys.min()), float(xs.max()), float(ys.max())]
+                if box is None:
+                    box = b
+                else:
+                    box = [min(box[0], b[0]), min(box[1], b[1]),
+                           max(box[2], b[2]), max(box[3], b[3])]  # fmt: skip
+    return None if box is None else (box[0], box[1], box[2], box[3])
+
+
+def _disjoint(a: Sequence[float], b: Sequence[float]) -> bool:
+    return a[2] < b[0] or b[2] < a[0] or a[3] < b[1] or b[3] < a[1]
+
+
+def _content_key(zones: Sequence[Zone], layer: int) -> bytes | None:
+    """A digest of the fill rings of ``zones`` on ``layer``, zone by zone (None if there are
+    none): two layers with the same key get the same :func:`layer_region` from GEOS (same input,
+    same deterministic operations), so it is built once.  A stack-up often repeats one ground
+    fill on several layers (vme-wren: In3, In8 and In10 carry byte-identical GND fills)."""
+    import hashlib
+
+    h = hashlib.blake2b(digest_size=20)
+    found = False
+    for z in zones:
+        for r in z.filled.get(layer, ()):
+            if len(r) >= 3:
+                a = np.ascontiguousarray(r, dtype=float)
+                h.update(len(a).to_bytes(8, "little"))
+                h.update(a.tobytes())
+                found = True
+        h.update(b"|")  # zone boundary: each zone is made valid on its own, then united
+    return h.digest() if found else None
+
+
+def _inside_rings(rings: Sequence[np.ndarray], x: float, y: float) -> bool:
+    """Whether (x, y) lies inside any of the fill ``rings`` as the file gives them (even-odd
+    crossing count of a ray to +x).  A fill's holes are bridged into its outline by edges that
+    run there and back, so they cross the ray twice and leave the parity alone: the count is
+    that of the polygon-with-holes the ring means, with no valid geometry built.  The point must
+    not lie on a ring (the caller made sure)."""
+    for r in rings:
+        a = np.asarray(r, dtype=float)
+        b = np.roll(a, -1, axis=0)
+        y1, y2 = a[:, 1], b[:, 1]
+        cross = (y1 > y) != (y2 > y)
+        if not cross.any():
+            continue
+        x1, x2 = a[cross, 0], b[cross, 0]
+        y1, y2 = y1[cross], y2[cross]
+        xi = x1 + (y - y1) * (x2 - x1) / (y2 - y1)
+        if int(np.count_nonzero(x < xi)) % 2:
+            return True
+    return False
+
+
+def _misses(rings: Sequence[np.ndarray], ground: Any) -> bool:
+    """True when the fill ``rings`` (as the file gives them) certainly do not overlap the valid
+    ``ground``: no ring touches it, and no part of it lies inside them.  Lets a big rail plane
+    skip its costly :meth:`Zone.region` when the facing layer holds only small ground islands
+    outside it (vme-wren: the 142k-vertex P3V3 plane on In5 beside the analog ground on In4).
+    False means "may overlap": the exact overlay decides."""
+    import shapely
+
+    lines = shapely.multilinestrings(
+        [shapely.linestrings(np.vstack([r, r[:1]])) for r in (np.asarray(q, float) for q in rings)]
+    )
+    g = shapely.from_wkb(shapely.to_wkb(ground))  # a private copy: prepared, not shared
+    shapely.prepare(g)
+    if shapely.intersects(g, lines):
+        return False
+    pts = shapely.get_coordinates(shapely.point_on_surface(shapely.get_parts(g)))
+    return not any(_inside_rings(rings, float(x), float(y)) for x, y in pts)
+
+
+#: a rail plane with this many times the vertices of the facing ground is first tested with
+#: :func:`_misses` before its region is built
+_MISS_RATIO = 8
+
+
 class _LazyRegions(Mapping):
     """Layer -> union of the fills of ``zones`` on it, built the first time a layer is asked
     for: a ground union is costly (120k-vertex planes on vme-wren) and only the layers that
-    face a rail plane are ever needed.  Same values as :func:`ground_layers`."""
+    face a rail plane are ever needed.  Layers whose fills are identical share one union
+    (:func:`_content_key`).  Same values as :func:`ground_layers`."""
 
     def __init__(self, zones: Sequence[Zone], layer_count: int) -> None:
         self._zones = list(zones)
         self._n = layer_count if self._zones else 0
         self._done: dict[int, Any] = {}
-        # rails are measured on several threads: one lock per layer, so a union is built once
-        self._locks = {li: threading.Lock() for li in range(self._n)}
+        self._keys: dict[int, bytes | None] = {}
+        self._boxes: dict[int, tuple[float, float, float, float] | None] = {}
+        self._by_key: dict[bytes, Any] = {}
+        # rails are measured on several threads: one lock per fill content, so a union is
+        # built once; a plain lock guards the small bookkeeping dicts
+        self._lock = threading.Lock()
+        self._key_locks: dict[bytes, threading.Lock] = {}
+
+    def key(self, li: int) -> bytes | None:
+        """:func:`_content_key` of layer ``li`` (computed once)."""
+        if li not in self._keys:
+            k = _content_key(self._zones, li) if 0 <= li < self._n else None
+            with self._lock:
+                self._keys.setdefault(li, k)
+        return self._keys[li]
+
+    def box(self, li: int) -> tuple[float, float, float, float] | None:
+        """:func:`_raw_bounds` of layer ``li`` (computed once; None: no fill there)."""
+        if li not in self._boxes:
+            b = _raw_bounds(self._zones, li) if 0 <= li < self._n else None
+            with self._lock:
+                self._boxes.setdefault(li, b)
+        return self._boxes[li]
+
+    def size(self, li: int) -> int:
+        """Vertices of the fill rings on layer ``li``."""
+        return sum(len(r) for z in self._zones for r in z.filled.get(li, ()) if len(r) >= 3)
 
     def __getitem__(self, li: int) -> Any:
         if not (isinstance(li, int) and 0 <= li < self._n):
             raise KeyError(li)
-        if li not in self._done:
-            with self._locks[li]:
-                if li not in self._done:
-                    self._done[li] = layer_region(self._zones, li)
+        if li in self._done:
+            return self._done[li]
+        k = self.key(li)
+        if k is None:
+            self._done[li] = None
+            return None
+        with self._lock:
+            lock = self._key_locks.setdefault(k, threading.Lock())
+        with lock:
+            if k not in self._by_key:
+                self._by_key[k] = layer_region(self._zones, li)
+        self._done[li] = self._by_key[k]
         return self._done[li]
 
     def __iter__(self) -> Any:
@@ -285,19 +424,48 @@ def plane_pairs(
         return []
     n = board.layer_count
     gnd_reg = ground_regions if ground_regions is not None else ground_layers(board, ground_nets)
+    lazy = gnd_reg if isinstance(gnd_reg, _LazyRegions) else None
     rail_layers = {li for z in rail_z for li, rings in z.filled.items() if rings}
-    rail_reg = {li: layer_region(rail_z, li) for li in sorted(rail_layers) if 0 <= li < n}
+    # the rail's region on a layer is built only when a facing ground fill's box meets its own
+    # (a rail plane with no ground beside it, P3V3 and P1V8 inside vme-wren, costs nothing)
+    rail_box = {li: _raw_bounds(rail_z, li) for li in sorted(rail_layers) if 0 <= li < n}
+    rail_reg: dict[int, Any] = {}
+
+    def rail_rings(li: int) -> list[np.ndarray]:
+        return [r for z in rail_z for r in z.filled.get(li, ()) if len(r) >= 3]
+
+    def rail_size(li: int) -> int:
+        return sum(len(r) for r in rail_rings(li))
+
+    areas: dict[tuple[int, Any], float] = {}  # (rail layer, ground content) -> overlap area
     out: list[PlanePair] = []
     for upper in range(n - 1):
         lower = upper + 1
         for r_layer, g_layer in ((upper, lower), (lower, upper)):
-            r = rail_reg.get(r_layer)
+            rb = rail_box.get(r_layer)
+            if rb is None:
+                continue
+            if lazy is not None:
+                gb = lazy.box(g_layer)
+                if gb is None or _disjoint(rb, gb):
+                    continue  # no ground fill there, or none near the rail: no overlap
+            if r_layer not in rail_reg:
+                if lazy is not None and lazy.size(g_layer) * _MISS_RATIO < rail_size(r_layer):
+                    g = gnd_reg.get(g_layer)
+                    if g is None or g.is_empty or _misses(rail_rings(r_layer), g):
+                        continue  # small ground islands away from the rail plane
+                rail_reg[r_layer] = layer_region(rail_z, r_layer)
+            r = rail_reg[r_layer]
             if r is None or r.is_empty:
                 continue  # the ground union of g_layer is then never built
             g = gnd_reg.get(g_layer)
             if g is None or g.is_empty:
                 continue
-            area = _overlap_area(r, g)
+            # a ground fill repeated on another layer gives the same overlap: computed once
+            akey = (r_layer, lazy.key(g_layer) if lazy is not None else ("layer", g_layer))
+            if akey not in areas:
+                areas[akey] = _overlap_area(r, g)
+            area = areas[akey]
             if area <= 0:
                 continue
             t, er, names = dielectric_between(board, upper, lower)
@@ -431,16 +599,27 @@ def _is_capacitor(ref: str, fp_name: str) -> bool:
     return low.startswith(("c_", "cp_", "capae")) or "-cap" in low or "capacitor" in fp_name.lower()
 
 
+def _capacitor_footprints(board: Board) -> list[tuple[Any, frozenset[int]]]:
+    """(footprint, its pads' nets) of every capacitor footprint: found once for all rails
+    (a Python loop over every footprint per rail held the GIL the main thread's checks need)."""
+    return [
+        (fp, frozenset(p.net for p in fp.pads))
+        for fp in board.footprints
+        if _is_capacitor(fp.reference, fp.name)
+    ]
+
+
 def _decaps(
-    board: Board, rail_nets: set[int], ground_nets: set[int], lib: CapacitorLibrary
+    board: Board,
+    rail_nets: set[int],
+    ground_nets: set[int],
+    lib: CapacitorLibrary,
+    capacitors: Sequence[tuple[Any, frozenset[int]]] | None = None,
 ) -> tuple[list[CapModel], list[str]]:
     caps: list[CapModel] = []
     unread: list[str] = []
-    for fp in board.footprints:
-        nets = {p.net for p in fp.pads}
+    for fp, nets in capacitors if capacitors is not None else _capacitor_footprints(board):
         if not (nets & rail_nets) or not (nets & ground_nets):
-            continue
-        if not _is_capacitor(fp.reference, fp.name):
             continue
         if "dnp" in fp.attributes or not_fitted(fp.value):
             continue
@@ -593,11 +772,14 @@ def find_rails(
             if area >= MIN_PLANE_MM2 and is_power(name):
                 entries.append((name, {net_id}, "detected", None))
     all_pairs = _all_plane_pairs(board, [ids for _n, ids, _s, _sp in entries], ground_ids)
+    cap_fps = _capacitor_footprints(board)
     for (name, ids, source, spec), pairs in zip(entries, all_pairs):
         notes = list(notes_common)
         if not ids:
             notes.append("the rail's net patterns match no net of the board")
-        caps, unread = _decaps(board, ids, ground_ids, lib) if ids and ground_ids else ([], [])
+        caps, unread = (
+            _decaps(board, ids, ground_ids, lib, cap_fps) if ids and ground_ids else ([], [])
+        )
         if unread:
             notes.append(f"{len(unread)} capacitor value(s) could not be read: left out")
         vrm = spec.vrm if spec is not None else None
@@ -695,10 +877,11 @@ def recognise_core(board: Board, rails: Sequence[Rail]) -> list[Rail]:
     bgas = largest_bgas(board)
     if not bgas:
         return rails
+    ball_nets = [p.net for fp in bgas for p in _balls(fp)]  # the grid names matched once
     counts: list[int] = []
     for r in rails:
         ids = set(r.net_ids)
-        counts.append(sum(1 for fp in bgas for p in _balls(fp) if p.net in ids))
+        counts.append(sum(1 for net in ball_nets if net in ids))
     if not counts or max(counts) == 0:
         return rails
     k = int(np.argmax(counts))

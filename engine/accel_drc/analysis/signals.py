@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ..caseless import FirstMatch
 from ..config import ProjectConfig, as_config
 from ..hostile import MAX_MATCH_NAME
 
@@ -58,6 +59,7 @@ def assign_signals(
 ) -> dict[int, SignalAssignment]:
     """Net index -> assignment for every net that carries a known signal type."""
     declared = _compile_config(as_config(config))
+    rec = recogniser(lib)
     out: dict[int, SignalAssignment] = {}
     rules = board.net_classes
     for idx, name in enumerate(board.nets):
@@ -68,9 +70,8 @@ def assign_signals(
             if pat.fullmatch(name):
                 got = SignalAssignment(sid, "config", pat.pattern)
                 break
-        if got is None and not any(p.search(name) for p in lib.exclude):
-            cls = rules.class_of(name)
-            got = _recognise(name, cls, lib)
+        if got is None and not rec.exclude.any(name):
+            got = rec.recognise(name, rules.class_of(name))
         if got is not None:
             out[idx] = got
     _by_connector(board, lib, out)
@@ -107,9 +108,9 @@ def _by_connector(board: Board, lib: Library, out: dict[int, SignalAssignment]) 
     edge, SFP, QSFP): the connector's interface; a family's generation stays an assumption."""
     from .channels import connector_nets
 
+    exclude = recogniser(lib).exclude
     for net, hit in connector_nets(board, connectors_for(lib)).items():
-        name = board.nets[net]
-        if net in out or hit.type == "refclk" or any(p.search(name) for p in lib.exclude):
+        if net in out or hit.type == "refclk" or exclude.any(board.nets[net]):
             continue
         where = f"{hit.ref}.{hit.pin} on {hit.connector_name} ({hit.what})"
         if hit.type in lib.signals:
@@ -142,33 +143,90 @@ def _across_ac_caps(board: Board, out: dict[int, SignalAssignment]) -> None:
             todo.append(j)
 
 
-def _recognise(name: str, net_class: str, lib: Library) -> SignalAssignment | None:
-    if len(net_class) > MAX_MATCH_NAME:
-        net_class = ""  # a hostile .kicad_pro class name: not matched (bounded cost)
-    if net_class and net_class != "Default":
-        for sig in lib.signals.values():
-            for p in sig.class_patterns:
-                if p.search(net_class):
-                    return SignalAssignment(sig.id, "net_class", f"{net_class} ~ {p.pattern}")
-    for sig in lib.signals.values():
-        for p in sig.name_patterns:
-            if p.search(name):
-                return SignalAssignment(sig.id, "net_name", p.pattern)
-    for fam in lib.families.values():
-        if net_class and net_class != "Default":
-            for p in fam.class_patterns:
-                if p.search(net_class):
-                    return SignalAssignment(
-                        fam.assume,
-                        "family_net_class",
-                        f"{net_class} ~ {p.pattern}",
-                        fam.note,
-                        fam.id,
-                    )
-        for p in fam.name_patterns:
-            if p.search(name):
-                return SignalAssignment(fam.assume, "family_net_name", p.pattern, fam.note, fam.id)
-    return None
+class Recogniser:
+    """The recognition of one library, each ordered pattern list as one
+    :class:`~accel_drc.caseless.FirstMatch`: one regular-expression call per net name (and per
+    distinct net class), the same result as trying each pattern in turn in the order of precedence
+    (the module doc; ``tests/test_signals_fast.py`` keeps that loop and compares the two)."""
+
+    def __init__(self, lib: Library) -> None:
+        self.lib = lib
+        self.exclude = FirstMatch(lib.exclude)
+        sigs = list(lib.signals.values())
+        fams = list(lib.families.values())
+        # signal class patterns -> (signal, pattern); a class name is matched once per board
+        self._sig_class = [(s, p) for s in sigs for p in s.class_patterns]
+        self._sig_class_fm = FirstMatch(p for _, p in self._sig_class)
+        # family class patterns -> (family rank, family, pattern)
+        self._fam_class = [(k, f, p) for k, f in enumerate(fams) for p in f.class_patterns]
+        self._fam_class_fm = FirstMatch(p for _, _, p in self._fam_class)
+        # name patterns: every signal's, then every family's (the order of precedence)
+        self._names: list[tuple[int, Any, Any]] = [
+            (-1, s, p) for s in sigs for p in s.name_patterns
+        ]
+        self._names += [(k, f, p) for k, f in enumerate(fams) for p in f.name_patterns]
+        self._names_fm = FirstMatch(p for _, _, p in self._names)
+        self._classes: dict[str, tuple[SignalAssignment | None, int]] = {}
+
+    def _of_class(self, net_class: str) -> tuple[SignalAssignment | None, int]:
+        """(the signal a class pattern gives, rank of the first family whose class pattern
+        matches or a rank beyond every family) of a net class name, cached per name."""
+        got = self._classes.get(net_class)
+        if got is None:
+            sig: SignalAssignment | None = None
+            fam_rank = len(self.lib.families)
+            if net_class and net_class != "Default":
+                k = self._sig_class_fm.first(net_class)
+                if k >= 0:
+                    s, p = self._sig_class[k]
+                    sig = SignalAssignment(s.id, "net_class", f"{net_class} ~ {p.pattern}")
+                k = self._fam_class_fm.first(net_class)
+                if k >= 0:
+                    fam_rank = self._fam_class[k][0]
+            got = self._classes[net_class] = (sig, fam_rank)
+        return got
+
+    def recognise(self, name: str, net_class: str) -> SignalAssignment | None:
+        """The signal of net ``name`` in class ``net_class``: each signal's class patterns,
+        then each signal's name patterns, then per family its class then name patterns."""
+        if len(net_class) > MAX_MATCH_NAME:
+            net_class = ""  # a hostile .kicad_pro class name: not matched (bounded cost)
+        sig, fam_rank = self._of_class(net_class)
+        if sig is not None:
+            return sig
+        k = self._names_fm.first(name)
+        rank, owner, p = self._names[k] if k >= 0 else (len(self.lib.families), None, None)
+        if rank < 0:  # a signal's own name pattern
+            return SignalAssignment(owner.id, "net_name", p.pattern)
+        if fam_rank < len(self.lib.families) and fam_rank <= rank:
+            # the family's class pattern comes before its (and later families') name patterns
+            fam = list(self.lib.families.values())[fam_rank]
+            k = self._fam_class_fm.first(net_class)
+            return SignalAssignment(
+                fam.assume,
+                "family_net_class",
+                f"{net_class} ~ {self._fam_class[k][2].pattern}",
+                fam.note,
+                fam.id,
+            )
+        if owner is not None:
+            return SignalAssignment(
+                owner.assume, "family_net_name", p.pattern, owner.note, owner.id
+            )
+        return None
+
+
+_RECOGNISERS: dict[int, tuple[Any, Recogniser]] = {}
+
+
+def recogniser(lib: Library) -> Recogniser:
+    """The :class:`Recogniser` of ``lib`` (built once per library object; a few kept)."""
+    got = _RECOGNISERS.get(id(lib))
+    if got is None or got[0] is not lib:
+        if len(_RECOGNISERS) >= 8:
+            _RECOGNISERS.clear()
+        got = _RECOGNISERS[id(lib)] = (lib, Recogniser(lib))
+    return got[1]
 
 
 @dataclass(frozen=True)
