@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ..concurrency import Background, workers
 from ..config import BackdrillSpec, ProjectConfig, as_config
 from ..geometry import arc_distance, circles_through, segment_distance
 from ..model import Backdrill, Board
@@ -659,6 +660,16 @@ def _connect_touching_vias(
             break
 
 
+class _Done:
+    """A result computed in line, with :class:`..concurrency.Background`'s ``result()``."""
+
+    def __init__(self, value: Any) -> None:
+        self._value = value
+
+    def result(self) -> Any:
+        return self._value
+
+
 def find_connections(board: Board) -> dict[str, Any]:
     """The barrels of ``board`` (vias, then PTH pads) and the copper layers each connects on."""
     n_layers = board.layer_count
@@ -683,6 +694,20 @@ def find_connections(board: Board) -> dict[str, Any]:
     pth_geoms = pads.geometries(pth_idx) if npth else np.empty(0, dtype=object)
     pad_pos = np.full(len(pads), -1, np.int64)
     pad_pos[pth_idx] = np.arange(npth)
+
+    # 4. (started first) zones of the same net touching the via pad disc / the PTH pad: GEOS
+    # work with the GIL released, on a second thread while 1-2 run here; into its own table
+    # (OR-ed in below, so the result is the same as in sequence: it does not skip the layers
+    # 1-2 find, which costs a few more polygon tests than it saves in wall time)
+    shapes = np.concatenate([np.full(nv, None, dtype=object), pth_geoms]) if npth else None
+    rad_all = np.concatenate([via_r, pads.bound_radius[pth_idx]])
+
+    def zone_table() -> np.ndarray:
+        got = np.zeros_like(connected)
+        _connect_zones(board, xy, net, rad_all, start, end, got, shapes)
+        return got
+
+    zones = Background(zone_table, "via zones") if workers() > 1 else _Done(zone_table())
 
     # 1. tracks and arcs whose copper touches the via pad / PTH pad
     tr = board.tracks
@@ -733,10 +758,8 @@ def find_connections(board: Board) -> dict[str, Any]:
         good = k >= 0
         connected[nv + k[good], cols[good]] = True
 
-    # 4. zones of the same net touching the via pad disc / the PTH pad
-    shapes = np.concatenate([np.full(nv, None, dtype=object), pth_geoms]) if npth else None
-    rad_all = np.concatenate([via_r, pads.bound_radius[pth_idx]])
-    _connect_zones(board, xy, net, rad_all, start, end, connected, shapes)
+    # 4. zones of the same net touching the via pad disc / the PTH pad (computed beside 1-2)
+    connected |= zones.result()
 
     # 5. a PTH lead is soldered on its footprint's side
     if npth:

@@ -8,10 +8,11 @@ import logging
 import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 
+from ...concurrency import workers
 from .formulas import C0, coupled_microstrip, coupled_stripline, offset_coupled_stripline
 from .pairs import PairTraces, box_pairs, measure_pairs
 from .solver import FdLayer, fd_coupled
@@ -487,6 +488,26 @@ def _auto_thickness(board: Any, diel: Sequence[Any]) -> bool:
     return all(abs(t - want) < 1e-3 for t in th)
 
 
+def _map_batches(fn: Callable[[Any], Any], items: Sequence[Any]) -> list[Any]:
+    """``[fn(x) for x in items]``, on two threads when there are several items and CPUs.
+
+    Why threads pay here: a batch of :func:`measure_pairs` is a few dozen numpy operations on
+    10⁵-element arrays (sorts, ``searchsorted``, gathers, arithmetic), which run with the GIL
+    released, so two batches proceed side by side on two cores (the 346 MB synthetic board's
+    15 batches: 2.9 s → 1.6 s wall at the same CPU when the second core is free).  The batches
+    are independent and pure, and the results come back in item order: the numbers are
+    exactly those of the sequential loop.  Two threads hold two batches' temporaries
+    (≈ +150 MB on that board).
+    """
+    n = min(2, workers(), len(items))
+    if n < 2:
+        return [fn(x) for x in items]
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=n, thread_name_prefix="accel-drc pairs") as pool:
+        return list(pool.map(fn, items))
+
+
 def pair_table(analysis: Analysis, pairs: Sequence[Any] | None = None) -> list[PairImpedance]:
     """Every routed layer of every differential pair (or of ``pairs``), with its Zdiff.
 
@@ -525,28 +546,37 @@ def pair_table(analysis: Analysis, pairs: Sequence[Any] | None = None) -> list[P
         for idx in per_layer.values():
             chunks.append(idx)
             positives.append(dp.positive)
-    measured_l: list[PairTraces] = []
-    gboxes_l: list[np.ndarray] = []
+    batches: list[tuple[int, int]] = []
     lo = 0
     while lo < len(chunks):  # batches of about _BATCH_ROWS segments bound the temporaries
         hi, n_rows = lo, 0
         while hi < len(chunks) and (hi == lo or n_rows + len(chunks[hi]) <= _BATCH_ROWS):
             n_rows += len(chunks[hi])
             hi += 1
+        batches.append((lo, hi))
+        lo = hi
+
+    def measure_batch(lo_hi: tuple[int, int]) -> tuple[list[PairTraces], np.ndarray]:
+        lo, hi = lo_hi
         rows_all = np.concatenate(chunks[lo:hi])
         sizes = [len(c) for c in chunks[lo:hi]]
         is_p = tr.net[rows_all] == np.repeat(np.asarray(positives[lo:hi], dtype=np.int64), sizes)
         bounds = np.concatenate([[0], np.cumsum(sizes)])
         st_b, en_b = tr.start[rows_all], tr.end[rows_all]
-        measured_l += measure_pairs(st_b, en_b, tr.width[rows_all], is_p, bounds)
-        gboxes_l.append(
+        return (
+            measure_pairs(st_b, en_b, tr.width[rows_all], is_p, bounds),
             group_boxes(
                 np.asarray(st_b, dtype=float).reshape(-1, 2),
                 np.asarray(en_b, dtype=float).reshape(-1, 2),
                 bounds.astype(np.int64),
-            )
+            ),
         )
-        lo = hi
+
+    measured_l: list[PairTraces] = []
+    gboxes_l: list[np.ndarray] = []
+    for got_m, got_b in _map_batches(measure_batch, batches):
+        measured_l += got_m
+        gboxes_l.append(got_b)
     measured = iter(measured_l)
     if plan and "pad_fields" not in cache:
         cache["pad_fields"] = _pad_fields(board)
