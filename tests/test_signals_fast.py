@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from accel_drc import caseless
 from accel_drc.analysis import channels as ch
 from accel_drc.analysis import signals as sg
 from accel_drc.caseless import CaselessPattern, FirstMatch, required_literals
@@ -285,6 +286,8 @@ def index_after(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch)
     """Both ways of ``FirstMatch``: the literal index from the first text, and never."""
     n = 0 if request.param == "indexed" else 10**9
     monkeypatch.setattr(FirstMatch, "INDEX_AFTER", n)
+    if n:  # the bundled patterns' registered literals would index from the first text on
+        monkeypatch.setattr(caseless, "_KNOWN", {})
     return n
 
 
@@ -433,3 +436,18 @@ def test_first_match_of_plain_re_patterns(index_after: int) -> None:
     """A compiled ``re`` pattern with other flags is never folded into the alternation."""
     fm = FirstMatch([re.compile("abc"), CaselessPattern("x")])
     assert fm.first("ABCX") == 1 and fm.first("abcx") == 0
+
+
+def test_registered_literals_are_the_parsed_ones() -> None:
+    """The bundled snapshot's literal table (registered when it is valid) is exactly what
+    parsing each pattern gives, and every bundled pattern is in it."""
+    from accel_drc import bundled
+
+    table = bundled._literals()
+    assert table, "no bundled patterns found"
+    for pat, lits in table.items():
+        want = caseless.parse_literals(pat)
+        assert (None if lits is None else frozenset(lits)) == want, pat
+        assert caseless.required_literals(pat) == want, pat
+    patterns = [p.pattern for p in LIB.exclude]
+    assert set(patterns) <= set(table)

@@ -143,6 +143,9 @@ def _check() -> None:
             kinds |= _pack_kinds(json.loads(bodies[rel])["data"])
     if key(kinds) != head.get("key"):
         return
+    from .caseless import register_literals
+
+    register_literals(head.get("literals") or {})
     st.hashes = hashes
     st.lines = bodies
     st.rules_real = os.path.realpath(RULES_DIR)
@@ -242,8 +245,45 @@ def build() -> str:
                 {"file": rel, "data": data}, ensure_ascii=False, separators=(", ", ": ")
             )
             bodies.append(body)
-    head = {"format": FORMAT, "key": key(kinds), "files": hashes, "order": list(hashes)}
+    head = {
+        "format": FORMAT,
+        "key": key(kinds),
+        "files": hashes,
+        "order": list(hashes),
+        "literals": _literals(),
+    }
     return "\n".join([json.dumps(head, sort_keys=True), *bodies]) + "\n"
+
+
+def _patterns() -> list[str]:
+    """Every recognition pattern of the bundled ``signals.yaml`` and ``connectors.yaml``."""
+    from .yamlsafe import load_yaml
+
+    out: list[str] = []
+    sig = load_yaml(RULES_DIR / "signals.yaml").data
+    for s in sig.get("signals", {}).values():
+        rec = s.get("recognise", {})
+        out += [*rec.get("net_class", ()), *rec.get("net_name", ())]
+    for f in sig.get("families", {}).values():
+        out += [*f.get("net_class", ()), *f.get("net_name", ())]
+    out += sig.get("exclude", ())
+    con = load_yaml(RULES_DIR / "connectors.yaml").data
+    for c in con.get("connectors", {}).values():
+        out += c.get("footprint", ())
+    return out
+
+
+def _literals() -> dict[str, Any]:
+    """``{pattern: sorted required literals or None}`` of the bundled patterns
+    (:func:`accel_drc.caseless.parse_literals`), registered when the snapshot is valid so
+    :class:`~accel_drc.caseless.FirstMatch` indexes them without parsing them."""
+    from .caseless import parse_literals
+
+    out: dict[str, Any] = {}
+    for pat in _patterns():
+        lits = parse_literals(pat)
+        out[pat] = None if lits is None else sorted(lits)
+    return dict(sorted(out.items()))
 
 
 def dataclass_keys(blob: bytes | None) -> set[bytes] | None:

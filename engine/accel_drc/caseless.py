@@ -105,6 +105,18 @@ _REPEATS = tuple(
 )
 
 
+#: :func:`required_literals` of the bundled rule data's patterns, computed when the validated
+#: snapshot was built (:mod:`accel_drc.bundled` registers them when the snapshot is valid, so a
+#: small board never parses ~150 patterns to index them); a function of the pattern text alone
+_KNOWN: dict[str, frozenset[str] | None] = {}
+
+
+def register_literals(table: dict[str, Any]) -> None:
+    """Remember ``{pattern: its required literals (a list) or None}`` (the snapshot's table)."""
+    for pat, lits in table.items():
+        _KNOWN[pat] = None if lits is None else frozenset(lits)
+
+
 def required_literals(pattern: str) -> frozenset[str] | None:
     """Lower-case strings one of which every match of ``pattern`` (compiled with
     ``re.IGNORECASE | re.ASCII``) contains, lower-cased; None when the pattern requires no
@@ -118,6 +130,14 @@ def required_literals(pattern: str) -> frozenset[str] | None:
     ASCII lower cases agree (the Kelvin sign and the long s are not ASCII).  Only elements that
     every match passes through are used: the top-level sequence, groups in it, repeats of at
     least one, and alternations whose every branch requires one (their union)."""
+    known = _KNOWN.get(pattern, _UNSET)
+    if known is not _UNSET:
+        return known  # type: ignore[return-value]
+    return parse_literals(pattern)
+
+
+def parse_literals(pattern: str) -> frozenset[str] | None:
+    """:func:`required_literals` from the parse tree (never the registered table)."""
     if not pattern.isascii():
         return None
     try:
@@ -207,17 +227,33 @@ class FirstMatch:
                     by_literal.setdefault(lit, []).append(k)
         self._by_literal = tuple((lit, tuple(ks)) for lit, ks in by_literal.items())
         self._always = tuple(always)
-        if by_literal and not always:
-            lits = sorted(by_literal, key=lambda x: (-len(x), x))
-            self._gate = re.compile("|".join(map(re.escape, lits)))
+        if self._calls > self.INDEX_AFTER:
+            self._build_gate()
         self._ascii = ascii_  # last: another thread meanwhile sees a complete index or none
+
+    def _all_known(self) -> bool:
+        """Every plain pattern's literals are registered (the bundled rule data): indexing is
+        then cheap from the first text on (no pattern is parsed)."""
+        return bool(_KNOWN) and all(p.pattern in _KNOWN for p in self.patterns if _plain(p))
+
+    def _build_gate(self) -> None:
+        """One search for any literal of any pattern (only when every pattern requires one):
+        it rejects most names in one call; built once :attr:`INDEX_AFTER` texts were seen (its
+        compile costs more than a small board's few names)."""
+        if self._by_literal and not self._always:
+            lits = sorted((lit for lit, _ in self._by_literal), key=lambda x: (-len(x), x))
+            self._gate = re.compile("|".join(map(re.escape, lits)))
 
     def first(self, text: str) -> int:
         """Index of the first pattern (list order) whose ``search`` finds ``text``; -1 if none."""
         if not self._ascii:
             self._calls += 1
-            if self._calls > self.INDEX_AFTER and self.patterns:
+            if self.patterns and (self._calls > self.INDEX_AFTER or self._all_known()):
                 self._index()
+        elif self._gate is None and self._calls <= self.INDEX_AFTER:
+            self._calls += 1
+            if self._calls > self.INDEX_AFTER:
+                self._build_gate()
         if not (self._ascii and text.isascii() and text.isprintable()):
             for k, p in enumerate(self.patterns):
                 if p.search(text):

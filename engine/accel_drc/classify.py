@@ -18,12 +18,12 @@ overrides the result; the evidence is kept, and the report says who decided.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from .analysis.channels import count_lanes
 from .analysis.nets import plane_layers
+from .caseless import CaselessPattern
 from .packs import CLASSES, range_score
 from .results import Classification, Evidence
 
@@ -70,13 +70,17 @@ SRC_FORM = (
     "Factor row"
 )
 
-_M2 = re.compile(r"m\.?2[^a-z0-9]?.*key|ngff|\bm\.2\b|m2_(key|socket|connector)", re.I)
-_MINI_PCIE = re.compile(r"pci_?express_?mini|mini_?pci|\bmpcie\b|minicard", re.I)
-_EDGE_FINGERS = re.compile(r"pci_?express|pcie.*(edge|finger|card)|bus_pci", re.I)
-_SXM_OAM = re.compile(r"\bsxm\d?\b|\boam\b|open.?accelerator", re.I)
-_SOM = re.compile(r"so-?dimm|jetson|\bsom\b|b2b.*module|nvidia.*(orin|xavier|nano)", re.I)
-_NVSWITCH = re.compile(r"nvswitch|nv_?switch", re.I)
-_BGA = re.compile(r"bga", re.I)
+_M2 = CaselessPattern(
+    r"m\.?2[^a-z0-9]?.*key|ngff|\bm\.2\b|m2_(key|socket|connector)", validate=False
+)
+_MINI_PCIE = CaselessPattern(r"pci_?express_?mini|mini_?pci|\bmpcie\b|minicard", validate=False)
+_EDGE_FINGERS = CaselessPattern(r"pci_?express|pcie.*(edge|finger|card)|bus_pci", validate=False)
+_SXM_OAM = CaselessPattern(r"\bsxm\d?\b|\boam\b|open.?accelerator", validate=False)
+_SOM = CaselessPattern(
+    r"so-?dimm|jetson|\bsom\b|b2b.*module|nvidia.*(orin|xavier|nano)", validate=False
+)
+_NVSWITCH = CaselessPattern(r"nvswitch|nv_?switch", validate=False)
+_BGA = CaselessPattern(r"bga", validate=False)
 
 
 def _footprint_kind(text: str) -> str | None:

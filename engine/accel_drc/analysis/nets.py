@@ -8,13 +8,13 @@ track arrays, so a million segments cost milliseconds, not a Python loop.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ..arrays import unique_ints
+from ..caseless import CaselessPattern
 from ..geometry import ring_area
 
 if TYPE_CHECKING:
@@ -22,11 +22,13 @@ if TYPE_CHECKING:
 
 _LAYER_SPAN = 1024  # > any copper stack index
 
-GROUND_RE = re.compile(r"(^|[/_.\-])(a|d|p|s|c)?(gnd|vss|ground|0v)(\w*)$", re.IGNORECASE)
-POWER_RE = re.compile(
+#: case-insensitive (:class:`~accel_drc.caseless.CaselessPattern`: compiled on first use, in ASCII
+#: mode for printable-ASCII names; same matches as ``re.IGNORECASE``)
+GROUND_RE = CaselessPattern(r"(^|[/_.\-])(a|d|p|s|c)?(gnd|vss|ground|0v)(\w*)$", validate=False)
+POWER_RE = CaselessPattern(
     r"(^|[/_.\-])([+-]?\d+v\d*|[+-]?\d+v\d+\w*|\+\w+|v(cc|dd|core|in|bus|bat|sys|pp|mem|ddq|io|aux|sw)\w*"
     r"|(a|d)?v(cc|dd)\w*|pwr\w*|p\d+v\d*\w*|vdd\w*|vcc\w*|\d+v\d+)$",
-    re.IGNORECASE,
+    validate=False,
 )
 
 

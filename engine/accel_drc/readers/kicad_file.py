@@ -60,7 +60,6 @@ from ..model import (
     Zone,
     via_type_for_span,
 )
-from . import kicad_lenient
 from .kicad_blocks import (
     _ATOM,
     _KW_LEN,
@@ -309,13 +308,23 @@ def _read_bytes(
         raise InputError(source, f"malformed board file: {exc}") from None
 
 
+def _lenient_repair(
+    data: bytes, scan: object, quotes: np.ndarray
+) -> tuple[bytes, list[str]] | None:
+    """:func:`.kicad_lenient.repair`, imported only for a file whose parentheses do not balance
+    (its keyword pattern costs ~5 ms to compile, which a well-formed board never needs)."""
+    from . import kicad_lenient
+
+    return kicad_lenient.repair(data, scan, quotes)
+
+
 class _Reader:
     def __init__(self, data: bytes, source: str) -> None:
         self.source = source
         self.warnings: list[str] = []
         # KiCad's parser reads a few keywords whose '(' is missing (kicad_lenient); the index
         # puts those back, so ``self.data`` is the text as KiCad reads it (same lines)
-        self.index = SexprIndex(data, source, repair=kicad_lenient.repair)
+        self.index = SexprIndex(data, source, repair=_lenient_repair)
         self.data = data = self.index.data
         self.warnings.extend(self.index.warnings)
         root_kw = _KW.match(data, self.index.root_start)
