@@ -373,6 +373,10 @@ def _wants_rails(board: Board, lib: Library, cfg: ProjectConfig) -> bool:
     guess only costs the second core)."""
     if not board.zones:
         return False
+    from .analysis.railnames import no_rails
+
+    if no_rails(board, cfg):
+        return False  # the rails are found empty at once, on the main thread
     packs = list(lib.packs.values()) + list(cfg.extra_packs)
     return any(r.check == "pdn_impedance" for p in packs for r in p.rules)
 

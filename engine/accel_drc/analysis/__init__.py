@@ -170,6 +170,10 @@ class Analysis:
         return job.result() if job is not None else self._compute_rails()
 
     def _compute_rails(self) -> list[Rail]:
+        from .railnames import no_rails
+
+        if no_rails(self.board, self.config):
+            return []  # what find_rails returns then, without importing the PDN model
         from .pdn import find_rails
 
         return find_rails(self.board, self.config, self.materials)

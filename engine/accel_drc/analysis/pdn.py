@@ -48,31 +48,12 @@ log = logging.getLogger(__name__)
 
 EPS0 = 8.8541878128e-12  # F/m
 
-_GROUND = re.compile(r"(^|[^a-z0-9])[adpsc]?(gnd|vss|ground)|^0v$", re.I)
-_POWER = re.compile(
-    r"^\+"  # +VBAT, +5V: KiCad's power symbols
-    r"|^[+-]?\d+([.,p]\d+)?v\d*"  # 3V3, +5V, 1.8V, 12V0
-    r"|^(vcc|vdd|vddq|vccio|vcore|vin|vbus|vbat|vpp|vio|avdd|dvdd|pvdd|avcc|dvcc|vsys|vmain|pwr)"
-    r"|^p\d+v\d*"  # P3V3, P0V8
-    r"|^v\d+p\d+"  # V1P8
-    r"|\d+v\d*$",  # VCC_3V3, *_1V8, *V0
-    re.I,
-)
+# the rail-name rules live in .railnames (imported without this module: a board with no rail
+# candidate never imports the PDN model, issue 18); re-exported here for the callers of pdn
+from .railnames import _GROUND, _POWER, _short, is_ground, is_power  # noqa: E402, F401
+
 #: zones smaller than this are pads and pours, not a plane (mm²)
 MIN_PLANE_MM2 = 25.0
-
-
-def _short(name: str) -> str:
-    return name.rsplit("/", 1)[-1]
-
-
-def is_ground(name: str) -> bool:
-    return bool(name) and bool(_GROUND.search(_short(name)))
-
-
-def is_power(name: str) -> bool:
-    s = _short(name)
-    return bool(s) and not is_ground(name) and bool(_POWER.search(s))
 
 
 def voltage_from_name(name: str) -> float | None:

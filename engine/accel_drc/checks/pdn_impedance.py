@@ -84,9 +84,12 @@ CURVE_POINTS = 81
 
 
 def _results(ctx: CheckContext, params: Mapping[str, Any]) -> list[RailResult]:
+    rails = ctx.analysis.rails
+    if not rails:
+        return []  # no import of the PDN model for a board without rails (start-up)
     from ..analysis.pdn import evaluate
 
-    return [evaluate(r, params) for r in ctx.analysis.rails]
+    return [evaluate(r, params) for r in rails]
 
 
 @register(KIND)
@@ -305,6 +308,8 @@ def _finding(rule: Rule, res: RailResult) -> Finding | None:
 def rails_extra(analysis: Analysis, rules: Sequence[Rule] | None = None) -> list[dict[str, Any]]:
     """``result.extras["rails"]``: each rail row with its full |Z(f)| curve, evaluated with the
     params of the first pdn_impedance rule (the class pack's)."""
+    if not analysis.rails:
+        return []  # no import of the PDN model for a board without rails (start-up)
     from ..analysis.pdn import evaluate, rail_row
 
     params: Mapping[str, Any] | None = None
