@@ -146,8 +146,8 @@ def test_wheel_installs_and_runs_with_no_checkout(tmp_path: Path) -> None:
         [
             str(py),
             "-c",
-            "from accel_drc import bundled, dccode, packs; packs.load_library(); "
-            "print(bundled._STATE.valid, bool(dccode._state['table']))",
+            "from accel_drc import bundled, dccode, packs; dccode.install(); "
+            "packs.load_library(); print(bundled._STATE.valid, bool(dccode._state['table']))",
         ],
         capture_output=True,
         text=True,
