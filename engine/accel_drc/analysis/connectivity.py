@@ -452,27 +452,8 @@ def _islands_batched(
                 comp_parts.append(lab[V0 + v0_ : V0 + v0_ + n_v])
             xy = np.concatenate(pts)
             comp = np.concatenate(comp_parts)
-            d = np.hypot(*(xy[:, None, :] - xy[None, :, :]).transpose(2, 0, 1))
-            d[comp[:, None] == comp[None, :]] = np.inf
-            a, b = np.unravel_index(int(np.argmin(d)), d.shape)
-            if np.isfinite(d[a, b]):
-                gap_mm = round(float(d[a, b]), 3)
-                pos = (
-                    round(float(xy[a, 0] + xy[b, 0]) / 2, 4),
-                    round(float(xy[a, 1] + xy[b, 1]) / 2, 4),
-                )
-        out[net] = NetIslands(
-            gap_mm=gap_mm,
-            net=net,
-            pad_groups=tuple(
-                tuple(sorted(g)) for g in sorted(groups.values(), key=lambda g: (-len(g), g))
-            ),
-            loose=loose,
-            track_mm=round(length, 3),
-            n_tracks=n_t,
-            n_vias=n_v,
-            pos=pos,
-        )
+            gap_mm, pos = _closest_gap(xy, comp, gap_mm, pos)
+        out[net] = _net_islands(net, groups, loose, length, n_t, n_v, gap_mm, pos)
     return out
 
 
@@ -603,15 +584,39 @@ def _islands(
             own.append(V0 + np.arange(n_v))
         xy = np.concatenate(pts)
         comp = lab[np.concatenate(own)]
-        d = np.hypot(*(xy[:, None, :] - xy[None, :, :]).transpose(2, 0, 1))
-        d[comp[:, None] == comp[None, :]] = np.inf
-        a, b = np.unravel_index(int(np.argmin(d)), d.shape)
-        if np.isfinite(d[a, b]):
-            gap_mm = round(float(d[a, b]), 3)
-            pos = (
-                round(float(xy[a, 0] + xy[b, 0]) / 2, 4),
-                round(float(xy[a, 1] + xy[b, 1]) / 2, 4),
-            )
+        gap_mm, pos = _closest_gap(xy, comp, gap_mm, pos)
+    return _net_islands(net, groups, loose, length, n_t, n_v, gap_mm, pos)
+
+
+def _closest_gap(
+    xy: np.ndarray, comp: np.ndarray, gap_mm: float | None, pos: tuple[float, float] | None
+) -> tuple[float | None, tuple[float, float] | None]:
+    """Where the route breaks: the closest two points of different islands (their distance in
+    mm and their midpoint); ``gap_mm``/``pos`` unchanged when no two islands have points."""
+    d = np.hypot(*(xy[:, None, :] - xy[None, :, :]).transpose(2, 0, 1))
+    d[comp[:, None] == comp[None, :]] = np.inf
+    a, b = np.unravel_index(int(np.argmin(d)), d.shape)
+    if np.isfinite(d[a, b]):
+        gap_mm = round(float(d[a, b]), 3)
+        pos = (
+            round(float(xy[a, 0] + xy[b, 0]) / 2, 4),
+            round(float(xy[a, 1] + xy[b, 1]) / 2, 4),
+        )
+    return gap_mm, pos
+
+
+def _net_islands(
+    net: int,
+    groups: dict[Any, list[str]],
+    loose: int,
+    length: float,
+    n_t: int,
+    n_v: int,
+    gap_mm: float | None,
+    pos: tuple[float, float] | None,
+) -> NetIslands:
+    """One net's islands record, its pad groups biggest first (the batched and per-net paths
+    build it alike, so their results compare equal)."""
     return NetIslands(
         gap_mm=gap_mm,
         net=net,
