@@ -74,15 +74,18 @@ def check_cmds(before: str | None, *args: str) -> list[list[str]]:
     return [[*accel_drc(), *args]] + ([[before, *args]] if before else [])
 
 
-def run(cmd: list[str]) -> tuple[float, float, float]:
-    """(wall s, CPU s, peak RSS MB) of one child process."""
+def run(cmd: list[str], env: dict[str, str] | None = None) -> tuple[float, float, float]:
+    """(wall s, CPU s, peak RSS MB) of one child process (its own ``os.wait4`` rusage); a
+    failing child (exit other than 0 or 5) stops the bench with its stderr."""
     t0 = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
     _pid, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - t0
     code = os.waitstatus_to_exitcode(status)
+    err = proc.stderr.read().decode("utf-8", "replace") if proc.stderr else ""
+    if proc.stderr:
+        proc.stderr.close()
     if code not in (0, 5):
-        err = proc.stderr.read().decode("utf-8", "replace") if proc.stderr else ""
         raise SystemExit(f"{' '.join(cmd)}: exit {code}: {err[-1500:]}")
     return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024.0
 

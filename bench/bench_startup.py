@@ -38,9 +38,10 @@ import subprocess
 import sys
 import tarfile
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
+
+import bench_speed  # bench/ is sys.path[0] when this script runs
 
 ROOT = Path(__file__).resolve().parent.parent
 SMALL = ROOT / "fixtures" / "kicad_versions" / "kicad9.kicad_pcb"
@@ -99,22 +100,13 @@ def set_bytecode(mode: str, pkgs: list[Path]) -> dict[str, str]:
 
 
 def run(cmd: list[str], env: dict[str, str]) -> tuple[float, float]:
-    """(wall s, CPU s) of one child process (``os.wait4`` rusage); a leading ``PYTHONPATH=…``
+    """(wall s, CPU s) of one child process (``bench_speed.run``); a leading ``PYTHONPATH=…``
     item is put in the child's environment."""
     if cmd and cmd[0].startswith("PYTHONPATH="):
         env = {**env, "PYTHONPATH": cmd[0].split("=", 1)[1]}
         cmd = cmd[1:]
-    t0 = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
-    _pid, status, usage = os.wait4(proc.pid, 0)
-    wall = time.perf_counter() - t0
-    code = os.waitstatus_to_exitcode(status)
-    if code not in (0, 5):
-        err = proc.stderr.read().decode("utf-8", "replace") if proc.stderr else ""
-        raise SystemExit(f"{' '.join(cmd)}: exit {code}: {err[-1500:]}")
-    if proc.stderr:
-        proc.stderr.close()
-    return wall, usage.ru_utime + usage.ru_stime
+    wall, cpu, _peak = bench_speed.run(cmd, env)
+    return wall, cpu
 
 
 def alternate(cmds: dict[str, list[str]], repeat: int, env: dict[str, str]) -> dict[str, Any]:

@@ -59,11 +59,16 @@ def _bundled() -> list[tuple[str, Path, Path | None]]:
 
 
 def _demos() -> list[tuple[str, Path, Path | None]]:
-    names = [
-        "demos-" + p.relative_to(DEMOS).parent.as_posix().replace("/", "-") + "-" + p.stem
-        for p in sorted(DEMOS.glob("**/*.kicad_pcb"))
+    """The kicad-demos boards, less vme-wren: the same file as ../shared's, checked once above."""
+    boards = [p for p in sorted(DEMOS.glob("**/*.kicad_pcb")) if p.name != VME_WREN.name]
+    return [
+        (
+            "demos-" + p.relative_to(DEMOS).parent.as_posix().replace("/", "-") + "-" + p.stem,
+            p,
+            None,
+        )
+        for p in boards
     ]
-    return list(zip(names, sorted(DEMOS.glob("**/*.kicad_pcb")), [None] * len(names)))
 
 
 def _round(x: Any) -> Any:
