@@ -658,3 +658,50 @@ def test_board_backdrill_takes_residual_from_config() -> None:
     s = vs.compute(board, cfg)
     assert s.backdrill[0].must_not_cut == 2 and s.backdrill[0].source == "board+config"
     assert s.stub_mm[0] == pytest.approx(0.18)
+
+
+def _stub_columns(s: vs.ViaStubs) -> list:
+    return [
+        s.xy.tolist(),
+        s.net.tolist(),
+        s.connected.tolist(),
+        np.nan_to_num(s.stub_mm, nan=-1.0).tolist(),
+        np.nan_to_num(s.f_res_hz, nan=-1.0, posinf=-2.0).tolist(),
+        list(s.types),
+        list(s.uuid),
+    ]
+
+
+def test_prefetched_via_stubs_equal_in_line() -> None:
+    """The pipeline may compute the via table on a background thread while it classifies
+    (``Analysis.prefetch("via_stubs")``, issue 18): the same table as computed on demand."""
+    from accel_drc.analysis import Analysis
+    from accel_drc.readers import read_board
+    from conftest import FIXTURE_BOARDS
+
+    board = read_board(str(FIXTURE_BOARDS["openpci2-backplane"]))
+    ahead = Analysis(board)
+    ahead.prefetch("via_stubs")
+    assert ahead.prefetching("via_stubs")
+    got = ahead.via_stubs
+    assert ahead.via_stubs is got  # one computation, kept
+    fresh = Analysis(board).via_stubs
+    assert len(got) > 0 and got.connected.any()
+    assert _stub_columns(got) == _stub_columns(fresh)
+
+
+def test_prefetched_via_stubs_error_reaches_the_caller(monkeypatch) -> None:
+    """A bug in the via table computed ahead is raised where a check asks for the table (the
+    pipeline turns it into a crash finding), not lost with the thread."""
+    from accel_drc.analysis import Analysis
+    from accel_drc.readers import read_board
+    from conftest import FIXTURE_BOARDS
+
+    def boom(self: Analysis) -> vs.ViaStubs:
+        raise RuntimeError("via table exploded")
+
+    monkeypatch.setattr(Analysis, "_compute_via_stubs", boom)
+    a = Analysis(read_board(str(FIXTURE_BOARDS["openpci2-backplane"])))
+    a.prefetch("via_stubs")
+    with pytest.raises(RuntimeError, match="via table exploded"):
+        _ = a.via_stubs

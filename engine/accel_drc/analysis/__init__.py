@@ -39,17 +39,24 @@ class Analysis:
         self._jobs: dict[str, Background] = {}
 
     #: facts that may be computed ahead on a background thread (see :meth:`prefetch`)
-    PREFETCHABLE = ("rails",)
+    PREFETCHABLE = ("rails", "via_stubs")
 
     def prefetch(self, name: str) -> None:
         """Start computing ``name`` (one of :attr:`PREFETCHABLE`) on a background thread; the
         property then returns that thread's result (the same value, computed once).  The PDN
         rails are GEOS-bound (see :mod:`accel_drc.concurrency`), so they overlap the
-        classification and the Python-bound checks on the main thread."""
+        classification and the Python-bound checks on the main thread.  So is most of the via
+        table (the zone contacts: shapely predicates on the fills; the joins: numpy sorts and
+        searches), whose main-thread share is a few hundredths of a second on vme-wren while
+        the main thread waited ~0.25 s for its zone contacts when it was computed on demand."""
         if name not in self.PREFETCHABLE:
             raise ValueError(f"{name!r} cannot be prefetched")
         if name in self._jobs or name in self.__dict__:
             return
+        if name == "via_stubs" and self.config.backdrill:
+            # the backdrill entries match signal types: assign them here, on the calling
+            # thread, so the two threads never compute the assignment side by side
+            _ = self.net_signal
         self._jobs[name] = Background(getattr(self, f"_compute_{name}"), name)
 
     def prefetching(self, name: str) -> bool:
@@ -159,6 +166,10 @@ class Analysis:
 
     @functools.cached_property
     def via_stubs(self) -> ViaStubs:
+        job = self._jobs.get("via_stubs")
+        return job.result() if job is not None else self._compute_via_stubs()
+
+    def _compute_via_stubs(self) -> ViaStubs:
         from .via_stubs import compute
 
         net_signal = self.net_signal if self.config.backdrill else None
