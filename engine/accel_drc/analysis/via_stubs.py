@@ -982,10 +982,17 @@ def compute(
     n = len(conn["net"])
     specs = as_config(config).backdrill
     by_net, notes = config_backdrills(board, specs, net_signal) if specs else ({}, [])
-    bds: list[Backdrill | None] = []
-    for i in range(n):
+    bds: list[Backdrill | None] = [None] * n
+    board_bds = board.vias.backdrills
+    # only the barrels a backdrill can apply to are visited (a Python loop over 200 k barrels
+    # that finds none cost 0.23 s on the synthetic training board)
+    todo: set[int] = {int(r) for r in board_bds if 0 <= int(r) < len(board.vias)}
+    if by_net:
+        net_col = conn["net"]
+        todo.update(np.flatnonzero(np.isin(net_col, np.fromiter(by_net, np.int64))).tolist())
+    for i in sorted(todo):
         row = int(conn["via_row"][i])
-        bd = board.vias.backdrills.get(row) if row >= 0 else None
+        bd = board_bds.get(row) if row >= 0 else None
         cfg_bd = by_net.get(int(conn["net"][i]))
         if bd is None:
             bd = cfg_bd
@@ -994,7 +1001,7 @@ def compute(
             bd = dataclasses.replace(
                 bd, residual_stub_mm=cfg_bd.residual_stub_mm, source=f"{bd.source}+config"
             )
-        bds.append(bd)
+        bds[i] = bd
     res = compute_stubs(geom, conn["start"], conn["end"], conn["connected"], bds)
     stack_known = bool(not np.isnan(geom.thickness).any())
     if board.stackup is None:

@@ -201,28 +201,34 @@ def _fd_capacitances(
     rhs_t = rhs.transpose(1, 0, 2)  # (nx, k, m)
     # every step's bordered matrix, all but its S_j and v_j parts filled at once
     n2 = 2 * m + 1
-    mats = np.zeros((nx - 1, k, n2, n2))
-    mats[:, :, m : 2 * m, m : 2 * m] = diag[1:]
-    mats[:, :, m + idx, idx] = np.where(free[:-1] & free[1:], -ah, 0.0).transpose(1, 0, 2)
-    mats[:, :, 2 * m, m : 2 * m] = rhs_t[1:]
-    mats[:, :, 2 * m, 2 * m] = 1e300  # any value above |y|² keeps the bordered matrix SPD
+    # one bordered matrix, refilled at every step (a stack of all of them was ~7 MB on
+    # vme-wren's pairs: page faults and cache misses cost more than the few extra copies)
+    mat = np.zeros((k, n2, n2))
+    mat[:, 2 * m, 2 * m] = 1e300  # any value above |y|² keeps the bordered matrix SPD
+    flat = mat.reshape(k, n2 * n2)
+    couple_diag = flat[:, m * n2 : m * n2 + m * (n2 + 1) : n2 + 1]  # the (m+i, i) entries
+    coupling = np.where(free[:-1] & free[1:], -ah, 0.0).transpose(1, 0, 2)
     # [[D_j, ·], [b_jᵀ, 0]]: the Schur complement update of this (m+1)² block is one product
     # X·Xᵀ of the factor's rows under S_j (X = [W; y_j]), which also gives v and −|y_j|²
     daug = np.zeros((nx, k, m + 1, m + 1))
     daug[:, :, :m, :m] = diag
     daug[:, :, m, :m] = rhs_t
     ysq = np.zeros(k)
-    s_aug = daug[0]
+    s_aug = daug[0].copy()
+    prod = np.empty((k, m + 1, m + 1))
     with np.errstate(call=_raise_not_spd, invalid="call", over="ignore", under="ignore"):
         for j in range(nx - 1):
-            mat = mats[j]
             mat[:, :m, :m] = s_aug[:, :m, :m]
             mat[:, 2 * m, :m] = s_aug[:, m, :m]
+            mat[:, m : 2 * m, m : 2 * m] = diag[j + 1]
+            couple_diag[...] = coupling[j]
+            mat[:, 2 * m, m : 2 * m] = rhs_t[j + 1]
             x = _cholesky_lo(mat)[:, m:, :m]
             # flush what decays below 1e-150 to zero: far from the strips the fill-in
             # underflows to subnormal numbers, which are ~100× slower in every later product
             x[np.abs(x) < 1e-150] = 0.0
-            s_aug = daug[j + 1] - x @ x.transpose(0, 2, 1)
+            np.matmul(x, x.transpose(0, 2, 1), out=prod)
+            np.subtract(daug[j + 1], prod, out=s_aug)
             ysq -= s_aug[:, m, m]
         last = np.zeros((k, m + 1, m + 1))
         last[:, :m, :m] = s_aug[:, :m, :m]
