@@ -6,6 +6,7 @@ the modules beside this file, the first time a check asks for it.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
@@ -40,6 +41,11 @@ class Analysis:
 
     #: facts that may be computed ahead on a background thread (see :meth:`prefetch`)
     PREFETCHABLE = ("rails", "via_stubs")
+    #: fewest vias for which the via table is worth computing ahead: below it the table costs
+    #: less than the thread and the shapely import it would start on a board whose rules may
+    #: never read it (fixtures/kicad_versions/kicad9: 2 vias, no rule reads the table; started
+    #: anyway it cost +0.08 s wall); vme-wren has 4,374, the synthetic training board 206 k
+    VIA_PREFETCH_MIN = 2000
 
     def prefetch(self, name: str) -> None:
         """Start computing ``name`` (one of :attr:`PREFETCHABLE`) on a background thread; the
@@ -58,6 +64,20 @@ class Analysis:
             # thread, so the two threads never compute the assignment side by side
             _ = self.net_signal
         self._jobs[name] = Background(getattr(self, f"_compute_{name}"), name)
+
+    def settle_prefetched(self) -> None:
+        """Wait for every fact started by :meth:`prefetch`, whether or not a check asked for
+        it (its error, if any, is left to whoever asks for the fact).
+
+        Why: a prefetched fact no rule of the chosen class reads (the via table of a board
+        whose pack runs no via rule) would still be computing when the command ends, and an
+        interpreter exit while a daemon thread runs inside GEOS aborts the process
+        ("terminate called without an active exception", exit -6, seen on
+        fixtures/kicad_versions/kicad8).  The pipeline calls this once the checks are done."""
+        for job in list(self._jobs.values()):
+            # its error is raised again to whoever asks for the fact
+            with contextlib.suppress(BaseException):
+                job.result()
 
     def prefetching(self, name: str) -> bool:
         """Whether ``name`` was started by :meth:`prefetch` (and may still be running)."""
