@@ -79,7 +79,8 @@ for kind in ("impedance", "via_stub"):
         reg[kind] = timed("check:" + kind, reg[kind])
 out_json = tempfile.mktemp(suffix=".json")
 out_html = tempfile.mktemp(suffix=".html")
-sys.argv = ["accel-drc", "check", sys.argv[1], "--json", out_json, "--html", out_html]
+cfg = ["--config", sys.argv[2]] if len(sys.argv) > 2 else []
+sys.argv = ["accel-drc", "check", sys.argv[1], "--json", out_json, "--html", out_html] + cfg
 try:
     cli.main()
 except SystemExit:
@@ -113,13 +114,16 @@ def main() -> None:
     ap.add_argument("board", nargs="?", default=str(VME_WREN))
     ap.add_argument("--before", default="main", help="git revision to compare with")
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--config", help="accel-drc.yaml for the board")
     args = ap.parse_args()
     roots = {"before": _before.tree(args.before), "after": None}
     best: dict[str, dict[str, float]] = {"before": {}, "after": {}}
     digests: dict[str, set[str]] = {"before": set(), "after": set()}
     for _ in range(max(1, args.repeat)):
         for label, root in roots.items():
-            cmd = [sys.executable, "-c", SCRIPT, args.board]
+            cmd = [sys.executable, "-c", SCRIPT, args.board] + (
+                [args.config] if args.config else []
+            )
             _w, cpu, _mb, rc, out = _before.run(cmd, _before.env(root))
             if not out.strip():
                 print(f"  {label}: child failed (exit {rc})")
