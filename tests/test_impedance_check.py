@@ -538,3 +538,57 @@ def test_measure_pair_many_segments_in_chunks() -> None:
     assert m.gap_mm == pytest.approx(0.15)
     assert m.coupled_mm == pytest.approx(60.0)
     assert m.length_mm == pytest.approx(60.0)
+
+
+def _row_key(r: Any) -> tuple:
+    return (
+        r.pair,
+        r.layer_name,
+        r.width_mm,
+        r.gap_mm,
+        r.zdiff_ohm,
+        r.closed_form_ohm,
+        r.coupled_mm,
+        r.length_mm,
+        r.footprint,
+        r.notes,
+        r.missing,
+    )
+
+
+def test_prefetched_pair_table_equals_in_line() -> None:
+    """The pipeline may build the whole pair table on a background thread
+    (``Analysis.prefetch("pair_table")``, issue 18): the impedance check's subset and the
+    whole table are then the rows computed in line, value for value."""
+    from accel_drc.analysis import Analysis
+    from accel_drc.readers import read_board
+
+    board = read_board(str(FIXTURE_BOARDS["crosslink-nx-video-converter"]))
+    ahead = Analysis(board)
+    ahead.prefetch("pair_table")
+    some = list(board.diff_pairs[::3])
+    got_some = [_row_key(r) for r in imp.pair_table(ahead, some)]
+    got_all = [_row_key(r) for r in imp.pair_table(ahead)]
+    fresh = Analysis(board)
+    want_some = [_row_key(r) for r in imp.pair_table(fresh, some)]
+    want_all = [_row_key(r) for r in imp.pair_table(Analysis(board))]
+    assert got_all and any(k[4] is not None for k in got_all)  # pairs with a Zdiff
+    assert got_some == want_some and got_all == want_all
+    assert [_row_key(r) for r in imp.pair_table(fresh)] == want_all  # the kept whole table
+
+
+def test_prefetched_pair_table_failure_computes_in_line(monkeypatch) -> None:
+    """A failure of the table computed ahead is not the table: the check's call computes it
+    itself, as if nothing had been started."""
+    from accel_drc.analysis import Analysis
+    from accel_drc.readers import read_board
+
+    def boom(self: Analysis) -> list:
+        raise RuntimeError("pair table exploded")
+
+    board = read_board(str(FIXTURE_BOARDS["crosslink-nx-video-converter"]))
+    monkeypatch.setattr(Analysis, "_compute_pair_table", boom)
+    a = Analysis(board)
+    a.prefetch("pair_table")
+    got = [_row_key(r) for r in imp.pair_table(a)]
+    assert got == [_row_key(r) for r in imp.pair_table(Analysis(board))]

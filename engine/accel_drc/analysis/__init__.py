@@ -40,12 +40,14 @@ class Analysis:
         self._jobs: dict[str, Background] = {}
 
     #: facts that may be computed ahead on a background thread (see :meth:`prefetch`)
-    PREFETCHABLE = ("rails", "via_stubs")
+    PREFETCHABLE = ("rails", "via_stubs", "pair_table")
     #: fewest vias for which the via table is worth computing ahead: below it the table costs
     #: less than the thread and the shapely import it would start on a board whose rules may
     #: never read it (fixtures/kicad_versions/kicad9: 2 vias, no rule reads the table; started
     #: anyway it cost +0.08 s wall); vme-wren has 4,374, the synthetic training board 206 k
     VIA_PREFETCH_MIN = 2000
+    #: fewest differential pairs for which the pair table is worth computing ahead
+    PAIR_PREFETCH_MIN = 200
 
     def prefetch(self, name: str) -> None:
         """Start computing ``name`` (one of :attr:`PREFETCHABLE`) on a background thread; the
@@ -194,6 +196,14 @@ class Analysis:
 
         net_signal = self.net_signal if self.config.backdrill else None
         return compute(self.board, self.config, net_signal)
+
+    def _compute_pair_table(self) -> list[Any]:
+        """The whole differential-pair table (``analysis.impedance.pair_table``), computed
+        ahead: it fills the table's cache, which the impedance and insertion-loss checks read
+        (``pair_table`` waits for this job before it looks)."""
+        from .impedance.table import _pair_table
+
+        return _pair_table(self, None)
 
     @functools.cached_property
     def rails(self) -> list[Rail]:

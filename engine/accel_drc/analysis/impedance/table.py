@@ -4,6 +4,7 @@ its breakout/routed classification, the basis of each input, and the report rows
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import math
 from collections.abc import Iterator, Sequence
@@ -512,8 +513,20 @@ def pair_table(analysis: Analysis, pairs: Sequence[Any] | None = None) -> list[P
     """Every routed layer of every differential pair (or of ``pairs``), with its Zdiff.
 
     Cached on the analysis (the check and ``inspect --detail pairs`` share one computation; the
-    field solver runs once per distinct microstrip geometry).
+    field solver runs once per distinct microstrip geometry).  When the pipeline started the
+    whole table on a background thread (``Analysis.prefetch("pair_table")``), it is waited for
+    first and the rows come from its cache; if it failed, the table is computed here as if it
+    had never been started (the error, if it is one, raised by this call).
     """
+    job = getattr(analysis, "_jobs", {}).get("pair_table")
+    if job is not None:
+        with contextlib.suppress(Exception):
+            job.result()
+    return _pair_table(analysis, pairs)
+
+
+def _pair_table(analysis: Analysis, pairs: Sequence[Any] | None = None) -> list[PairImpedance]:
+    """:func:`pair_table` itself (what the background thread runs)."""
     cache = analysis.__dict__.setdefault("_impedance_cache", {})
     if pairs is None and "all_rows" in cache:
         # the whole table again (the insertion-loss remedies ask once per channel and foil:
