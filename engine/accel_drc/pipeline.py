@@ -368,6 +368,26 @@ def _crash_finding(rule: Rule, exc: BaseException) -> Finding:
     )
 
 
+def _wants_via_stubs(board: Board, lib: Library, cfg: ProjectConfig) -> bool:
+    """Whether the via table is worth starting early: the board has many vias
+    (``Analysis.VIA_PREFETCH_MIN``) and some pack this run may use has a rule that reads it
+    (via_stub, open_channel; a wrong guess only costs the second core)."""
+    if len(board.vias) < Analysis.VIA_PREFETCH_MIN:
+        return False
+    packs = list(lib.packs.values()) + list(cfg.extra_packs)
+    return any(r.check in ("via_stub", "open_channel") for p in packs for r in p.rules)
+
+
+def _wants_pair_table(board: Board, lib: Library, cfg: ProjectConfig) -> bool:
+    """Whether the differential-pair table is worth starting early: many pairs
+    (``Analysis.PAIR_PREFETCH_MIN``) and some pack this run may use has a rule that reads it
+    (impedance, insertion_loss)."""
+    if len(board.diff_pairs) < Analysis.PAIR_PREFETCH_MIN:
+        return False
+    packs = list(lib.packs.values()) + list(cfg.extra_packs)
+    return any(r.check in ("impedance", "insertion_loss") for p in packs for r in p.rules)
+
+
 def _wants_rails(board: Board, lib: Library, cfg: ProjectConfig) -> bool:
     """Whether the PDN rails are worth starting early: the board has copper zones and some pack
     this run may use has a PDN rule (the class is not known yet when they are started; a wrong
@@ -421,8 +441,12 @@ def check_board(
         )
     analysis = Analysis(board, cfg)
     analysis.library = lib  # type: ignore[misc]
+    if _wants_via_stubs(board, lib, cfg):
+        analysis.prefetch("via_stubs")  # numpy/GEOS-bound: overlaps the classification
     if _wants_rails(board, lib, cfg):
         analysis.prefetch("rails")  # GEOS-bound: overlaps the classification and other checks
+    if _wants_pair_table(board, lib, cfg):
+        analysis.prefetch("pair_table")  # numpy/LAPACK-bound: its checks run last
     auto = classify(board, analysis, lib)
     if board_class is not None:
         if board_class not in CLASSES:
@@ -444,6 +468,8 @@ def check_board(
     # Rules whose facts are being computed on the background thread run last, so the main
     # thread does the other checks meanwhile; results are kept in the pack's order.
     late = {"pdn_impedance"} if analysis.prefetching("rails") else set()
+    if analysis.prefetching("pair_table"):
+        late |= {"impedance", "insertion_loss"}
     schedule = [k for k, r in enumerate(runnable) if r.check not in late]
     schedule += [k for k, r in enumerate(runnable) if r.check in late]
     outcomes: list[tuple[list[Finding], RuleRun]] = [([], RuleRun(r, 0)) for r in runnable]
@@ -467,6 +493,7 @@ def check_board(
     outcomes = _with_class_basis(
         outcomes, classification, lib, cfg, registry, ctx, rules_for=rules_for_class
     )
+    analysis.settle_prefetched()  # no background fact left running (an unused via table)
     for got, run in outcomes:
         findings.extend(got)
         runs.append(run)
