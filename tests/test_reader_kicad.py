@@ -678,12 +678,13 @@ def test_split_scan_equals_one_pass(case: str, monkeypatch) -> None:  # noqa: AN
 def test_threaded_track_blocks_equal_one_thread(path, monkeypatch) -> None:  # noqa: ANN001
     """Track blocks parsed on two threads (blocks of 64 tracks, so every board has several)
     read exactly what one thread reads, nets and warnings in the same order."""
-    from accel_drc.readers import kicad_blocks, kicad_file
+    from accel_drc import concurrency
+    from accel_drc.readers import kicad_file
 
     monkeypatch.setattr(kicad_file, "_TRACK_BLOCK", 64)
-    monkeypatch.setattr(kicad_blocks, "workers", lambda: 2)
+    monkeypatch.setattr(concurrency, "workers", lambda: 2)
     two = read(str(path))
-    monkeypatch.setattr(kicad_blocks, "workers", lambda: 1)
+    monkeypatch.setattr(concurrency, "workers", lambda: 1)
     one = read(str(path))
     assert len(one.tracks) > 64
     assert _columns(two) == _columns(one)
@@ -692,7 +693,7 @@ def test_threaded_track_blocks_equal_one_thread(path, monkeypatch) -> None:  # n
 def test_ordered_map_raises_in_order_and_cancels() -> None:
     """An error in one item is raised where that item's result is taken, after the earlier
     items' results, and the pool does not run the whole rest of the list."""
-    from accel_drc.readers.kicad_blocks import ordered_map
+    from accel_drc.concurrency import ordered_map
 
     ran: list[int] = []
 

@@ -32,6 +32,8 @@ if TYPE_CHECKING:
     from ..model import Board
 
 _EPS = 1e-3  # mm, as the via analysis
+#: mm added to the reach of the bounding pre-tests (1 nm: far above rounding, far below any gap)
+_SLACK = 1e-6
 #: up to this many segments per net on average, :func:`net_islands` joins all nets at once
 _BATCH_MAX_MEAN = 300
 
@@ -504,23 +506,49 @@ def _islands(
         shared[order[:-1][same]] = True
         free = np.flatnonzero(~shared)
         if len(free):
-            d = _seg_dist(ends[free], ca, cb)
-            hit = (d <= (cw[None, :] + end_w[free, None]) / 2.0 + _EPS) & (
-                end_layer[free, None] == cl[None, :]
+            # candidates: the end inside the chord's box grown by both half widths (a cap
+            # that touches the copper lies there), on the same layer; then the exact distance
+            fe = ends[free]
+            grow = (cw[None, :] + end_w[free, None]) / 2.0 + (_EPS + _SLACK)
+            near = (end_layer[free, None] == cl[None, :]) & (
+                np.abs(fe[:, 0:1] - 0.5 * (ca[None, :, 0] + cb[None, :, 0]))
+                <= 0.5 * np.abs(cb[None, :, 0] - ca[None, :, 0]) + grow
             )
-            fa, cbi = np.nonzero(hit)
+            fa, cbi = np.nonzero(near)
+            d = segment_distance(fe[fa], ca[cbi], cb[cbi])
+            hit = d <= (cw[cbi] + end_w[free[fa]]) / 2.0 + _EPS
+            fa, cbi = fa[hit], cbi[hit]
             dsu.union_many(T0 + end_owner[free[fa]], T0 + owner[cbi])
         # track-pad: a track end in the pad, or the pad centre in the track
+        # Only the ends and chords that can reach the pad are measured: its copper lies in the
+        # disc of radius ``bound_radius`` round its centre, and a chord's copper in its box
+        # grown by half its width, so a coordinate farther than that (plus 1 nm) cannot touch;
+        # the distances of the others are the same element-wise arithmetic as over all rows
         if n_p:
+            reach_end = end_w / 2.0 + _EPS
+            c_lo = np.minimum(ca, cb) - (cw / 2.0 + _EPS + _SLACK)[:, None]
+            c_hi = np.maximum(ca, cb) + (cw / 2.0 + _EPS + _SLACK)[:, None]
+            bound = pads.bound_radius[pi] + _SLACK
             for k, p in enumerate(pi):
                 on = pads.layers[p][lay]  # tracks on a layer the pad has copper on
                 if not on.any():
                     continue
+                pxy = pads.xy[p]
                 # the round end cap of the track touching the pad's copper
-                dend = pads.distance(np.full(len(ends), p), ends) <= end_w / 2.0 + _EPS
-                dend &= np.concatenate([on, on])
-                dc = _seg_dist(pads.xy[p][None, :], ca, cb)[0] <= cw / 2.0 + _EPS
-                dc &= on[owner]
+                r = reach_end + bound[k]
+                cand = np.flatnonzero(
+                    (np.abs(ends[:, 0] - pxy[0]) <= r) & (np.abs(ends[:, 1] - pxy[1]) <= r)
+                )
+                cand = cand[np.concatenate([on, on])[cand]]
+                dend = cand[pads.distance(np.full(len(cand), p), ends[cand]) <= reach_end[cand]]
+                cc = np.flatnonzero(
+                    (c_lo[:, 0] <= pxy[0])
+                    & (pxy[0] <= c_hi[:, 0])
+                    & (c_lo[:, 1] <= pxy[1])
+                    & (pxy[1] <= c_hi[:, 1])
+                )
+                cc = cc[on[owner[cc]]]
+                dc = cc[_seg_dist(pxy[None, :], ca[cc], cb[cc])[0] <= cw[cc] / 2.0 + _EPS]
                 js = np.unique(np.concatenate([end_owner[dend], owner[dc]]))
                 dsu.union_many(np.full(len(js), k), T0 + js)
         # track-via: the track's copper touches the via disc on a layer the via spans
@@ -546,11 +574,14 @@ def _islands(
         vr = np.asarray(v.diameter[vi], float) / 2.0
         vs = np.asarray(v.start[vi], np.int64)
         ve = np.asarray(v.end[vi], np.int64)
-        # via-pad
-        for k, p in enumerate(pi):
-            near = pads.distance(np.full(n_v, p), vp) <= vr + _EPS
-            for j in np.flatnonzero(near):
-                layers = np.flatnonzero(pads.layers[p])
+        # via-pad: every pad against every via of the net in one call
+        if n_p:
+            near = (
+                pads.distance(np.repeat(pi, n_v), np.tile(vp, (n_p, 1))) <= np.tile(vr, n_p) + _EPS
+            )
+            for kj in np.flatnonzero(near).tolist():
+                k, j = divmod(kj, n_v)
+                layers = np.flatnonzero(pads.layers[pi[k]])
                 if ((layers >= vs[j]) & (layers <= ve[j])).any():
                     dsu.union(k, V0 + int(j))
         # via-via

@@ -16,12 +16,11 @@ from __future__ import annotations
 import math
 import re
 import threading
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from typing import NamedTuple, TypeVar
+from collections.abc import Iterator, Mapping, Sequence
+from typing import NamedTuple
 
 import numpy as np
 
-from ..concurrency import workers
 from ..errors import InputError
 from ..geometry import arc_points
 from .sexpr import line_of, parse_points, parse_span, unquote
@@ -72,44 +71,6 @@ _VIA_NUMS = np.array([0, 2, 1, 1, 0, 0, 0, 0], dtype=np.int64)
 #: items per block of the vectorised track, via and pad parsers (bounds their temporaries to a
 #: few MB; smaller blocks also stay in cache: 32 k was faster than 131 k on 1.5 M tracks)
 _TRACK_BLOCK = 1 << 15
-
-
-_T = TypeVar("_T")
-_R = TypeVar("_R")
-#: blocks in flight at once: two threads, each one block ahead (bounds the held results)
-_AHEAD = 4
-
-
-def ordered_map(fn: Callable[[_T], _R], items: Iterable[_T]) -> Iterator[_R]:
-    """``fn(x)`` for every item, yielded in item order, computed on two threads when this
-    process may use two CPUs (else here, one by one).
-
-    Why threads: the reader's block parsers are a few dozen numpy operations on 10⁴-10⁵-element
-    arrays (gathers, ``searchsorted``, sorts, comparisons), which run with the GIL released, so
-    two blocks proceed side by side on two cores.  ``fn`` must only read shared state and write
-    disjoint rows; whatever must happen in file order (numbering new nets, warnings) the caller
-    does as it takes the results.  An error in ``fn`` is raised here, at its item; the items not
-    started yet are cancelled.  At most :data:`_AHEAD` items are in flight (bounded memory).
-    """
-    todo = list(items)
-    if min(2, workers()) < 2 or len(todo) < 2:
-        for x in todo:
-            yield fn(x)
-        return
-    from collections import deque
-    from concurrent.futures import ThreadPoolExecutor
-
-    pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="accel-drc read")
-    try:
-        pending: deque = deque()
-        nxt = 0
-        while nxt < len(todo) or pending:
-            while nxt < len(todo) and len(pending) < _AHEAD:
-                pending.append(pool.submit(fn, todo[nxt]))
-                nxt += 1
-            yield pending.popleft().result()
-    finally:
-        pool.shutdown(wait=True, cancel_futures=True)
 
 
 def _ranges(start: np.ndarray, count: np.ndarray) -> np.ndarray:

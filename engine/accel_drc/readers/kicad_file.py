@@ -35,6 +35,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ..arrays import unique_ints
+from ..concurrency import ordered_map
 from ..errors import InputError
 from ..geometry import (
     arc_bbox_nm,
@@ -85,7 +86,6 @@ from .kicad_blocks import (
     _u64_view,
     _via_fields_once,
     data_is_tstamp,
-    ordered_map,
     points_of,
 )
 from .kicad_project import ProjectInfo, project_path_for, read_project
