@@ -529,7 +529,9 @@ def test_block_parse_equals_item_by_item(path, monkeypatch) -> None:  # noqa: AN
         lambda self, spans, *a: (np.zeros(len(spans), bool), None, None),
     )
     monkeypatch.setattr(
-        kicad_file._Reader, "_via_block", lambda self, spans, *a: np.zeros(len(spans), bool)
+        kicad_file._Reader,
+        "_via_block",
+        lambda self, spans, *a: (np.zeros(len(spans), bool), None),
     )
     monkeypatch.setattr(
         kicad_file._Reader, "_pad_prepass", lambda self, spans: setattr(self, "_pad_rows", {})
@@ -676,8 +678,9 @@ def test_split_scan_equals_one_pass(case: str, monkeypatch) -> None:  # noqa: AN
 
 @pytest.mark.parametrize("path", list(FIXTURE_BOARDS.values())[:3], ids=lambda p: p.stem)
 def test_threaded_track_blocks_equal_one_thread(path, monkeypatch) -> None:  # noqa: ANN001
-    """Track blocks parsed on two threads (blocks of 64 tracks, so every board has several)
-    read exactly what one thread reads, nets and warnings in the same order."""
+    """Track and via blocks parsed on two threads (blocks of 64 items, so every board has
+    several) and the footprints prepared on a third read exactly what one thread reads, nets
+    and warnings in the same order."""
     from accel_drc import concurrency
     from accel_drc.readers import kicad_file
 
