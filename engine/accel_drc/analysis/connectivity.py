@@ -504,30 +504,36 @@ def _islands(
         shared = np.zeros(len(key), bool)
         shared[order[1:][same]] = True
         shared[order[:-1][same]] = True
+        # every chord's box grown by half its width (+ 1 µm tolerance + 1 nm): its copper lies
+        # inside, so the pre-tests below (a point farther than its own reach from the box
+        # cannot touch the copper) are exact filters; the distances of the candidates they
+        # keep are the same element-wise arithmetic as over all rows
+        grow_c = cw / 2.0 + (_EPS + _SLACK)
+        c_lo_x = np.minimum(ca[:, 0], cb[:, 0]) - grow_c
+        c_hi_x = np.maximum(ca[:, 0], cb[:, 0]) + grow_c
+        c_lo_y = np.minimum(ca[:, 1], cb[:, 1]) - grow_c
+        c_hi_y = np.maximum(ca[:, 1], cb[:, 1]) + grow_c
         free = np.flatnonzero(~shared)
         if len(free):
-            # candidates: the end inside the chord's box grown by both half widths (a cap
-            # that touches the copper lies there), on the same layer; then the exact distance
+            # candidates: the end within half its width of the chord's grown box, on the same
+            # layer; then the exact distance
             fe = ends[free]
-            grow = (cw[None, :] + end_w[free, None]) / 2.0 + (_EPS + _SLACK)
-            near = (end_layer[free, None] == cl[None, :]) & (
-                np.abs(fe[:, 0:1] - 0.5 * (ca[None, :, 0] + cb[None, :, 0]))
-                <= 0.5 * np.abs(cb[None, :, 0] - ca[None, :, 0]) + grow
-            )
+            fr = end_w[free, None] / 2.0
+            fx, fy = fe[:, 0:1], fe[:, 1:2]
+            near = (end_layer[free, None] == cl[None, :]) & (fx >= c_lo_x[None, :] - fr)
+            near &= fx <= c_hi_x[None, :] + fr
+            near &= fy >= c_lo_y[None, :] - fr
+            near &= fy <= c_hi_y[None, :] + fr
             fa, cbi = np.nonzero(near)
             d = segment_distance(fe[fa], ca[cbi], cb[cbi])
             hit = d <= (cw[cbi] + end_w[free[fa]]) / 2.0 + _EPS
             fa, cbi = fa[hit], cbi[hit]
             dsu.union_many(T0 + end_owner[free[fa]], T0 + owner[cbi])
         # track-pad: a track end in the pad, or the pad centre in the track
-        # Only the ends and chords that can reach the pad are measured: its copper lies in the
-        # disc of radius ``bound_radius`` round its centre, and a chord's copper in its box
-        # grown by half its width, so a coordinate farther than that (plus 1 nm) cannot touch;
-        # the distances of the others are the same element-wise arithmetic as over all rows
+        # (only the ends that can reach the pad are measured: its copper lies in the disc of
+        # radius ``bound_radius`` round its centre)
         if n_p:
             reach_end = end_w / 2.0 + _EPS
-            c_lo = np.minimum(ca, cb) - (cw / 2.0 + _EPS + _SLACK)[:, None]
-            c_hi = np.maximum(ca, cb) + (cw / 2.0 + _EPS + _SLACK)[:, None]
             bound = pads.bound_radius[pi] + _SLACK
             for k, p in enumerate(pi):
                 on = pads.layers[p][lay]  # tracks on a layer the pad has copper on
@@ -542,10 +548,10 @@ def _islands(
                 cand = cand[np.concatenate([on, on])[cand]]
                 dend = cand[pads.distance(np.full(len(cand), p), ends[cand]) <= reach_end[cand]]
                 cc = np.flatnonzero(
-                    (c_lo[:, 0] <= pxy[0])
-                    & (pxy[0] <= c_hi[:, 0])
-                    & (c_lo[:, 1] <= pxy[1])
-                    & (pxy[1] <= c_hi[:, 1])
+                    (c_lo_x <= pxy[0])
+                    & (pxy[0] <= c_hi_x)
+                    & (c_lo_y <= pxy[1])
+                    & (pxy[1] <= c_hi_y)
                 )
                 cc = cc[on[owner[cc]]]
                 dc = cc[_seg_dist(pxy[None, :], ca[cc], cb[cc])[0] <= cw[cc] / 2.0 + _EPS]
@@ -558,12 +564,14 @@ def _islands(
             span = (cl[None, :] >= np.asarray(v.start[vi])[:, None]) & (
                 cl[None, :] <= np.asarray(v.end[vi])[:, None]
             )
-            # candidates first: a chord's copper lies within half its length plus half its
-            # width of its middle (one hypot per couple), then the exact distance on those
-            mid = 0.5 * (ca + cb)
-            reach = 0.5 * np.hypot(*(cb - ca).T) + cw / 2.0 + _EPS + 1e-6
-            near = np.hypot(vp[:, None, 0] - mid[None, :, 0], vp[:, None, 1] - mid[None, :, 1])
-            va, vb = np.nonzero((near <= reach[None, :] + vr[:, None]) & span)
+            # candidates first: the via centre within its radius of the chord's grown box,
+            # then the exact distance on those
+            vx, vy, vrr = vp[:, 0:1], vp[:, 1:2], vr[:, None]
+            near = span & (vx >= c_lo_x[None, :] - vrr)
+            near &= vx <= c_hi_x[None, :] + vrr
+            near &= vy >= c_lo_y[None, :] - vrr
+            near &= vy <= c_hi_y[None, :] + vrr
+            va, vb = np.nonzero(near)
             d = segment_distance(vp[va], ca[vb], cb[vb])
             hit = d <= vr[va] + cw[vb] / 2.0 + _EPS
             dsu.union_many(V0 + va[hit], T0 + owner[vb[hit]])
@@ -575,11 +583,18 @@ def _islands(
         vs = np.asarray(v.start[vi], np.int64)
         ve = np.asarray(v.end[vi], np.int64)
         # via-pad: every pad against every via of the net in one call
-        if n_p:
-            near = (
-                pads.distance(np.repeat(pi, n_v), np.tile(vp, (n_p, 1))) <= np.tile(vr, n_p) + _EPS
-            )
-            for kj in np.flatnonzero(near).tolist():
+        # (pre-test: the via centre within the pad's bounding radius plus the via's)
+        reach_v = vr[None, :] + (pads.bound_radius[pi] + (_EPS + _SLACK))[:, None]
+        cand = np.flatnonzero(
+            (
+                (np.abs(vp[None, :, 0] - pads.xy[pi, 0][:, None]) <= reach_v)
+                & (np.abs(vp[None, :, 1] - pads.xy[pi, 1][:, None]) <= reach_v)
+            ).ravel()
+        )
+        if n_p and cand.size:
+            kk, jj = np.divmod(cand, n_v)
+            near = cand[pads.distance(pi[kk], vp[jj]) <= vr[jj] + _EPS]
+            for kj in near.tolist():
                 k, j = divmod(kj, n_v)
                 layers = np.flatnonzero(pads.layers[pi[k]])
                 if ((layers >= vs[j]) & (layers <= ve[j])).any():
