@@ -954,8 +954,10 @@ class _Reader:
         got = parse_decimals_at(buf)  # exact, 3x faster than strtod per number
         if got is not None:  # each field's numbers: the token starts inside its text
             flat, where = got
-            first = np.searchsorted(where, offs)
-            ntok = np.searchsorted(where, offs + block) - first
+            # every byte of the buffer belongs to one field, so each token to the field whose
+            # text holds its start: counted per field, the first index is the running sum
+            ntok = np.bincount(np.searchsorted(offs, where, side="right") - 1, minlength=offs.size)
+            first = np.cumsum(ntok) - ntok
         else:  # a number in another form (exponent, '+', …): strtod reads it
             ws = (buf == 32) | (buf == 9) | (buf == 10) | (buf == 13)
             tok = ~ws
