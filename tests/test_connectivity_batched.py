@@ -51,3 +51,18 @@ def test_kicad_demos(rel: str) -> None:
     opened = _same(DEMOS / rel)
     if rel.startswith("multichannel/"):
         assert opened > 10  # the unrouted board: the comparison covered open nets
+
+
+@pytest.mark.parametrize("path", SYNTH[:2], ids=[p.stem for p in SYNTH[:2]])
+def test_groups_of_nets_equal_one_batch(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The batched join run on small groups of nets (50 tracks each, so a net per group or a
+    few) finds exactly the islands of one batch for the whole board and of the per-net path."""
+    from accel_drc.analysis import connectivity
+
+    board = read_board(str(path))
+    nets = range(1, len(board.nets))
+    whole = net_islands(board, nets, batched=True)
+    monkeypatch.setattr(connectivity, "_GROUP_TRACKS", 50)
+    grouped = net_islands(board, nets)
+    assert grouped == whole == net_islands(board, nets, batched=False)
+    assert sum(1 for x in grouped.values() if x.open) > 0

@@ -524,10 +524,14 @@ def test_block_parse_equals_item_by_item(path, monkeypatch) -> None:  # noqa: AN
     fast = read(str(path))
     assert len(fast.tracks) > 0
     monkeypatch.setattr(
-        kicad_file._Reader, "_track_block", lambda self, spans, *a: np.zeros(len(spans), bool)
+        kicad_file._Reader,
+        "_track_block",
+        lambda self, spans, *a: (np.zeros(len(spans), bool), None, None),
     )
     monkeypatch.setattr(
-        kicad_file._Reader, "_via_block", lambda self, spans, *a: np.zeros(len(spans), bool)
+        kicad_file._Reader,
+        "_via_block",
+        lambda self, spans, *a: (np.zeros(len(spans), bool), None),
     )
     monkeypatch.setattr(
         kicad_file._Reader, "_pad_prepass", lambda self, spans: setattr(self, "_pad_rows", {})
@@ -626,3 +630,85 @@ def test_a_number_that_is_not_a_number_names_its_line(tmp_path) -> None:
         read(str(bad))
     assert "'xx' is not a number" in str(err.value)
     assert err.value.line == text[:j].count("\n") + 1
+
+
+# ---------------------------------------------------------------------------------------------
+# two threads: the split parenthesis scan and the track blocks give the one-thread result
+# ---------------------------------------------------------------------------------------------
+
+
+def _scan_arrays(scan) -> list:  # noqa: ANN001
+    return [
+        scan.opens.tolist(),
+        scan.closes.tolist(),
+        scan.open_level.tolist(),
+        scan.close_level.tolist(),
+        str(scan.open_level.dtype),
+        scan.n_quotes,
+        scan.last_quote,
+    ]
+
+
+@pytest.mark.parametrize("case", ["plain", "string_across_split", "deep_before_split"])
+def test_split_scan_equals_one_pass(case: str, monkeypatch) -> None:  # noqa: ANN001
+    """The two-half scan (second half on a thread, levels shifted after) gives exactly the
+    arrays of the one-pass scan: with a string that spans the split point (the second half is
+    scanned again with the true parity) and with the split deep inside nested nodes."""
+    from accel_drc.readers import sexpr
+
+    chunk = sexpr._CHUNK
+    item = b'  (segment (start 1 2) (end 3 4) (width 0.2) (layer "F.Cu") (net 1) (uuid "a"))\n'
+    body = item * (3 * chunk // len(item))
+    mid = (len(body) + 20) // 2 // chunk * chunk
+    if case == "string_across_split":  # a quoted ')' '(' '"' run across the split
+        at = mid - 40
+        body = body[:at] + b'(gr_text "((( \\" ))) ' + b"x" * 60 + b' ((" (at 0 0))' + body[at:]
+    elif case == "deep_before_split":
+        at = mid - 30
+        body = body[:at] + b"(a " * 5 + b"(b" + b" " * 60 + b")" + b")" * 5 + body[at:]
+    data = b"(kicad_pcb (version 20240108)\n" + body + b")\n"
+    monkeypatch.setattr(sexpr, "_SPLIT_MIN", 1)
+    monkeypatch.setattr(sexpr, "_cpus", lambda: 2)
+    split = _scan_arrays(sexpr._Scan(data))
+    monkeypatch.setattr(sexpr, "_cpus", lambda: 1)
+    one = _scan_arrays(sexpr._Scan(data))
+    assert split == one
+    assert one[5] % 2 == 0 and len(one[0]) == len(one[1]) > 1000
+
+
+@pytest.mark.parametrize("path", list(FIXTURE_BOARDS.values())[:3], ids=lambda p: p.stem)
+def test_threaded_track_blocks_equal_one_thread(path, monkeypatch) -> None:  # noqa: ANN001
+    """Track and via blocks parsed on two threads (blocks of 64 items, so every board has
+    several) and the footprints prepared on a third read exactly what one thread reads, nets
+    and warnings in the same order."""
+    from accel_drc import concurrency
+    from accel_drc.readers import kicad_file
+
+    monkeypatch.setattr(kicad_file, "_TRACK_BLOCK", 64)
+    monkeypatch.setattr(concurrency, "workers", lambda: 2)
+    two = read(str(path))
+    monkeypatch.setattr(concurrency, "workers", lambda: 1)
+    one = read(str(path))
+    assert len(one.tracks) > 64
+    assert _columns(two) == _columns(one)
+
+
+def test_ordered_map_raises_in_order_and_cancels() -> None:
+    """An error in one item is raised where that item's result is taken, after the earlier
+    items' results, and the pool does not run the whole rest of the list."""
+    from accel_drc.concurrency import ordered_map
+
+    ran: list[int] = []
+
+    def fn(x: int) -> int:
+        ran.append(x)
+        if x == 3:
+            raise ValueError("bad item 3")
+        return x * x
+
+    got: list[int] = []
+    with pytest.raises(ValueError, match="bad item 3"):
+        for v in ordered_map(fn, range(100)):
+            got.append(v)
+    assert got == [0, 1, 4]
+    assert len(ran) < 100

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import os
 import threading
-from typing import Any, Callable
+from collections.abc import Iterable, Iterator
+from typing import Any, Callable, TypeVar
 
 
 def workers() -> int:
@@ -51,3 +52,42 @@ class Background:
         if self._exc is not None:
             raise self._exc
         return self._value
+
+
+_T = TypeVar("_T")
+_R = TypeVar("_R")
+#: blocks in flight at once: two threads, each one block ahead (bounds the held results)
+_AHEAD = 4
+
+
+def ordered_map(fn: Callable[[_T], _R], items: Iterable[_T]) -> Iterator[_R]:
+    """``fn(x)`` for every item, yielded in item order, computed on two threads when this
+    process may use two CPUs (else here, one by one).
+
+    Why threads: a block of the reader's parsers (or of nets for the island search) is a few
+    dozen numpy operations on 10⁴-10⁵-element arrays (gathers, ``searchsorted``, sorts,
+    comparisons), which run with the GIL released, so two blocks proceed side by side on two
+    cores.  ``fn`` must only read shared state and write
+    disjoint rows; whatever must happen in file order (numbering new nets, warnings) the caller
+    does as it takes the results.  An error in ``fn`` is raised here, at its item; the items not
+    started yet are cancelled.  At most :data:`_AHEAD` items are in flight (bounded memory).
+    """
+    todo = list(items)
+    if min(2, workers()) < 2 or len(todo) < 2:
+        for x in todo:
+            yield fn(x)
+        return
+    from collections import deque
+    from concurrent.futures import ThreadPoolExecutor
+
+    pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="accel-drc blocks")
+    try:
+        pending: deque = deque()
+        nxt = 0
+        while nxt < len(todo) or pending:
+            while nxt < len(todo) and len(pending) < _AHEAD:
+                pending.append(pool.submit(fn, todo[nxt]))
+                nxt += 1
+            yield pending.popleft().result()
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)

@@ -41,6 +41,9 @@ def _u64_view(data: bytes) -> np.ndarray:
 
 #: ``_MASKS[k]`` keeps the low k bytes of a uint64
 _MASKS = np.array([(1 << (8 * k)) - 1 for k in range(9)], dtype=np.uint64)
+#: ``_BLANK[b]``: byte b ends a keyword (space, tab, newline, carriage return)
+_BLANK = np.zeros(256, dtype=bool)
+_BLANK[[32, 9, 10, 13]] = True
 
 #: children of a track item: keyword -> code (0 = anything else)
 _TRACK_WORDS = (
@@ -116,11 +119,17 @@ def _kid_codes(u64: np.ndarray, pos: np.ndarray, words: Sequence[tuple[bytes, in
         return code
     inside = pos + 1 < u64.size
     k = u64[np.minimum(pos + 1, u64.size - 1)]
+    # the masked word and the blank-after test once per keyword length, not once per keyword
+    # (the track words have four lengths among eight words)
+    by_len: dict[int, tuple[np.ndarray, np.ndarray]] = {}
     for word, c in words:
         n = len(word)
-        nxt = (k >> np.uint64(8 * n)) & np.uint64(0xFF)
-        hit = (k & _MASKS[n]) == np.uint64(int.from_bytes(word, "little"))
-        hit &= (nxt == 32) | (nxt == 9) | (nxt == 10) | (nxt == 13)
+        got = by_len.get(n)
+        if got is None:
+            nxt = ((k >> np.uint64(8 * n)) & np.uint64(0xFF)).astype(np.uint8)
+            got = by_len[n] = (k & _MASKS[n], _BLANK[nxt])
+        hit = got[0] == np.uint64(int.from_bytes(word, "little"))
+        hit &= got[1]
         code[hit] = c
     code[~inside] = 0
     return code

@@ -30,10 +30,12 @@ import os
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
+from typing import NamedTuple
 
 import numpy as np
 
 from ..arrays import unique_ints
+from ..concurrency import Background, ordered_map, workers
 from ..errors import InputError
 from ..geometry import (
     arc_bbox_nm,
@@ -318,6 +320,19 @@ def _lenient_repair(
     return kicad_lenient.repair(data, scan, quotes)
 
 
+class _TokenKeys(NamedTuple):
+    """Rows of one field sharing a text (:meth:`_Reader._token_keys`): the field texts
+    ``data[a:b]``, the ``(row, unique index or -1)`` rows whose text ``value`` must read, in row
+    order, and the inverse map of the short rows onto the distinct texts."""
+
+    a: np.ndarray
+    b: np.ndarray
+    calls: list[tuple[int, int]]
+    inv: np.ndarray | None
+    rows: np.ndarray | None
+    n_unique: int = 0
+
+
 class _Reader:
     def __init__(self, data: bytes, source: str) -> None:
         self.source = source
@@ -475,6 +490,17 @@ class _Reader:
                     if stackup is not None:
                         self._check_stackup_copper(stackup, copper_layers, cs, ce)
         self._nets(by_kw)
+        fp_spans = by_kw.get(b"footprint", [])
+
+        def fp_prepare() -> list[dict[bytes, list[tuple[int, int]]]]:
+            kids = self._footprint_children(fp_spans)
+            self._pad_prepass([span for k in kids for span in k.get(b"pad", ())])
+            return kids
+
+        # the footprints' children and pad fields are found in numpy from the index alone
+        # (nothing the tracks, vias or zones change): on a thread of their own while those are
+        # read here, when two CPUs are there (vme-wren: 0.11 s of the read off this thread)
+        fp_job = Background(fp_prepare, "read footprints") if fp_spans and workers() >= 2 else None
         none = np.zeros((0, 2), dtype=np.int64)
         tracks = self._tracks(arrays.get(b"segment", none), arrays.get(b"arc", none))
         vias = self._vias(arrays.get(b"via", none))
@@ -482,9 +508,7 @@ class _Reader:
         zones = tuple(self._zone(s, e) for s, e in by_kw.get(b"zone", []))
         edge_pieces: list[tuple[list[tuple[float, float]], bool]] = []
         bbox_pts: list[tuple[int, int]] = []
-        fp_spans = by_kw.get(b"footprint", [])
-        fp_kids = self._footprint_children(fp_spans)
-        self._pad_prepass([span for kids in fp_kids for span in kids.get(b"pad", ())])
+        fp_kids = fp_job.result() if fp_job is not None else fp_prepare()
         footprints = tuple(
             self._footprint(s, e, kids, edge_pieces, bbox_pts)
             for (s, e), kids in zip(fp_spans, fp_kids)
@@ -738,10 +762,15 @@ class _Reader:
         Layer names and net codes repeat millions of times; texts of up to 32 bytes are
         compared as four masked 8-byte words in numpy and only the distinct ones reach Python.
         """
+        return self._token_apply(self._token_keys(a, b), value)
+
+    def _token_keys(self, a: np.ndarray, b: np.ndarray) -> _TokenKeys:
+        """The numpy half of :meth:`_token_values`: which rows share a text.  Pure (reads
+        ``self.data`` only), so a worker thread may run it; :meth:`_token_apply` then calls
+        ``value`` in row order on the caller's thread."""
         data = self.data
-        out = np.zeros(a.size, dtype=np.int64)
         if not a.size:
-            return out
+            return _TokenKeys(a, b, [], None, None)
         u64 = _u64_view(data)
         length = b - a
         short = (length <= 32) & (a + 24 <= u64.size - 1) & (length >= 0)
@@ -766,15 +795,24 @@ class _Reader:
                 inv = None
         calls.extend((r, -1) for r in np.flatnonzero(~short).tolist())
         calls.sort()
-        lut = np.zeros(len(first) if inv is not None else 0, dtype=np.int64)
-        for r, u in calls:
+        n_unique = len(first) if inv is not None and first is not None else 0
+        return _TokenKeys(a, b, calls, inv, rows if n_unique else None, n_unique)
+
+    def _token_apply(self, keys: _TokenKeys, value: Callable[[bytes], int]) -> np.ndarray:
+        """The Python half of :meth:`_token_values`: ``value`` once per distinct text, in row
+        order (the order ``net_ref`` numbers new nets in)."""
+        data = self.data
+        a, b = keys.a, keys.b
+        out = np.zeros(a.size, dtype=np.int64)
+        lut = np.zeros(keys.n_unique, dtype=np.int64)
+        for r, u in keys.calls:
             got = value(data[int(a[r]) : int(b[r])])
             if u >= 0:
                 lut[u] = got
             else:
                 out[r] = got
-        if inv is not None:
-            out[rows] = lut[inv]
+        if keys.inv is not None and keys.rows is not None:
+            out[keys.rows] = lut[keys.inv]
         return out
 
     def _tracks(self, segments: np.ndarray, arcs: np.ndarray) -> Tracks:
@@ -805,12 +843,29 @@ class _Reader:
         ulen = np.zeros(n, dtype=np.int32)
         overrides: dict[int, str] = {}
         copper_b = {k.encode(): v for k, v in self.copper.items()}
-        for i0 in range(0, n, _TRACK_BLOCK):
+
+        def parse(
+            i0: int,
+        ) -> tuple[
+            int,
+            np.ndarray,
+            tuple[np.ndarray, _TokenKeys] | None,
+            tuple[np.ndarray, _TokenKeys] | None,
+        ]:
             i1 = min(n, i0 + _TRACK_BLOCK)
-            good = self._track_block(
+            return (i0,) + self._track_block(
                 spans[i0:i1], kind[i0:i1], start[i0:i1], mid[i0:i1], end[i0:i1],
-                width[i0:i1], layer[i0:i1], net[i0:i1], ustart[i0:i1], ulen[i0:i1],
+                width[i0:i1], ustart[i0:i1], ulen[i0:i1],
             )  # fmt: skip
+
+        # the blocks' numpy work on two threads (it runs with the GIL released); the layer and
+        # net look-ups, which may number new nets and warn, stay here in file order
+        for i0, good, lay, nt in ordered_map(parse, range(0, n, _TRACK_BLOCK)):
+            i1 = min(n, i0 + _TRACK_BLOCK)
+            if lay is not None:
+                layer[i0:i1][lay[0]] = self._token_apply(lay[1], self._layer_value)
+            if nt is not None:
+                net[i0:i1][nt[0]] = self._token_apply(nt[1], self.net_ref)
             for row in (np.flatnonzero(~good) + i0).tolist():
                 s0, e0 = int(spans[row, 0]), int(spans[row, 1])
                 f = self._track_slow(s0, e0)
@@ -899,8 +954,10 @@ class _Reader:
         got = parse_decimals_at(buf)  # exact, 3x faster than strtod per number
         if got is not None:  # each field's numbers: the token starts inside its text
             flat, where = got
-            first = np.searchsorted(where, offs)
-            ntok = np.searchsorted(where, offs + block) - first
+            # every byte of the buffer belongs to one field, so each token to the field whose
+            # text holds its start: counted per field, the first index is the running sum
+            ntok = np.bincount(np.searchsorted(offs, where, side="right") - 1, minlength=offs.size)
+            first = np.cumsum(ntok) - ntok
         else:  # a number in another form (exponent, '+', …): strtod reads it
             ws = (buf == 32) | (buf == 9) | (buf == 10) | (buf == 13)
             tok = ~ws
@@ -951,17 +1008,19 @@ class _Reader:
         mid: np.ndarray,
         end: np.ndarray,
         width: np.ndarray,
-        layer: np.ndarray,
-        net: np.ndarray,
         ustart: np.ndarray,
         ulen: np.ndarray,
-    ) -> np.ndarray:
+    ) -> tuple[
+        np.ndarray, tuple[np.ndarray, _TokenKeys] | None, tuple[np.ndarray, _TokenKeys] | None
+    ]:
         """Parse one block of track items into the given row views; returns the rows done
-        (the others go the slow way)."""
+        (the others go the slow way) and, for the layer and the net, the rows and the texts
+        to look up (:meth:`_token_apply`, on the caller's thread, in file order).  Reads
+        ``self.data`` and the index only, so blocks may be parsed on several threads."""
         m = spans.shape[0]
         got = self._block_kids(spans, 3)
         if got is None:
-            return np.zeros(m, dtype=bool)
+            return np.zeros(m, dtype=bool), None, None
         ko, kc, parent = got
         code = _kid_codes(_u64_view(self.data), ko, _TRACK_WORDS)
         cnt = np.bincount(parent * 8 + code, minlength=m * 8).reshape(m, 8)
@@ -978,7 +1037,7 @@ class _Reader:
         # numbers: start (1), mid (2), end (3), width (4)
         f = self._number_fields(good, (ko, kc, parent, code), 4, _KW_LEN, _KW_NUMS)
         if f is None:
-            return np.zeros(m, dtype=bool)
+            return np.zeros(m, dtype=bool), None, None
         ko, kc, parent, code, npar, ncode, flat, first, ok = f
         for c, target in ((1, start), (2, mid), (3, end)):
             sel = ok & (ncode == c)
@@ -990,14 +1049,14 @@ class _Reader:
         del flat
         # layer (5), net (6), uuid / tstamp (7)
         sel = code == 5
-        layer[parent[sel]] = self._token_values(ko[sel] + 6, kc[sel], self._layer_value)
+        lay = (parent[sel], self._token_keys(ko[sel] + 6, kc[sel]))
         sel = code == 6
-        net[parent[sel]] = self._token_values(ko[sel] + 4, kc[sel], self.net_ref)
+        nt = (parent[sel], self._token_keys(ko[sel] + 4, kc[sel]))
         sel = code == 7
         ua = ko[sel] + _KW_LEN[7] + (data_is_tstamp(self.data, ko[sel]) * 2)
         ustart[parent[sel]] = ua
         ulen[parent[sel]] = kc[sel] - ua
-        return good
+        return good, lay, nt
 
     def _via_block(
         self,
@@ -1005,21 +1064,22 @@ class _Reader:
         pos: np.ndarray,
         dia: np.ndarray,
         drill: np.ndarray,
-        net: np.ndarray,
         ustart: np.ndarray,
         ulen: np.ndarray,
         removed: np.ndarray,
         keep_end: np.ndarray,
-    ) -> np.ndarray:
+    ) -> tuple[np.ndarray, tuple[np.ndarray, _TokenKeys] | None]:
         """Parse one block of plain through vias (no type keyword, no nested drill or
         padstack, each field once at level 3 and nowhere deeper) into the given row views;
-        returns the rows done (the others go the slow way)."""
+        returns the rows done (the others go the slow way) and the rows and texts of the nets
+        to look up (:meth:`_token_apply`, by the caller, in file order).  Reads ``self.data``
+        and the index only, so blocks may be parsed on several threads."""
         data = self.data
         m = spans.shape[0]
         got = self._block_kids(spans, 3)
         deep = self._block_kids(spans, 4)
         if got is None or deep is None:
-            return np.zeros(m, dtype=bool)
+            return np.zeros(m, dtype=bool), None
         ko, kc, parent = got
         u64 = _u64_view(data)
         code, good = _via_fields_once(u64, ko, parent, m)
@@ -1043,7 +1103,7 @@ class _Reader:
         # numbers: at (1), size (2), drill (3)
         f = self._number_fields(good, (ko, kc, parent, code), 3, _VIA_KW_LEN, _VIA_NUMS)
         if f is None:
-            return np.zeros(m, dtype=bool)
+            return np.zeros(m, dtype=bool), None
         ko, kc, parent, code, npar, ncode, flat, first, ok = f
         sel = ok & (ncode == 1)
         pos[npar[sel], 0] = flat[first[sel]]
@@ -1053,7 +1113,7 @@ class _Reader:
         sel = ok & (ncode == 3)
         drill[npar[sel]] = flat[first[sel]]
         sel = code == 5
-        net[parent[sel]] = self._token_values(ko[sel] + 4, kc[sel], self.net_ref)
+        nt = (parent[sel], self._token_keys(ko[sel] + 4, kc[sel]))
         sel = code == 6
         ua = ko[sel] + 5 + (data_is_tstamp(data, ko[sel]) * 2)
         ustart[parent[sel]] = ua
@@ -1066,7 +1126,7 @@ class _Reader:
                 after = ko[sel] + kw_len
                 off = np.isin(arr[after], (32, 9)) & (arr[after + 1] == ord("n"))
                 flag[parent[sel][~off]] = True
-        return good
+        return good, nt
 
     def _track_slow(self, s: int, e: int) -> tuple[bytes, ...]:
         """One track item, fields in any order (hand-edited or unusual files)."""
@@ -1166,12 +1226,18 @@ class _Reader:
         overrides: dict[int, str] = {}
         backdrills: dict[int, Backdrill] = {}
         declared: dict[int, str] = {}
-        for i0 in range(0, n, _TRACK_BLOCK):
+
+        def parse(i0: int) -> tuple[int, np.ndarray, tuple[np.ndarray, _TokenKeys] | None]:
             i1 = min(n, i0 + _TRACK_BLOCK)
-            good = self._via_block(
-                spans[i0:i1], pos[i0:i1], dia[i0:i1], drill[i0:i1], net[i0:i1],
+            return (i0,) + self._via_block(
+                spans[i0:i1], pos[i0:i1], dia[i0:i1], drill[i0:i1],
                 ustart[i0:i1], ulen[i0:i1], removed[i0:i1], keep_end[i0:i1],
             )  # fmt: skip
+
+        # as the tracks: blocks on two threads, net look-ups here in file order
+        for i0, good, nt in ordered_map(parse, range(0, n, _TRACK_BLOCK)):
+            if nt is not None:
+                net[i0 : min(n, i0 + _TRACK_BLOCK)][nt[0]] = self._token_apply(nt[1], self.net_ref)
             for row in (np.flatnonzero(~good) + i0).tolist():
                 s0, e0 = int(spans[row, 0]), int(spans[row, 1])
                 got = self._via_slow(s0, e0)

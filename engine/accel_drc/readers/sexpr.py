@@ -143,71 +143,170 @@ class _Scan:
     of doing the same over whole-file arrays (0.8 s instead of 1.8 s on a 279 MB board), and
     no whole-file temporary is ever made.  Offsets are int32 for files under 2 GiB and levels
     int16 when the nesting allows: 12 bytes per parenthesis pair.
+
+    Two halves on two threads (files over :data:`_SPLIT_MIN` bytes, two CPUs): the chunk work
+    is numpy comparisons, ``flatnonzero`` and ``searchsorted``, which run with the GIL
+    released.  The second half is scanned as if it started outside any string at level 0;
+    its levels are then shifted by the first half's final level, and when the first half
+    ends inside a string (an odd count of quotes: a string spanning the split, which KiCad
+    never writes across lines) the second half is scanned again with the true parity, so the
+    result is always that of the one-pass scan (346 MB synthetic board: 1.5 s → 0.8 s wall).
     """
 
     def __init__(self, data: bytes) -> None:
         arr = np.frombuffer(data, dtype=np.uint8)
-        dt = offset_dtype(arr.size)
-        # filled in place, grown by half when full (boards have about one parenthesis pair per
-        # 20-30 bytes; 1 per 16 is the first guess): per-chunk lists joined at the end would
-        # hold the index twice, and counting first costs a third pass over the text
-        cap = arr.size // 16 + 1024
-        opens = np.empty(cap, dtype=dt)
-        closes = np.empty(cap, dtype=dt)
-        open_level: np.ndarray = np.empty(cap, dtype=np.int16)
-        close_level: np.ndarray = np.empty(cap, dtype=np.int16)
-        n_open = n_close = 0
-        n_quotes = 0
+        n = arr.size
+        mid = (n // 2) // _CHUNK * _CHUNK
+        if n < _SPLIT_MIN or mid <= 0 or _cpus() < 2:
+            first = _scan_range(arr, data, 0, n, 0, 0)
+        else:
+            from concurrent.futures import ThreadPoolExecutor
+
+            with ThreadPoolExecutor(max_workers=1, thread_name_prefix="accel-drc scan") as pool:
+                later = pool.submit(_scan_range, arr, data, mid, n, 0, 0)
+                first = _scan_range(arr, data, 0, mid, 0, 0, cap=n // 16 + 1024)
+                second = later.result()
+            if first.n_quotes & 1:  # a string spans the split: the parity was wrong there
+                second = _scan_range(arr, data, mid, n, first.n_quotes, first.level)
+            else:
+                second.shift(first.level, first.n_quotes)
+            first.extend(second)
+            del second
+        first.trim()
+        self.n_quotes = first.n_quotes
+        self.last_quote = first.last_quote
+        self.opens, self.open_level = first.opens, first.open_level
+        self.closes, self.close_level = first.closes, first.close_level
+
+
+#: files from this size on are scanned in two halves on two threads (below it the thread
+#: costs more than it saves)
+_SPLIT_MIN = 8 << 20
+
+
+def _cpus() -> int:
+    from ..concurrency import workers
+
+    return workers()
+
+
+class _Part:
+    """The parentheses of one byte range (:func:`_scan_range`): arrays filled up to ``n_open``
+    / ``n_close`` (capacity beyond), the quote count and level at the range's end."""
+
+    def __init__(self, cap: int, dt: type) -> None:
+        self.opens = np.empty(cap, dtype=dt)
+        self.closes = np.empty(cap, dtype=dt)
+        self.open_level: np.ndarray = np.empty(cap, dtype=np.int16)
+        self.close_level: np.ndarray = np.empty(cap, dtype=np.int16)
+        self.n_open = self.n_close = 0
+        self.n_quotes = 0
         self.last_quote = -1
-        level = 0
-        for lo in range(0, arr.size, _CHUNK):
-            sub = arr[lo : lo + _CHUNK]
-            qq = np.flatnonzero(sub == _QUOTE)
-            if qq.size:
-                qq = _unescaped(arr, qq + lo, data) - lo
-                if qq.size:
-                    self.last_quote = int(qq[-1]) + lo
-            oo = np.flatnonzero(sub == _OPEN)
-            cc = np.flatnonzero(sub == _CLOSE)
-            if qq.size:
-                oo = oo[((np.searchsorted(qq, oo) + n_quotes) & 1) == 0]
-                cc = cc[((np.searchsorted(qq, cc) + n_quotes) & 1) == 0]
-            elif n_quotes & 1:  # the whole chunk is inside one string
-                oo, cc = oo[:0], cc[:0]
-            n_quotes += qq.size
-            olv = level + 1 + np.arange(oo.size) - np.searchsorted(cc, oo)
-            clv = level + np.searchsorted(oo, cc) - np.arange(cc.size)
-            # levels in this chunk lie within [level before - closes, level before + opens + 1]
-            lo_bound, hi_bound = level - cc.size, level + oo.size + 1
-            if open_level.dtype == np.int16 and (hi_bound > 32767 or lo_bound < -32768):
-                open_level = open_level.astype(np.int64)  # absurd nesting: wide levels
-                close_level = close_level.astype(np.int64)
-            level += oo.size - cc.size
-            if n_open + oo.size > opens.size or n_close + cc.size > closes.size:
-                cap = max(opens.size * 3 // 2, n_open + oo.size, n_close + cc.size)
-                opens, open_level = _grow(opens, cap), _grow(open_level, cap)
-                closes, close_level = _grow(closes, cap), _grow(close_level, cap)
-            opens[n_open : n_open + oo.size] = oo + lo
-            open_level[n_open : n_open + oo.size] = olv
-            closes[n_close : n_close + cc.size] = cc + lo
-            close_level[n_close : n_close + cc.size] = clv
-            n_open += oo.size
-            n_close += cc.size
-        self.n_quotes = n_quotes
+        self.level = 0
+
+    def widen_levels(self) -> None:
+        self.open_level = self.open_level.astype(np.int64)  # absurd nesting: wide levels
+        self.close_level = self.close_level.astype(np.int64)
+
+    def reserve(self, n_open: int, n_close: int) -> None:
+        if n_open > self.opens.size or n_close > self.closes.size:
+            cap = max(self.opens.size * 3 // 2, n_open, n_close)
+            self.opens, self.open_level = _grow(self.opens, cap), _grow(self.open_level, cap)
+            self.closes, self.close_level = _grow(self.closes, cap), _grow(self.close_level, cap)
+
+    def shift(self, level: int, n_quotes: int) -> None:
+        """Put this part after a part that ended at ``level`` with ``n_quotes`` quotes (even)."""
+        self.n_quotes += n_quotes
+        if not level:
+            return
+        ol, cl = self.open_level[: self.n_open], self.close_level[: self.n_close]
+        lo = min(int(ol.min()) if ol.size else 0, int(cl.min()) if cl.size else 0)
+        hi = max(int(ol.max()) if ol.size else 0, int(cl.max()) if cl.size else 0)
+        if self.open_level.dtype == np.int16 and (hi + level > 32767 or lo + level < -32768):
+            self.widen_levels()
+        self.open_level[: self.n_open] += level
+        self.close_level[: self.n_close] += level
+        self.level += level
+
+    def extend(self, other: _Part) -> None:
+        """Append ``other`` (the next byte range, already shifted) to this part."""
+        if other.open_level.dtype != self.open_level.dtype:
+            self.widen_levels()
+        self.reserve(self.n_open + other.n_open, self.n_close + other.n_close)
+        self.opens[self.n_open : self.n_open + other.n_open] = other.opens[: other.n_open]
+        self.open_level[self.n_open : self.n_open + other.n_open] = other.open_level[: other.n_open]
+        self.closes[self.n_close : self.n_close + other.n_close] = other.closes[: other.n_close]
+        self.close_level[self.n_close : self.n_close + other.n_close] = other.close_level[
+            : other.n_close
+        ]
+        self.n_open += other.n_open
+        self.n_close += other.n_close
+        self.n_quotes = other.n_quotes
+        if other.last_quote >= 0:
+            self.last_quote = other.last_quote
+        self.level = other.level
+
+    def trim(self) -> None:
         # shrunk in place (realloc, no copy), so the unused capacity is given back
         for a, n in (
-            (opens, n_open),
-            (open_level, n_open),
-            (closes, n_close),
-            (close_level, n_close),
+            (self.opens, self.n_open),
+            (self.open_level, self.n_open),
+            (self.closes, self.n_close),
+            (self.close_level, self.n_close),
         ):
             a.resize(n, refcheck=False)
-        self.opens, self.open_level, self.closes, self.close_level = (
-            opens,
-            open_level,
-            closes,
-            close_level,
-        )
+
+
+def _scan_range(
+    arr: np.ndarray,
+    data: bytes,
+    start: int,
+    stop: int,
+    n_quotes: int,
+    level: int,
+    cap: int | None = None,
+) -> _Part:
+    """The parentheses of ``data[start:stop]`` outside strings and their levels, given the
+    count of quotes before ``start`` (its parity) and the level there; ``start`` a multiple of
+    :data:`_CHUNK`.  Reads shared data only, so two ranges may be scanned on two threads."""
+    # filled in place, grown by half when full (boards have about one parenthesis pair per
+    # 20-30 bytes; 1 per 16 is the first guess): per-chunk lists joined at the end would
+    # hold the index twice, and counting first costs a third pass over the text
+    part = _Part(cap if cap is not None else (stop - start) // 16 + 1024, offset_dtype(arr.size))
+    part.n_quotes = n_quotes
+    for lo in range(start, stop, _CHUNK):
+        sub = arr[lo : min(lo + _CHUNK, stop)]
+        qq = np.flatnonzero(sub == _QUOTE)
+        if qq.size:
+            qq = _unescaped(arr, qq + lo, data) - lo
+            if qq.size:
+                part.last_quote = int(qq[-1]) + lo
+        oo = np.flatnonzero(sub == _OPEN)
+        cc = np.flatnonzero(sub == _CLOSE)
+        nq = part.n_quotes
+        if qq.size:
+            oo = oo[((np.searchsorted(qq, oo) + nq) & 1) == 0]
+            cc = cc[((np.searchsorted(qq, cc) + nq) & 1) == 0]
+        elif nq & 1:  # the whole chunk is inside one string
+            oo, cc = oo[:0], cc[:0]
+        part.n_quotes = nq + qq.size
+        olv = level + 1 + np.arange(oo.size) - np.searchsorted(cc, oo)
+        clv = level + np.searchsorted(oo, cc) - np.arange(cc.size)
+        # levels in this chunk lie within [level before - closes, level before + opens + 1]
+        lo_bound, hi_bound = level - cc.size, level + oo.size + 1
+        if part.open_level.dtype == np.int16 and (hi_bound > 32767 or lo_bound < -32768):
+            part.widen_levels()
+        level += oo.size - cc.size
+        n_open, n_close = part.n_open, part.n_close
+        part.reserve(n_open + oo.size, n_close + cc.size)
+        part.opens[n_open : n_open + oo.size] = oo + lo
+        part.open_level[n_open : n_open + oo.size] = olv
+        part.closes[n_close : n_close + cc.size] = cc + lo
+        part.close_level[n_close : n_close + cc.size] = clv
+        part.n_open = n_open + oo.size
+        part.n_close = n_close + cc.size
+    part.level = level
+    return part
 
 
 #: ``repair(data, scan, quotes) -> (fixed data, warnings) | None``: a format's own leniency

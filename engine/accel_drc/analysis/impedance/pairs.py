@@ -74,13 +74,22 @@ def _boxes_meet(
     ii: np.ndarray,
     jj: np.ndarray,
 ) -> np.ndarray:
-    """Mask of the couples (a[ii], b[jj]) whose closed boxes intersect."""
+    """Mask of the couples (a[ii], b[jj]) whose closed boxes intersect.  The corners may be
+    given as ``(x column, y column)`` tuples of contiguous arrays (1-D gathers are several
+    times cheaper than gathers of rows of an (n, 2) array)."""
+    hit = alo[0][ii] <= bhi[0][jj] if isinstance(alo, tuple) else alo[ii, 0] <= bhi[jj, 0]
+    if isinstance(alo, tuple):
+        hit &= blo[0][jj] <= ahi[0][ii]
+        hit &= alo[1][ii] <= bhi[1][jj]
+        hit &= blo[1][jj] <= ahi[1][ii]
+        return hit
     return (
-        (alo[ii, 0] <= bhi[jj, 0])
-        & (blo[jj, 0] <= ahi[ii, 0])
-        & (alo[ii, 1] <= bhi[jj, 1])
-        & (blo[jj, 1] <= ahi[ii, 1])
+        hit & (blo[jj, 0] <= ahi[ii, 0]) & (alo[ii, 1] <= bhi[jj, 1]) & (blo[jj, 1] <= ahi[ii, 1])
     )
+
+
+def _columns(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    return np.ascontiguousarray(a[:, 0]), np.ascontiguousarray(a[:, 1])
 
 
 def box_pairs(
@@ -117,10 +126,14 @@ def box_pairs(
         if hit.any():
             yield ii[hit], jj[hit]
         return
-    lo_all = np.minimum(alo.min(axis=0), blo.min(axis=0))
-    hi_all = np.maximum(ahi.max(axis=0), bhi.max(axis=0))
-    ext_a = (ahi - alo).max(axis=1)
-    ext_b = (bhi - blo).max(axis=1)
+    lo_all = np.array(  # per column (a reduction over axis 0 of an (n, 2) array is slow)
+        [np.minimum(alo[:, k].min(), blo[:, k].min()) for k in (0, 1)], dtype=float
+    )
+    hi_all = np.array([np.maximum(ahi[:, k].max(), bhi[:, k].max()) for k in (0, 1)], dtype=float)
+    ext_a = ahi - alo  # the larger side of each box (a column maximum: exact, and far
+    ext_a = np.maximum(ext_a[:, 0], ext_a[:, 1])  # cheaper than max(axis=1) over 2 columns)
+    ext_b = bhi - blo
+    ext_b = np.maximum(ext_b[:, 0], ext_b[:, 1])
     cell = max(
         float(np.median(ext_a)),
         float(np.median(ext_b)),
@@ -151,6 +164,9 @@ def box_pairs(
     b_box, b_key = entries(np.flatnonzero(~b_big), bg, b0, bnx, bny)
     order = np.argsort(b_key, kind="stable")
     b_key, b_box = b_key[order], b_box[order]
+    a0x, a0y = _columns(a0)
+    b0x, b0y = _columns(b0)
+    cols = (_columns(alo), _columns(ahi), _columns(blo), _columns(bhi))
     first = np.searchsorted(b_key, a_key, side="left")
     cnt = np.searchsorted(b_key, a_key, side="right") - first
     cum = np.cumsum(cnt)
@@ -163,9 +179,14 @@ def box_pairs(
         if ii.size:
             # two boxes share every cell their intersection covers: keep the couple only in
             # the cell of the intersection's low corner, so each comes once (no dedupe sort)
-            corner = np.floor((np.maximum(alo[ii], blo[jj]) - lo_all) / cell).astype(np.int64)
-            key = (ag[ii] * ncx + corner[:, 0]) * ncy + corner[:, 1]
-            hit = (key == np.repeat(a_key[e:f], cnt[e:f])) & _boxes_meet(alo, ahi, blo, bhi, ii, jj)
+            # (its cell is the larger of the two boxes' low-corner cells: the cell index is a
+            # monotonic function of the coordinate, so no float arithmetic per couple)
+            key = ag[ii] * ncx
+            key += np.maximum(a0x[ii], b0x[jj])
+            key *= ncy
+            key += np.maximum(a0y[ii], b0y[jj])
+            hit = key == np.repeat(a_key[e:f], cnt[e:f])
+            hit &= _boxes_meet(*cols, ii, jj)
             if hit.any():
                 yield ii[hit], jj[hit]
         e = f
@@ -184,7 +205,7 @@ def box_pairs(
             jj = _ranges(lo[s : s + step], n[s : s + step])
             if swap:
                 ii, jj = jj, ii
-            hit = _boxes_meet(alo, ahi, blo, bhi, ii, jj)
+            hit = _boxes_meet(*cols, ii, jj)
             if hit.any():
                 yield ii[hit], jj[hit]
 
@@ -263,6 +284,12 @@ def measure_pairs(
         # direction sectors: a couple within 10° of parallel lies in the same or a neighbouring
         # 12° sector (mod 180°), so each P box is joined with 3 sectors of N boxes only and the
         # crossing legs of a serpentine never become candidates
+        # contiguous columns for the candidate tests' gathers
+        dp_x, dp_y = np.ascontiguousarray(dp[:, 0]), np.ascontiguousarray(dp[:, 1])
+        dn_x, dn_y = np.ascontiguousarray(dn[:, 0]), np.ascontiguousarray(dn[:, 1])
+        mid_x, mid_y = np.ascontiguousarray(mid_n[:, 0]), np.ascontiguousarray(mid_n[:, 1])
+        start_x, start_y = np.ascontiguousarray(start[:, 0]), np.ascontiguousarray(start[:, 1])
+        gp = group[p]
         bin_p = _sector(dp)
         bin_n = _sector(dn)
         nb_order = np.argsort(group[q] * _SECTORS + bin_n, kind="stable")
@@ -278,22 +305,27 @@ def measure_pairs(
             a_key[na_order],
             (group[q] * _SECTORS + bin_n)[nb_order],
         ):
+            # the tests in stages, cheapest first, each on the survivors of the last (the
+            # same element-wise arithmetic as on every candidate, so the same numbers)
             i, j = a_src[ia], nb_order[jb]
+            keep = np.flatnonzero(
+                np.abs(dp_x[i] * dn_y[j] - dp_y[i] * dn_x[j]) <= _PARALLEL_SIN
+            )  # within 10° of parallel
+            i, j = i[keep], j[keep]
             pc, qc = p[i], q[j]
-            d = dp[i]
-            cross = np.abs(d[:, 0] * dn[j, 1] - d[:, 1] * dn[j, 0])
-            rel = mid_n[j] - start[pc]
-            dist = np.abs(d[:, 0] * rel[:, 1] - d[:, 1] * rel[:, 0])
-            a = np.einsum("ck,ck->c", d, start[qc] - start[pc])
-            b = np.einsum("ck,ck->c", d, end[qc] - start[pc])
-            overlap = np.minimum(np.maximum(a, b), length[pc]) - np.maximum(np.minimum(a, b), 0.0)
+            dx, dy = dp_x[i], dp_y[i]
+            spx, spy = start_x[pc], start_y[pc]
+            dist = np.abs(dx * (mid_y[j] - spy) - dy * (mid_x[j] - spx))
             edge = dist - 0.5 * (width[pc] + width[qc])
-            ok = np.flatnonzero(
-                (cross <= _PARALLEL_SIN)
-                & (overlap > 1e-6)
-                & (edge > 0.0)
-                & (edge <= limit[group[pc]])
-            )
+            keep = np.flatnonzero((edge > 0.0) & (edge <= limit[gp[i]]))
+            i, j, pc, qc = i[keep], j[keep], pc[keep], qc[keep]
+            dist, edge = dist[keep], edge[keep]
+            d = dp[i]
+            sp = start[pc]
+            a = np.einsum("ck,ck->c", d, start[qc] - sp)
+            b = np.einsum("ck,ck->c", d, end[qc] - sp)
+            overlap = np.minimum(np.maximum(a, b), length[pc]) - np.maximum(np.minimum(a, b), 0.0)
+            ok = np.flatnonzero(overlap > 1e-6)
             if ok.size:
                 found.append((i[ok], j[ok], dist[ok], edge[ok], overlap[ok]))
     gaps_of: dict[int, tuple[np.ndarray, np.ndarray]] = {}
