@@ -140,3 +140,34 @@ def test_outputs_go_into_new_folders_and_bad_output_paths_exit_1(tmp_path):
         assert r.returncode == 1, (bad, r.stdout, r.stderr)
         assert len(r.stderr.strip().splitlines()) == 1 and "Traceback" not in r.stderr
         assert bad in r.stderr
+
+
+def test_malloc_arenas_capped_only_for_big_boards(monkeypatch, tmp_path):
+    """``_few_arenas`` calls glibc's mallopt(M_ARENA_MAX, 2) for a board of 8 MB or more, and
+    nothing (no ctypes import) for a small one or a missing file."""
+    import ctypes
+
+    from accel_drc import cli
+
+    calls: list[tuple[int, int]] = []
+
+    class _Libc:
+        def mallopt(self, param: int, value: int) -> int:
+            calls.append((param, value))
+            return 1
+
+    monkeypatch.setattr(ctypes, "CDLL", lambda name: _Libc())
+    monkeypatch.setattr(cli.sys, "platform", "linux")
+    small = tmp_path / "small.kicad_pcb"
+    small.write_bytes(b"(kicad_pcb)")
+    cli._few_arenas(str(small))
+    cli._few_arenas(str(tmp_path / "missing.kicad_pcb"))
+    assert calls == []
+    big = tmp_path / "big.kicad_pcb"
+    with open(big, "wb") as fh:
+        fh.truncate(cli.MANY_THREADS_BYTES)  # sparse: 8 MB on paper
+    cli._few_arenas(str(big))
+    assert calls == [(-8, 2)]
+    monkeypatch.setattr(cli.sys, "platform", "win32")
+    cli._few_arenas(str(big))
+    assert calls == [(-8, 2)]

@@ -158,6 +158,30 @@ def main(argv: list[str] | None = None) -> int:
             gc.enable()
 
 
+#: boards from this size on (bytes) are read and checked on several threads (see _few_arenas)
+MANY_THREADS_BYTES = 8 << 20
+
+
+def _few_arenas(path: str) -> None:
+    """Cap glibc's malloc at two arenas before a big board starts the worker threads.
+
+    glibc gives each new thread its own arena (up to 8 per core); our reader and geometry
+    threads allocate large temporaries that then stay spread over many arenas, so more pages
+    are faulted in and kept.  Two arenas (one per core of the machines we measure on): 346 MB
+    synthetic board 2.0 -> 1.6 s of system time, 357k -> 263k page faults; vme-wren 33 MB less
+    peak memory.  Small boards skip it (importing ctypes costs 4 ms of start-up); anything but
+    glibc ignores it."""
+    try:
+        if os.path.getsize(path) < MANY_THREADS_BYTES or not sys.platform.startswith("linux"):
+            return
+        import ctypes
+
+        libc = ctypes.CDLL(None)
+        libc.mallopt(-8, 2)  # M_ARENA_MAX (malloc.h); musl's mallopt is a no-op
+    except (OSError, AttributeError):
+        return
+
+
 def _loaded() -> None:
     """Start-up is over: move every object alive now (modules, rule data, board) to the
     permanent generation, so the collections the checks trigger never scan them again, and
@@ -263,6 +287,7 @@ def _run_check(args: Any) -> int:
 
         kicad = kicad_drc.start(args.board, getattr(args, "kicad_drc_parity", False))
     try:
+        _few_arenas(args.board)
         board = read_board(args.board)
         lib = load_library()
         cfg = load_config(getattr(args, "config", None), args.board, lib)
