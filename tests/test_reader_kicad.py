@@ -712,3 +712,25 @@ def test_ordered_map_raises_in_order_and_cancels() -> None:
             got.append(v)
     assert got == [0, 1, 4]
     assert len(ran) < 100
+
+
+def test_span_strings_take_equals_item_access():
+    """``SpanStrings.take`` (the findings' uuid lists) gives what indexing one row at a time
+    gives: quoted and bare spans, padding stripped, overrides, repeats and any row order."""
+    import numpy as np
+    from accel_drc.readers.kicad_blocks import SpanStrings
+
+    data = b' "a-1" b-2\t"c-3"  "d\xc3\xa9" '
+    cuts = [0, 6, 10, 17, len(data)]  # each span: padding, maybe quotes, the text
+    start = np.array(cuts[:-1], dtype=np.int64)
+    length = np.diff(np.array(cuts, dtype=np.int64))
+    plain = SpanStrings(data, start, length)
+    assert plain.take([0, 1, 2, 3]) == ["a-1", "b-2", "c-3", "d\u00e9"]
+    over = SpanStrings(data, start, length, {2: "slow-way"})
+    rows = [3, 2, 2, 0, 1]
+    assert (
+        over.take(rows)
+        == [over[r] for r in rows]
+        == ["d\u00e9", "slow-way", "slow-way", "a-1", "b-2"]
+    )
+    assert over.take([]) == []

@@ -78,7 +78,9 @@ def where(
     first = int(rows[0])
     pos = (round(float(t.start[first, 0]), 4), round(float(t.start[first, 1]), 4))
     n = len(t.uuid)  # uuids may be decoded on access (the reader's spans): read each once
-    got = (t.uuid[r] for r in rows[:MAX_ITEMS].tolist() if r < n)
+    wanted = [r for r in rows[:MAX_ITEMS].tolist() if r < n]
+    take = getattr(t.uuid, "take", None)  # the reader's spans: decoded in one gather
+    got = take(wanted) if take is not None else [t.uuid[r] for r in wanted]
     return pos, tuple(u for u in got if u)
 
 
