@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from conftest import FIXTURE_BOARDS, FIXTURES
 
 EXE = [sys.executable, "-m", "accel_drc.cli"]
@@ -171,3 +172,27 @@ def test_malloc_arenas_capped_only_for_big_boards(monkeypatch, tmp_path):
     monkeypatch.setattr(cli.sys, "platform", "win32")
     cli._few_arenas(str(big))
     assert calls == [(-8, 2)]
+
+
+@pytest.mark.parametrize(
+    ("env", "code", "want"),
+    [
+        ({}, "", "True 1"),  # ours: one BLAS thread
+        ({"OPENBLAS_NUM_THREADS": "3"}, "", "False 3"),  # the user's choice stands
+        ({"OMP_NUM_THREADS": "2"}, "", "False None"),
+        ({}, "import numpy", "False None"),  # too late once numpy is loaded: not pretended
+    ],
+)
+def test_one_blas_thread_only_in_a_fresh_process_without_a_user_choice(env, code, want):
+    import os
+
+    clean = {k: v for k, v in os.environ.items() if not k.endswith("_NUM_THREADS")}
+    prog = (
+        f"{code}\nimport os\nfrom accel_drc.concurrency import one_blas_thread\n"
+        "print(one_blas_thread(), os.environ.get('OPENBLAS_NUM_THREADS'))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", prog], env={**clean, **env}, capture_output=True, text=True
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == want

@@ -147,8 +147,10 @@ def main(argv: list[str] | None = None) -> int:
     free nothing); ``check`` then freezes what it loaded out of later collections
     (:func:`_loaded`)."""
     from . import dccode
+    from .concurrency import one_blas_thread
 
     dccode.install()  # this process is ours: the shipped dataclass methods (accel_drc.dccode)
+    one_blas_thread()  # ... and its BLAS: one thread (set before numpy is imported)
     was = gc.isenabled()
     gc.disable()
     try:

@@ -534,6 +534,12 @@ def use_shipped_dataclass_code() -> None:
         dccode.install()
     except Exception as exc:  # only a start-up speed-up
         log.debug("shipped dataclass code not used: %s", exc)
+    try:
+        from accel_drc.concurrency import one_blas_thread
+
+        one_blas_thread()  # BLAS on one thread, as the command line has it
+    except ImportError:
+        pass
 
 
 def main() -> int:
