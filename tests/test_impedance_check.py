@@ -592,3 +592,40 @@ def test_prefetched_pair_table_failure_computes_in_line(monkeypatch) -> None:
     a.prefetch("pair_table")
     got = [_row_key(r) for r in imp.pair_table(a)]
     assert got == [_row_key(r) for r in imp.pair_table(Analysis(board))]
+
+
+def test_pair_table_prefetched_after_the_via_table(monkeypatch) -> None:
+    """``prefetch("pair_table", after="via_stubs")``: the pair table's thread starts its work
+    only once the via table is done (even when that one failed), and gives the table computed
+    in line."""
+    import threading
+
+    from accel_drc.analysis import Analysis
+    from accel_drc.readers import read_board
+
+    board = read_board(str(FIXTURE_BOARDS["crosslink-nx-video-converter"]))
+    release = threading.Event()
+    order: list[str] = []
+    pair_table_compute = Analysis._compute_pair_table
+
+    def slow_failing_vias(self: Analysis) -> None:
+        release.wait(10)
+        order.append("vias")
+        raise RuntimeError("via table exploded")
+
+    def pairs(self: Analysis) -> list:
+        order.append("pairs")
+        return pair_table_compute(self)
+
+    monkeypatch.setattr(Analysis, "_compute_via_stubs", slow_failing_vias)
+    monkeypatch.setattr(Analysis, "_compute_pair_table", pairs)
+    a = Analysis(board)
+    a.prefetch("via_stubs")
+    a.prefetch("pair_table", after="via_stubs")
+    assert not a._jobs["pair_table"]._done.wait(0.3)  # queued behind the held via table
+    assert order == []
+    release.set()
+    got = [_row_key(r) for r in imp.pair_table(a)]
+    assert order == ["vias", "pairs"]
+    assert got == [_row_key(r) for r in imp.pair_table(Analysis(board))]
+    a.settle_prefetched()

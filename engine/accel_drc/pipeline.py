@@ -446,7 +446,8 @@ def check_board(
     if _wants_rails(board, lib, cfg):
         analysis.prefetch("rails")  # GEOS-bound: overlaps the classification and other checks
     if _wants_pair_table(board, lib, cfg):
-        analysis.prefetch("pair_table")  # numpy/LAPACK-bound: its checks run last
+        # numpy/LAPACK-bound: its checks run last; queued behind the via table (read first)
+        analysis.prefetch("pair_table", after="via_stubs")
     auto = classify(board, analysis, lib)
     if board_class is not None:
         if board_class not in CLASSES:
