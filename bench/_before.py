@@ -135,3 +135,16 @@ def print_phases(board: str, rev: str, got: dict[str, dict[str, float]]) -> None
     pb, pa = got["before"].get("peak_mb"), got["after"].get("peak_mb")
     if pb and pa:
         print(f"{'peak MB':22} {pb:8.0f} {pa:8.0f}")
+
+
+def print_medians(got: dict[str, list[tuple[float, float]]], width: int = 16) -> None:
+    """One line per mode of (CPU s, wall s) samples: median CPU, median and best wall."""
+    import statistics
+
+    for mode, runs in got.items():
+        cpu = statistics.median(c for c, _ in runs)
+        wall = [w for _, w in runs]
+        print(
+            f"{mode:{width}s} median CPU {cpu:.2f} s, wall median {statistics.median(wall):.2f} s, "
+            f"best {min(wall):.2f} s"
+        )

@@ -16,12 +16,16 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import statistics
+import sys
 import time
+from pathlib import Path
 
 from accel_drc.analysis import Analysis
 from accel_drc.analysis.impedance import table
 from accel_drc.readers import read_board
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _before  # noqa: E402  (beside this script)
 
 
 def main() -> None:
@@ -46,13 +50,7 @@ def main() -> None:
             got[mode].append((time.process_time() - c0, time.perf_counter() - w0))
             print(f"  {mode:9s} CPU {got[mode][-1][0]:5.2f} s  wall {got[mode][-1][1]:5.2f} s")
     table.workers = real_workers  # type: ignore[assignment]
-    for mode, runs in got.items():
-        cpu = statistics.median(c for c, _ in runs)
-        wall = [w for _, w in runs]
-        print(
-            f"{mode:9s} median CPU {cpu:.2f} s, wall median {statistics.median(wall):.2f} s, "
-            f"best {min(wall):.2f} s"
-        )
+    _before.print_medians(got, 9)
     print("rows identical:", rows["1 thread"] == rows["2 threads"])
 
 

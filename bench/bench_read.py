@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import statistics
 import subprocess
 import sys
 import time
@@ -99,13 +98,7 @@ def main() -> None:
             print(f"  {mode:16s} CPU {cpu:5.2f} s  wall {wall:5.2f} s", flush=True)
     concurrency.workers = real  # type: ignore[assignment]
     print(f"{args.board}: {len(data) / 1e6:.1f} MB")
-    for mode, runs in got.items():
-        cpu = statistics.median(c for c, _ in runs)
-        wall = [w for _, w in runs]
-        print(
-            f"{mode:16s} median CPU {cpu:.2f} s, wall median {statistics.median(wall):.2f} s, "
-            f"best {min(wall):.2f} s"
-        )
+    _before.print_medians(got, 16)
     print("boards identical:", boards["1 thread"] == boards["2 threads"])
 
 
