@@ -368,14 +368,20 @@ def _crash_finding(rule: Rule, exc: BaseException) -> Finding:
     )
 
 
+def _some_pack_runs(lib: Library, cfg: ProjectConfig, *kinds: str) -> bool:
+    """Whether a pack this run may use (any class: the class is not known yet when facts are
+    prefetched) has a rule of one of the check ``kinds``."""
+    packs = list(lib.packs.values()) + list(cfg.extra_packs)
+    return any(r.check in kinds for p in packs for r in p.rules)
+
+
 def _wants_via_stubs(board: Board, lib: Library, cfg: ProjectConfig) -> bool:
     """Whether the via table is worth starting early: the board has many vias
     (``Analysis.VIA_PREFETCH_MIN``) and some pack this run may use has a rule that reads it
     (via_stub, open_channel; a wrong guess only costs the second core)."""
     if len(board.vias) < Analysis.VIA_PREFETCH_MIN:
         return False
-    packs = list(lib.packs.values()) + list(cfg.extra_packs)
-    return any(r.check in ("via_stub", "open_channel") for p in packs for r in p.rules)
+    return _some_pack_runs(lib, cfg, "via_stub", "open_channel")
 
 
 def _wants_pair_table(board: Board, lib: Library, cfg: ProjectConfig) -> bool:
@@ -384,8 +390,7 @@ def _wants_pair_table(board: Board, lib: Library, cfg: ProjectConfig) -> bool:
     (impedance, insertion_loss)."""
     if len(board.diff_pairs) < Analysis.PAIR_PREFETCH_MIN:
         return False
-    packs = list(lib.packs.values()) + list(cfg.extra_packs)
-    return any(r.check in ("impedance", "insertion_loss") for p in packs for r in p.rules)
+    return _some_pack_runs(lib, cfg, "impedance", "insertion_loss")
 
 
 def _wants_rails(board: Board, lib: Library, cfg: ProjectConfig) -> bool:
@@ -398,8 +403,7 @@ def _wants_rails(board: Board, lib: Library, cfg: ProjectConfig) -> bool:
 
     if no_rails(board, cfg):
         return False  # the rails are found empty at once, on the main thread
-    packs = list(lib.packs.values()) + list(cfg.extra_packs)
-    return any(r.check == "pdn_impedance" for p in packs for r in p.rules)
+    return _some_pack_runs(lib, cfg, "pdn_impedance")
 
 
 def check_board(
