@@ -213,6 +213,9 @@ class Pending:
                 stderr=subprocess.PIPE,
                 stdin=subprocess.DEVNULL,
                 text=True,
+                # kicad-cli's own temporary files (its instance lock folder org.kicad.kicad)
+                # go into our folder: a kicad-cli ended by cancel() cannot remove them itself
+                env={**os.environ, "TMPDIR": self._tmp, "TMP": self._tmp, "TEMP": self._tmp},
             )
         except OSError as exc:
             shutil.rmtree(self._tmp, ignore_errors=True)
