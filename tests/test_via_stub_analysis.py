@@ -706,3 +706,95 @@ def test_prefetched_via_stubs_error_reaches_the_caller(monkeypatch) -> None:
     a.settle_prefetched()  # waits for the thread; the error is kept for whoever asks
     with pytest.raises(RuntimeError, match="via table exploded"):
         _ = a.via_stubs
+
+
+def _rows_of(s: vs.ViaStubs, nets: set[int]) -> list:
+    """The table's columns on the barrels of ``nets``, in barrel order, plus their via rows."""
+    idx = s.rows_for_nets(nets)
+    cols = _stub_columns(s)
+    out = [[col[i] for i in idx.tolist()] for col in cols]
+    out.append(s.via_row[idx].tolist())
+    out.append(np.nan_to_num(s.geometric_stub_mm[idx], nan=-1.0).tolist())
+    out.append([s.backdrill[i] for i in idx.tolist()])
+    return out
+
+
+@pytest.mark.parametrize(
+    "name", ["openpci2-backplane", "m2-oculink-adapter", "coral-tpu-m2-adapter"]
+)
+def test_scoped_via_table_equals_the_whole_one_on_its_nets(name: str) -> None:
+    """The checks' via table holds the barrels of the typed and pair nets only (issue 18:
+    every join is within one net, so those rows cannot change); compared row by row with
+    the whole table on real boards, and it refuses a net outside its scope."""
+    from accel_drc.analysis import Analysis
+    from accel_drc.readers import read_board
+    from conftest import FIXTURE_BOARDS
+
+    board = read_board(str(FIXTURE_BOARDS[name]))
+    whole = Analysis(board).via_stubs
+    scoped_an = Analysis(board)
+    scoped_an.scope_via_table()
+    scoped = scoped_an.via_stubs
+    nets = set(scoped_an.via_nets or ())
+    assert nets and scoped.nets == frozenset(nets)
+    assert len(scoped) == len(whole.rows_for_nets(nets)) < len(whole)
+    assert _rows_of(scoped, nets) == _rows_of(whole, nets)
+    outside = sorted(set(whole.net.tolist()) - nets - {0})
+    assert outside, "a board with ground vias: some barrel is outside the scope"
+    with pytest.raises(LookupError):
+        scoped.rows_for_nets([outside[0]])
+    with pytest.raises(RuntimeError):
+        scoped_an.scope_via_table()  # the table exists already: too late to scope it
+
+
+def test_scoped_via_table_keeps_board_backdrills_on_their_rows() -> None:
+    """A scoped table maps a board backdrill (keyed by via row) to its barrel, and a zone of
+    a net outside the scope is never looked at."""
+    tracks = [(10, 10, 12, 10, 1, 3), (10, 10, 12, 10, 2, 3), (20, 10, 22, 10, 1, 1)]
+    bds = {2: Backdrill(side="bottom", must_not_cut=2, residual_stub_mm=0.2)}
+    fill = {3: (square(15, 10, 20),)}
+    gnd = Zone(net=2, net_name="GND", layers=(3,), outline=square(15, 10, 20), filled=fill)
+
+    class Untouchable(dict):
+        def items(self):  # type: ignore[no-untyped-def]  # noqa: ANN202
+            raise AssertionError("the fills of a net outside the scope were read")
+
+    gnd_unread = Zone(net=2, net_name="GND", layers=(3,), filled=Untouchable(fill))
+    vias = [(5, 10, 0, 5, 2, False), (20, 10, 0, 5, 1, False), (10, 10, 0, 5, 3, False)]
+    board = make_board(vias, tracks, zones=(gnd,), backdrills=bds)
+    whole = vs.compute(board)
+    board_unread = make_board(vias, tracks, zones=(gnd_unread,), backdrills=bds)
+    scoped = vs.compute(board_unread, nets=[3, 1])
+    assert scoped.via_row.tolist() == [1, 2]
+    assert scoped.backdrill[1] is bds[2] and scoped.backdrill[0] is None
+    for r_whole, r_scoped in ((1, 0), (2, 1)):
+        assert whole.connected[r_whole].tolist() == scoped.connected[r_scoped].tolist()
+        assert whole.stub_mm[r_whole] == pytest.approx(scoped.stub_mm[r_scoped])
+    assert whole.connected[0, 3]  # the GND via on its plane, in the whole table only
+    assert scoped.uuid[1] == "v2"
+
+
+def test_box_filter_keeps_every_query_near_a_target() -> None:
+    """:func:`_box_holds_any` may keep too many queries, never too few (random boxes, against
+    a brute-force box test), and :func:`near_pairs` gives the same pairs with it as without."""
+    rng = np.random.default_rng(11)
+    for _ in range(25):
+        q = rng.uniform(-10, 110, (4000, 2))
+        r = rng.uniform(0, rng.uniform(0.05, 30), 4000)
+        t = rng.uniform(0, 100, (int(rng.integers(1, 300)), 2))
+        keep = vs._box_holds_any(q, r, t)
+        dx = np.abs(q[:, None, 0] - t[None, :, 0]) <= r[:, None]
+        dy = np.abs(q[:, None, 1] - t[None, :, 1]) <= r[:, None]
+        need = (dx & dy).any(axis=1)
+        assert not (need & ~keep).any()
+    q = rng.uniform(0, 400, (60000, 2))
+    qn = rng.integers(1, 5, 60000)
+    qr = rng.uniform(0.1, 4.0, 60000)
+    t = rng.uniform(0, 400, (500, 2))
+    tn = rng.integers(1, 5, 500)
+    assert len(q) >= vs._SAT_MIN_QUERIES and len(q) > vs._SAT_RATIO * len(t)  # filter on
+    a, b = vs.near_pairs(q, qn, qr, t, tn)
+    d = np.hypot(q[:, None, 0] - t[None, :, 0], q[:, None, 1] - t[None, :, 1])
+    want = set(zip(*np.nonzero((d <= qr[:, None]) & (qn[:, None] == tn[None, :]))))
+    assert set(zip(a.tolist(), b.tolist())) == {(int(i), int(j)) for i, j in want}
+    assert len(want) > 100

@@ -38,6 +38,24 @@ class Analysis:
         self.board = board
         self.config: ProjectConfig = as_config(config)
         self._jobs: dict[str, Background] = {}
+        #: the nets the via table is computed for (None: every net; see :meth:`scope_via_table`)
+        self.via_nets: frozenset[int] | None = None
+
+    def scope_via_table(self) -> None:
+        """Compute the via table for the nets a check can ask about only: the typed nets and
+        both nets of every differential pair (what ``via_stub``, ``open_channel`` and the
+        insertion-loss via term pass to :meth:`ViaStubs.rows_for_nets`, which refuses any
+        other).  Why: every join of the table is within one net, and the rest of a board's
+        barrels are its ground and power vias (vme-wren: 305 of 4,374 vias on such nets, and
+        no zone; the synthetic training board 4,608 of 206,606), whose zone contacts were
+        most of the table's cost.  ``inspect`` keeps the whole table."""
+        if "via_stubs" in self._jobs or "via_stubs" in self.__dict__:
+            raise RuntimeError("scope_via_table() after the via table was started")
+        nets = set(self.net_signal)
+        for p in self.diff_pairs:
+            nets.update((p.positive, p.negative))
+        nets.discard(0)
+        self.via_nets = frozenset(nets)
 
     #: facts that may be computed ahead on a background thread (see :meth:`prefetch`)
     PREFETCHABLE = ("rails", "via_stubs", "pair_table")
@@ -212,7 +230,7 @@ class Analysis:
         from .via_stubs import compute
 
         net_signal = self.net_signal if self.config.backdrill else None
-        return compute(self.board, self.config, net_signal)
+        return compute(self.board, self.config, net_signal, self.via_nets)
 
     def _compute_pair_table(self) -> list[Any]:
         """The whole differential-pair table (``analysis.impedance.pair_table``), computed
