@@ -472,16 +472,17 @@ def check_board(
     runs: list[RuleRun] = []
     runnable = list(rules)  # every kind is known: packs.load_pack refused any other
     # Rules whose facts are being computed on the background thread run last, so the main
-    # thread does the other checks meanwhile; results are kept in the pack's order.
+    # thread does the other checks meanwhile; results are kept in the pack's order.  The
+    # pair table is queued behind the via table, so its rules come after the via rules.
     late = {"pdn_impedance"} if analysis.prefetching("rails") else set()
     if analysis.prefetching("via_stubs"):
         # the stub check only reads the via table; open_channel's islands come first and read
         # it at their end (346 MB synthetic board: the main thread no longer idles for it)
         late.add("via_stub")
-    if analysis.prefetching("pair_table"):
-        late |= {"impedance", "insertion_loss"}
-    schedule = [k for k, r in enumerate(runnable) if r.check not in late]
+    last = {"impedance", "insertion_loss"} if analysis.prefetching("pair_table") else set()
+    schedule = [k for k, r in enumerate(runnable) if r.check not in late | last]
     schedule += [k for k, r in enumerate(runnable) if r.check in late]
+    schedule += [k for k, r in enumerate(runnable) if r.check in last]
     outcomes: list[tuple[list[Finding], RuleRun]] = [([], RuleRun(r, 0)) for r in runnable]
     raw: list[Any] = [None] * len(runnable)  # each rule's CheckOutcome (examined nets: coverage)
     for done, k in enumerate(schedule):
