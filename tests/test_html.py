@@ -359,6 +359,38 @@ def test_zone_with_bridged_hole_is_evenodd_and_simplified() -> None:
     assert 'class="cu" data-layer="1"' in svg
 
 
+def test_zone_ring_repeated_on_layers_is_simplified_once(monkeypatch) -> None:
+    """A fill poured alike on two layers (the ground planes of a real board) is simplified once
+    (issue 18) and each layer draws the same outline it draws when simplified on its own; a
+    ring that differs in one coordinate is simplified for itself."""
+    import shapely
+
+    outer = [(1, 1), (9, 1), (9, 9), (1, 9)]
+    circle = [(5 + math.cos(t), 5 + math.sin(t)) for t in np.linspace(0, -2 * math.pi, 400)]
+    poly = np.array([*outer, outer[0], *circle, outer[0]], float)
+    other = poly.copy() * 0.5
+    other[2, 0] += 0.25
+    filled = {0: (poly, other), 1: (poly.copy(),)}
+    zone = Zone(net=1, net_name="GND", layers=(0, 1), filled=filled)
+    sizes: list[int] = []
+    real = shapely.simplify
+
+    def counting(geoms, *a, **k):  # type: ignore[no-untyped-def]  # noqa: ANN001, ANN202
+        sizes.append(len(geoms))
+        return real(geoms, *a, **k)
+
+    monkeypatch.setattr(shapely, "simplify", counting)
+    pattern = r'data-layer="(\d)"[^>]*><path class="zone" fill="[^"]+" d="([^"]+)"'
+    paths = dict(re.findall(pattern, render_board(_tiny_board(zones=(zone,))).svg))
+    assert sum(sizes) == 2  # poly once for both layers, other once
+    assert set(paths) == {"0", "1"}
+    for layer, rings in filled.items():
+        z = Zone(net=1, net_name="GND", layers=(layer,), filled={layer: rings})
+        alone = dict(re.findall(pattern, render_board(_tiny_board(zones=(z,))).svg))
+        assert paths[str(layer)] == alone[str(layer)]
+    assert paths["0"].startswith(paths["1"]) and paths["0"] != paths["1"]
+
+
 def test_grid_coarsens_on_huge_boards() -> None:
     assert grid_for(100.0) == 0.01
     assert grid_for(700.0) == 0.02  # 70,000 steps would exceed 40,000
