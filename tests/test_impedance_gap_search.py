@@ -163,3 +163,31 @@ def test_gap_search_work_is_linear_in_a_tuned_pair(monkeypatch: pytest.MonkeyPat
         assert m.gap_mm == pytest.approx(0.1, abs=1e-9)
         n = len(start)
         assert sum(couples) <= 4 * n, (bumps, sum(couples), n)
+
+
+def test_partners_across_direction_sector_boundaries() -> None:
+    """The join groups segments by direction (22.5° sectors, each P segment joined with its own
+    sector and the neighbour on the side of its half): a P segment at or next to a sector
+    boundary, with N partners up to 9.9° to either side, gets the partners the full comparison
+    finds (and none beyond 10°)."""
+    sector = 180.0 / imp.pairs._SECTORS
+    cases = 0
+    for k in range(imp.pairs._SECTORS + 1):
+        for base in (k * sector, k * sector + 1e-9, k * sector - 1e-9, k * sector + sector / 2):
+            for turn in (-9.9, -5.0, 0.0, 5.0, 9.9, -10.5, 10.5):
+                a = math.radians(base)
+                b = math.radians(base + turn)
+                u = np.array([math.cos(a), math.sin(a)])
+                v = np.array([math.cos(b), math.sin(b)])
+                normal = np.array([-u[1], u[0]])
+                # N: 1 mm long, 0.4 mm beside P (its middle 0.31-0.49 mm away: within reach)
+                s = np.array([[0.0, 0.0], 0.4 * normal + 0.5 * u])
+                e = np.array([4.0 * u, 0.4 * normal + 0.5 * u + 1.0 * v])
+                w = np.array([0.1, 0.1])
+                isp = np.array([True, False])
+                got = imp.measure_pair(s, e, w, isp)
+                want = _reference(s, e, w, isp)
+                assert (got.width_mm, got.gap_mm) == want[:2], (base, turn)
+                assert (got.gap_mm is not None) == (abs(turn) < 10.0), (base, turn)
+                cases += 1
+    assert cases == (imp.pairs._SECTORS + 1) * 4 * 7

@@ -20,8 +20,10 @@ _CAND_BLOCK = 1 << 18
 _GRID_MAX_CELLS = 64
 #: below this many couples a box join compares every couple (cheaper than building a grid)
 _SMALL_JOIN = 4096
-#: direction sectors of the parallel-segment search (12° each: > the 10° parallel tolerance)
-_SECTORS = 15
+#: direction sectors of the parallel-segment search (22.5° each: a half sector, 11.25°, is more
+#: than the 10° parallel tolerance, so a segment's partners lie in its own sector or in the
+#: neighbour on the side of the half it is in)
+_SECTORS = 8
 #: N pieces within this much (mm) of a P segment's nearest partner distance count as coupled
 _SAME_OFFSET_MM = 1e-3
 #: slack (mm) added to the candidate search radius, far above float rounding
@@ -210,10 +212,17 @@ def box_pairs(
                 yield ii[hit], jj[hit]
 
 
-def _sector(d: np.ndarray) -> np.ndarray:
-    """Direction sector (0 .. _SECTORS - 1, each 180°/_SECTORS wide) of unit vectors ``d``."""
+def _sector(d: np.ndarray, half: bool = False) -> Any:
+    """Direction sector (0 .. _SECTORS - 1, each 180°/_SECTORS wide) of unit vectors ``d``;
+    with ``half``, also the neighbouring sector nearer to each direction (the one below in
+    the lower half of its sector, the one above in the upper half, mod 180°)."""
     ang = np.mod(np.arctan2(d[:, 1], d[:, 0]), np.pi)
-    return np.minimum((ang * (_SECTORS / np.pi)).astype(np.int64), _SECTORS - 1)
+    pos = ang * (_SECTORS / np.pi)
+    sec = np.minimum(pos.astype(np.int64), _SECTORS - 1)
+    if not half:
+        return sec
+    near = np.where(pos - sec >= 0.5, sec + 1, sec - 1) % _SECTORS
+    return sec, near
 
 
 def measure_pairs(
@@ -281,22 +290,23 @@ def measure_pairs(
         n_hi = np.maximum(start[q], end[q]) + reach[:, None]
         p_lo = np.minimum(start[p], end[p])
         p_hi = np.maximum(start[p], end[p])
-        # direction sectors: a couple within 10° of parallel lies in the same or a neighbouring
-        # 12° sector (mod 180°), so each P box is joined with 3 sectors of N boxes only and the
-        # crossing legs of a serpentine never become candidates
+        # direction sectors: a couple within 10° of parallel lies in the P segment's own 22.5°
+        # sector or the neighbour on the side of the half it is in (mod 180°), so each P box is
+        # joined with 2 sectors of N boxes only (3 of 12° each before: a third more join
+        # entries) and the crossing legs of a serpentine never become candidates
         # contiguous columns for the candidate tests' gathers
         dp_x, dp_y = np.ascontiguousarray(dp[:, 0]), np.ascontiguousarray(dp[:, 1])
         dn_x, dn_y = np.ascontiguousarray(dn[:, 0]), np.ascontiguousarray(dn[:, 1])
         mid_x, mid_y = np.ascontiguousarray(mid_n[:, 0]), np.ascontiguousarray(mid_n[:, 1])
         start_x, start_y = np.ascontiguousarray(start[:, 0]), np.ascontiguousarray(start[:, 1])
         gp = group[p]
-        bin_p = _sector(dp)
+        bin_p, near_p = _sector(dp, half=True)
         bin_n = _sector(dn)
         nb_order = np.argsort(group[q] * _SECTORS + bin_n, kind="stable")
-        copies = np.concatenate([(bin_p + k) % _SECTORS for k in (-1, 0, 1)])
-        a_key = np.tile(group[p], 3) * _SECTORS + copies
+        copies = np.concatenate([bin_p, near_p])
+        a_key = np.tile(group[p], 2) * _SECTORS + copies
         na_order = np.argsort(a_key, kind="stable")
-        a_src = np.tile(np.arange(p.size, dtype=np.int64), 3)[na_order]
+        a_src = np.tile(np.arange(p.size, dtype=np.int64), 2)[na_order]
         for ia, jb in box_pairs(
             p_lo[a_src],
             p_hi[a_src],
