@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -798,3 +799,22 @@ def test_box_filter_keeps_every_query_near_a_target() -> None:
     want = set(zip(*np.nonzero((d <= qr[:, None]) & (qn[:, None] == tn[None, :]))))
     assert set(zip(a.tolist(), b.tolist())) == {(int(i), int(j)) for i, j in want}
     assert len(want) > 100
+
+
+def test_tables_take_rows() -> None:
+    """``Vias.take`` / ``Tracks.take`` (the scoped via table's subsets): each column follows
+    its rows, a backdrill and a declared type move with their via, uuids stay lazy."""
+    bds = {2: Backdrill(side="bottom", must_not_cut=2)}
+    board = make_board(
+        [(5, 10, 0, 5, 2, False), (20, 10, 0, 5, 1, False), (10, 10, 1, 4, 3, False)],
+        [(0, 0, 1, 0, 0, 1), (0, 1, 2, 1, 3, 2), (0, 2, 3, 2, 5, 3)],
+        backdrills=bds,
+    )
+    vias = dataclasses.replace(board.vias, declared={2: "blind"})
+    sub = vias.take(np.array([2, 0]))
+    assert sub.pos.tolist() == [[10, 10], [5, 10]] and sub.net.tolist() == [3, 2]
+    assert sub.start.tolist() == [1, 0] and list(sub.uuid) == ["v2", "v0"]
+    assert sub.backdrills == {0: bds[2]} and sub.types == ("blind", "through")
+    tr = board.tracks.take(np.array([2]))
+    assert tr.start.tolist() == [[0, 2]] and tr.layer.tolist() == [5] and tr.net.tolist() == [3]
+    assert len(tr) == 1 and len(tr.uuid) == 1

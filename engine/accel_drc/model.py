@@ -24,7 +24,7 @@ import functools
 import re
 import threading
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import Enum
 from typing import Any
 
@@ -312,6 +312,37 @@ class Tracks:
     def arc_count(self) -> int:
         return int(self.is_arc.sum())
 
+    def take(self, rows: np.ndarray) -> Tracks:
+        """The tracks ``rows`` as a table of their own (row k is row ``rows[k]`` here)."""
+        return replace(
+            self,
+            start=self.start[rows],
+            end=self.end[rows],
+            mid=self.mid[rows],
+            width=self.width[rows],
+            layer=self.layer[rows],
+            net=self.net[rows],
+            uuid=RowsOf(self.uuid, rows),
+        )
+
+
+class RowsOf(Sequence):
+    """``seq[rows[k]]`` for each k, read on access: a lazy uuid sequence stays undecoded (a row
+    beyond ``seq`` reads "", as the tables' own uuid sequences do)."""
+
+    def __init__(self, seq: Sequence[str], rows: np.ndarray) -> None:
+        self._seq = seq
+        self._rows = rows
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    def __getitem__(self, i):  # type: ignore[no-untyped-def]  # noqa: ANN001, ANN204
+        if isinstance(i, slice):
+            return tuple(self[j] for j in range(*i.indices(len(self))))
+        r = int(self._rows[i])
+        return self._seq[r] if r < len(self._seq) else ""
+
 
 @dataclass(frozen=True)
 class Via:
@@ -429,6 +460,30 @@ class Vias:
             if t is not None and 0 <= i < n:
                 out[i] = t
         return tuple(out)
+
+    def take(self, rows: np.ndarray) -> Vias:
+        """The vias ``rows`` as a table of their own (row k is row ``rows[k]`` here; the
+        backdrills and declared types follow their vias to the new rows)."""
+        new_of = {int(r): k for k, r in enumerate(rows.tolist())}
+
+        def cut(a: np.ndarray) -> np.ndarray:
+            return a[rows] if a.shape[0] == len(self) else a  # an empty optional column stays
+
+        return replace(
+            self,
+            pos=self.pos.reshape(-1, 2)[rows],
+            drill=cut(self.drill),
+            diameter=cut(self.diameter),
+            start=cut(self.start),
+            end=cut(self.end),
+            net=cut(self.net),
+            micro=cut(self.micro),
+            uuid=RowsOf(self.uuid, rows),
+            backdrills={new_of[r]: b for r, b in self.backdrills.items() if r in new_of},
+            declared={new_of[r]: t for r, t in self.declared.items() if r in new_of},
+            unused_removed=cut(self.unused_removed),
+            keep_end=cut(self.keep_end),
+        )
 
     def __getitem__(self, i: int) -> Via:
         return Via(

@@ -38,7 +38,7 @@ import numpy as np
 from ..concurrency import Background, workers
 from ..config import BackdrillSpec, ProjectConfig, as_config
 from ..geometry import arc_distance, circles_through, segment_distance
-from ..model import Backdrill, Board, Vias
+from ..model import Backdrill, Board
 
 if TYPE_CHECKING:
     from . import Analysis
@@ -756,48 +756,6 @@ def _in_mask(mask: np.ndarray, net: np.ndarray) -> np.ndarray:
     return out
 
 
-class _Rows(Sequence):
-    """``seq[rows[i]]`` for i in range(len(rows)), read on access (lazy uuid sequences stay
-    undecoded)."""
-
-    def __init__(self, seq: Sequence[str], rows: np.ndarray) -> None:
-        self._seq = seq
-        self._rows = rows
-
-    def __len__(self) -> int:
-        return len(self._rows)
-
-    def __getitem__(self, i):  # type: ignore[no-untyped-def]  # noqa: ANN001, ANN204
-        if isinstance(i, slice):
-            return tuple(self[j] for j in range(*i.indices(len(self))))
-        r = int(self._rows[i])
-        return self._seq[r] if r < len(self._seq) else ""
-
-
-def _vias_rows(vias: Vias, rows: np.ndarray) -> Vias:
-    """The vias ``rows`` of ``vias`` as a table of their own (row k is ``vias[rows[k]]``)."""
-    new_of = {int(r): k for k, r in enumerate(rows.tolist())}
-
-    def cut(a: np.ndarray) -> np.ndarray:
-        return a[rows] if a.shape[0] == len(vias) else a
-
-    return dataclasses.replace(
-        vias,
-        pos=vias.pos.reshape(-1, 2)[rows],
-        drill=cut(vias.drill),
-        diameter=cut(vias.diameter),
-        start=cut(vias.start),
-        end=cut(vias.end),
-        net=cut(vias.net),
-        micro=cut(vias.micro),
-        uuid=_Rows(vias.uuid, rows),
-        backdrills={new_of[r]: b for r, b in vias.backdrills.items() if r in new_of},
-        declared={new_of[r]: t for r, t in vias.declared.items() if r in new_of},
-        unused_removed=cut(vias.unused_removed),
-        keep_end=cut(vias.keep_end),
-    )
-
-
 class _Done:
     """A result computed in line, with :class:`..concurrency.Background`'s ``result()``."""
 
@@ -821,7 +779,7 @@ def find_connections(board: Board, nets: np.ndarray | None = None) -> dict[str, 
     vrows = None
     if nets is not None:
         vrows = np.flatnonzero(_in_mask(nets, vias.net))
-        vias = _vias_rows(vias, vrows)
+        vias = vias.take(vrows)
     nv = len(vias)
     pads = PadTable.from_board(board)
     pth = pads.pth if nets is None else pads.pth & _in_mask(nets, pads.net)
@@ -861,17 +819,7 @@ def find_connections(board: Board, nets: np.ndarray | None = None) -> dict[str, 
     # 1. tracks and arcs whose copper touches the via pad / PTH pad
     tr = board.tracks
     if nets is not None and len(tr):  # only the nets analysed: the same joins, fewer tracks
-        keep = np.flatnonzero(_in_mask(nets, tr.net))
-        tr = dataclasses.replace(
-            tr,
-            start=tr.start[keep],
-            end=tr.end[keep],
-            mid=tr.mid[keep],
-            width=tr.width[keep],
-            layer=tr.layer[keep],
-            net=tr.net[keep],
-            uuid=(),  # not read here
-        )
+        tr = tr.take(np.flatnonzero(_in_mask(nets, tr.net)))
     if len(tr):
         t_c, t_r = _track_queries(tr)
         t_net = tr.net.astype(np.int64)
