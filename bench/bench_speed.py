@@ -22,6 +22,12 @@ synthetic training board, scale 10     ≤ 8 s wall, ≤ 1.5 GB; time per MB wit
 KiCad button, click → report open      ≤ 2.5 s (``bench/bench_plugin.py --json F``, then ``--plugin F``)
 =====================================  ====================================================
 
+Under the table, two lower bounds for the big board, as ratios of the same run's floor: the
+**CPU bound** (the check's process CPU / the CPUs it may use: no schedule of that work ends
+sooner) and the **serial bound** (Amdahl's split of the check's time pinned to one CPU and on
+all of them: the part no number of CPUs removes).  A target below both needs less work, not a
+better schedule.
+
 The package's bytecode is compiled first (``compileall``), as a wheel install has it: an
 editable install under ``PYTHONDONTWRITEBYTECODE=1`` would otherwise recompile every module on
 every run (about 0.35 s) and time the compiler, not accel-drc.
@@ -74,11 +80,32 @@ def check_cmds(before: str | None, *args: str) -> list[list[str]]:
     return [[*accel_drc(), *args]] + ([[before, *args]] if before else [])
 
 
-def run(cmd: list[str], env: dict[str, str] | None = None) -> tuple[float, float, float]:
+#: a command given as ``(ONE_CPU, cmd)`` runs pinned to one CPU (its threads share that CPU)
+ONE_CPU = "one-cpu"
+
+
+def usable_cpus() -> set[int]:
+    """The CPUs this process may run on (its affinity mask), else ``os.cpu_count()`` of them."""
+    try:
+        return set(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return set(range(os.cpu_count() or 1))
+
+
+def run(cmd: list[str] | tuple[str, list[str]]) -> tuple[float, float, float]:
     """(wall s, CPU s, peak RSS MB) of one child process (its own ``os.wait4`` rusage); a
-    failing child (exit other than 0 or 5) stops the bench with its stderr."""
+    failing child (exit other than 0 or 5) stops the bench with its stderr.  ``(ONE_CPU, cmd)``
+    pins the child to the first usable CPU before it starts (``sched_setaffinity``)."""
+    pin = None
+    if isinstance(cmd, tuple):
+        first = min(usable_cpus())
+        cmd = cmd[1]
+
+        def pin() -> None:
+            os.sched_setaffinity(0, {first})
+
     t0 = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, preexec_fn=pin)
     _pid, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - t0
     code = os.waitstatus_to_exitcode(status)
@@ -90,7 +117,7 @@ def run(cmd: list[str], env: dict[str, str] | None = None) -> tuple[float, float
     return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024.0
 
 
-def median_of(cmds: list[list[str]], repeat: int) -> list[dict[str, float]]:
+def median_of(cmds: list[Any], repeat: int) -> list[dict[str, float]]:
     """Run the commands alternately ``repeat`` times; the median wall, CPU and peak of each."""
     samples: list[list[tuple[float, float, float]]] = [[] for _ in cmds]
     for _ in range(repeat):
@@ -115,18 +142,37 @@ def _with_before(res: dict[str, Any], peer: dict[str, float], old: list[dict[str
 
 def bench_big(board: Path, repeat: int, out: Path, before: str | None) -> dict[str, Any]:
     args = ("check", str(board), "--json", str(out / "r.json"), "--html", str(out / "r.html"))
-    floor, check, *old = median_of(
-        [[sys.executable, "-c", FLOOR, str(board)], *check_cmds(before, *args, "--quiet")], repeat
+    cmds = check_cmds(before, *args, "--quiet")
+    n_cpu = len(usable_cpus())
+    pinned = [(ONE_CPU, cmds[0])] if n_cpu > 1 else []
+    floor, check, *rest = median_of(
+        [[sys.executable, "-c", FLOOR, str(board)], *cmds, *pinned], repeat
     )
+    old, one = (rest[:-1], rest[-1]) if pinned else (rest, None)
     res = {
         "board": board.name,
         "mb": board.stat().st_size / 1e6,
         "floor": floor,
         "check": check,
         "ratio": check["wall_s"] / floor["wall_s"],
+        "cpus": n_cpu,
+        # no schedule of this much work on n CPUs ends sooner than its CPU time / n
+        "cpu_bound_s": check["cpu_s"] / n_cpu,
     }
+    if one is not None:
+        res["one_cpu"] = one
+        res.update(amdahl(one["wall_s"], check["wall_s"], n_cpu))
     _with_before(res, floor, old)
     return res
+
+
+def amdahl(t1: float, tn: float, n: int) -> dict[str, float]:
+    """Amdahl's split of a run that takes ``t1`` on one CPU and ``tn`` on ``n``: the serial
+    part S and the parallel part P with t1 = S + P and tn = S + P/n.  S is what no number of
+    CPUs takes away (the longest chain of work that waits on itself: start-up, the read, the
+    main thread's checks); clamped to [0, t1] against noise."""
+    p = max(0.0, min(t1, (t1 - tn) * n / (n - 1)))
+    return {"serial_s": t1 - p, "parallel_s": p}
 
 
 def bench_small(repeat: int, before: str | None) -> dict[str, Any]:
@@ -233,6 +279,22 @@ def table(now: dict[str, Any], before: dict[str, Any] | None) -> str:
     return "\n".join(lines)
 
 
+def bounds(now: dict[str, Any]) -> str:
+    """Why vme-wren's ratio is where it is: the CPU-time bound on these CPUs and the serial part
+    no number of CPUs removes, both as ratios of the same run's floor."""
+    big = now.get("big")
+    if not big or "serial_s" not in big:
+        return ""
+    fl = big["floor"]["wall_s"]
+    return (
+        f"vme-wren's work: {fmt(big['check']['cpu_s'])} of CPU on {big['cpus']} CPUs, so no "
+        f"schedule of it ends before {fmt(big['cpu_bound_s'])} (×{big['cpu_bound_s'] / fl:.2f} "
+        f"of the floor); pinned to one CPU it takes {fmt(big['one_cpu']['wall_s'])}: an Amdahl "
+        f"split of {fmt(big['serial_s'])} serial + {fmt(big['parallel_s'])} parallel, so with "
+        f"unlimited CPUs ≥ {fmt(big['serial_s'])} (×{big['serial_s'] / fl:.2f} of the floor)."
+    )
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--repeat", type=int, default=5)
@@ -272,6 +334,9 @@ def main() -> int:
             now["plugin"] = {"median_s": statistics.median(times), "clicks": times}
     before = json.loads(BEFORE.read_text()) if BEFORE.is_file() and not a.save_before else None
     print(table(now, before))
+    why = bounds(now)
+    if why:
+        print("\n" + why)
     if a.json:
         a.json.write_text(json.dumps(now, indent=1))
     if a.save_before:

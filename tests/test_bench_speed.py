@@ -1,0 +1,62 @@
+"""bench/bench_speed.py's arithmetic and its one-CPU runs (the bench itself is not a test)."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _bench():
+    spec = importlib.util.spec_from_file_location("bench_speed", ROOT / "bench" / "bench_speed.py")
+    mod = importlib.util.module_from_spec(spec)
+    assert spec.loader is not None
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_amdahl_split_is_exact() -> None:
+    b = _bench()
+    # t1 = S + P, tn = S + P/n: S = 1.0, P = 1.4 on 2 CPUs gives t1 2.4, t2 1.7
+    got = b.amdahl(2.4, 1.7, 2)
+    assert got["serial_s"] == pytest.approx(1.0)
+    assert got["parallel_s"] == pytest.approx(1.4)
+    got = b.amdahl(2.0, 0.75, 4)  # S 0.333…, P 1.666…
+    assert got["serial_s"] == pytest.approx(1 / 3)
+    # noise cannot make either part negative: slower on n CPUs than on one, or super-linear
+    assert b.amdahl(2.0, 2.1, 2) == {"serial_s": 2.0, "parallel_s": 0.0}
+    assert b.amdahl(2.0, 0.5, 2) == {"serial_s": 0.0, "parallel_s": 2.0}
+
+
+def test_bounds_line_states_both_ratios() -> None:
+    b = _bench()
+    big = {
+        "floor": {"wall_s": 2.0},
+        "check": {"cpu_s": 2.4, "wall_s": 1.7},
+        "cpus": 2,
+        "cpu_bound_s": 1.2,
+        "one_cpu": {"wall_s": 2.4},
+        **b.amdahl(2.4, 1.7, 2),
+    }
+    text = b.bounds({"big": big})
+    assert "2.40 s of CPU on 2 CPUs" in text
+    assert "ends before 1.20 s (×0.60 of the floor)" in text
+    assert "1.00 s serial + 1.40 s parallel" in text
+    assert "≥ 1.00 s (×0.50 of the floor)" in text
+    assert b.bounds({}) == ""
+
+
+@pytest.mark.skipif(not hasattr(os, "sched_setaffinity"), reason="CPU affinity is Linux-only")
+def test_one_cpu_run_is_pinned() -> None:
+    b = _bench()
+    probe = "import os, sys; sys.exit(0 if len(os.sched_getaffinity(0)) == 1 else 3)"
+    wall, cpu, peak = b.run((b.ONE_CPU, [sys.executable, "-c", probe]))
+    assert wall > 0 and cpu > 0 and peak > 0
+    if len(b.usable_cpus()) > 1:  # unpinned, the same probe sees every CPU and fails
+        with pytest.raises(SystemExit, match="exit 3"):
+            b.run([sys.executable, "-c", probe])
