@@ -2,22 +2,17 @@
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import sys
 from pathlib import Path
+from types import ModuleType
 
 import pytest
+from _scripts import load_script
 
-ROOT = Path(__file__).resolve().parent.parent
 
-
-def _bench():
-    spec = importlib.util.spec_from_file_location("bench_speed", ROOT / "bench" / "bench_speed.py")
-    mod = importlib.util.module_from_spec(spec)
-    assert spec.loader is not None
-    spec.loader.exec_module(mod)
-    return mod
+def _bench() -> ModuleType:
+    return load_script("bench/bench_speed.py", "bench_speed")
 
 
 def test_amdahl_split_is_exact() -> None:

@@ -268,15 +268,9 @@ def test_no_declared_rail_imports_no_scipy() -> None:
 
 
 def _bench():  # noqa: ANN202 - the bench module (its board builder)
-    import importlib.util
-    from pathlib import Path
+    from _scripts import load_script
 
-    path = Path(__file__).resolve().parents[1] / "bench" / "bench_irdrop.py"
-    spec_ = importlib.util.spec_from_file_location("bench_irdrop", path)
-    mod = importlib.util.module_from_spec(spec_)
-    assert spec_.loader is not None
-    spec_.loader.exec_module(mod)
-    return mod
+    return load_script("bench/bench_irdrop.py", "bench_irdrop")
 
 
 def test_check_kinds_end_to_end() -> None:

@@ -8,7 +8,6 @@ layer, each pair at its intended gap)."""
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import json
 import re
 import subprocess
@@ -20,6 +19,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from _scripts import load_script
 from conftest import ROOT
 
 SYNTH = ROOT / "fixtures" / "synth"
@@ -30,12 +30,7 @@ COUNT_KEYS = ("copper_layers", "segments", "arcs", "vias", "footprints", "pads",
 
 
 def _gen_module() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("synth_generate", GENERATOR)
-    assert spec and spec.loader
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = mod  # dataclasses need the module registered
-    spec.loader.exec_module(mod)
-    return mod
+    return load_script(str(GENERATOR.relative_to(ROOT)), "synth_generate")
 
 
 gen = _gen_module()
