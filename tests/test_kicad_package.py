@@ -331,8 +331,13 @@ def test_kicads_own_install_from_file(package: Path, xvfb_run: str, tmp_path: Pa
                 if got:
                     return got[0]
                 time.sleep(1)
+            shown = [
+                x("getwindowname", w).strip()
+                for w in x("search", "--onlyvisible", "--name", ".").split()
+            ]
             raise AssertionError(
-                f"no window {title!r}: {kicad.log.read_text(errors='replace')[-1500:]}"
+                f"no window {title!r}; visible: {shown}: "
+                f"{kicad.log.read_text(errors='replace')[-1500:]}"
             )
 
         def dismiss_errors(quiet_s: float = 4) -> None:
