@@ -29,7 +29,7 @@ from typing import Any, Callable, TypeVar
 
 from . import packs as _packs
 from .errors import InputError
-from .hostile import catastrophic, fullmatch
+from .hostile import MAX_RULE_PACKS, catastrophic, fullmatch, same_file_key
 from .yamlsafe import load_schema
 
 CONFIG_NAME = "accel-drc.yaml"
@@ -447,8 +447,8 @@ def load_config(
         path = find_config(board_path)
         if path is None:
             return ProjectConfig()
-    elif not os.path.isfile(path):
-        raise InputError(path, "config file not found")
+    elif not os.path.exists(path):
+        raise InputError(path, "config file not found")  # a device or FIFO: load_yaml refuses it
     lib = library if library is not None else _packs.load_library()
     doc = _packs.load_yaml(path)
     if doc.data is None:
@@ -536,13 +536,10 @@ def load_config(
             compile_(p, ("rails", i, "nets", j))
         for j, p in enumerate(r.get("return_nets") or ()):
             compile_(p, ("rails", i, "return_nets", j))
-    base = Path(path).resolve().parent
-    extra_packs = []
-    for i, p in enumerate(data.get("rules", {}).get("packs", [])):
-        pack_path = Path(p) if os.path.isabs(p) else base / p
-        if not pack_path.is_file():
-            raise doc.error(("rules", "packs", i), f"rule pack not found: {p}")
-        extra_packs.append(_packs.load_pack(pack_path, lib.signals, lib.foils))
+    extra_packs = [
+        _packs.load_pack(pack_path, lib.signals, lib.foils)
+        for pack_path in _extra_pack_paths(doc, Path(path).resolve().parent)
+    ]
     cfg = ProjectConfig(path=str(path), data=data, doc=doc, extra_packs=tuple(extra_packs))
     # overrides must name real rules and leave valid params: checked for every class here
     overrides = cfg.rule_overrides
@@ -550,6 +547,39 @@ def load_config(
         for cls in _packs.CLASSES:
             _packs.rules_for_class(lib, cls, cfg.extra_packs, overrides, doc)
     return cfg
+
+
+def _extra_pack_paths(doc: _packs.YamlDoc, base: Path) -> list[Path]:
+    """The files ``rules.packs`` names (relative to the config's folder ``base``), each once.
+
+    Refused with ``file:line`` (exit 3): more than :data:`~accel_drc.hostile.MAX_RULE_PACKS`
+    entries, a missing file, and a file listed twice (also through a symlink or another
+    spelling: same real path) — one 1 MiB pack listed 40 times took 44 s to load and added its
+    rules 40 times.  Whether each is a regular file of bounded size is checked as it is read
+    (:func:`~accel_drc.yamlsafe.load_yaml`)."""
+    listed = (doc.data.get("rules") or {}).get("packs") or []
+    if len(listed) > MAX_RULE_PACKS:
+        raise doc.error(
+            ("rules", "packs"),
+            f"{len(listed)} rule packs, over the limit of {MAX_RULE_PACKS}",
+        )
+    seen: dict[str, int] = {}
+    out = []
+    for i, p in enumerate(listed):
+        pack_path = Path(p) if os.path.isabs(p) else base / p
+        if not pack_path.exists():
+            raise doc.error(("rules", "packs", i), f"rule pack not found: {p}")
+        key = same_file_key(str(pack_path))
+        if key in seen:
+            first = doc.line_of(("rules", "packs", seen[key]))
+            raise doc.error(
+                ("rules", "packs", i),
+                f"rule pack {p} is listed twice"
+                + (f" (first on line {first})" if first else f" (entry {seen[key] + 1})"),
+            )
+        seen[key] = i
+        out.append(pack_path)
+    return out
 
 
 def check_layers(cfg: ProjectConfig, layer_names: set[str]) -> None:

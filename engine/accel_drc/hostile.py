@@ -3,7 +3,8 @@
 Why a module of its own: the same few dangers recur in every reader and writer — a pattern that
 backtracks for hours, a number that is NaN, a name that carries terminal escapes, an output
 that lands on an input — and each must be handled the same way wherever it appears.  Nothing
-here imports the rest of the package, so readers, config, packs and reports can all use it.
+here imports the rest of the package but its errors, so readers, config, packs and reports can
+all use it.
 """
 
 from __future__ import annotations
@@ -13,9 +14,12 @@ import fnmatch
 import math
 import os
 import re
+import stat
 import sys
 from collections.abc import Iterable, Iterator
-from typing import Any
+from typing import IO, Any
+
+from .errors import InputError
 
 #: longest net (or net-class) name any regular expression is matched against.  Built-in
 #: recognition patterns and config regexes are not linear in the name length (``.*X.*Y`` is
@@ -30,6 +34,131 @@ MAX_XML_DEPTH = 256
 #: largest YAML file (rule pack or config) accepted: the biggest real one is 15 KB; PyYAML
 #: needs about 100 bytes of memory per byte and 4 s per MB.
 MAX_YAML_BYTES = 1 << 20
+
+#: largest ``.kicad_pcb`` read: vme-wren, the biggest KiCad demo, is 69.6 MB and the reader needs
+#: about 2.5 bytes of memory per byte; 2 GiB keeps a sparse or runaway file from exhausting memory
+MAX_BOARD_BYTES = 2 << 30
+
+#: largest ``.kicad_pro``: the biggest real one is 40 KB (vme-wren; fixtures and the KiCad demos
+#: are 28 KB and less).  ``json`` needs about 30 bytes of memory per byte (30 MB cost 861 MB)
+MAX_PROJECT_BYTES = 4 << 20
+
+#: net-class wildcards in one ``.kicad_pro``: at most this many (real projects: up to 100) ...
+MAX_NET_PATTERNS = 4096
+#: ... each at most this long (the longest real one is 17 characters) ...
+MAX_NET_PATTERN = 256
+#: ... and this many characters in all (real: 1.4 KB).  Python compiles a glob's regex at
+#: 2–20 µs per character (1.6 MB of patterns took 32 s and 866 MB): this keeps it under a second
+MAX_NET_PATTERN_CHARS = 64 << 10
+
+#: largest IPC-2581 document, as a file or unzipped (vme-wren exports 99.8 MB, 1.45 M elements)
+MAX_XML_BYTES = 4 << 30
+#: most a zipped IPC-2581 document may unpack to per byte of its compressed data: real exports
+#: compress 10–18 times (vme-wren 13.3); deflate reaches 1,000, which is how a 199 KB zip held
+#: 50 million elements
+MAX_ZIP_RATIO = 100
+#: most ``<`` (tags, comments) an IPC-2581 document may hold: vme-wren has 1.65 M.  Each element
+#: costs the streaming reader about a microsecond, so this bounds the parse at tens of seconds
+MAX_XML_TAGS = 32 << 20
+#: longest single piece of XML markup (a tag with its attributes, a comment): the longest in real
+#: exports is 667 bytes.  Expat (before 2.6) rescans an unfinished tag from its start on every
+#: chunk fed, so one 255 MB attribute took 37 s and grew quadratically
+MAX_XML_TOKEN = 1 << 20
+
+#: most extra rule packs a config may list (``rules.packs``); each may be 1 MiB of YAML, which
+#: costs about a second to load
+MAX_RULE_PACKS = 16
+
+
+# ---------------------------------------------------------------------------------------------
+# Reading the user's files
+# ---------------------------------------------------------------------------------------------
+
+
+def size_text(n: int) -> str:
+    """``n`` bytes for a message: ``4 MiB``, ``64 KiB``, ``2 GiB`` or ``123 bytes``."""
+    for shift, unit in ((30, "GiB"), (20, "MiB"), (10, "KiB")):
+        if n >= 1 << shift and n % (1 << shift) == 0:
+            return f"{n >> shift} {unit}"
+    return f"{n:,} bytes"
+
+
+def over_limit(path: str, size: int, limit: int, line: int | None = None) -> InputError:
+    """The one refusal for a file (or part of one) over a bound: ``N bytes, over the M limit``."""
+    return InputError(path, f"{size:,} bytes, over the {size_text(limit)} limit", line=line)
+
+
+#: flags that keep ``open`` itself from blocking on a FIFO with no writer or from making a
+#: terminal the controlling one; ``O_BINARY`` matters on Windows only
+_OPEN_FLAGS = (
+    os.O_RDONLY
+    | getattr(os, "O_NONBLOCK", 0)
+    | getattr(os, "O_NOCTTY", 0)
+    | getattr(os, "O_BINARY", 0)
+)
+
+
+def open_regular(path: str, limit: int | None) -> IO[bytes]:
+    """``open(path, 'rb')`` for a regular file of at most ``limit`` bytes (None: any size).
+
+    Why: a project file symlinked to ``/dev/zero`` was read until memory ran out (3.7 GB), one
+    linked to ``/dev/stdin`` or a FIFO hung.  The file is opened first, without blocking, and
+    the opened descriptor is checked (``fstat``), so nothing can be swapped in between a check
+    and the read.  Raises :class:`InputError` (exit 3): ``not a regular file`` or
+    ``N bytes, over the M limit``; an OS error is ``cannot open: …``."""
+    try:
+        fd = os.open(path, _OPEN_FLAGS)
+    except OSError as exc:
+        raise InputError(path, f"cannot open: {exc.strerror or exc}") from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise InputError(path, "not a regular file")
+        if limit is not None and st.st_size > limit:
+            raise over_limit(path, st.st_size, limit)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def read_regular(path: str, limit: int) -> bytes:
+    """The bytes of a regular file of at most ``limit`` bytes (see :func:`open_regular`); a file
+    that grows past the bound while it is read is refused too (at most ``limit + 1`` is read).
+
+    Read as its size plus one byte (``read(n)`` allocates ``n`` at once, so never the bound),
+    then on in 1 MiB steps only if the file grew meanwhile."""
+    with open_regular(path, limit) as fh:
+        try:
+            size = os.fstat(fh.fileno()).st_size
+            parts = [fh.read(size + 1)]
+            total = len(parts[0])
+            while total > size and total <= limit:
+                more = fh.read(min(1 << 20, limit + 1 - total))
+                if not more:
+                    break
+                parts.append(more)
+                total += len(more)
+        except OSError as exc:
+            raise InputError(path, f"cannot read: {exc.strerror or exc}") from None
+    if total > limit:
+        raise over_limit(path, total, limit)
+    return parts[0] if len(parts) == 1 else b"".join(parts)
+
+
+def unzip_limit(compressed: int) -> int:
+    """Most bytes a zip member of ``compressed`` bytes may unpack to: :data:`MAX_ZIP_RATIO` times
+    its size, but at least 1 MiB (a small file's ratio says nothing) and at most
+    :data:`MAX_XML_BYTES`."""
+    return min(MAX_XML_BYTES, max(MAX_ZIP_RATIO * compressed, 1 << 20))
+
+
+def is_regular(path: str) -> bool:
+    """Whether ``path`` (symlinks followed) is a regular file; no error for a missing one."""
+    try:
+        return stat.S_ISREG(os.stat(path).st_mode)
+    except (OSError, ValueError):
+        return False
 
 
 # ---------------------------------------------------------------------------------------------

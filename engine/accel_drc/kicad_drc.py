@@ -44,6 +44,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import EXIT_BAD_INPUT, AccelDrcError, InputError, UsageError
+from .hostile import is_regular
 from .results import Finding, Rule, RuleRun, Severity, Status
 
 log = logging.getLogger(__name__)
@@ -111,16 +112,17 @@ class Exclusion:
 
 def read_exclusions(pro_path: str | os.PathLike[str]) -> list[Exclusion]:
     """The ``board.design_settings.drc_exclusions`` of a ``.kicad_pro`` (KiCad 8: strings; 9/10:
-    ``[string, comment]``); [] when the file or the key is missing."""
-    try:
-        doc = json.loads(Path(pro_path).read_text(encoding="utf-8"))
-    except FileNotFoundError:
+    ``[string, comment]``); [] when the file or the key is missing.  The file is read with the
+    board reader's bounds (a regular file of at most ``hostile.MAX_PROJECT_BYTES``, valid JSON):
+    a project linked to ``/dev/zero`` is refused, not read until memory runs out."""
+    from .readers.kicad_project import load_project_json
+
+    if not os.path.exists(pro_path):
         return []
-    except (OSError, ValueError) as exc:
-        raise InputError(
-            str(pro_path), f"cannot read the project's DRC exclusions: {exc}"
-        ) from None
-    raw = ((doc.get("board") or {}).get("design_settings") or {}).get("drc_exclusions") or []
+    doc, _ = load_project_json(str(pro_path))
+    board = doc.get("board")
+    settings = board.get("design_settings") if isinstance(board, Mapping) else None
+    raw = (settings.get("drc_exclusions") if isinstance(settings, Mapping) else None) or []
     out = []
     for entry in raw if isinstance(raw, list) else []:
         if isinstance(entry, str):
@@ -204,7 +206,7 @@ class Pending:
         if schematic_parity:
             cmd.append("--schematic-parity")
         self.shown = [*cmd[1:], "-o", "drc.json", os.path.basename(board_path)]
-        cmd += ["-o", self._out, board_path]
+        cmd += ["-o", self._out, board_argument(board_path)]
         log.info("running %s", " ".join(cmd))
         try:
             self._proc: subprocess.Popen[str] | None = subprocess.Popen(
@@ -277,14 +279,23 @@ def start(
     exe = kicad_cli or find_kicad_cli()
     if exe is None:
         raise UsageError(INSTALL_HINT)
-    if not os.path.isfile(board_path):
+    if not os.path.exists(board_path):
         raise InputError(board_path, "no such file")
+    if not is_regular(board_path):
+        raise InputError(board_path, "not a regular file")
     if schematic_parity and not Path(board_path).with_suffix(".kicad_sch").is_file():
         raise UsageError(
             f"{board_path}: --kicad-drc-parity needs the schematic beside the board "
             f"({Path(board_path).with_suffix('.kicad_sch').name})"
         )
     return Pending(board_path, schematic_parity, exe, timeout)
+
+
+def board_argument(board_path: str) -> str:
+    """``board_path`` as kicad-cli's positional argument: a relative path gets a ``./`` prefix,
+    so a board named ``-rev2.kicad_pcb`` is never read as an option (kicad-cli's parser has no
+    ``--`` to end its options)."""
+    return board_path if os.path.isabs(board_path) else os.path.join(os.curdir, board_path)
 
 
 def from_report(
@@ -414,28 +425,57 @@ def _nearest(f: Finding, pos: tuple[float, float] | None) -> float:
     return min(d) if d else 0.0
 
 
+class _FindingIndex:
+    """The findings an exclusion may cover, looked up instead of searched.
+
+    ``exact``: (KiCad type, item uuid set) -> findings, in report order; ``by_item``: (type, one
+    item uuid) -> findings, for an exclusion that names fewer items than its finding (a
+    layer-keyed entry lists only the main item).  An exclusion then costs the findings that
+    share its type and an item, not a scan of the report: 20,000 exclusions against 20,000
+    findings took 24 s when every stale one scanned every finding."""
+
+    def __init__(self, found: Sequence[Finding]) -> None:
+        self.exact: dict[tuple[str, frozenset[str]], list[int]] = {}
+        self.by_item: dict[tuple[str, str], list[int]] = {}
+        #: the report position of the first finding with the same type and items: the order
+        #: the subset match has always tried candidates in (ties go to the earliest group)
+        self.group: list[int] = []
+        self.ids: list[frozenset[str]] = []
+        for k, f in enumerate(found):
+            kind, ids = f.evidence.get("kicad_type", ""), frozenset(f.items)
+            same = self.exact.setdefault((kind, ids), [])
+            self.group.append(same[0] if same else k)
+            same.append(k)
+            self.ids.append(ids)
+            for u in ids:
+                self.by_item.setdefault((kind, u), []).append(k)
+
+    def candidates(self, e: Exclusion, taken: set[int]) -> list[int]:
+        """The untaken findings ``e`` may cover: those with its type and exactly its items,
+        else those whose items include all of its items."""
+        cands = [k for k in self.exact.get((e.key, e.uuids), ()) if k not in taken]
+        if cands or not e.uuids:
+            return cands
+        lists = [self.by_item.get((e.key, u), ()) for u in e.uuids]
+        shortest = min(lists, key=len)
+        cands = [k for k in shortest if k not in taken and e.uuids <= self.ids[k]]
+        cands.sort(key=lambda k: (self.group[k], k))
+        return cands
+
+
 def apply_exclusions(
     found: Sequence[Finding], exclusions: Sequence[Exclusion], project_file: str | None = None
 ) -> tuple[list[Finding], list[dict[str, Any]]]:
     """Mark the findings the board's KiCad exclusions cover as waived (see the module docstring
-    for how they are matched), and return one waiver row per exclusion."""
+    for how they are matched), and return one waiver row per exclusion.  Linear in findings
+    plus exclusions (:class:`_FindingIndex`)."""
     out = list(found)
-    by_key: dict[tuple[str, frozenset[str]], list[int]] = {}
-    for k, f in enumerate(out):
-        by_key.setdefault((f.evidence.get("kicad_type", ""), frozenset(f.items)), []).append(k)
+    index = _FindingIndex(out)
     shown = os.path.basename(project_file) if project_file else ".kicad_pro"
     rows: list[dict[str, Any]] = []
     taken: set[int] = set()
     for e in exclusions:
-        cands = [k for k in by_key.get((e.key, e.uuids), []) if k not in taken]
-        if not cands and e.uuids:  # a layer-keyed entry lists only the main item
-            cands = [
-                k
-                for (kind, ids), ks in by_key.items()
-                if kind == e.key and e.uuids <= ids
-                for k in ks
-                if k not in taken
-            ]
+        cands = index.candidates(e, taken)
         row: dict[str, Any] = {
             "rule": f"{RULE_PREFIX}.{e.key}",
             "net": None,

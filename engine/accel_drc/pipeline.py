@@ -33,7 +33,7 @@ from .config import (
     unmatched_entries,
 )
 from .errors import EXIT_OK, EXIT_VIOLATIONS
-from .hostile import MAX_MATCH_NAME
+from .hostile import MAX_MATCH_NAME, is_regular, open_regular
 from .model import Board
 from .packs import CLASSES, Library, load_library, rules_for_class
 from .results import CheckResult, Finding, Rule, RuleRun, Severity, Status, rank
@@ -77,10 +77,10 @@ CONFIG_RULE = Rule(
 
 
 def _sha256(path: str | None) -> str:
-    if not path or not os.path.isfile(path):
+    if not path or not is_regular(path):
         return ""
     h = hashlib.sha256()
-    with open(path, "rb") as fh:
+    with open_regular(path, None) as fh:  # checked again on the open file: never a FIFO
         for chunk in iter(lambda: fh.read(1 << 20), b""):
             h.update(chunk)
     return h.hexdigest()

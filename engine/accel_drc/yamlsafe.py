@@ -32,7 +32,7 @@ import yaml
 
 from . import bundled
 from .errors import InputError
-from .hostile import MAX_YAML_BYTES, non_finite
+from .hostile import MAX_YAML_BYTES, non_finite, over_limit, read_regular
 
 #: where the JSON schemas of the rule data and the config live (package data)
 SCHEMA_DIR = Path(__file__).resolve().parent / "rules" / "schemas"
@@ -252,17 +252,9 @@ def load_yaml(path: str | Path, text: str | None = None) -> YamlDoc:
     """
     path = str(path)
     if text is None:
-        try:
-            with open(path, "rb") as fh:
-                raw = fh.read(MAX_YAML_BYTES + 1)
-        except OSError as exc:
-            raise InputError(path, f"cannot read: {exc.strerror or exc}") from None
-        if len(raw) > MAX_YAML_BYTES:
-            raise InputError(
-                path,
-                f"larger than {MAX_YAML_BYTES >> 20} MiB: not a rule pack or config "
-                "(the biggest real one is 15 KB; refused before parsing)",
-            )
+        # a regular file (never a device or a FIFO) of at most 1 MiB: the biggest real one is
+        # 15 KB, refused before parsing
+        raw = read_regular(path, MAX_YAML_BYTES)
         if b"\0" in raw:
             # a binary file (or /etc/shadow-like data): never quote it back
             raise InputError(path, "not a YAML text file")
@@ -274,7 +266,7 @@ def load_yaml(path: str | Path, text: str | None = None) -> YamlDoc:
         except UnicodeDecodeError as exc:
             raise InputError(path, f"not UTF-8 text ({exc.reason})") from None
     elif len(text) > MAX_YAML_BYTES:
-        raise InputError(path, f"larger than {MAX_YAML_BYTES >> 20} MiB: refused before parsing")
+        raise over_limit(path, len(text.encode("utf-8", "surrogatepass")), MAX_YAML_BYTES)
     depth, too_deep = nesting_depth(text, MAX_DEPTH)
     if too_deep:
         raise InputError(

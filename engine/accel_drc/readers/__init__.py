@@ -7,6 +7,7 @@ renamed file is still read or refused with a clear message.
 from __future__ import annotations
 
 from ..errors import InputError
+from ..hostile import open_regular
 from ..model import Board
 
 
@@ -22,11 +23,12 @@ def sniff(head: bytes) -> str | None:
 
 def read_board(path: str) -> Board:
     """Read any supported board file."""
-    try:
-        with open(path, "rb") as fh:
+    # a regular file only (a board linked to /dev/stdin hung); each reader bounds the size
+    with open_regular(path, None) as fh:
+        try:
             head = fh.read(8192)
-    except OSError as exc:
-        raise InputError(path, f"cannot open: {exc.strerror or exc}") from None
+        except OSError as exc:
+            raise InputError(path, f"cannot read: {exc.strerror or exc}") from None
     kind = sniff(head)
     if kind == "kicad_pcb":
         from . import kicad_file

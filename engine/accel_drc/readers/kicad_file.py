@@ -46,6 +46,7 @@ from ..geometry import (
     outline_rings,
     rotate_nm,
 )
+from ..hostile import MAX_BOARD_BYTES, read_regular
 from ..model import (
     COPPER_LAYER_TYPES,
     Backdrill,
@@ -185,11 +186,7 @@ _PTS = re.compile(rb"\(pts[\s)]")
 
 def read(path: str) -> Board:
     """Read ``path`` (a ``.kicad_pcb``) and the ``.kicad_pro`` beside it, if there is one."""
-    try:
-        with open(path, "rb") as fh:
-            data = fh.read()
-    except OSError as exc:
-        raise InputError(path, f"cannot open: {exc.strerror or exc}") from None
+    data = read_regular(path, MAX_BOARD_BYTES)
     pro = project_path_for(path)
     return _read_bytes(data, path, pro if os.path.exists(pro) else None, expected_project=pro)
 

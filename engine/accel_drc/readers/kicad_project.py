@@ -16,6 +16,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import InputError
+from ..hostile import (
+    MAX_NET_PATTERN,
+    MAX_NET_PATTERN_CHARS,
+    MAX_NET_PATTERNS,
+    MAX_PROJECT_BYTES,
+    read_regular,
+)
 from ..model import DesignSettings, NetClass, NetClassRules
 
 
@@ -59,8 +66,9 @@ def _net_class(raw: Mapping[str, Any]) -> NetClass:
     )
 
 
-def parse_project(doc: Mapping[str, Any], path: str) -> ProjectInfo:
-    """Build a :class:`ProjectInfo` from a parsed ``.kicad_pro`` JSON document."""
+def parse_project(doc: Mapping[str, Any], path: str, text: str | None = None) -> ProjectInfo:
+    """Build a :class:`ProjectInfo` from a parsed ``.kicad_pro`` JSON document (``text``, the
+    file's text, only names the line of a refused net-class pattern)."""
     ns = doc.get("net_settings") or {}
     classes: list[NetClass] = []
     assignments: dict[str, str] = {}
@@ -75,6 +83,7 @@ def parse_project(doc: Mapping[str, Any], path: str) -> ProjectInfo:
     for raw in ns.get("netclass_patterns") or []:
         if isinstance(raw, Mapping) and raw.get("pattern") is not None:
             patterns.append((str(raw["pattern"]), str(raw.get("netclass", "Default"))))
+    _check_patterns(patterns, path, text)
     explicit = ns.get("netclass_assignments") or {}
     if isinstance(explicit, Mapping):
         for net, cls_name in explicit.items():
@@ -106,11 +115,24 @@ def parse_project(doc: Mapping[str, Any], path: str) -> ProjectInfo:
 
 def read_project(path: str) -> ProjectInfo:
     """Read a ``.kicad_pro``; a broken one is bad input (exit 3), naming the file and line."""
+    doc, text = load_project_json(path)
     try:
-        with open(path, encoding="utf-8") as fh:
-            text = fh.read()
-    except OSError as exc:
-        raise InputError(path, f"cannot open: {exc.strerror or exc}") from None
+        return parse_project(doc, path, text)
+    except (AttributeError, TypeError, ValueError, OverflowError, KeyError, IndexError) as exc:
+        # a wrongly typed field ("net_settings": [1, 2]) is this file's fault, not the board's
+        raise InputError(
+            path, f"not a KiCad project file as KiCad writes it ({type(exc).__name__}: {exc})"
+        ) from None
+
+
+def load_project_json(path: str) -> tuple[Mapping[str, Any], str]:
+    """A ``.kicad_pro`` parsed (and its text), every hostile shape refused with ``file:line``:
+    not a regular file or over :data:`~accel_drc.hostile.MAX_PROJECT_BYTES`, not UTF-8, nested
+    deeper than :data:`MAX_JSON_DEPTH`, not JSON, a non-finite number, a lone surrogate.  Shared
+    by the board reader and ``--kicad-drc`` (its exclusions), so both refuse the same files."""
+    raw = read_regular(path, MAX_PROJECT_BYTES)
+    try:
+        text = raw.decode("utf-8")
     except UnicodeDecodeError:
         raise InputError(path, "not a KiCad project file (not UTF-8 text)") from None
     depth, line = _nesting(text)
@@ -139,13 +161,34 @@ def read_project(path: str) -> ProjectInfo:
             f"a lone UTF-16 surrogate escape ({bad}) is no character: not a valid project file",
             line=_line_of(text, bad),
         )
-    try:
-        return parse_project(doc, path)
-    except (AttributeError, TypeError, ValueError, OverflowError, KeyError, IndexError) as exc:
-        # a wrongly typed field ("net_settings": [1, 2]) is this file's fault, not the board's
+    return doc, text
+
+
+def _check_patterns(patterns: list[tuple[str, str]], path: str, text: str | None) -> None:
+    """Refuse net-class wildcards past the bounds in :mod:`accel_drc.hostile`: compiling them
+    costs 2–20 µs per character, so their number and length bound the time (exit 3)."""
+    if len(patterns) > MAX_NET_PATTERNS:
         raise InputError(
-            path, f"not a KiCad project file as KiCad writes it ({type(exc).__name__}: {exc})"
-        ) from None
+            path, f"{len(patterns):,} net-class patterns, over the limit of {MAX_NET_PATTERNS:,}"
+        )
+    total = 0
+    for pattern, _ in patterns:
+        total += len(pattern)
+        if len(pattern) > MAX_NET_PATTERN:
+            raise InputError(
+                path,
+                f"a net-class pattern of {len(pattern):,} characters, over the limit of "
+                f"{MAX_NET_PATTERN}",
+                line=_line_of(text, json.dumps(pattern, ensure_ascii=False)[1:65])
+                if text
+                else None,
+            )
+    if total > MAX_NET_PATTERN_CHARS:
+        raise InputError(
+            path,
+            f"net-class patterns of {total:,} characters in all, over the limit of "
+            f"{MAX_NET_PATTERN_CHARS:,}",
+        )
 
 
 #: deepest JSON nesting accepted in a .kicad_pro (KiCad writes about 6 levels); json.loads

@@ -17,6 +17,8 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
+from ..errors import InputError
+from ..hostile import MAX_BOARD_BYTES, read_regular
 from ..references import Reference, resolve
 from ..results import CheckResult, Finding, Severity, Status
 from .json_report import fast_dumps
@@ -54,9 +56,8 @@ def uuid_lines(path: str, uuids: Iterable[str]) -> dict[str, int]:
     if not wanted or not os.path.isfile(path):
         return out
     try:
-        with open(path, "rb") as fh:
-            data = fh.read()
-    except OSError:
+        data = read_regular(path, MAX_BOARD_BYTES)  # never a device or a FIFO swapped in
+    except InputError:
         return out
     # the nodes' text in one C pass (no match object per node); a wanted one is then found
     # from the previous hit on, so the file is still scanned once in all
