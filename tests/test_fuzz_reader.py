@@ -242,3 +242,84 @@ def test_config_scalar_values(name: str, which: int, value: str) -> None:
     spots = [m.span(1) for m in re.finditer(r":[ \t]+([^\s#\[{][^#\n,}\]]*)", text)]
     a, b = spots[which % len(spots)]
     _load_config(text[:a] + value + text[b:])
+
+
+# ---------------------------------------------------------------------------------------------
+# Issue 30: the .kicad_pro (net-class patterns, sizes) and zipped IPC-2581 (bounds on the zip)
+# ---------------------------------------------------------------------------------------------
+
+PRO_SOURCE = (FIXTURES / "kicad_versions" / "kicad9.kicad_pro").read_bytes()
+#: what a hostile or broken project file holds where JSON or a pattern belongs
+PRO_TOKENS = [
+    b"{", b"}", b"[", b"]", b'"', b",", b":", b"\\", b"\\ud800", b"NaN", b"1e400", b"\x00",
+    b"\xff", b'"netclass_patterns": [{"pattern": "*a*a*a*a*b", "netclass": "X"}],',
+    b'"pattern": "' + b"*x" * 200 + b'",', b'"net_settings": 5,',
+]  # fmt: skip
+
+
+def _read_project(data: bytes) -> object:
+    from accel_drc.readers.kicad_project import read_project
+
+    path = os.path.join(_TMP, "fuzz.kicad_pro")
+    Path(path).write_bytes(data)
+    try:
+        return read_project(path)
+    except InputError as exc:
+        assert str(exc).startswith(path), str(exc)
+        assert "\n" not in str(exc)
+        return exc
+
+
+@FUZZ
+@given(
+    edits=st.lists(
+        st.tuples(st.floats(min_value=0.0, max_value=1.0), st.sampled_from(PRO_TOKENS)),
+        min_size=1,
+        max_size=4,
+    )
+)
+def test_mutated_kicad_pro(edits: list[tuple[float, bytes]]) -> None:
+    """A mutated project file reads, or is one InputError naming it: never another exception."""
+    data = bytearray(PRO_SOURCE)
+    for where, token in edits:
+        at = int(where * len(data))
+        data[at:at] = token
+    got = _read_project(bytes(data))
+    if not isinstance(got, InputError):
+        got.net_classes.class_of("/x/PCIE_TX0_P")  # the patterns compile and match
+
+
+def _zipped(data: bytes) -> bytes:
+    import io
+    import zipfile
+
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr("b.xml", data)
+    return buf.getvalue()
+
+
+@FUZZ
+@given(
+    name=st.sampled_from(sorted(IPC_SOURCES)),
+    where=st.floats(min_value=0.0, max_value=1.0),
+    how=st.sampled_from(["truncate", "flip", "insert"]),
+)
+def test_damaged_ipc2581_zips(name: str, where: float, how: str) -> None:
+    """A truncated or corrupted zip of a real export reads (a flip in a name or a timestamp),
+    or is one InputError: never a zipfile/zlib exception or a traceback."""
+    data = bytearray(_zipped(IPC_SOURCES[name]))
+    at = int(where * (len(data) - 1))
+    if how == "truncate":
+        del data[at:]
+    elif how == "flip":
+        data[at] ^= 0xFF
+    else:
+        data[at:at] = b"\x00" * 7
+    path = os.path.join(_TMP, "fuzz.zip")
+    Path(path).write_bytes(bytes(data))
+    try:
+        read_board(path)
+    except InputError as exc:
+        assert str(exc).startswith(path), str(exc)
+        assert "\n" not in str(exc)

@@ -426,10 +426,12 @@ def as_config(config: ProjectConfig | Mapping[str, Any] | None) -> ProjectConfig
 
 
 def find_config(board_path: str | None) -> str | None:
+    """``accel-drc.yaml`` beside the board, or None.  Anything by that name but a folder counts:
+    a FIFO or a device is then refused when it is read, never silently passed over."""
     if not board_path:
         return None
     cand = Path(board_path).resolve().parent / CONFIG_NAME
-    return str(cand) if cand.is_file() else None
+    return str(cand) if cand.exists() and not cand.is_dir() else None
 
 
 def load_config(
