@@ -30,7 +30,6 @@ def test_run_command_checks_a_bundled_board() -> None:
     assert boards and all((ROOT / b).is_file() for b in boards)
 
 
-
 def _norm(name: str) -> str:
     return re.sub(r"[-_.]+", "-", name).lower()
 
