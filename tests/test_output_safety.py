@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import os
-import resource
 import shutil
 import signal
 import subprocess
@@ -300,10 +299,13 @@ def test_rules_write_refuses_a_device(capsys: pytest.CaptureFixture[str]) -> Non
 def _small_disk() -> None:
     """In the child: a 4 KiB file-size limit stands in for a full disk (a write past it fails
     with EFBIG instead of ENOSPC, through the same code path)."""
+    import resource  # POSIX
+
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
     resource.setrlimit(resource.RLIMIT_FSIZE, (4096, 4096))
 
 
+@pytest.mark.skipif(os.name != "posix", reason="RLIMIT_FSIZE is POSIX")
 def test_rules_write_on_a_full_disk_is_one_line(tmp_path: Path) -> None:
     doc = tmp_path / "rules.md"
     doc.write_text(SECTION, encoding="utf-8")
@@ -342,7 +344,8 @@ cli.main(["check", sys.argv[2], "--json", sys.argv[3], "--sarif", sys.argv[4], "
 """
 
 
-@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP])
+@pytest.mark.skipif(os.name != "posix", reason="SIGTERM/SIGHUP to a child are POSIX")
+@pytest.mark.parametrize("signum", [getattr(signal, n, 0) for n in ("SIGTERM", "SIGHUP")])
 def test_signal_during_a_write_leaves_no_temporary_file(tmp_path: Path, signum: int) -> None:
     b = board(tmp_path)
     out = tmp_path / "out"
