@@ -169,7 +169,7 @@ def build(out_zip: str | os.PathLike[str], kicad_version: str = "9.0") -> Path:
     :func:`accel_drc.hostile.write_atomically` writes a private temporary file beside it and
     renames it over ``OUT.zip``, and refuses a read-only one): two runs at once leave one whole
     package, and a planted ``OUT.zip.partial`` symlink is never written through."""
-    from .hostile import write_atomically
+    from .hostile import clean_exit_on_signals, write_atomically
     from .report.writers import prepare_outputs
 
     out = Path(out_zip)
@@ -178,7 +178,8 @@ def build(out_zip: str | os.PathLike[str], kicad_version: str = "9.0") -> Path:
     if out.suffix.lower() != ".zip":
         raise UsageError(f"{out}: KiCad's Install from File takes a .zip; name it OUT.zip")
     prepare_outputs(str(out))
-    with tempfile.TemporaryDirectory(prefix="accel-drc-pcm-") as tmp:
+    # SIGTERM/SIGHUP while staging or zipping: the staging folder and the temporary zip go too
+    with clean_exit_on_signals(), tempfile.TemporaryDirectory(prefix="accel-drc-pcm-") as tmp:
         root = Path(tmp)
         _stage(root, kicad_version)
         files = sorted(p for p in root.rglob("*") if p.is_file())
