@@ -20,6 +20,7 @@ import json
 import logging
 import os
 import platform
+import re
 import shutil
 import subprocess
 import sys
@@ -29,6 +30,7 @@ from typing import Any
 
 from . import __version__
 from .errors import AccelDrcError, UsageError
+from .hostile import clean_exit_on_signals
 
 log = logging.getLogger(__name__)
 
@@ -226,16 +228,32 @@ def api_server_enabled(kicad_version: str) -> bool | None:
     return bool(data.get("api", {}).get("enable_server"))
 
 
+def os_error_text(exc: OSError) -> str:
+    """One line for ``exc``: its ``strerror``, or for a ``shutil.Error`` (``copytree``'s list
+    of one ``(src, dst, "[Errno 28] No space left on device: '…'")`` per file that failed,
+    1,371 characters on a full disk) the first reason and how many more files failed."""
+    errors = exc.args[0] if isinstance(exc, shutil.Error) and exc.args else None
+    if isinstance(errors, list) and errors:
+        first = str(errors[0][-1]) if isinstance(errors[0], tuple) else str(errors[0])
+        m = re.match(r"\[Errno \d+\] ([^:]+)", first)
+        more = len(errors) - 1
+        return (m.group(1) if m else first) + (
+            f" (and {more} more file{'s' if more != 1 else ''})" if more else ""
+        )
+    return exc.strerror or str(exc)
+
+
 def run_kicad(args: Any) -> int:
     """The CLI handler for ``accel-drc kicad install|uninstall``."""
     version = getattr(args, "kicad_version", "9.0")
     dest = getattr(args, "dest", None)
     if args.kicad_command == "install":
         try:
-            target = install(version, dest)
+            with clean_exit_on_signals():  # SIGTERM/SIGHUP: the staging folder is removed too
+                target = install(version, dest)
         except OSError as exc:
             raise InstallError(
-                f"{exc.filename or plugins_dir(version, dest)}: {exc.strerror or exc}"
+                f"{plugins_dir(version, dest)}: cannot install: {os_error_text(exc)}"
             ) from None
         print(f"accel-drc: installed the KiCad {version} plugin in {target}")
         req = (target / "requirements.txt").read_text(encoding="utf-8").strip().splitlines()[1:]
@@ -261,7 +279,7 @@ def run_kicad(args: Any) -> int:
             target = uninstall(version, dest)
         except OSError as exc:
             raise InstallError(
-                f"{exc.filename or plugins_dir(version, dest)}: {exc.strerror or exc}"
+                f"{plugins_dir(version, dest)}: cannot uninstall: {os_error_text(exc)}"
             ) from None
         if target is None:
             print(f"accel-drc: no plugin installed in {plugins_dir(version, dest)}")
