@@ -540,6 +540,21 @@ def test_kicad10_board_level_findings_get_a_marker_inside_the_outline(kipy, tmp_
     assert len(board9.client.sent) == 1 and not state9.exists()
 
 
+def test_clear_removes_the_kicad10_drc_markers_too(kipy, tmp_path) -> None:
+    """``python -m accel_drc_kicad clear`` (what the banner names) removes KiCad 10's DRC
+    markers of the last click too, by the ids KiCad returned, once."""
+    from accel_drc.results import Finding, Severity, Status
+    from accel_drc_kicad import markers
+
+    f = Finding("r.err", "via_stub", Severity.ERROR, Status.VIOLATION, "e", pos=(1.0, 1.0))
+    board = _FakeBoard(kicad10=True)
+    state = tmp_path / "accel-drc-markers.json"
+    made = markers.place_markers(board, [f], drc_state=state)
+    assert markers.clear_all(board, drc_state=state) == 1
+    assert board.deleted == [list(made.ids)]
+    assert markers.clear_all(board, drc_state=state) == 0 and len(board.deleted) == 1
+
+
 @pytest.mark.parametrize("wanted", ["Edge.Cuts", "F.Cu", "In1.Cu", "B.SilkS"])
 def test_markers_never_go_on_copper_or_the_outline(kipy, wanted) -> None:
     """A config naming a non-drawing layer as the marker layer falls back to Cmts.User, with a

@@ -219,8 +219,9 @@ def _lock(path: Path, **holder: Any) -> None:
         {"started": None},
         {"pid": -1},
         {"pid": "me"},
+        {"pid": 10**30},
     ],
-    ids=["future", "nan", "inf", "text", "null", "bad-pid", "text-pid"],
+    ids=["future", "nan", "inf", "text", "null", "bad-pid", "text-pid", "huge-pid"],
 )
 def test_an_unbelievable_lock_does_not_block(tmp_path: Path, holder: dict[str, Any]) -> None:
     """Issue #30 item 8: a lock naming this very process (alive) but a start time in the

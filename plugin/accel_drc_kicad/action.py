@@ -119,11 +119,11 @@ def _pid_alive(pid: int) -> bool | None:
             return None
     try:
         os.kill(pid, 0)
-    except ProcessLookupError:
+    except (ProcessLookupError, OverflowError):  # OverflowError: no pid is that large
         return False
     except PermissionError:
         return True
-    except (OSError, OverflowError):
+    except OSError:
         return None
     return True
 

@@ -92,6 +92,7 @@ def inside(configured: str | None) -> PurePath:
     :class:`Unsafe` for an absolute path or one whose ``..`` leads out of the folder."""
     if not configured:
         return PurePath(REPORT_DIR)
+    configured = str(configured)
     raw = PurePath(configured)
     if raw.is_absolute() or raw.anchor or configured.startswith(("~", "/", "\\")):
         raise Unsafe(f"report.dir {configured!r} is not a path inside the project folder")
