@@ -88,7 +88,7 @@ def session(xvfb_run: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator
     work = tmp_path_factory.mktemp("kicad-action")
     docs = work / "documents"
     r = subprocess.run(
-        [sys.executable, "-m", "accel_drc.cli", "kicad", "install"],
+        [sys.executable, "-m", "accel_drc.cli", "kicad", "install", "--kicad-version", "9.0"],
         capture_output=True,
         text=True,
         env=dict(os.environ, KICAD_DOCUMENTS_HOME=str(docs)),

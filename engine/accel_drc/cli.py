@@ -130,13 +130,23 @@ def build_parser() -> argparse.ArgumentParser:
     k = sub.add_parser("kicad", help="install the KiCad toolbar button")
     ksub = k.add_subparsers(dest="kicad_command", metavar="ACTION", parser_class=_Parser)
     ki = ksub.add_parser("install", help="install the IPC plugin where KiCad finds it")
-    ki.add_argument("--kicad-version", default="9.0", choices=("9.0", "10.0"))
+    ki.add_argument(
+        "--kicad-version",
+        default=None,
+        choices=("9.0", "10.0"),
+        help="default: the newest KiCad found on this machine (10.0 when none is)",
+    )
     ki.add_argument("--dest", metavar="DIR", help="plugins directory (default: KiCad's, per OS)")
     kp = ksub.add_parser("package", help="build a KiCad Plugin and Content Manager package (.zip)")
     kp.add_argument("out", metavar="OUT.zip", help="the package to write")
     kp.add_argument("--kicad-version", default="9.0", choices=("9.0", "10.0"), help="minimum KiCad")
     ku = ksub.add_parser("uninstall", help="remove the IPC plugin")
-    ku.add_argument("--kicad-version", default="9.0", choices=("9.0", "10.0"))
+    ku.add_argument(
+        "--kicad-version",
+        default=None,
+        choices=("9.0", "10.0"),
+        help="default: the newest KiCad found on this machine (10.0 when none is)",
+    )
     ku.add_argument("--dest", metavar="DIR", help="plugins directory (default: KiCad's, per OS)")
     return p
 
