@@ -259,33 +259,53 @@ def runner_commands(log: str) -> list[Command]:
     return found
 
 
-def _assert_no_forged_command(r: subprocess.CompletedProcess[str], boards: list[str]) -> None:
+def _assert_no_forged_command(
+    r: subprocess.CompletedProcess[str], boards: list[str]
+) -> list[Command]:
     """The job log of a run over ``boards`` (in the order checked) holds exactly the commands
-    run.sh means to emit: per board a group titled with its exact name, accel-drc's output
-    inside a stop-commands block with its own random token, and an ``error`` annotation naming
-    the board when accel-drc exited with an error (not 0 or 5).  stderr holds none (GitHub reads
-    it on its own, interleaved at random with stdout)."""
+    run.sh means to emit, in order: per board a group titled with its exact name, around
+    accel-drc's output inside a stop-commands block with its own random token, then an
+    ``error`` annotation naming the board when accel-drc exited with an error (not 0 or 5).
+    stderr holds none (GitHub reads it on its own, interleaved at random with stdout).
+    Returns the commands."""
     assert runner_commands(r.stderr) == []
     cmds = runner_commands(r.stdout)
-    assert sum(1 for ln in re.split(r"\r\n|\r|\n", r.stdout) if ln.lstrip().startswith("::")) == (
-        len(cmds)
-    )  # no other line starts like a command, even where commands are stopped
+    starts = [ln for ln in re.split(r"\r\n|\r|\n", r.stdout) if ln.lstrip().startswith("::")]
+    assert len(starts) == len(cmds)  # no other line starts like one, even where they are stopped
     tokens = [c[2] for c in cmds if c[0] == "stop-commands"]
     assert len(set(tokens)) == len(tokens) == len(boards)
     assert all(re.fullmatch(r"accel-drc-[0-9a-f]{32}", t) for t in tokens), tokens
-    rest = [c for c in cmds if c[0] not in ("stop-commands", "resume")]
-    opened = [c for c in cmds if c[0] in ("stop-commands", "resume")]
-    assert opened == [x for t in tokens for x in (("stop-commands", {}, t), ("resume", {}, t))]
-    groups = [c for c in rest if c[0] in ("group", "endgroup")]
-    assert groups == [
-        x for b in boards for x in (("group", {}, f"accel-drc {b}"), ("endgroup", {}, ""))
+    i = 0
+    for board, token in zip(boards, tokens):
+        assert cmds[i : i + 4] == [
+            ("group", {}, f"accel-drc {board}"),
+            ("stop-commands", {}, token),
+            ("resume", {}, token),
+            ("endgroup", {}, ""),
+        ]
+        i += 4
+        if i < len(cmds) and cmds[i][0] == "error":
+            assert cmds[i][1] == {"file": board, "title": "accel-drc"}
+            assert cmds[i][2].startswith(f"{board}: accel-drc exited ")
+            i += 1
+    assert i == len(cmds), cmds[i:]
+    return cmds
+
+
+def test_runner_model_finds_what_the_runner_acts_on() -> None:
+    """The model the tests above rely on: the forms actions/runner accepts, and stop-commands."""
+    log = (
+        "plain line\n  ::error file=a%3Ab%2Cc,title=t::x%0Ay\rfoo ##[warning]legacy\n"
+        "::unknown::x\n::stop-commands::T1\n::error::ignored\n##[error]ignored\n"
+        "::t1::\n::GROUP::g%25"
+    )
+    assert runner_commands(log) == [
+        ("error", {"file": "a:b,c", "title": "t"}, "x\ny"),
+        ("warning", {}, "legacy"),
+        ("stop-commands", {}, "T1"),
+        ("resume", {}, "T1"),
+        ("group", {}, "g%"),
     ]
-    for name, props, data in rest:
-        if name == "error":
-            assert props["title"] == "accel-drc" and props["file"] in boards
-            assert data.startswith(props["file"] + ": accel-drc exited ")
-        else:
-            assert name in ("group", "endgroup"), (name, props, data)
 
 
 def _recording_bin(tmp_path: Path) -> tuple[str, Path]:
@@ -346,7 +366,8 @@ def test_action_log_and_summary_forge_nothing_from_a_name(tmp_path: Path) -> Non
     r, summary, out = _run_action(tmp_path, "*.kicad_pcb", cwd=boards, ACCEL_DRC_BIN=bin_)
     checked = [c[0] for c in _calls(log)]
     assert sorted(checked) == sorted(names)
-    _assert_no_forged_command(r, checked)
+    cmds = _assert_no_forged_command(r, checked)
+    assert [c[1]["file"] for c in cmds if c[0] == "error"] == [names[1]]  # its exact name
     assert out["exit-code"] == "3"  # the unreadable board: an input error
     markup = _summary_markup(summary)
     assert not re.search(r"(?<!\\)<", markup), summary  # every < is text
