@@ -44,8 +44,21 @@ cmd_prop() {  # TEXT as a workflow command's property value: also ':' and ',' es
   printf '%s' "$s"
 }
 
-md_text() {  # TEXT as one line of Markdown text: whitespace as spaces, markup and HTML escaped
-  printf '%s' "$1" | LC_ALL=C tr '\t\n\r\v\f' '     ' | LC_ALL=C sed -e 's/[][\\`*_<>|~&!#]/\\&/g'
+md_text() {  # TEXT as one line of Markdown text: whitespace as spaces, markup and HTML escaped,
+  # bidirectional controls (U+202E and friends, which display a name reversed) shown as <U+XXXX>
+  printf '%s' "$1" | LC_ALL=C tr '\t\n\r\v\f' '     ' | LC_ALL=C sed -e 's/[][\\`*_<>|~&!#]/\\&/g' \
+    -e $'s/\xd8\x9c/\\\\<U+061C\\\\>/g' \
+    -e $'s/\xe2\x80\x8e/\\\\<U+200E\\\\>/g' \
+    -e $'s/\xe2\x80\x8f/\\\\<U+200F\\\\>/g' \
+    -e $'s/\xe2\x80\xaa/\\\\<U+202A\\\\>/g' \
+    -e $'s/\xe2\x80\xab/\\\\<U+202B\\\\>/g' \
+    -e $'s/\xe2\x80\xac/\\\\<U+202C\\\\>/g' \
+    -e $'s/\xe2\x80\xad/\\\\<U+202D\\\\>/g' \
+    -e $'s/\xe2\x80\xae/\\\\<U+202E\\\\>/g' \
+    -e $'s/\xe2\x81\xa6/\\\\<U+2066\\\\>/g' \
+    -e $'s/\xe2\x81\xa7/\\\\<U+2067\\\\>/g' \
+    -e $'s/\xe2\x81\xa8/\\\\<U+2068\\\\>/g' \
+    -e $'s/\xe2\x81\xa9/\\\\<U+2069\\\\>/g'
 }
 
 folder_name() {  # a board's file name as a report folder name: [A-Za-z0-9._-], 64 bytes at most

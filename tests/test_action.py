@@ -375,6 +375,20 @@ def test_action_log_and_summary_forge_nothing_from_a_name(tmp_path: Path) -> Non
     assert "x ::stop-commands::pwn ::error file=a.c::forged" in markup  # one line
 
 
+def test_action_summary_shows_bidi_controls_instead_of_obeying_them(tmp_path: Path) -> None:
+    # before: U+202E in a name reached the job summary raw and displayed the name reversed
+    # ("main\u202egnp.kicad_pcb" reads as "mainbcp_dacik.png")
+    boards = tmp_path / "b"
+    boards.mkdir()
+    name = "main\u202egnp\u2066.kicad_pcb"
+    write_boards(boards, [name])
+    r, summary, out = _run_action(tmp_path, "*.kicad_pcb", cwd=boards)
+    assert out["exit-code"] in ("0", "5"), r.stdout + r.stderr
+    for ch in ("\u202e", "\u2066"):
+        assert ch not in summary
+    assert "main\\<U+202E\\>gnp\\<U+2066\\>.kicad\\_pcb" in summary, summary
+
+
 def test_action_shows_only_this_runs_reports(tmp_path: Path) -> None:
     # before: the second run's board failed to read, and the first run's summary.md in the
     # reused report folder was shown (and uploaded) as this run's
