@@ -382,8 +382,10 @@ def test_action_summary_shows_bidi_controls_instead_of_obeying_them(tmp_path: Pa
     boards.mkdir()
     name = "main\u202egnp\u2066.kicad_pcb"
     write_boards(boards, [name])
+    (boards / f"unread {name}").write_text("not a board", encoding="utf-8")  # run.sh's own line
     r, summary, out = _run_action(tmp_path, "*.kicad_pcb", cwd=boards)
-    assert out["exit-code"] in ("0", "5"), r.stdout + r.stderr
+    assert out["exit-code"] == "3", r.stdout + r.stderr
+    assert "unread main\\<U+202E\\>gnp" in summary, summary
     for ch in ("\u202e", "\u2066"):
         assert ch not in summary
     assert "main\\<U+202E\\>gnp\\<U+2066\\>.kicad\\_pcb" in summary, summary
