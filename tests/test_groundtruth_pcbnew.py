@@ -40,8 +40,11 @@ def lname(layer):
         names[layer] = board.GetStandardLayerName(layer)
     return names[layer]
 
-kinds = {pcbnew.VIATYPE_THROUGH: "through", pcbnew.VIATYPE_BLIND_BURIED: "blind_buried",
-         pcbnew.VIATYPE_MICROVIA: "micro"}
+kinds = {pcbnew.VIATYPE_THROUGH: "through", pcbnew.VIATYPE_MICROVIA: "micro"}
+# KiCad 9 has VIATYPE_BLIND_BURIED; KiCad 10 splits it into VIATYPE_BLIND and VIATYPE_BURIED
+for n in ("VIATYPE_BLIND_BURIED", "VIATYPE_BLIND", "VIATYPE_BURIED"):
+    if hasattr(pcbnew, n):
+        kinds[getattr(pcbnew, n)] = "blind_buried"
 for t in board.GetTracks():
     cls = t.GetClass()
     if cls == "PCB_VIA":

@@ -66,7 +66,7 @@ def test_report_url_overrides_the_link(tmp_path: Path) -> None:
 def test_user_text_cannot_break_the_table() -> None:
     assert esc("a|b <script>") == "a\\|b \\<script\\>"
     assert esc("x" * 500).endswith("…") and len(esc("x" * 500)) == 300
-    assert code("net`|x") == "`net'\\|x`"
+    assert code("net`|x") == "`` net`\\|x ``"  # the backtick kept: a longer fence
 
 
 def test_render_caps_the_table_and_counts_the_rest() -> None:

@@ -45,6 +45,7 @@ class Session:
         self.docs = docs
         self.first: dict[str, Any] = {}
         self.first_ids: set[str] = set()
+        self.user_zone = ""
 
     @property
     def plugin_dir(self) -> Path:
@@ -55,6 +56,7 @@ class Session:
         env["KICAD_API_SOCKET"] = self.kicad.socket
         env["PYTHONPATH"] = str(PLUGIN)
         env["TMPDIR"] = str(self.kicad.tmp)
+        env["XDG_CACHE_HOME"] = str(self.kicad.workdir / "user-cache")  # never the real one
         return env
 
     def click(self) -> dict[str, Any]:
@@ -86,7 +88,7 @@ def session(xvfb_run: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator
     work = tmp_path_factory.mktemp("kicad-action")
     docs = work / "documents"
     r = subprocess.run(
-        [sys.executable, "-m", "accel_drc.cli", "kicad", "install"],
+        [sys.executable, "-m", "accel_drc.cli", "kicad", "install", "--kicad-version", "9.0"],
         capture_output=True,
         text=True,
         env=dict(os.environ, KICAD_DOCUMENTS_HOME=str(docs)),
@@ -115,6 +117,12 @@ def _file_check(board: Path) -> dict[str, Any]:
 
 
 def test_click_writes_the_report_beside_the_board(session: Session) -> None:
+    """The click as a user makes it, with a zone of the board selected beforehand."""
+    _kicad, board = session.board()
+    zone = board.get_zones()[0]
+    board.add_to_selection(zone)
+    session.user_zone = zone.id.value
+    assert session.user_zone in {i.id.value for i in board.get_selection()}
     result = session.click()
     session.first = result
     assert result["ok"], result["error"]
@@ -133,7 +141,7 @@ def test_click_writes_the_report_beside_the_board(session: Session) -> None:
     assert result["errors"] > 0
     assert result["markers"]["mode"] == "graphics"  # KiCad 9: no InjectDrcError handler
     assert result["markers"]["refused"] == 0
-    assert result["selected"] > 0  # the worst finding's items are selected
+    assert result["selected"] == result["markers"]["created"] > 0  # the markers alone
 
 
 def test_markers_read_back_through_the_api(session: Session) -> None:
@@ -141,12 +149,15 @@ def test_markers_read_back_through_the_api(session: Session) -> None:
     from kipy.proto.board.board_types_pb2 import BoardLayer
 
     _kicad, board = session.board()
-    # the worst finding's items are what the editor has selected now
-    assert len(board.get_selection()) == session.first["selected"]
     labels, rings = find_markers(board)
     made = session.first["markers"]["created"]
     assert made > 0 and len(labels) + len(rings) == made
     session.first_ids = _ids(labels, rings)
+    # issue #31: the editor's selection is the markers, and nothing of the board (the worst
+    # finding's rail items and the zone the user had selected are not in it: a Delete "to clear
+    # the markers" took the GND plane's zone with them)
+    selected = {i.id.value for i in board.get_selection()}
+    assert selected == session.first_ids and session.user_zone not in selected
     # a ring and a label per placed finding, and one legend (no ring) for the board-level ones
     legends = [t for t in labels if "board-level" in t.proto.text.text]
     assert len(legends) == 1 and len(labels) == len(rings) + 1

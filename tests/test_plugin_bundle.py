@@ -20,6 +20,7 @@ from conftest import FIXTURE_BOARDS, ROOT, need
 PLUGIN = ROOT / "plugin"
 sys.path.insert(0, str(PLUGIN))
 
+from _plugin_fakes import FakeClient, RunBoard  # noqa: E402
 from accel_drc_kicad import ACTION_ID, PLUGIN_ID, bundle  # noqa: E402
 
 
@@ -326,34 +327,31 @@ def test_marker_labels_and_order(kipy: None) -> None:
     assert label_for(unknown, 1) == f"{TAG} ?1 laminate_df cannot verify"
 
 
-def test_report_dir_and_settings(tmp_path: Path, kipy: None) -> None:
-    from accel_drc_kicad.action import report_dir_for, report_settings
+def test_report_dir_and_settings(tmp_path: Path, monkeypatch, kipy: None) -> None:
+    """``report.dir`` is a folder inside the board's (made on demand); an absolute one, or one
+    leading out with ``..``, is refused for the per-user folder, with a note naming the
+    setting (issue #30 item 2; the whole click in ``test_plugin_safety.py``)."""
+    from accel_drc_kicad.action import report_settings
+    from accel_drc_kicad.places import report_place, user_folder
 
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     board = str(tmp_path / "b" / "x.kicad_pcb")
-    assert report_dir_for(board, None) == tmp_path / "b" / "accel-drc"
-    assert report_dir_for(board, "out/r") == tmp_path / "b" / "out" / "r"
-    assert report_dir_for(board, str(tmp_path / "abs")) == tmp_path / "abs"
+    (tmp_path / "b").mkdir()
+    assert report_place(board, None).dir == tmp_path / "b" / "accel-drc"
+    assert report_place(board, "out/r").dir == tmp_path / "b" / "out" / "r"
+    assert report_place(board, "out/../r/./s").dir == tmp_path / "b" / "r" / "s"
+    user = user_folder(board)
+    assert user.parent == tmp_path / "cache" / "accel-drc" and user.name.startswith("x-")
+    for bad, why in ((str(tmp_path / "abs"), "is not a path inside"), ("r/../..", "leads out")):
+        place = report_place(board, bad, "accel-drc.yaml:4")
+        assert place.dir == user and why in place.note and "accel-drc.yaml:4" in place.note
+        assert place.note.endswith(f"this report is in {user}.")
+    assert not (tmp_path / "abs").exists()
     from accel_drc.config import ProjectConfig
 
     cfg = ProjectConfig.from_mapping({"report": {"dir": "rep", "marker_layer": "User.2"}})
     assert report_settings(cfg) == ("rep", "User.2")
     assert report_settings(ProjectConfig()) == (None, None)
-
-
-def test_selection_uses_uuids_and_expands_nets(kipy: None) -> None:
-    from accel_drc.readers.kicad_file import read
-    from accel_drc_kicad.action import selection_uuids
-
-    board = read(str(FIXTURE_BOARDS["coral-tpu-m2-adapter"]))
-    net = board.net_index["/3.3V"]
-    f = _finding(items=("/3.3V",))
-    got = set(selection_uuids(f, board))
-    want = {u for u, n in zip(board.tracks.uuid, board.tracks.net.tolist()) if n == net}
-    want |= {u for u, n in zip(board.vias.uuid, board.vias.net.tolist()) if n == net}
-    want |= {p.uuid for _fp, p in board.pads if p.net == net}
-    assert got == want and len(got) > 10
-    uuid = board.vias.uuid[0]
-    assert selection_uuids(_finding(items=(uuid,)), board) == [uuid]
 
 
 def test_server_off_is_a_clear_message_and_an_error_page(tmp_path: Path, kipy: None) -> None:
@@ -364,6 +362,7 @@ def test_server_off_is_a_clear_message_and_an_error_page(tmp_path: Path, kipy: N
         KICAD_API_SOCKET=f"ipc://{tmp_path}/nothing/api.sock",
         PYTHONPATH=str(PLUGIN),
         TMPDIR=str(tmp_path),
+        XDG_CACHE_HOME=str(tmp_path / "cache"),
     )
 
     def plugin(*args: str) -> subprocess.CompletedProcess:
@@ -383,12 +382,12 @@ def test_server_off_is_a_clear_message_and_an_error_page(tmp_path: Path, kipy: N
     result = json.loads(r.stdout)
     assert result["ok"] is False and "Enable KiCad API" in result["error"]
     page = Path(result["report"])
-    assert page.parent == tmp_path / "accel-drc"
+    assert page.parent == tmp_path / "cache" / "accel-drc" / "no-board"  # the per-user folder
     assert "Enable KiCad API" in page.read_text(encoding="utf-8")
-    # the usual fallback folder is taken (a file, or another user's): a folder of our own,
-    # never a traceback (review: FileExistsError escaped and no page opened)
-    shutil.rmtree(tmp_path / "accel-drc")
-    (tmp_path / "accel-drc").write_text("someone else's", encoding="utf-8")
+    # the per-user folder is taken (a file): a private temp folder of our own, never a
+    # traceback (review: FileExistsError escaped and no page opened)
+    shutil.rmtree(tmp_path / "cache" / "accel-drc")
+    (tmp_path / "cache" / "accel-drc").write_text("not a folder", encoding="utf-8")
     r = plugin("run", "--no-browser")
     assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr
     page = Path(json.loads(r.stdout)["report"])
@@ -419,29 +418,6 @@ def test_marker_layer_falls_back_to_an_enabled_user_layer(kipy: None) -> None:
     assert (layer, name) == (L.BL_Eco1_User, "Eco1.User") and "Cmts.User is not enabled" in note
 
 
-class _FakeClient:
-    """A KiCad API server reduced to what the marker code sends: it records every command and
-    answers ``InjectDrcError`` as KiCad 10 does, or refuses it as KiCad 9 does (no handler)."""
-
-    def __init__(self, kicad10: bool) -> None:
-        self.kicad10 = kicad10
-        self.sent: list = []
-
-    def send(self, cmd, response_type):
-        from kipy.errors import ApiError
-        from kipy.proto.common import ApiStatusCode
-
-        self.sent.append(cmd)
-        if not self.kicad10:
-            raise ApiError(
-                "no handler available for request of type InjectDrcError",
-                code=ApiStatusCode.AS_UNHANDLED,
-            )
-        resp = response_type()
-        resp.marker.value = f"00000000-0000-0000-0000-{len(self.sent):012d}"
-        return resp
-
-
 class _FakeBoard:
     """Just enough of kipy's ``Board`` for :func:`markers.place_markers` on the KiCad 10 path
     (and to notice if it wrongly takes the graphics path: that would call begin_commit)."""
@@ -449,7 +425,7 @@ class _FakeBoard:
     def __init__(self, kicad10: bool) -> None:
         from kipy.proto.common.types import base_types_pb2
 
-        self.client = _FakeClient(kicad10)
+        self.client = FakeClient(kicad10)
         self.document = base_types_pb2.DocumentSpecifier()
         self.document.board_filename = "x.kicad_pcb"
         self.commits = 0
@@ -562,6 +538,21 @@ def test_kicad10_board_level_findings_get_a_marker_inside_the_outline(kipy, tmp_
     with pytest.raises(RuntimeError, match="graphics path taken"):
         markers.place_markers(board9, [f], drc_state=state9, outline_bbox=(0.0, 0.0, 1.0, 1.0))
     assert len(board9.client.sent) == 1 and not state9.exists()
+
+
+def test_clear_removes_the_kicad10_drc_markers_too(kipy, tmp_path) -> None:
+    """``python -m accel_drc_kicad clear`` (what the banner names) removes KiCad 10's DRC
+    markers of the last click too, by the ids KiCad returned, once."""
+    from accel_drc.results import Finding, Severity, Status
+    from accel_drc_kicad import markers
+
+    f = Finding("r.err", "via_stub", Severity.ERROR, Status.VIOLATION, "e", pos=(1.0, 1.0))
+    board = _FakeBoard(kicad10=True)
+    state = tmp_path / "accel-drc-markers.json"
+    made = markers.place_markers(board, [f], drc_state=state)
+    assert markers.clear_all(board, drc_state=state) == 1
+    assert board.deleted == [list(made.ids)]
+    assert markers.clear_all(board, drc_state=state) == 0 and len(board.deleted) == 1
 
 
 @pytest.mark.parametrize("wanted", ["Edge.Cuts", "F.Cu", "In1.Cu", "B.SilkS"])
@@ -734,10 +725,12 @@ def test_banner_says_how_many_markers_go_where(kipy) -> None:
     assert plan.summary("Cmts.User") == (
         "In KiCad: 3 findings marked on Cmts.User: 1 at the finding's place on the board; "
         "2 board-level findings listed in a legend inside the board outline's top-left corner "
-        "(View → Zoom to Fit, Home). They are selected in the editor; one Undo (Ctrl+Z) "
-        "removes them."
+        "(View → Zoom to Fit, Home). Only the markers are selected in the editor, none of the "
+        "board's own items: Delete or one Undo (Ctrl+Z) removes them now; "
+        '"python -m accel_drc_kicad clear" at any time.'
     )
     assert "as KiCad DRC markers" in plan.summary(None, kicad10=True)
+    assert "Delete removes them now" in plan.summary(None, kicad10=True)
     assert plan_markers([], None).summary("Cmts.User").startswith("In KiCad: no findings")
 
 
@@ -835,7 +828,12 @@ def test_second_click_while_running_is_ignored(tmp_path, kipy) -> None:
     lock = RunLock(path)
     assert lock.acquire()
     lock.release()
-    assert not path.parent.exists()  # only the lock was in it: no empty folder left
+    assert path.parent.is_dir()  # a folder this click did not make stays, even empty
+    path.parent.rmdir()
+    lock = RunLock(path)
+    assert lock.acquire()
+    lock.release()
+    assert not path.parent.exists()  # this click made it for the lock alone: removed
     path.parent.mkdir()
     # a killed run's lock: its process is gone
     dead = subprocess.run(
@@ -861,68 +859,6 @@ def test_second_click_while_running_is_ignored(tmp_path, kipy) -> None:
     assert RunLock(path).acquire()
 
 
-class _RunBoard:
-    """A kipy Board stand-in for :func:`action.run` (the live reader is replaced by the file
-    reader): it records commits and keeps the items created, as KiCad would."""
-
-    def __init__(self, board_file: Path) -> None:
-        from kipy.proto.common.types import base_types_pb2
-        from kipy.util.board_layer import CANONICAL_LAYER_NAMES
-
-        self.document = base_types_pb2.DocumentSpecifier()
-        self.document.board_filename = board_file.name
-        self.document.project.path = str(board_file.parent)
-        self.client = _FakeClient(kicad10=False)  # KiCad 9: no InjectDrcError
-        self.items: list = []
-        self.log: list = []
-        self.selected: list = []
-        self.cmts = {v: k for k, v in CANONICAL_LAYER_NAMES.items()}["Cmts.User"]
-
-    def get_text(self):
-        from kipy.board_types import BoardText
-
-        return [i for i in self.items if isinstance(i, BoardText)]
-
-    def get_shapes(self):
-        from kipy.board_types import BoardText
-
-        return [i for i in self.items if not isinstance(i, BoardText)]
-
-    def get_enabled_layers(self):
-        return [self.cmts]
-
-    def begin_commit(self):
-        self.log.append("begin")
-        return "c"
-
-    def create_items(self, items):
-        for n, i in enumerate(items):
-            i.proto.id.value = f"00000000-0000-0000-0000-{len(self.items) + n:012d}"
-        self.items += items
-        return items
-
-    def remove_items(self, items):
-        ids = {i.proto.id.value for i in items}
-        self.items = [i for i in self.items if i.proto.id.value not in ids]
-
-    def update_items(self, items):
-        self.log.append("update")
-        return items
-
-    def push_commit(self, commit, message):
-        self.log.append(message)
-
-    def drop_commit(self, commit):
-        self.log.append("drop")
-
-    def clear_selection(self):
-        self.selected = []
-
-    def add_to_selection(self, refs):
-        self.selected = [r.id.value for r in refs]
-        return self.selected
-
-
 def test_run_failure_page_replaces_the_report_and_success_cleans_up(
     tmp_path, monkeypatch, kipy
 ) -> None:
@@ -939,7 +875,7 @@ def test_run_failure_page_replaces_the_report_and_success_cleans_up(
     shutil.copyfile(src.with_suffix(".kicad_pro"), board_file.with_suffix(".kicad_pro"))
     monkeypatch.setattr(action, "read_live", lambda kicad, board, **kw: read(str(board_file)))
     monkeypatch.setattr(markers, "DRC_STATE", tmp_path / "state.json")
-    fake = _RunBoard(board_file)
+    fake = RunBoard(board_file)
     kicad = SimpleNamespace(get_board=lambda: fake, get_version=lambda: SimpleNamespace(major=9))
     report = tmp_path / "accel-drc" / f"{board_file.stem}.html"
     first = action.run(open_browser=False, kicad=kicad)
@@ -966,7 +902,10 @@ def test_run_failure_page_replaces_the_report_and_success_cleans_up(
     assert fake.selected == [legend.proto.id.value]
 
     (tmp_path / "accel-drc.yaml").unlink()
-    (tmp_path / "accel-drc" / action.MARKER_ERROR_PAGE).write_text("old")
+    # an earlier click's marker-failure page (recognised as ours by its title)
+    (tmp_path / "accel-drc" / action.MARKER_ERROR_PAGE).write_text(
+        "<!doctype html><title>accel-drc: error</title>old"
+    )
     again = action.run(open_browser=False, kicad=kicad)
     assert again.ok and again.markers["removed"] == 1
     assert "<!DOCTYPE html>" in report.read_text() and report.with_suffix(".json").is_file()

@@ -45,6 +45,7 @@ class Session:
         env["KICAD_API_SOCKET"] = self.kicad.socket
         env["PYTHONPATH"] = str(PLUGIN)
         env["TMPDIR"] = str(self.kicad.tmp)
+        env["XDG_CACHE_HOME"] = str(self.kicad.workdir / "user-cache")  # never the real one
         env["BROWSER"] = f"{self.kicad.workdir / 'browser.sh'} %s"
         return env
 
@@ -141,9 +142,9 @@ def test_click_shows_board_level_findings_where_zoom_to_fit_looks(session: Sessi
     x0, y0, x1, y1 = _outline_bbox_nm(board)
     assert x0 < box.pos.x and box.pos.x + box.size.x < x1, (box, (x0, x1))
     assert y0 < box.pos.y and box.pos.y + box.size.y < y1, (box, (y0, y1))
-    # selected: the editor highlights what the click made
-    assert legend.proto.id.value in {i.id.value for i in board.get_selection()}
-    assert result["selected"] >= 1
+    # selected: the editor highlights what the click made, and nothing else (issue #31)
+    assert {i.id.value for i in board.get_selection()} == {legend.proto.id.value}
+    assert result["selected"] == 1
     report = session.kicad.board_dir / REPORT
     assert Path(result["report"]) == report
     assert session.pages() == [report.resolve().as_uri()]
@@ -151,8 +152,9 @@ def test_click_shows_board_level_findings_where_zoom_to_fit_looks(session: Sessi
     assert (
         '<p class="editor-note" id="editor-note">In KiCad: 2 findings marked on Cmts.User: '
         "2 board-level findings listed in a legend inside the board outline's top-left corner "
-        "(View → Zoom to Fit, Home). They are selected in the editor; one Undo (Ctrl+Z) "
-        "removes them.</p>"
+        "(View → Zoom to Fit, Home). Only the markers are selected in the editor, none of the "
+        "board's own items: Delete or one Undo (Ctrl+Z) removes them now; "
+        '"python -m accel_drc_kicad clear" at any time.</p>'
     ) in page
 
 

@@ -117,7 +117,16 @@ def test_wheel_installs_and_runs_with_no_checkout(tmp_path: Path) -> None:
     bindir = env_dir / ("Scripts" if os.name == "nt" else "bin")
     py = bindir / "python"
     r = subprocess.run(
-        [str(py), "-m", "pip", "install", "-q", str(wheels[0])],
+        [
+            str(py),
+            "-m",
+            "pip",
+            "install",
+            "-q",
+            "-c",
+            str(ROOT / "constraints.txt"),
+            str(wheels[0]),
+        ],
         capture_output=True,
         text=True,
         timeout=1200,

@@ -130,13 +130,23 @@ def build_parser() -> argparse.ArgumentParser:
     k = sub.add_parser("kicad", help="install the KiCad toolbar button")
     ksub = k.add_subparsers(dest="kicad_command", metavar="ACTION", parser_class=_Parser)
     ki = ksub.add_parser("install", help="install the IPC plugin where KiCad finds it")
-    ki.add_argument("--kicad-version", default="9.0", choices=("9.0", "10.0"))
+    ki.add_argument(
+        "--kicad-version",
+        default=None,
+        choices=("9.0", "10.0"),
+        help="default: the newest KiCad found on this machine (10.0 when none is)",
+    )
     ki.add_argument("--dest", metavar="DIR", help="plugins directory (default: KiCad's, per OS)")
     kp = ksub.add_parser("package", help="build a KiCad Plugin and Content Manager package (.zip)")
     kp.add_argument("out", metavar="OUT.zip", help="the package to write")
     kp.add_argument("--kicad-version", default="9.0", choices=("9.0", "10.0"), help="minimum KiCad")
     ku = ksub.add_parser("uninstall", help="remove the IPC plugin")
-    ku.add_argument("--kicad-version", default="9.0", choices=("9.0", "10.0"))
+    ku.add_argument(
+        "--kicad-version",
+        default=None,
+        choices=("9.0", "10.0"),
+        help="default: the newest KiCad found on this machine (10.0 when none is)",
+    )
     ku.add_argument("--dest", metavar="DIR", help="plugins directory (default: KiCad's, per OS)")
     return p
 
@@ -357,7 +367,7 @@ def run_rules(args: Any) -> int:
     if fmt == "markdown":
         text = docgen.reference(out, classes)
         if write:
-            changed = docgen.update(write, text)
+            changed = _update_generated(write, text)
             print(f"accel-drc: {write}: {'updated' if changed else 'up to date'}")
         else:
             sys.stdout.write(text)
@@ -375,11 +385,30 @@ def run_rules(args: Any) -> int:
 
     for cls in classes:
         p = lib.packs[cls]
-        print(f"# pack {p.name} {p.version} ({p.file}): {p.description}")
-        print(f"#   follows {p.follows}")
+        print(terminal(f"# pack {p.name} {p.version} ({p.file}): {p.description}"))
+        print(terminal(f"#   follows {p.follows}"))
     print(rules_table(out))
     print(references_list(cited))
     return EXIT_OK
+
+
+def _update_generated(path: str, text: str) -> bool:
+    """``rules --write PATH``: :func:`accel_drc.docgen.update` (an atomic write), with a file
+    that cannot be written — not UTF-8, read-only, a full disk — refused in one line (exit 1,
+    as a report that cannot be written) rather than as an internal error."""
+    from . import docgen
+
+    if os.path.exists(path) and not os.path.isfile(path):  # /dev/full reads zeros forever
+        raise UsageError(f"{path}: cannot write: not a regular file (--write updates a section)")
+    try:
+        return docgen.update(path, text)
+    except UnicodeDecodeError as exc:
+        raise UsageError(
+            f"{path}: cannot write: it is not UTF-8 text (byte 0x{exc.object[exc.start]:02x} "
+            f"at offset {exc.start})"
+        ) from None
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot write: {exc.strerror or exc}") from None
 
 
 def run_inspect(args: Any) -> int:
@@ -391,7 +420,7 @@ def run_inspect(args: Any) -> int:
 
     board = read_board(args.board)
     for w in board.warnings:
-        log.warning("%s: warning: %s", args.board, w)
+        log.warning("%s: warning: %s", args.board, terminal(w))
     details = list(getattr(args, "detail", None) or [])
     config = None
     if details or getattr(args, "config", None):
@@ -404,7 +433,7 @@ def run_inspect(args: Any) -> int:
     if getattr(args, "json", False):
         sys.stdout.write(_json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
     else:
-        sys.stdout.write(terminal(render_text(doc), keep_newlines=True))  # names: no escapes
+        sys.stdout.write(render_text(doc))  # every name in it escaped (a newline too)
         for name, rows in (doc.get("details") or {}).items():
             sys.stdout.write(f"\n{name}: {len(rows)} rows (use --json for the rows)\n")
     return EXIT_OK

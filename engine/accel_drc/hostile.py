@@ -17,7 +17,7 @@ import re
 import stat
 import sys
 from collections.abc import Iterable, Iterator
-from typing import IO, Any
+from typing import IO, Any, Callable
 
 from .errors import InputError
 
@@ -336,16 +336,26 @@ def non_finite(data: Any, path: tuple[Any, ...] = ()) -> Iterator[tuple[tuple[An
 # Text that reaches a terminal or an XML file
 # ---------------------------------------------------------------------------------------------
 
+#: the bidirectional-text controls (marks, embeddings, overrides, isolates): a net named
+#: "\u202eLIAF" reads "FAIL" backwards, and one override can reorder the rest of a line, in a
+#: terminal or a pull request alike
+BIDI_CONTROLS = (0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A))
 #: C0 controls but newline, DEL and C1 controls, shown as ``\xNN`` in terminal output (a net
-#: named "x\n\x1b[8m…" must not forge a verdict line or hide text)
-_TERMINAL = {c: f"\\x{c:02x}" for c in (*range(0x20), 0x7F, *range(0x80, 0xA0)) if c != 0x0A}
+#: named "x\n\x1b[8m…" must not forge a verdict line or hide text); bidi controls as ``<U+202E>``
+_TERMINAL = {
+    **{c: f"\\x{c:02x}" for c in (*range(0x20), 0x7F, *range(0x80, 0xA0)) if c != 0x0A},
+    **{c: f"<U+{c:04X}>" for c in BIDI_CONTROLS},
+}
 _TERMINAL_ALL = {**_TERMINAL, 0x0A: "\\n"}
 #: what XML 1.0 cannot carry: C0 controls but tab, newline and carriage return; lone surrogates
 _XML_BAD = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff\ud800-\udfff]")
 
 
 def terminal(text: str, keep_newlines: bool = False) -> str:
-    """``text`` with control characters escaped visibly (``\\x1b``, ``\\n``) for a terminal."""
+    """``text`` with control characters escaped visibly (``\\x1b``, ``\\n``, ``<U+202E>``).
+
+    The one escaping of user text (net, layer, material and class names, messages) for what a
+    person reads: the terminal summaries and, under its own escaping, the Markdown report."""
     return text.translate(_TERMINAL if keep_newlines else _TERMINAL_ALL)
 
 
@@ -372,42 +382,117 @@ def same_file_key(path: str) -> str:
 
 
 def write_text(path: str, text: str) -> None:
-    """Write ``text`` (UTF-8) to ``path`` so no reader ever sees half a file.
-
-    A regular file (or a new one) is written to a temporary file in the same folder and renamed
-    over the target (``os.replace`` is atomic on one file system): two runs writing the same
-    report leave one whole report, and a crash leaves the old one.  A symlink is followed, so
-    the link stays and its target is replaced.  Something that is not a regular file
-    (``/dev/stdout``, a FIFO) is written in place.  ``-`` is stdout."""
+    """Write ``text`` (UTF-8) to ``path`` so no reader ever sees half a file
+    (:func:`write_atomically`); ``-`` is stdout."""
     if path == "-":
         sys.stdout.write(text)
         sys.stdout.flush()
         return
+    write_atomically(path, lambda fh: fh.write(text))
+
+
+def refuse_read_only(path: str) -> None:
+    """Raise ``PermissionError`` when ``path`` is an existing regular file the user made
+    read-only: a rename would replace it where ``open()`` would refuse.  No write bit at all
+    counts as read-only for root too, who ``os.access`` says may write anything."""
     real = os.path.realpath(path)
-    if os.path.isfile(real) and not os.access(real, os.W_OK):
-        # a rename would replace a file the user made read-only: refuse as open() would
+    try:
+        st = os.stat(real)
+    except OSError:
+        return
+    if os.path.isfile(real) and (not st.st_mode & 0o222 or not os.access(real, os.W_OK)):
         raise PermissionError(13, "Permission denied (the file is read-only)", path)
+
+
+def write_atomically(path: str, fill: Callable[[IO[Any]], Any], binary: bool = False) -> None:
+    """Write ``path`` through ``fill(fh)`` so no reader ever sees half a file.
+
+    A regular file (or a new one) is written to a private temporary file in the same folder
+    (``mkstemp``: a fresh name no one else writes to, never a symlink someone planted) and
+    renamed over the target (``os.replace`` is atomic on one file system): two runs writing the
+    same file leave one whole file, and a crash leaves the old one.  SIGTERM and SIGHUP while
+    the temporary file exists remove it and exit ``128 + signum`` (:func:`clean_exit_on_signals`),
+    as Ctrl-C does.  A symlink is followed, so the link stays and its target is replaced.  A
+    read-only file is refused (:func:`refuse_read_only`).  Something that is not a regular file
+    (``/dev/stdout``, a FIFO) is written in place.  Text is UTF-8 (``binary`` False)."""
+    kw: dict[str, Any] = {} if binary else {"encoding": "utf-8", "errors": "backslashreplace"}
+    mode = "wb" if binary else "w"
+    real = os.path.realpath(path)
+    refuse_read_only(path)
     if os.path.exists(real) and not os.path.isfile(real):
-        with open(real, "w", encoding="utf-8", errors="backslashreplace") as fh:
-            fh.write(text)
+        with open(real, mode, **kw) as fh:
+            fill(fh)
         return
     import tempfile  # only when writing: keeps the import of every reader light
 
     folder = os.path.dirname(real) or "."
-    fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(real)}.", suffix=".tmp", dir=folder)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", errors="backslashreplace") as fh:
-            fh.write(text)
-            fh.flush()
+    tmp = None
+    with clean_exit_on_signals():
         try:
-            mode = os.stat(real).st_mode & 0o7777
-        except OSError:
-            umask = os.umask(0)
-            os.umask(umask)
-            mode = 0o666 & ~umask
-        os.chmod(tmp, mode)
-        os.replace(tmp, real)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+            fd, tmp = tempfile.mkstemp(
+                prefix=f".{os.path.basename(real)}.", suffix=".tmp", dir=folder
+            )
+            with os.fdopen(fd, mode, **kw) as fh:
+                fill(fh)
+                fh.flush()
+            os.chmod(tmp, _mode_for(real))
+            os.replace(tmp, real)
+        except BaseException:
+            if tmp is not None:
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp)
+            raise
+
+
+def _mode_for(real: str) -> int:
+    """The permissions a rewritten file keeps: the old file's, else what ``open()`` would give
+    a new one (0666 less the umask; ``mkstemp`` makes 0600)."""
+    try:
+        return os.stat(real).st_mode & 0o7777
+    except OSError:
+        umask = os.umask(0)
+        os.umask(umask)
+        return 0o666 & ~umask
+
+
+class Terminated(SystemExit):
+    """SIGTERM or SIGHUP arrived while a file was being written: the process ends with
+    ``128 + signum`` (the shell's code for a death by that signal) once its temporary files
+    are removed, as ``KeyboardInterrupt`` does for Ctrl-C."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(128 + signum)
+        self.signum = signum
+
+
+def _terminated(signum: int, frame: Any) -> None:
+    import signal
+
+    sys.stderr.write(f"accel-drc: {signal.Signals(signum).name}: stopped, nothing half-written\n")
+    raise Terminated(signum)
+
+
+@contextlib.contextmanager
+def clean_exit_on_signals() -> Iterator[None]:
+    """While the block runs, SIGTERM and SIGHUP raise :class:`Terminated` in the main thread
+    (so ``except BaseException`` / ``finally`` clean-ups run) instead of killing the process
+    outright; the previous handlers come back after.  Off the main thread (where Python cannot
+    set handlers) and for a signal someone set to be ignored, nothing changes."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    wanted = [getattr(signal, n) for n in ("SIGTERM", "SIGHUP") if hasattr(signal, n)]
+    old = {}
+    for sig in wanted:
+        prev = signal.getsignal(sig)
+        if prev == signal.SIG_DFL:  # an ignored signal stays ignored, a handler stays
+            old[sig] = prev
+            signal.signal(sig, _terminated)
+    try:
+        yield
+    finally:
+        for sig, prev in old.items():
+            signal.signal(sig, prev)

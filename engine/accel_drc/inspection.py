@@ -17,6 +17,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .errors import UsageError
+from .hostile import terminal
 from .model import VIA_TYPES, Board
 
 if TYPE_CHECKING:
@@ -253,8 +254,23 @@ def _table(rows: list[list[str]], header: list[str]) -> list[str]:
     return out
 
 
+def _printable(value: Any) -> Any:
+    """``value`` (an inspect document or part of one) with every string, keys too, escaped for
+    a terminal (:func:`accel_drc.hostile.terminal`): layer, material, net-class and pair names
+    are the board's text, and a newline or ESC in one must not print a forged line."""
+    if isinstance(value, str):
+        return terminal(value)
+    if isinstance(value, Mapping):
+        return {_printable(k): _printable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_printable(v) for v in value]
+    return value
+
+
 def render_text(doc: Mapping[str, Any]) -> str:
-    """A human summary of an inspect document."""
+    """A human summary of an inspect document; every name in it is shown escaped, so the text
+    holds no control character but the newlines between its lines."""
+    doc = _printable({k: v for k, v in doc.items() if k != "details"})  # rows: not shown here
     out: list[str] = []
     kv = doc.get("kicad_version")
     out.append(f"{doc['source']}")

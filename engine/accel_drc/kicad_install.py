@@ -20,6 +20,7 @@ import json
 import logging
 import os
 import platform
+import re
 import shutil
 import subprocess
 import sys
@@ -29,6 +30,7 @@ from typing import Any
 
 from . import __version__
 from .errors import AccelDrcError, UsageError
+from .hostile import clean_exit_on_signals
 
 log = logging.getLogger(__name__)
 
@@ -226,18 +228,89 @@ def api_server_enabled(kicad_version: str) -> bool | None:
     return bool(data.get("api", {}).get("enable_server"))
 
 
+def os_error_text(exc: OSError) -> str:
+    """One line for ``exc``: its ``strerror``, or for a ``shutil.Error`` (``copytree``'s list
+    of one ``(src, dst, "[Errno 28] No space left on device: '…'")`` per file that failed,
+    1,371 characters on a full disk) the first reason and how many more files failed."""
+    errors = exc.args[0] if isinstance(exc, shutil.Error) and exc.args else None
+    if isinstance(errors, list) and errors:
+        first = str(errors[0][-1]) if isinstance(errors[0], tuple) else str(errors[0])
+        m = re.match(r"\[Errno \d+\] ([^:]+)", first)
+        more = len(errors) - 1
+        return (m.group(1) if m else first) + (
+            f" (and {more} more file{'s' if more != 1 else ''})" if more else ""
+        )
+    return exc.strerror or str(exc)
+
+
+#: the KiCad versions the plugin supports (IPC API), oldest first
+SUPPORTED_KICAD = ("9.0", "10.0")
+
+
+def _series(version_text: str) -> str | None:
+    """``"10.0.7"`` (``kicad-cli version``) -> ``"10.0"``: the settings/plugins folder name."""
+    m = re.match(r"\s*(\d+)\.(\d+)", version_text)
+    return f"{m.group(1)}.{m.group(2)}" if m else None
+
+
+def installed_kicads() -> dict[str, str]:
+    """The supported KiCad versions found on this machine, each with its evidence: KiCad's
+    settings folder for that version (KiCad makes it on its first start; ``KICAD_CONFIG_HOME``
+    honoured), or ``kicad-cli`` on ``PATH`` reporting that version."""
+    found: dict[str, str] = {}
+    for v in SUPPORTED_KICAD:
+        if config_dir(v).is_dir():
+            found[v] = f"its settings in {config_dir(v)}"
+    cli = shutil.which("kicad-cli")
+    if cli:
+        try:
+            out = subprocess.run(
+                [cli, "version"], capture_output=True, text=True, timeout=30, check=False
+            ).stdout
+        except (OSError, subprocess.SubprocessError):
+            out = ""
+        series = _series(out)
+        if series in SUPPORTED_KICAD and series not in found:
+            found[series] = f"{cli} {out.strip()}"
+    return found
+
+
+def choose_kicad_version(requested: str | None) -> tuple[str, str]:
+    """(version, why): the version asked for, else the newest supported KiCad found here, else
+    the newest supported (a machine with no KiCad yet gets the plugin for the KiCad it will
+    install)."""
+    if requested:
+        return requested, "as asked (--kicad-version)"
+    found = installed_kicads()
+    if found:
+        newest = max(found, key=lambda v: tuple(int(x) for x in v.split(".")))
+        others = sorted(set(found) - {newest})
+        also = (
+            f"; KiCad {', '.join(others)} found too: --kicad-version {others[-1]} for it"
+            if others
+            else ""
+        )
+        return newest, f"the newest KiCad found ({found[newest]}){also}"
+    newest = SUPPORTED_KICAD[-1]
+    return newest, (
+        f"no KiCad found on this machine: installing for the newest, KiCad {newest} "
+        f"(--kicad-version {SUPPORTED_KICAD[0]} for KiCad {SUPPORTED_KICAD[0]})"
+    )
+
+
 def run_kicad(args: Any) -> int:
     """The CLI handler for ``accel-drc kicad install|uninstall``."""
-    version = getattr(args, "kicad_version", "9.0")
     dest = getattr(args, "dest", None)
+    version, why = choose_kicad_version(getattr(args, "kicad_version", None))
     if args.kicad_command == "install":
         try:
-            target = install(version, dest)
+            with clean_exit_on_signals():  # SIGTERM/SIGHUP: the staging folder is removed too
+                target = install(version, dest)
         except OSError as exc:
             raise InstallError(
-                f"{exc.filename or plugins_dir(version, dest)}: {exc.strerror or exc}"
+                f"{plugins_dir(version, dest)}: cannot install: {os_error_text(exc)}"
             ) from None
-        print(f"accel-drc: installed the KiCad {version} plugin in {target}")
+        print(f"accel-drc: installed the KiCad {version} plugin in {target} ({why})")
         req = (target / "requirements.txt").read_text(encoding="utf-8").strip().splitlines()[1:]
         print("accel-drc: KiCad will pip-install on first use: " + "; ".join(req))
         enabled = api_server_enabled(version)
@@ -257,15 +330,24 @@ def run_kicad(args: Any) -> int:
         )
         return 0
     if args.kicad_command == "uninstall":
-        try:
-            target = uninstall(version, dest)
-        except OSError as exc:
-            raise InstallError(
-                f"{exc.filename or plugins_dir(version, dest)}: {exc.strerror or exc}"
-            ) from None
-        if target is None:
-            print(f"accel-drc: no plugin installed in {plugins_dir(version, dest)}")
-        else:
-            print(f"accel-drc: removed {target}")
+        # with no version named, every supported KiCad's plugin folder: the plugin may have
+        # been installed for KiCad 9 before KiCad 10 arrived
+        asked = getattr(args, "kicad_version", None)
+        versions = [asked] if asked or dest else list(SUPPORTED_KICAD)
+        removed = 0
+        for v in versions:
+            v = v or version
+            try:
+                target = uninstall(v, dest)
+            except OSError as exc:
+                raise InstallError(
+                    f"{plugins_dir(v, dest)}: cannot uninstall: {os_error_text(exc)}"
+                ) from None
+            if target is not None:
+                removed += 1
+                print(f"accel-drc: removed {target}")
+        if not removed:
+            where = " or ".join(str(plugins_dir(v or version, dest)) for v in versions)
+            print(f"accel-drc: no plugin installed in {where}")
         return 0
     raise UsageError(f"unknown kicad action {args.kicad_command!r}")

@@ -162,33 +162,43 @@ def _stage(root: Path, kicad_version: str) -> None:
 
 
 def build(out_zip: str | os.PathLike[str], kicad_version: str = "9.0") -> Path:
-    """Write the PCM package zip; returns its path."""
+    """Write the PCM package zip; returns its path.
+
+    Written as the reports are (:func:`accel_drc.report.writers.prepare_outputs` refuses a
+    folder, a dangling symlink or an unwritable folder before the work;
+    :func:`accel_drc.hostile.write_atomically` writes a private temporary file beside it and
+    renames it over ``OUT.zip``, and refuses a read-only one): two runs at once leave one whole
+    package, and a planted ``OUT.zip.partial`` symlink is never written through."""
+    from .hostile import clean_exit_on_signals, write_atomically
+    from .report.writers import prepare_outputs
+
     out = Path(out_zip)
     if out.is_dir():
         raise UsageError(f"{out}: is a folder; name the .zip to write")
     if out.suffix.lower() != ".zip":
         raise UsageError(f"{out}: KiCad's Install from File takes a .zip; name it OUT.zip")
-    try:
-        out.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise UsageError(f"{out}: cannot create its folder: {exc.strerror or exc}") from None
-    with tempfile.TemporaryDirectory(prefix="accel-drc-pcm-") as tmp:
+    prepare_outputs(str(out))
+    # SIGTERM/SIGHUP while staging or zipping: the staging folder and the temporary zip go too
+    with clean_exit_on_signals(), tempfile.TemporaryDirectory(prefix="accel-drc-pcm-") as tmp:
         root = Path(tmp)
         _stage(root, kicad_version)
         files = sorted(p for p in root.rglob("*") if p.is_file())
-        partial = out.with_name(out.name + ".partial")
         try:
-            with zipfile.ZipFile(partial, "w", zipfile.ZIP_DEFLATED) as zf:
-                for p in files:
-                    info = zipfile.ZipInfo(p.relative_to(root).as_posix(), _ZIP_DATE)
-                    info.compress_type = zipfile.ZIP_DEFLATED
-                    info.external_attr = 0o644 << 16
-                    zf.writestr(info, p.read_bytes())
-            os.replace(partial, out)
+            write_atomically(str(out), lambda fh: _zip(fh, root, files), binary=True)
         except OSError as exc:
-            partial.unlink(missing_ok=True)
             raise UsageError(f"{out}: cannot write: {exc.strerror or exc}") from None
     return out
+
+
+def _zip(fh: Any, root: Path, files: list[Path]) -> None:
+    """The files under ``root`` as a zip in ``fh``, with fixed dates and modes (the same
+    source gives the same bytes)."""
+    with zipfile.ZipFile(fh, "w", zipfile.ZIP_DEFLATED) as zf:
+        for p in files:
+            info = zipfile.ZipInfo(p.relative_to(root).as_posix(), _ZIP_DATE)
+            info.compress_type = zipfile.ZIP_DEFLATED
+            info.external_attr = 0o644 << 16
+            zf.writestr(info, p.read_bytes())
 
 
 def install_like_pcm(

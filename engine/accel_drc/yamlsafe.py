@@ -299,6 +299,8 @@ def load_yaml(path: str | Path, text: str | None = None) -> YamlDoc:
             mark = opened
         if isinstance(exc, yaml.constructor.ConstructorError) and problem.startswith("cannot read"):
             msg = problem
+        if "nesting depth" in problem:  # libyaml >= 0.2.6 (PyYAML 6.0.4) has a depth bound too
+            msg = f"YAML nested too deeply (about {depth} levels)"
         raise InputError(path, msg, line=mark.line + 1 if mark else None) from None
     except RecursionError:
         raise InputError(path, f"YAML nested too deeply (about {depth} levels)") from None

@@ -53,9 +53,9 @@ def _run(args: argparse.Namespace) -> int:
 
 def _clear(args: argparse.Namespace) -> int:
     from .connection import connect, open_board
-    from .markers import remove_markers
+    from .markers import clear_all
 
-    removed = remove_markers(open_board(connect()))
+    removed = clear_all(open_board(connect()))
     print(f"accel-drc: removed {removed} marker item(s)")
     return 0
 

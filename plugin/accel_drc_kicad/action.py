@@ -12,8 +12,9 @@ import contextlib
 import html
 import json
 import logging
+import math
 import os
-import re
+import stat
 import tempfile
 import time
 import traceback
@@ -25,13 +26,20 @@ from typing import TYPE_CHECKING, Any
 
 from .connection import LiveError, board_path, connect, open_board
 from .fetch import Timer, start_requests
+from .places import (
+    LOCK_NAME,
+    MARKER_ERROR_PAGE,
+    Place,
+    is_ours,
+    remove_empty,
+    report_place,
+    write_page,
+)
 
 if TYPE_CHECKING:
     from accel_drc.config import ProjectConfig
 
 log = logging.getLogger(__name__)
-
-REPORT_DIR = "accel-drc"
 
 
 @dataclass
@@ -68,51 +76,6 @@ def report_settings(config: ProjectConfig) -> tuple[str | None, str | None]:
     return config.report.dir, config.report.marker_layer
 
 
-def report_dir_for(board_file: str, configured: str | None) -> Path:
-    """``accel-drc/`` beside the board (or the configured dir, relative to the board's dir);
-    a board never saved has no directory, so the temp dir."""
-    base = Path(board_file).parent if board_file else Path(tempfile.gettempdir())
-    d = Path(configured) if configured else Path(REPORT_DIR)
-    return d if d.is_absolute() else base / d
-
-
-def worst_finding(findings: Any) -> Any:
-    """The finding to select: first unwaived error violation with items, else any with items."""
-    from .markers import marker_findings
-
-    for f in marker_findings(findings):
-        if f.items:
-            return f
-    return None
-
-
-_UUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
-#: selecting tens of thousands of items makes the editor crawl; a net's first items suffice
-MAX_SELECTED = 2000
-
-
-def selection_uuids(finding: Any, board: Any) -> list[str]:
-    """What to select for a finding: its item uuids, and for a net it names (a PDN rail, a
-    diff pair) that net's tracks, vias and pads."""
-    out: list[str] = []
-    nets: set[int] = set()
-    for item in finding.items:
-        if _UUID.match(item):
-            out.append(item)
-        elif item in board.net_index:
-            nets.add(board.net_index[item])
-    if finding.net and finding.net in board.net_index and not out:
-        nets.add(board.net_index[finding.net])
-    if nets:
-        for uuids, net in (
-            (board.tracks.uuid, board.tracks.net),
-            (board.vias.uuid, board.vias.net),
-        ):
-            out += [u for u, n in zip(uuids, net.tolist()) if n in nets]
-        out += [pad.uuid for _fp, pad in board.pads if pad.net in nets and pad.uuid]
-    return list(dict.fromkeys(out))[:MAX_SELECTED]
-
-
 def prepare_engine(board_file: str) -> tuple[Any, Any]:
     """(rule library, project config), loaded once (both the config and the check need the
     library), and the engine modules imported, so the check starts the moment the board is in."""
@@ -126,13 +89,14 @@ def prepare_engine(board_file: str) -> tuple[Any, Any]:
     return library, load_config(None, board_file or None, library=library)
 
 
-#: the lock file that makes a second click during a run do nothing (in the report folder)
-LOCK_NAME = ".accel-drc.lock"
-#: a lock older than this is left over from a run that was killed (a click takes seconds)
+#: a lock older than this is left over from a run that was killed (a click takes seconds); it
+#: bounds the lock file's own age too, whatever the file says
 LOCK_MAX_AGE_S = 600.0
-#: the page a failed marker commit leaves beside a complete report (removed by the next
-#: successful click, as is the page of a failed run from before pages went to the report's place)
-MARKER_ERROR_PAGE = "accel-drc-error.html"
+#: how far in the future a lock's recorded start or its file time may be (clocks of two hosts
+#: on a shared disk differ a little); further is garbage, which never blocks a click
+LOCK_CLOCK_SKEW_S = 60.0
+#: how long a lock whose content cannot be read yet is waited for (its run is writing it)
+LOCK_WRITE_WAIT_S = 0.3
 
 
 def _pid_alive(pid: int) -> bool | None:
@@ -155,7 +119,7 @@ def _pid_alive(pid: int) -> bool | None:
             return None
     try:
         os.kill(pid, 0)
-    except ProcessLookupError:
+    except (ProcessLookupError, OverflowError):  # OverflowError: no pid is that large
         return False
     except PermissionError:
         return True
@@ -173,24 +137,36 @@ def _host() -> str:
         return ""
 
 
+def _recent(then: float, now: float) -> bool:
+    """True when ``then`` (a time stamp) is a real time within the lock's life: finite, at most
+    :data:`LOCK_MAX_AGE_S` ago and not further in the future than the clock skew allows."""
+    return math.isfinite(then) and -LOCK_CLOCK_SKEW_S <= now - then <= LOCK_MAX_AGE_S
+
+
 class RunLock:
-    """A lock file in the board's default report folder (``accel-drc/`` beside it: the lock is
-    taken before the config that may name another folder is read): a second click while a run
-    is checking the same board is ignored (a double-click ran the check twice and opened two
-    browser tabs, issue 16).
+    """A lock file in the board's default report folder (:func:`.places.report_place` without
+    ``report.dir``: the lock is taken before the config that may name another folder is read): a
+    second click while a run is checking the same board is ignored (a double-click ran the check
+    twice and opened two browser tabs, issue 16).
 
-    Created with ``O_EXCL`` (atomic on local disks); a lock whose process is gone, or older than
-    :data:`LOCK_MAX_AGE_S`, is left over from a killed run and taken over."""
+    Created with ``O_EXCL`` (atomic on local disks).  A lock blocks only while it is believable
+    (issue #30 item 8: a future or NaN start time blocked the button for good): its file and its
+    recorded start are both recent (:func:`_recent`), its content parses, and its process, on
+    this host, runs.  Anything else is left over from a killed run, or garbage, and taken over.
+    ``owns_dir``: this click made the folder, so :meth:`release` removes it when left empty."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, owns_dir: bool = False) -> None:
         self.path = path
+        self.owns_dir = owns_dir
         self.held = False
         self.holder: dict[str, Any] = {}
 
     def acquire(self) -> bool:
         """True when this run may go on; False when another run holds the lock."""
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            if not self.path.parent.is_dir():
+                self.path.parent.mkdir(parents=True)
+                self.owns_dir = True
         except OSError as exc:  # no report folder: the run will say so; no lock to take
             log.warning("no lock (%s): %s", self.path, exc)
             return True
@@ -198,6 +174,9 @@ class RunLock:
             try:
                 fd = os.open(str(self.path), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
             except FileExistsError:
+                if not self._regular():  # not ours to remove: run unlocked
+                    log.warning("no lock: %s is not a regular file", self.path)
+                    return True
                 if self._stale():
                     log.info("taking over a stale lock %s (%s)", self.path, self.holder)
                     with contextlib.suppress(OSError):
@@ -213,30 +192,53 @@ class RunLock:
             return True
         return False
 
-    def _stale(self) -> bool:
+    def _regular(self) -> bool:
         try:
-            self.holder = json.loads(self.path.read_text(encoding="utf-8"))
-            started = float(self.holder.get("started", 0))
-            pid = int(self.holder.get("pid", 0))
-            host = str(self.holder.get("host", ""))
-        except (OSError, ValueError, TypeError, AttributeError):
-            # being written this instant, or garbage: garbage older than the limit is stale
-            try:
-                return time.time() - self.path.stat().st_mtime > LOCK_MAX_AGE_S
-            except OSError:
-                return True  # gone already
-        if time.time() - started > LOCK_MAX_AGE_S:
+            return stat.S_ISREG(os.lstat(self.path).st_mode)
+        except FileNotFoundError:
+            return True  # gone since: the next attempt creates it
+        except OSError:
+            return False
+
+    def _stale(self) -> bool:
+        """Whether the lock in the way may be taken over (see the class)."""
+        try:
+            mtime = os.lstat(self.path).st_mtime
+        except OSError:
+            return True  # gone already
+        if not _recent(mtime, time.time()):
+            return True
+        holder = self._read_holder()
+        if holder is None:
+            return True
+        started, pid, host = holder
+        if not _recent(started, time.time()) or pid <= 0:
             return True
         return host == _host() and _pid_alive(pid) is False
 
+    def _read_holder(self) -> tuple[float, int, str] | None:
+        """(start time, pid, host) the lock records; None when it does not parse, after
+        waiting :data:`LOCK_WRITE_WAIT_S` for a run that is writing it this instant."""
+        deadline = time.monotonic() + LOCK_WRITE_WAIT_S
+        while True:
+            try:
+                holder = json.loads(self.path.read_text(encoding="utf-8"))
+                self.holder = holder
+                return float(holder["started"]), int(holder["pid"]), str(holder.get("host", ""))
+            except (OSError, ValueError, TypeError, KeyError, AttributeError, OverflowError):
+                if time.monotonic() >= deadline:
+                    return None
+                time.sleep(0.05)
+
     def release(self) -> None:
-        """Remove the lock, and its folder when the lock was all it held (a config whose
-        ``report.dir`` names another folder leaves no empty ``accel-drc/`` behind)."""
+        """Remove the lock, and its folder when this click made it and the lock was all it
+        held (a config whose ``report.dir`` names another folder leaves no empty
+        ``accel-drc/`` behind; a folder the user made stays)."""
         if self.held:
             with contextlib.suppress(OSError):
                 self.path.unlink()
-            with contextlib.suppress(OSError):
-                self.path.parent.rmdir()  # only succeeds on an empty folder
+            if self.owns_dir:
+                remove_empty([self.path.parent])
             self.held = False
 
 
@@ -256,7 +258,7 @@ def run(open_browser: bool = True, kicad: Any = None) -> ActionResult:
     t0 = time.perf_counter()
     result = ActionResult(ok=False)
     board_file = ""
-    report_dir: Path | None = None
+    place: Place | None = None
     board: Any = None
     lock: RunLock | None = None
     hint = ""
@@ -266,7 +268,9 @@ def run(open_browser: bool = True, kicad: Any = None) -> ActionResult:
         board = open_board(kicad)
         board_file = board_path(board)
         result.board = board_file
-        lock = RunLock(report_dir_for(board_file, None) / LOCK_NAME)
+        home = report_place(board_file)  # the default folder (the config is not read yet)
+        lock = RunLock(home.dir / LOCK_NAME, owns_dir=home.dir in home.created)
+        place = home  # where a failure before the config's folder is known is reported
         if not lock.acquire():
             result.ignored = True
             result.error = (
@@ -290,7 +294,9 @@ def run(open_browser: bool = True, kicad: Any = None) -> ActionResult:
             requests.close()
         timer.lap("config (after extraction)")
         configured_dir, marker_layer = report_settings(config)
-        report_dir = report_dir_for(board_file, configured_dir)
+        if configured_dir:
+            place = report_place(board_file, configured_dir, _origin(config, "report", "dir"))
+        report_dir = place.dir
 
         from accel_drc.pipeline import check_board, write_outputs
         from accel_drc.report import html as html_report
@@ -300,14 +306,14 @@ def run(open_browser: bool = True, kicad: Any = None) -> ActionResult:
 
         from .markers import place_markers, plan_markers, resolve_layer_name, select_items
 
-        report_dir.mkdir(parents=True, exist_ok=True)
         stem = Path(board_file).stem if board_file else "board"
         report = report_dir / f"{stem}.html"
         # the markers are placed after the report (it opens sooner), but planned now so the
         # report's banner says how many go where
         plan = plan_markers(check.findings, live.outline.bbox, _relative(report, board_file))
         layer_name, kicad10 = resolve_layer_name(kicad, board, marker_layer)
-        html_report.write(str(report), check, live, editor_note=plan.summary(layer_name, kicad10))
+        note = " ".join(x for x in (place.note, plan.summary(layer_name, kicad10)) if x)
+        html_report.write(str(report), check, live, editor_note=note)
         result.report = str(report)
         timer.lap("report")
         if open_browser:
@@ -329,7 +335,7 @@ def run(open_browser: bool = True, kicad: Any = None) -> ActionResult:
             )
             result.markers = _marker_dict(marks)
             marker_ids = marks.ids
-            _remove(report_dir / MARKER_ERROR_PAGE)  # an earlier click's marker failure
+            _remove_ours(report_dir / MARKER_ERROR_PAGE)  # an earlier click's marker failure
         except Exception as exc:  # the report is already open: markers failing must not hide it
             log.error("could not place markers:\n%s", traceback.format_exc())
             result.markers = {"mode": "failed", "error": f"{type(exc).__name__}: {exc}"}
@@ -338,7 +344,7 @@ def run(open_browser: bool = True, kicad: Any = None) -> ActionResult:
                 page = write_error_page(
                     f"The report is complete ({report.name}), but the markers could not be "
                     f"placed in the editor: {type(exc).__name__}: {exc}",
-                    report_dir,
+                    place,
                     board_file,
                     title="accel-drc could not mark the board",
                     name=MARKER_ERROR_PAGE,
@@ -348,16 +354,13 @@ def run(open_browser: bool = True, kicad: Any = None) -> ActionResult:
             except Exception:
                 log.error("could not write the marker error page:\n%s", traceback.format_exc())
         timer.lap("markers")
-        # the editor shows what the click did: the markers, and the worst finding's items
-        worst = worst_finding(check.findings)
-        wanted = list(marker_ids)
-        if worst is not None:
-            wanted += selection_uuids(worst, live)
-        if wanted:
-            try:
-                result.selected = select_items(board, wanted[:MAX_SELECTED])
-            except Exception as exc:  # selection is a convenience; the report is what matters
-                log.warning("could not select the markers and the worst finding: %s", exc)
+        # the editor shows what the click did: its markers, and nothing else (issue #31: with
+        # the worst finding's items selected too, Delete "to clear the markers" deleted the
+        # GND plane's zone); the user's earlier selection is cleared even with no markers
+        try:
+            result.selected = select_items(board, marker_ids)
+        except Exception as exc:  # selection is a convenience; the report is what matters
+            log.warning("could not select the markers: %s", exc)
         timer.lap("select")
         result.findings = len(check.findings)
         result.errors = len(check.unwaived_errors())
@@ -380,7 +383,7 @@ def run(open_browser: bool = True, kicad: Any = None) -> ActionResult:
             result.error = f"{type(exc).__name__}: {exc}"
         log.error("accel-drc failed:\n%s", traceback.format_exc())
     try:
-        _finish(result, open_browser, board, board_file, report_dir, hint, timer, t0)
+        _finish(result, open_browser, board, board_file, place, hint, timer, t0)
     finally:
         if lock is not None:
             lock.release()
@@ -392,7 +395,7 @@ def _finish(
     open_browser: bool,
     board: Any,
     board_file: str,
-    report_dir: Path | None,
+    place: Place | None,
     hint: str,
     timer: Timer,
     t0: float,
@@ -412,15 +415,15 @@ def _finish(
         stem = Path(board_file).stem if board_file else ""
         page = write_error_page(
             result.error,
-            report_dir,
+            place,
             board_file,
             hint=hint,
             name=f"{stem}.html" if stem else MARKER_ERROR_PAGE,
         )
         result.report = str(page)
         if stem:  # the previous run's JSON no longer describes the board either
-            _remove(page.parent / f"{stem}.json")
-            _remove(page.parent / MARKER_ERROR_PAGE)
+            _remove_ours(page.parent / f"{stem}.json")
+            _remove_ours(page.parent / MARKER_ERROR_PAGE)
     except Exception:  # nowhere writable: the log has the message; never a traceback
         log.error("could not write the error page:\n%s", traceback.format_exc())
     if board is not None:
@@ -447,13 +450,29 @@ def _marker_dict(marks: Any) -> dict[str, Any]:
     return d
 
 
-def _remove(path: Path) -> None:
+def _remove_ours(path: Path) -> None:
+    """Remove an earlier accel-drc output (a report, JSON or error page, recognised by its
+    content, never through a symlink): a click removes nothing it did not write."""
+    if not is_ours(path):
+        if os.path.lexists(path):
+            log.warning("not removed (not an accel-drc output): %s", path)
+        return
     try:
         path.unlink()
     except FileNotFoundError:
         pass
     except OSError as exc:
         log.warning("could not remove %s: %s", path, exc)
+
+
+def _origin(config: Any, *where: str) -> str:
+    """``file:line`` of a config setting, for messages (``file`` alone without a line)."""
+    path = getattr(config, "path", None) or ""
+    try:
+        line = config.line_of(*where)
+    except Exception:
+        line = None
+    return f"{path}:{line}" if path and line else path
 
 
 def log_file() -> Path:
@@ -473,7 +492,7 @@ API_HINT = (
 
 def write_error_page(
     message: str,
-    report_dir: Path | None,
+    place: Place | None,
     board_file: str,
     title: str = "accel-drc could not check the board",
     hint: str = "",
@@ -481,27 +500,22 @@ def write_error_page(
 ) -> Path:
     """A small HTML page saying what went wrong and what to do.  A failed run writes it where
     the report would be (``accel-drc/<board>.html``: a browser tab showing the last report shows
-    the failure on reload); ``hint`` is trusted HTML (our own text)."""
-    if report_dir is None:
-        report_dir = report_dir_for(board_file, None)
-    try:
-        report_dir.mkdir(parents=True, exist_ok=True)
-        if not os.access(report_dir, os.W_OK):
-            raise PermissionError(str(report_dir))
-    except OSError:
-        # a folder of our own (a fixed /tmp/accel-drc may belong to another user, or be a file)
-        report_dir = Path(tempfile.mkdtemp(prefix="accel-drc-"))
-    page = report_dir / name
-    page.write_text(
+    the failure on reload; see :func:`.places.report_place`, which also says when that is the
+    per-user folder); ``hint`` is trusted HTML (our own text)."""
+    if place is None:
+        place = report_place(board_file)
+    page = place.dir / name
+    write_page(
+        page,
         "<!doctype html><html lang='en'><meta charset='utf-8'><title>accel-drc: error</title>"
         "<body style='font-family:sans-serif;max-width:50em;margin:2em auto'>"
         f"<h1>{html.escape(title)}</h1>"
         f"<p><strong>{html.escape(message or 'unknown error')}</strong></p>"
         + (f"<p>{hint}</p>" if hint else "")
+        + (f"<p>{html.escape(place.note)}</p>" if place.note else "")
         + f"<p>Board: <code>{html.escape(board_file or '(none)')}</code></p>"
         f"<p>Details are in the log: <code>{html.escape(str(log_file()))}</code></p>"
         "</body></html>\n",
-        encoding="utf-8",
     )
     return page
 

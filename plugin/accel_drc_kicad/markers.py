@@ -373,6 +373,20 @@ def _remove_old_drc(board: Any, ids: Sequence[str]) -> int:
     return len(ids)
 
 
+def clear_all(board: Any, drc_state: Path | None = None) -> int:
+    """Every marker earlier clicks put on the open board: the graphics (one commit) and the
+    KiCad 10 DRC markers of the last click (:data:`DRC_STATE`); returns how many went."""
+    removed = remove_markers(board)
+    state_path = drc_state or DRC_STATE
+    state = _read_state(state_path)
+    key = _board_key(board)
+    if state.get(key):
+        removed += _remove_old_drc(board, state[key])
+        state[key] = []
+        _write_state(state_path, state)
+    return removed
+
+
 # ---------------------------------------------------------------------------------------------
 # The plan: what goes where, decided before anything is sent (the report's banner says it)
 # ---------------------------------------------------------------------------------------------
@@ -396,6 +410,11 @@ LEGEND_MAX_LINES = 16
 LEGEND_INSET_MM = 1.0
 #: every label of a run that failed after it starts with this (after :data:`TAG`)
 STALE = "STALE"
+
+#: what the banner says of the selection a click leaves (:func:`select_items`)
+SELECTED = "Only the markers are selected in the editor, none of the board's own items:"
+#: the command that removes every accel-drc marker from the open board
+CLEAR = "python -m accel_drc_kicad clear"
 
 _SEVERITY_NAME = {"error": "error", "warning": "warning", "info": "info"}
 _STATUS_NAME = {"violation": "violation", "cannot_verify": "cannot verify", "waived": "waived"}
@@ -448,9 +467,9 @@ class MarkerPlan:
             head += f" (the worst {n} of {self.total}; this report lists all)"
         kind = "as KiCad DRC markers" if kicad10 else f"on {layer or DEFAULT_LAYER}"
         tail = (
-            "KiCad's next DRC run clears them."
+            f'{SELECTED} Delete removes them now; KiCad\'s next DRC run or "{CLEAR}" at any time.'
             if kicad10
-            else "They are selected in the editor; one Undo (Ctrl+Z) removes them."
+            else f'{SELECTED} Delete or one Undo (Ctrl+Z) removes them now; "{CLEAR}" at any time.'
         )
         return f"{head} {kind}: {'; '.join(parts)}. {tail}"
 
@@ -714,7 +733,11 @@ def mark_stale(board: Any, where: str, drc_state: Path | None = None) -> MarkerR
 
 
 def select_items(board: Any, uuids: Sequence[str]) -> int:
-    """Select the given items in the editor (the worst finding's vias, tracks, pads …)."""
+    """Make the editor's selection exactly ``uuids`` (this click's markers), or nothing: the
+    user's earlier selection is cleared first, and should KiCad's answer hold any other item,
+    the selection is cleared again (issue #31: a board item selected with the markers went
+    with them when the user pressed Delete to clear them).  Returns how many are selected."""
+    retry(board.clear_selection)
     if not uuids:
         return 0
     from kipy.proto.common.types import base_types_pb2
@@ -723,6 +746,16 @@ def select_items(board: Any, uuids: Sequence[str]) -> int:
         def __init__(self, uuid: str) -> None:
             self.id = base_types_pb2.KIID(value=uuid)
 
-    retry(board.clear_selection)
     selected = retry(board.add_to_selection, [_Ref(u) for u in uuids])
+    wanted = set(uuids)
+    if any(_item_id(item) not in wanted for item in selected):
+        log.warning("KiCad selected more than the markers; selection cleared")
+        retry(board.clear_selection)
+        return 0
     return len(selected)
+
+
+def _item_id(item: Any) -> str:
+    """The uuid of an item KiCad returned (a kipy wrapper, or a bare KIID)."""
+    kiid = getattr(item, "id", item)
+    return str(getattr(kiid, "value", kiid))

@@ -104,8 +104,8 @@ from .sexpr import (
 
 #: oldest format version read (KiCad 6.0 release)
 MIN_VERSION = 20211014
-#: newest format version this reader knows (KiCad 10: "PCB variants")
-MAX_KNOWN_VERSION = 20260101
+#: newest format version this reader knows (KiCad 10.0.x, as 10.0.7 saves: pic_programmer demo)
+MAX_KNOWN_VERSION = 20260206
 
 #: top-level nodes of KiCad 6..10 boards; anything else is reported once as unknown
 KNOWN_TOP_LEVEL = frozenset(

@@ -15,28 +15,46 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from ..hostile import terminal
 from ..results import CheckResult, Status
 from .text import verdict_line, worst
 
 _VERDICT_ICON = {"fail": "❌", "unverified": "⚠️", "pass": "✅"}
 _VERDICT_WORD = {"fail": "FAIL", "unverified": "NOT VERIFIED", "pass": "PASS"}
-_MD_SPECIAL = re.compile(r"([\\`*_\[\]<>|~])")
+#: what Markdown or HTML give meaning to, backslash-escaped (``&``: an entity such as ``&#64;``
+#: would otherwise render as the ``@`` the mention guard below removed)
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]<>|~&])")
+#: what GitHub links on its own in a comment: an ``@mention`` (it notifies the person), a
+#: ``#123`` / ``GH-123`` issue reference, an ``http://`` or ``www.`` autolink.  A zero-width
+#: space after the trigger breaks each and still reads the same.
+_GITHUB_LINKS = re.compile(r"(@|#(?=\d)|\bGH-(?=\d)|:(?=//)|\bwww(?=\.))", re.IGNORECASE)
+_ZWSP = "&#8203;"
 
 
 def esc(text: Any, limit: int = 300) -> str:
-    """Markdown-safe single-line text: escapes the characters Markdown and HTML give meaning to
-    (so a net called ``<script>`` or ``a|b`` stays text in the table) and cuts long messages."""
-    s = " ".join(str(text).split())
+    """Markdown-safe single-line text for user text (net names, messages, reasons).
+
+    Runs of whitespace become one space (a table row stays one row); controls and bidi
+    controls are shown escaped (:func:`accel_drc.hostile.terminal`, as in the terminal); long
+    text is cut; the characters Markdown and HTML give meaning to are backslash-escaped (so a
+    net called ``<script>`` or ``a|b`` stays text in the table); and what GitHub would link or
+    notify (``@user``, ``#123``, ``https://…``, ``www.…``) is broken with a zero-width space."""
+    s = terminal(" ".join(str(text).split()))
     if len(s) > limit:
         s = s[: limit - 1] + "…"
-    return _MD_SPECIAL.sub(r"\\\1", s)
+    return _GITHUB_LINKS.sub(r"\1" + _ZWSP, _MD_SPECIAL.sub(r"\\\1", s))
 
 
 def code(text: Any, limit: int = 120) -> str:
-    """A code span: backslashes are literal inside one, so only the backtick (which would end
-    it) and the table's ``|`` (GFM splits cells before code spans) are replaced."""
-    s = " ".join(str(text).split())[:limit]
-    return "`" + s.replace("`", "'").replace("|", "\\|") + "`"
+    """A code span, which GitHub neither links nor mentions in: controls and bidi controls are
+    escaped (:func:`accel_drc.hostile.terminal`), the table's ``|`` is ``\\|`` (GFM splits cells
+    before code spans), and a backtick inside is kept by a longer fence (CommonMark)."""
+    s = terminal(" ".join(str(text).split()))[:limit].replace("|", "\\|")
+    longest = max((len(run) for run in re.findall("`+", s)), default=0)
+    fence = "`" * (longest + 1)
+    if longest or s.startswith(" ") or s.endswith(" "):
+        return f"{fence} {s} {fence}"  # one space each side is stripped by the renderer
+    return f"{fence}{s}{fence}"
 
 
 def render(

@@ -37,12 +37,20 @@ def level(f: Finding) -> str:
 
 
 def artifact_uri(board_file: str, cwd: str | None = None) -> str:
+    """The board as SARIF's ``artifactLocation.uri``: its path relative to ``cwd``, ``/``
+    separated and percent-encoded (RFC 3986: ``hw rev#2/main 100%.kicad_pcb`` is
+    ``hw%20rev%232/main%20100%25.kicad_pcb``; unencoded, the ``#`` starts a fragment and code
+    scanning finds no file)."""
+    from urllib.parse import quote
+
     cwd = cwd or os.getcwd()
     try:
         rel = os.path.relpath(os.path.abspath(board_file), cwd)
-    except ValueError:  # another drive on Windows
-        rel = os.path.abspath(board_file)
-    return rel.replace(os.sep, "/")
+    except ValueError:  # another drive on Windows: an absolute file: URI
+        from pathlib import Path
+
+        return Path(os.path.abspath(board_file)).as_uri()
+    return quote(rel.replace(os.sep, "/"), safe="/")
 
 
 def uuid_lines(path: str, uuids: Iterable[str]) -> dict[str, int]:

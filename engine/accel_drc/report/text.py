@@ -109,25 +109,26 @@ def _params(p: Mapping[str, Any]) -> str:
     return ", ".join(parts)
 
 
+def _wrapped(text: str, **kw: Any) -> list[str]:
+    """``text`` wrapped to 100 columns as lines (``textwrap`` turns the text's own newlines
+    into spaces, so each line is one the wrapping made; each is then shown escaped)."""
+    return [terminal(line) for line in textwrap.fill(text, 100, **kw).split("\n")]
+
+
 def rules_table(rules: Sequence[Mapping[str, Any]]) -> str:
     out = []
     for r in rules:
-        out.append(f"{r['id']}  [{r['check']}, {r['severity']}]  {_params(r['params'])}")
-        out.append(
-            textwrap.fill(r["why"], 100, initial_indent="    why: ", subsequent_indent="         ")
-        )
-        out.append(
-            textwrap.fill(
-                r["source"],
-                100,
-                initial_indent="    source: ",
-                subsequent_indent="            ",
-                break_long_words=False,
-                break_on_hyphens=False,  # keeps a cited [id] such as [isola-datasheets] whole
-            )
+        out.append(terminal(f"{r['id']}  [{r['check']}, {r['severity']}]  {_params(r['params'])}"))
+        out += _wrapped(r["why"], initial_indent="    why: ", subsequent_indent="         ")
+        out += _wrapped(
+            r["source"],
+            initial_indent="    source: ",
+            subsequent_indent="            ",
+            break_long_words=False,
+            break_on_hyphens=False,  # keeps a cited [id] such as [isola-datasheets] whole
         )
     out.append(f"{len(rules)} rules")
-    return "\n".join(terminal(line) for line in out)
+    return "\n".join(out)
 
 
 def references_list(cited: Mapping[str, Mapping[str, Any]]) -> str:
@@ -136,15 +137,12 @@ def references_list(cited: Mapping[str, Mapping[str, Any]]) -> str:
         return ""
     out = [f"References ({len(cited)}):"]
     for rid, ref in cited.items():
-        out.append(
-            textwrap.fill(
-                f"[{rid}] {ref['citation']}",
-                100,
-                initial_indent="  ",
-                subsequent_indent="      ",
-                break_long_words=False,
-                break_on_hyphens=False,
-            )
+        out += _wrapped(
+            f"[{rid}] {ref['citation']}",
+            initial_indent="  ",
+            subsequent_indent="      ",
+            break_long_words=False,
+            break_on_hyphens=False,
         )
     return "\n".join(out)
 

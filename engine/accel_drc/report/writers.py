@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable
 
 from ..errors import UsageError
-from ..hostile import same_file_key, write_text
+from ..hostile import refuse_read_only, same_file_key, write_text
 
 if TYPE_CHECKING:
     from ..config import ProjectConfig
@@ -169,7 +169,8 @@ def _relative_link(target: str | None, source: str) -> str | None:
 def prepare_outputs(*paths: str | None) -> None:
     """Create the folders of the output files the user named, before a long check runs, and
     refuse (exit 1, as kicad-cli does for a bad output path) the ones that cannot be written:
-    a folder, a dangling symlink, two outputs on one file, more than one on stdout.  Nothing is
+    a folder, a dangling symlink, a read-only file, two outputs on one file, more than one on
+    stdout.  Nothing is
     written anywhere else."""
     named = [p for p in paths if p]
     if sum(1 for p in named if p == "-") > 1:
@@ -196,6 +197,10 @@ def prepare_outputs(*paths: str | None) -> None:
             raise UsageError(f"{path}: cannot create its folder: {exc.strerror or exc}") from None
         if not os.access(folder, os.W_OK):
             raise UsageError(f"{path}: its folder is not writable")
+        try:
+            refuse_read_only(path)
+        except PermissionError as exc:
+            raise UsageError(f"{path}: cannot write: {exc.strerror}") from None
 
 
 def input_files(board_path: str, cfg: ProjectConfig, board: Board | None = None) -> list[str]:
