@@ -399,6 +399,25 @@ def test_more_packs_than_the_bound_are_refused(tmp_path: Path, lib: Any) -> None
     assert len(load_config(str(cfg), None, lib).extra_packs) == hostile.MAX_RULE_PACKS
 
 
+def test_rule_packs_over_the_total_size_are_refused_before_loading(
+    tmp_path: Path, lib: Any
+) -> None:
+    """16 distinct 1 MiB packs took 16-18 s to load: their total is bounded before any is read."""
+    big = "# " + "x" * 1000 + "\n"
+    names = []
+    for i in range(3):
+        (tmp_path / f"p{i}.yaml").write_text(PACK.replace("ours", f"p{i}") + big * 1000)
+        names.append(f"p{i}.yaml")
+    cfg = tmp_path / "accel-drc.yaml"
+    cfg.write_text("rules:\n  packs:\n" + "".join(f"    - {n}\n" for n in names))
+    with pytest.raises(InputError) as ei:
+        load_config(str(cfg), None, lib)
+    assert str(ei.value).startswith(f"{cfg}:5: the rule packs listed up to p2.yaml hold "), ei.value
+    assert str(ei.value).endswith("over the limit of 2 MiB together"), ei.value
+    cfg.write_text("rules:\n  packs: [p0.yaml]\n")
+    assert len(load_config(str(cfg), None, lib).extra_packs) == 1
+
+
 # ---------------------------------------------------------------------------------------------
 # 13. --kicad-drc exclusions: indexed, linear, and the same answer as before
 # ---------------------------------------------------------------------------------------------

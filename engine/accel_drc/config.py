@@ -18,6 +18,7 @@ matches nothing on the board is reported (:func:`unmatched_entries`, finding
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import os
 import re
@@ -29,7 +30,7 @@ from typing import Any, Callable, TypeVar
 
 from . import packs as _packs
 from .errors import InputError
-from .hostile import MAX_RULE_PACKS, catastrophic, fullmatch, same_file_key
+from .hostile import MAX_RULE_PACK_BYTES, MAX_RULE_PACKS, catastrophic, fullmatch, same_file_key
 from .yamlsafe import load_schema
 
 CONFIG_NAME = "accel-drc.yaml"
@@ -555,8 +556,8 @@ def _extra_pack_paths(doc: _packs.YamlDoc, base: Path) -> list[Path]:
     """The files ``rules.packs`` names (relative to the config's folder ``base``), each once.
 
     Refused with ``file:line`` (exit 3): more than :data:`~accel_drc.hostile.MAX_RULE_PACKS`
-    entries, a missing file, and a file listed twice (also through a symlink or another
-    spelling: same real path) — one 1 MiB pack listed 40 times took 44 s to load and added its
+    entries, more than :data:`~accel_drc.hostile.MAX_RULE_PACK_BYTES` in all, a missing file,
+    and a file listed twice (also through a symlink or another spelling: same real path) — one 1 MiB pack listed 40 times took 44 s to load and added its
     rules 40 times.  Whether each is a regular file of bounded size is checked as it is read
     (:func:`~accel_drc.yamlsafe.load_yaml`)."""
     listed = (doc.data.get("rules") or {}).get("packs") or []
@@ -567,6 +568,7 @@ def _extra_pack_paths(doc: _packs.YamlDoc, base: Path) -> list[Path]:
         )
     seen: dict[str, int] = {}
     out = []
+    total = 0
     for i, p in enumerate(listed):
         pack_path = Path(p) if os.path.isabs(p) else base / p
         if not pack_path.exists():
@@ -581,6 +583,14 @@ def _extra_pack_paths(doc: _packs.YamlDoc, base: Path) -> list[Path]:
             )
         seen[key] = i
         out.append(pack_path)
+        with contextlib.suppress(OSError):  # reading it says why
+            total += os.stat(pack_path).st_size
+        if total > MAX_RULE_PACK_BYTES:
+            raise doc.error(
+                ("rules", "packs", i),
+                f"the rule packs listed up to {p} hold {total} bytes, over the limit of "
+                f"{MAX_RULE_PACK_BYTES >> 20} MiB together",
+            )
     return out
 
 

@@ -68,6 +68,9 @@ MAX_XML_TOKEN = 1 << 20
 #: most extra rule packs a config may list (``rules.packs``); each may be 1 MiB of YAML, which
 #: costs about a second to load
 MAX_RULE_PACKS = 16
+#: most bytes the extra rule packs may hold together: each built-in class pack is about 46 KB,
+#: and YAML costs about a second per MiB to load, so 16 packs of 1 MiB each took 16-18 s
+MAX_RULE_PACK_BYTES = 2 << 20
 
 
 # ---------------------------------------------------------------------------------------------
