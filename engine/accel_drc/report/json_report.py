@@ -139,9 +139,17 @@ def summary_counts(result: CheckResult) -> dict[str, Any]:
     st = Counter(f.status.value for f in result.findings)
     chk = Counter(f.check for f in result.findings)
     errors = len(result.unwaived_errors())
+    counts = result.counts()  # the count the text summary and the HTML banner show
     return {
         "total": len(result.findings),
+        # every status, waived included (schema 1); the banner's counters are the next three
         "by_severity": {s.value: sev.get(s.value, 0) for s in Severity},
+        # open (violation + cannot verify) per severity: the red/amber/blue counters
+        "open_by_severity": counts.open_by_severity(),
+        # waived findings apart, by who set them aside: the project config's waivers, and
+        # KiCad's own DRC exclusions (its .kicad_pro) with check --kicad-drc
+        "waived_by_config": counts.waived,
+        "excluded_in_kicad": counts.excluded,
         "by_status": {s.value: st.get(s.value, 0) for s in Status},
         "by_check": dict(sorted(chk.items())),
         "unwaived_errors": errors,

@@ -88,11 +88,7 @@ def summary(result: CheckResult, top: int = 10) -> str:
 def kicad_line(result: CheckResult, kicad: Mapping[str, Any]) -> str:
     """``kicad drc: KiCad 9.0.8: 7 violations, 1 unconnected item, 0 parity; 8 excluded in KiCad``."""
     c = kicad.get("counts") or {}
-    excl = sum(
-        1
-        for f in result.findings
-        if f.check == "kicad_drc" and f.waiver and f.waiver.get("origin") == "kicad"
-    )
+    excl = result.counts().excluded
     return (
         f"kicad drc: KiCad {kicad.get('kicad_version')} (kicad-cli): "
         f"{c.get('violations', 0)} violations, {c.get('unconnected_items', 0)} unconnected, "
