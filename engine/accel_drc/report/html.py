@@ -461,13 +461,12 @@ def stackup_names(f: Finding) -> list[str]:
     return out
 
 
-#: checks whose finding is about a whole stack-up layer (its copper weight, laminate, foil,
-#: Tg), not a spot on it: copper_weight gives its plane finding a point inside the plane for
-#: the KiCad marker, which on the board view would read as a problem at that spot (in a BGA
-#: field, say), so the board view highlights the layer instead (:func:`layer_wide`)
-LAYER_WIDE_CHECKS = frozenset(
-    {"copper_weight", "foil", "laminate_df", "tg", "material_consistency"}
-)
+#: checks whose finding is about a whole copper layer, not a spot on it: copper_weight gives
+#: its plane finding a point inside the plane for the KiCad marker, which on the board view
+#: reads as a problem at that spot (in a BGA field, say), so the board view highlights the layer
+#: instead (:func:`layer_wide`).  laminate_df and foil are not here: their findings are about
+#: one signal group's traces on a layer, and point at one of them.
+LAYER_WIDE_CHECKS = frozenset({"copper_weight"})
 
 
 def layer_wide(f: Finding, copper: frozenset[str]) -> bool:
