@@ -100,11 +100,14 @@ def test_one_count_for_every_report() -> None:
     assert s["open_by_severity"] == c.open_by_severity()
     assert (s["waived_by_config"], s["excluded_in_kicad"]) == (1, 1)
     assert s["by_status"]["waived"] == 2  # schema 1's keys keep their meaning
+    # the waiver rows too: the config's waivers, and KiCad's exclusions apart
+    assert s["waivers"] == {"applied": 1} and s["kicad_exclusions"] == {"applied": 1}
     assert sum(s["open_by_severity"].values()) + 2 == s["total"]
     # the text summary and the Markdown say the same sentences
     line = next(x for x in text.summary(result).splitlines() if x.startswith("findings: "))
     assert line == "findings: " + " · ".join(p for _, _, p in phrases)
     assert "excluded in KiCad" in text.kicad_line(result, result.extras["kicad_drc"])
+    assert "waivers: 1 applied" in text.summary(result)
     md = markdown.render(result)
     assert "| excluded | 1 excluded in KiCad (.kicad\\_pro) |" in md
     # the HTML banner: the same sentences, the set-aside ones on grey chips
@@ -150,6 +153,12 @@ def test_m2_oculink_with_kicad_drc_counts_one_error_not_nine(kicad_cli: str) -> 
     doc = json.loads(json_report.dumps(result))
     assert doc["summary"]["open_by_severity"]["error"] == 1
     assert doc["summary"]["excluded_in_kicad"] == 8 and doc["summary"]["waived_by_config"] == 0
+    assert doc["summary"]["waivers"] == {} and doc["summary"]["kicad_exclusions"] == {"applied": 8}
+    summary = text.summary(result)
+    assert "waivers:" not in summary  # was "waivers: 8 applied": they are KiCad's exclusions
+    assert "findings: 1 error: 1 cannot verify · 1 info: 1 cannot verify · 8 excluded in KiCad" in (
+        summary
+    )
     assert "No waivers are configured." in page
     kicad = page[page.index('<table class="data kicad-exclusions"') :]
     kicad = kicad[: kicad.index("</table>")]

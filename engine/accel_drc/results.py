@@ -123,6 +123,19 @@ def rank(f: Finding) -> tuple[int, int, int]:
 KICAD_ORIGIN = "kicad"
 
 
+def waiver_states(waivers: Sequence[Mapping[str, Any]]) -> tuple[dict[str, int], dict[str, int]]:
+    """(the project config's waivers by state, KiCad's exclusions by state): the waiver rows of
+    a run counted apart by origin, as every report lists them (an exclusion set in KiCad is not
+    a waiver of the config)."""
+    config: dict[str, int] = {}
+    kicad: dict[str, int] = {}
+    for w in waivers:
+        into = kicad if w.get("origin") == KICAD_ORIGIN else config
+        state = str(w.get("state"))
+        into[state] = into.get(state, 0) + 1
+    return config, kicad
+
+
 def excluded_in_kicad(f: Finding) -> bool:
     """Whether a waived finding is one of KiCad's DRC exclusions (``check --kicad-drc``), not a
     waiver of the project config."""
