@@ -18,7 +18,7 @@ import pytest
 from accel_drc.report import html
 from accel_drc.results import Severity, Status
 from browser.cdp import Browser
-from conftest import FIXTURE_BOARDS, SHARED_BOARDS, need
+from conftest import FIXTURE_BOARDS, ROOT, SHARED_BOARDS, need
 
 pytestmark = pytest.mark.browser
 
@@ -92,6 +92,9 @@ def _assert_first_screen(browser: Browser, path: Path, result) -> None:
     assert f.severity == Severity.ERROR and f.status == Status.VIOLATION
     assert _inside(s["row"], s["w"], s["h"]), s
     assert f.message in s["text"]  # its cells are filled, not an empty placeholder row
+    shots = ROOT / "artifacts"  # gitignored; CI keeps them
+    shots.mkdir(exist_ok=True)
+    browser.screenshot(shots / f"html_first_screen_{path.stem}_{s['w']}x{s['h']}.png")
 
 
 @pytest.mark.slow
