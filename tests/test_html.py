@@ -157,12 +157,14 @@ def test_no_external_references(hostile) -> None:
 
 def test_counts_and_verdict(hostile) -> None:
     page, result, _board = hostile
-    sev = Counter(f.severity.value for f in result.findings)
+    # the severity counters hold the open findings; the waived ones have a grey counter
+    sev = Counter(f.severity.value for f in result.findings if f.status != Status.WAIVED)
     status = Counter(f.status.value for f in result.findings)
     # hand-checkable: 60 findings, r = k % 10 -> 6 cannot_verify, 6 waived
     assert status["cannot_verify"] == 6 and status["waived"] == 6
     assert f"<b>{sev['error']}</b> errors" in page
     assert f"<b>{sev['warning']}</b> warning" in page
+    assert '<li class="c-waived c-waived"' in page and "<b>6</b> waived</li>" in page
     for phrase in (p for _, _, p in result.count_phrases()):  # "46 errors: 40 violations, …"
         n, rest = phrase.split(" ", 1)
         assert f"<b>{n}</b> {rest}</li>" in page
@@ -579,7 +581,8 @@ def test_dielectric_findings_are_a_layer_filter_option(hostile) -> None:
 
 def test_banner_counters_read_as_sentences(hostile) -> None:
     """The counters read as sentences per severity, errors first ("11 errors: 10 violations,
-    1 cannot verify"), and agree with summary.by_severity of the JSON report."""
+    1 cannot verify"), over the open findings only, the waived ones on a grey counter of their
+    own; and they agree with the JSON report's summary (open_by_severity, waived_by_config)."""
     from accel_drc.report.json_report import summary_counts
 
     page, result, _board = hostile
@@ -588,22 +591,25 @@ def test_banner_counters_read_as_sentences(hostile) -> None:
     counts = counts[: counts.index("</ul>")]
     by = {sev: Counter(f.status.value for f in result.findings if f.severity.value == sev)
           for sev in ("error", "warning", "info")}  # fmt: skip
-    n = summary["by_severity"]["error"]
-    assert by["error"]["violation"] < n  # cannot-verify and waived errors exist in the generator
+    n = summary["open_by_severity"]["error"]
+    assert by["error"]["waived"] > 0  # waived errors exist in the generator: not in the count
+    assert n == by["error"]["violation"] + by["error"]["cannot_verify"]
     parts = [
         f"{k} {w if k == 1 else ws}"
         for st, w, ws in (
             ("violation", "violation", "violations"),
             ("cannot_verify", "cannot verify", "cannot verify"),
-            ("waived", "waived", "waived"),
         )
         if (k := by["error"][st])
     ]
-    assert f"<b>{n}</b> errors: {', '.join(parts)}" in counts
-    assert counts.index("errors:") < counts.index("warning")
+    assert f"<b>{n}</b> errors: {', '.join(parts)}</li>" in counts
+    assert counts.index("errors:") < counts.index("</b> warning") < counts.index("</b> waived")
+    assert f"<b>{summary['waived_by_config']}</b> waived</li>" in counts
+    assert summary["waived_by_config"] == summary["by_status"]["waived"]
+    assert summary["excluded_in_kicad"] == 0 and "excluded in KiCad" not in counts
     unwaived = len(result.unwaived_errors())
     assert f'class="verdict-why">{unwaived} unwaived errors<' in page
-    assert f"<b>{summary['by_severity']['warning']}</b> warning" in counts
+    assert f"<b>{summary['open_by_severity']['warning']}</b> warning" in counts
 
 
 def test_banner_meta_has_full_text_and_does_not_clip() -> None:

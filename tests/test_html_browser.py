@@ -28,6 +28,12 @@ pytestmark = pytest.mark.browser
 ARTIFACTS = ROOT / "artifacts"
 
 
+def _marked(f) -> bool:
+    """Whether the board view has a marker for finding ``f``: it has a position and is not
+    about a whole layer (those highlight their layer instead: html.layer_wide)."""
+    return f.pos is not None and f.check not in html.LAYER_WIDE_CHECKS
+
+
 @pytest.fixture(scope="module")
 def browser(chromium: str) -> Iterator[Browser]:
     b = Browser(chromium)
@@ -123,7 +129,7 @@ def test_hostile_text_is_text(browser: Browser, hostile_report) -> None:
 def test_row_click_highlights_and_zooms_to_marker(browser: Browser, hostile_report) -> None:
     path, result = hostile_report
     _load(browser, path)
-    k = next(i for i, f in enumerate(result.findings) if f.pos is not None and i > 3)
+    k = next(i for i, f in enumerate(result.findings) if _marked(f) and i > 3)
     sel = f'tr[data-i="{k}"]'
     r = _scroll_to(browser, sel + " td:nth-child(8)")
     home_w = browser.eval("document.getElementById('board-svg').viewBox.baseVal.width")
@@ -162,7 +168,7 @@ def test_marker_click_selects_row(browser: Browser, hostile_report) -> None:
     k = next(
         i
         for i, f in enumerate(result.findings)
-        if f.pos is not None and f.status == Status.VIOLATION and i > 10
+        if _marked(f) and f.status == Status.VIOLATION and i > 10
     )
     # zoom to the marker's neighbourhood first, so no other marker overlaps it
     browser.eval(
@@ -296,7 +302,7 @@ def test_ten_thousand_findings_report_works(browser: Browser, tmp_path: Path) ->
     state = _load(browser, path, timeout=120)
     assert state["rows"] == state["count"] == 10_000
     assert browser.eval("document.querySelectorAll('#markers circle').length") == sum(
-        1 for f in result.findings if f.pos is not None
+        1 for f in result.findings if _marked(f)
     )
     assert _new_requests(browser, state["events_from"]) == [path.resolve().as_uri()]
     # the page's own clocks exist and are ordered: built, then painted, then every row filled
@@ -306,7 +312,7 @@ def test_ten_thousand_findings_report_works(browser: Browser, tmp_path: Path) ->
     assert 0 < state["tReady"] <= t_painted <= t_complete
     assert browser.eval("document.querySelectorAll('tr.f:empty').length") == 0
     # and it responds: a click on one of the last rows selects it and its marker
-    k = max(i for i, f in enumerate(result.findings) if f.pos is not None)
+    k = max(i for i, f in enumerate(result.findings) if _marked(f))
     assert k > 9_900
     r = _scroll_to(browser, f'tr[data-i="{k}"] td:nth-child(8)')
     browser.click(r["x"] + 20, r["y"] + r["h"] / 2)
@@ -341,7 +347,7 @@ def test_real_fixture_report_in_browser(browser: Browser, tmp_path: Path, name: 
     assert _new_requests(browser, state["events_from"]) == [path.resolve().as_uri()]
     assert browser.console_errors()[errors_before:] == []
     assert state["rows"] == state["count"] == len(result.findings)
-    positioned = sum(1 for f in result.findings if f.pos is not None)
+    positioned = sum(1 for f in result.findings if _marked(f))
     assert browser.eval("document.querySelectorAll('#markers circle').length") == positioned
     ARTIFACTS.mkdir(exist_ok=True)
     browser.screenshot(ARTIFACTS / f"html_fixture_{name}.png")
@@ -370,7 +376,7 @@ def test_empty_board_and_no_findings(browser: Browser, tmp_path: Path) -> None:
 def test_show_on_board_link_scrolls_to_the_marker(browser: Browser, hostile_report) -> None:
     path, result = hostile_report
     _load(browser, path)
-    k = next(i for i, f in enumerate(result.findings) if f.pos is not None and i > 20)
+    k = next(i for i, f in enumerate(result.findings) if _marked(f) and i > 20)
     r = _scroll_to(browser, f'tr[data-i="{k}"] a.goto')
     browser.click(r["x"] + r["w"] / 2, r["y"] + r["h"] / 2)
     time.sleep(0.2)

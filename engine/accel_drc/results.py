@@ -7,7 +7,7 @@ Every report (text, JSON, JUnit, SARIF, HTML, editor markers) is a pure function
 from __future__ import annotations
 
 import enum
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -119,6 +119,90 @@ def rank(f: Finding) -> tuple[int, int, int]:
     return (f.status == Status.WAIVED, _SEVERITY_RANK[f.severity], _STATUS_RANK[f.status])
 
 
+#: ``waiver["origin"]`` of a finding KiCad's own exclusion list (the ``.kicad_pro``) set aside
+KICAD_ORIGIN = "kicad"
+
+
+def waiver_states(waivers: Sequence[Mapping[str, Any]]) -> tuple[dict[str, int], dict[str, int]]:
+    """(the project config's waivers by state, KiCad's exclusions by state): the waiver rows of
+    a run counted apart by origin, as every report lists them (an exclusion set in KiCad is not
+    a waiver of the config)."""
+    config: dict[str, int] = {}
+    kicad: dict[str, int] = {}
+    for w in waivers:
+        into = kicad if w.get("origin") == KICAD_ORIGIN else config
+        state = str(w.get("state"))
+        into[state] = into.get(state, 0) + 1
+    return config, kicad
+
+
+def excluded_in_kicad(f: Finding) -> bool:
+    """Whether a waived finding is one of KiCad's DRC exclusions (``check --kicad-drc``), not a
+    waiver of the project config."""
+    return f.status == Status.WAIVED and bool(f.waiver) and f.waiver.get("origin") == KICAD_ORIGIN
+
+
+@dataclass(frozen=True)
+class FindingCounts:
+    """How many findings, counted once for every report.
+
+    ``open``: severity -> status -> n over the findings still to act on (violation, cannot
+    verify); ``waived``: set aside by a waiver of the project config; ``excluded``: set aside
+    by an exclusion in KiCad (its ``.kicad_pro``); ``total``: all of them."""
+
+    open: Mapping[str, Mapping[str, int]]
+    waived: int
+    excluded: int
+    total: int
+
+    def open_by_severity(self) -> dict[str, int]:
+        """Severity -> open findings (violation + cannot verify), every severity present."""
+        return {s.value: sum(self.open[s.value].values()) for s in Severity}
+
+    def phrases(self) -> list[tuple[str, int, str]]:
+        """See :meth:`CheckResult.count_phrases`."""
+        out = []
+        for sev in Severity:
+            by = self.open[sev.value]
+            n = sum(by.values())
+            if not n:
+                continue
+            word = sev.value if sev == Severity.INFO or n == 1 else sev.value + "s"
+            parts = []
+            for st, one, many in (
+                (Status.VIOLATION, "violation", "violations"),
+                (Status.CANNOT_VERIFY, "cannot verify", "cannot verify"),
+            ):
+                k = by[st.value]
+                if k:
+                    parts.append(f"{k} {one if k == 1 else many}")
+            out.append((sev.value, n, f"{n} {word}: " + ", ".join(parts)))
+        if self.waived:
+            out.append(("waived", self.waived, f"{self.waived} waived"))
+        if self.excluded:
+            out.append(
+                ("excluded", self.excluded, f"{self.excluded} excluded in KiCad (.kicad_pro)")
+            )
+        return out
+
+
+def count_findings(findings: Sequence[Finding]) -> FindingCounts:
+    """Count ``findings`` as :class:`FindingCounts` (one pass)."""
+    open_: dict[str, dict[str, int]] = {
+        s.value: {Status.VIOLATION.value: 0, Status.CANNOT_VERIFY.value: 0} for s in Severity
+    }
+    waived = excluded = 0
+    for f in findings:
+        if f.status == Status.WAIVED:
+            if excluded_in_kicad(f):
+                excluded += 1
+            else:
+                waived += 1
+        else:
+            open_[f.severity.value][f.status.value] += 1
+    return FindingCounts(open_, waived, excluded, len(findings))
+
+
 @dataclass
 class CheckResult:
     """Everything one ``accel-drc check`` produced."""
@@ -162,29 +246,24 @@ class CheckResult:
         no coverage was computed), so nothing high-speed passes without being counted."""
         return str((self.coverage or {}).get("summary", {}).get("line", ""))
 
-    def count_phrases(self) -> list[tuple[str, int, str]]:
-        """Per severity present: ``(severity, n, "11 errors: 10 violations, 1 cannot verify")``.
+    def counts(self) -> FindingCounts:
+        """The one count of the findings every report shows (text, Markdown, JSON, HTML):
+        the open ones (violation, cannot verify) per severity, and the waived ones apart, by
+        who set them aside (see :func:`count_findings`)."""
+        return count_findings(self.findings)
 
-        The counters read as sentences, in the order a reviewer acts on them; a severity with
-        no finding is left out, and a breakdown of one status only is not repeated."""
-        out = []
-        for sev in Severity:
-            mine = [f for f in self.findings if f.severity == sev]
-            if not mine:
-                continue
-            n = len(mine)
-            word = sev.value if sev == Severity.INFO or n == 1 else sev.value + "s"
-            parts = []
-            for st, one, many in (
-                (Status.VIOLATION, "violation", "violations"),
-                (Status.CANNOT_VERIFY, "cannot verify", "cannot verify"),
-                (Status.WAIVED, "waived", "waived"),
-            ):
-                k = sum(1 for f in mine if f.status == st)
-                if k:
-                    parts.append(f"{k} {one if k == 1 else many}")
-            out.append((sev.value, n, f"{n} {word}: " + ", ".join(parts)))
-        return out
+    def count_phrases(self) -> list[tuple[str, int, str]]:
+        """The counters as sentences: per severity with an open finding,
+        ``(severity, n, "11 errors: 10 violations, 1 cannot verify")``, then
+        ``("waived", n, "2 waived")`` (by the project config) and
+        ``("excluded", n, "8 excluded in KiCad (.kicad_pro)")`` when there are any.
+
+        The severity counters hold the open findings only: a waived finding or one excluded in
+        KiCad was set aside on purpose and is not an error left to fix, so it has a counter of
+        its own instead of swelling the red one (``8 waived`` inside ``9 errors`` for one real
+        error).  In the order a reviewer acts on them; a severity with no open finding is left
+        out, and a breakdown of one status only is not repeated."""
+        return self.counts().phrases()
 
     def verdict(self) -> str:
         """``fail``: an unwaived error violation (exit 5).  ``unverified``: none, but an

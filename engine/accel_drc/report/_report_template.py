@@ -5,7 +5,7 @@ Regenerate after changing the template, jinja2 or the environment's options:
 (a stale copy is ignored: the report compiles the template itself).
 """
 
-KEY = '0d5f01b85bccb98fb5a0bc6cb579f7b4a52892e9a0f5c42870941bbe18021836'
+KEY = 'a03acb340ffc03fa728bd7685c893cd3f1c187dbb8fcb1bf18e07bc775e1e673'
 
 from jinja2.runtime import LoopContext, Macro, Markup, Namespace, TemplateNotFound, TemplateReference, TemplateRuntimeError, Undefined, escape, identity, internalcode, markup_join, missing, str_join
 name = 'report.html.j2'
@@ -44,6 +44,12 @@ def root(context, missing=missing):
     l_0_loss = resolve('loss')
     l_0_via_stubs = resolve('via_stubs')
     l_0_references = resolve('references')
+    l_0_checks = resolve('checks')
+    l_0_finding_layers = resolve('finding_layers')
+    l_0_layers = resolve('layers')
+    l_0_heat_layers = resolve('heat_layers')
+    l_0_board_svg = resolve('board_svg')
+    l_0_grid_mm = resolve('grid_mm')
     l_0_warnings = resolve('warnings')
     l_0_scores = resolve('scores')
     l_0_board = resolve('board')
@@ -52,12 +58,6 @@ def root(context, missing=missing):
     l_0_classes = resolve('classes')
     l_0_stackup = resolve('stackup')
     l_0_stackup_svg = resolve('stackup_svg')
-    l_0_layers = resolve('layers')
-    l_0_heat_layers = resolve('heat_layers')
-    l_0_board_svg = resolve('board_svg')
-    l_0_grid_mm = resolve('grid_mm')
-    l_0_checks = resolve('checks')
-    l_0_finding_layers = resolve('finding_layers')
     l_0_status_counts = resolve('status_counts')
     l_0_cannot_verify = resolve('cannot_verify')
     l_0_waivers = resolve('waivers')
@@ -194,23 +194,39 @@ def root(context, missing=missing):
     yield '    <ul class="counts" aria-label="finding counts">\n'
     t_11 = 1
     for (l_1_sev, l_1_n, l_1_phrase) in (undefined(name='count_phrases') if l_0_count_phrases is missing else l_0_count_phrases):
+        l_1_count_icons = resolve('count_icons')
         _loop_vars = {}
         pass
-        yield '      <li class="c-'
-        yield escape(l_1_sev)
-        yield '" title="'
-        yield escape(l_1_phrase)
-        yield ' ('
-        yield escape(l_1_sev)
-        yield ' severity, every status)"><span aria-hidden="true">'
-        yield escape(environment.getitem({'error': '✖', 'warning': '⚠', 'info': 'ℹ'}, l_1_sev))
-        yield '</span> <b>'
-        yield escape(l_1_n)
-        yield '</b> '
-        yield escape(l_1_phrase[(t_5(t_8(l_1_n)) + 1):])
-        yield '</li>\n'
+        if (l_1_sev in (undefined(name='count_icons') if l_1_count_icons is missing else l_1_count_icons)):
+            pass
+            yield '      <li class="c-'
+            yield escape(l_1_sev)
+            yield '" title="'
+            yield escape(l_1_phrase)
+            yield ' ('
+            yield escape(l_1_sev)
+            yield ' severity, not waived)"><span aria-hidden="true">'
+            yield escape(environment.getitem((undefined(name='count_icons') if l_1_count_icons is missing else l_1_count_icons), l_1_sev))
+            yield '</span> <b>'
+            yield escape(l_1_n)
+            yield '</b> '
+            yield escape(l_1_phrase[(t_5(t_8(l_1_n)) + 1):])
+            yield '</li>\n'
+        else:
+            pass
+            yield '      <li class="c-waived c-'
+            yield escape(l_1_sev)
+            yield '" title="'
+            yield escape(l_1_phrase)
+            yield ': set aside '
+            yield escape(('by a waiver of the project config' if (l_1_sev == 'waived') else 'by an exclusion in KiCad (Board Setup > Violation Severity, Exclusions), stored in the .kicad_pro'))
+            yield '; not counted as errors"><span aria-hidden="true">⊘</span> <b>'
+            yield escape(l_1_n)
+            yield '</b> '
+            yield escape(l_1_phrase[(t_5(t_8(l_1_n)) + 1):])
+            yield '</li>\n'
         t_11 = 0
-    l_1_sev = l_1_n = l_1_phrase = missing
+    l_1_sev = l_1_n = l_1_phrase = l_1_count_icons = missing
     if t_11:
         pass
         yield '      <li class="c-total">no findings</li>\n'
@@ -263,10 +279,11 @@ def root(context, missing=missing):
     if t_12:
         pass
         yield '—'
-    yield '</dd>\n  </dl>\n</header>\n\n<nav class="toc" aria-label="sections">\n  <a href="#classification">Classification</a>\n  <a href="#stackup">Stack-up</a>\n  <a href="#board">Board</a>\n  <a href="#findings">Findings</a>\n'
+    yield '</dd>\n  </dl>\n</header>\n\n<nav class="toc" aria-label="sections">\n  <a href="#findings">Findings</a>\n  <a href="#board">Board</a>\n'
     if (undefined(name='kicad_drc') if l_0_kicad_drc is missing else l_0_kicad_drc):
         pass
         yield '<a href="#kicad-drc">KiCad DRC</a>'
+    yield '  <a href="#classification">Classification</a>\n  <a href="#stackup">Stack-up</a>\n'
     if (undefined(name='coverage') if l_0_coverage is missing else l_0_coverage):
         pass
         yield '<a href="#coverage">Coverage</a>'
@@ -286,7 +303,125 @@ def root(context, missing=missing):
     if (undefined(name='references') if l_0_references is missing else l_0_references):
         pass
         yield '<a href="#references">References</a>'
-    yield '</nav>\n\n<main>\n'
+    yield '</nav>\n\n<main>\n<section id="findings" class="card">\n  <h2>Findings <span class="muted" id="shown-count"></span></h2>\n  <form class="filters" id="filters" role="search" aria-label="filter the findings" onsubmit="return false">\n    <label>Severity <select id="f-sev"><option value="">all</option><option value="error">error</option><option value="warning">warning</option><option value="info">info</option></select></label>\n    <label>Status <select id="f-status"><option value="">all</option><option value="violation">violation</option><option value="cannot_verify">cannot verify</option><option value="waived">waived</option></select></label>\n    <label>Check <select id="f-check"><option value="">all</option>'
+    for l_1_c in (undefined(name='checks') if l_0_checks is missing else l_0_checks):
+        _loop_vars = {}
+        pass
+        yield '<option value="'
+        yield escape(l_1_c)
+        yield '">'
+        yield escape(l_1_c)
+        yield '</option>'
+    l_1_c = missing
+    yield '</select></label>\n    <label>Layer <select id="f-layer"><option value="">all</option>'
+    for l_1_l in (undefined(name='finding_layers') if l_0_finding_layers is missing else l_0_finding_layers):
+        _loop_vars = {}
+        pass
+        yield '<option value="'
+        yield escape(l_1_l)
+        yield '">'
+        yield escape(l_1_l)
+        yield '</option>'
+    l_1_l = missing
+    yield '</select></label>\n    <label>Net <input type="search" id="f-net" placeholder="contains…" autocomplete="off"></label>\n    <label>Text <input type="search" id="f-text" placeholder="message, rule, item…" autocomplete="off"></label>\n    <label class="chk"><input type="checkbox" id="f-group"> Group by rule</label>\n    <button type="button" id="f-clear">Clear filters</button>\n  </form>\n  <div class="table-wrap" id="table-wrap">\n    <table class="data findings" id="findings-table" role="table" aria-describedby="shown-count">\n      <caption class="sr-only">Findings; use the arrow keys to move between rows and Enter to show a finding on the board</caption>\n      <thead role="rowgroup"><tr role="row">\n        <th scope="col" role="columnheader" aria-sort="none"><button type="button" data-sort="severity">Severity</button></th>\n        <th scope="col" role="columnheader" aria-sort="none"><button type="button" data-sort="status">Status</button></th>\n        <th scope="col" role="columnheader" aria-sort="none"><button type="button" data-sort="rule">Rule</button></th>\n        <th scope="col" role="columnheader" aria-sort="none"><button type="button" data-sort="net">Net</button></th>\n        <th scope="col" role="columnheader" aria-sort="none"><button type="button" data-sort="layer">Layer</button></th>\n        <th scope="col" role="columnheader" aria-sort="none" class="num"><button type="button" data-sort="measured">Measured</button></th>\n        <th scope="col" role="columnheader" aria-sort="none" class="num"><button type="button" data-sort="limit">Limit</button></th>\n        <th scope="col" role="columnheader">Finding, why and source</th>\n      </tr></thead>\n      <tbody id="findings-body" role="rowgroup"></tbody>\n    </table>\n    <p class="muted empty" id="no-findings" hidden>No finding matches.</p>\n  </div>\n  <noscript><p class="warn">The findings table and board markers need JavaScript; the data is in the JSON block of this file.</p></noscript>\n</section>\n\n<section id="board" class="card">\n  <h2>Board</h2>\n  <div class="board-tools" role="toolbar" aria-label="board view controls">\n    <fieldset class="layer-toggles">\n      <legend>Layers</legend>\n'
+    for l_1_l in (undefined(name='layers') if l_0_layers is missing else l_0_layers):
+        _loop_vars = {}
+        pass
+        yield '      <label class="lt"><input type="checkbox" data-layer="'
+        yield escape(environment.getattr(l_1_l, 'index'))
+        yield '" '
+        yield escape(('checked' if environment.getattr(l_1_l, 'visible') else ''))
+        yield '><span class="swatch" style="background: '
+        yield escape(environment.getattr(l_1_l, 'colour'))
+        yield '" aria-hidden="true"></span>'
+        yield escape(environment.getattr(l_1_l, 'name'))
+        if environment.getattr(l_1_l, 'user'):
+            pass
+            yield ' <span class="muted">'
+            yield escape(environment.getattr(l_1_l, 'user'))
+            yield '</span>'
+        yield '</label>\n'
+    l_1_l = missing
+    yield '      <label class="lt"><input type="checkbox" data-layer="vias" checked><span class="swatch sw-via" aria-hidden="true"></span>vias</label>\n      <label class="lt"><input type="checkbox" data-layer="markers" checked><span class="swatch sw-mk" aria-hidden="true"></span>findings</label>\n'
+    for l_1_h in (undefined(name='heat_layers') if l_0_heat_layers is missing else l_0_heat_layers):
+        _loop_vars = {}
+        pass
+        yield '<label class="lt"><input type="checkbox" data-layer="'
+        yield escape(environment.getattr(l_1_h, 'id'))
+        yield '">IR map '
+        yield escape(environment.getattr(l_1_h, 'label'))
+        yield '</label>'
+    l_1_h = missing
+    yield '    </fieldset>\n    <div class="zoom-buttons">\n      <button type="button" id="zoom-in" aria-label="zoom in">+</button>\n      <button type="button" id="zoom-out" aria-label="zoom out">−</button>\n      <button type="button" id="zoom-home">Whole board</button>\n    </div>\n  </div>\n  <div class="board-wrap">\n    <div class="board-view" id="board-view">'
+    yield escape((undefined(name='board_svg') if l_0_board_svg is missing else l_0_board_svg))
+    yield '</div>\n    <aside class="detail" id="detail" aria-live="polite">\n      <h3>Selected finding</h3>\n      <p class="muted">Click a marker on the board or a row in the table.</p>\n    </aside>\n  </div>\n  <p class="legend"><span class="lg lg-error" aria-hidden="true"></span> error (filled disc) <span class="lg lg-warning" aria-hidden="true"></span> warning (thick ring) <span class="lg lg-info" aria-hidden="true"></span> info (small disc) <span class="lg lg-cv" aria-hidden="true"></span> cannot verify (dashed ring) <span class="lg lg-waived" aria-hidden="true"></span> waived (thin ring). Drag to pan, wheel to zoom. Geometry is simplified to a '
+    yield escape(('%g' % (undefined(name='grid_mm') if l_0_grid_mm is missing else l_0_grid_mm)))
+    yield ' mm grid.</p>\n</section>\n\n'
+    if (undefined(name='kicad_drc') if l_0_kicad_drc is missing else l_0_kicad_drc):
+        pass
+        yield '<section id="kicad-drc" class="card">\n  <h2>KiCad DRC</h2>\n  <p>KiCad '
+        yield escape(environment.getattr((undefined(name='kicad_drc') if l_0_kicad_drc is missing else l_0_kicad_drc), 'kicad_version'))
+        yield "'s own design-rule check (<code>"
+        yield escape(environment.getattr((undefined(name='kicad_drc') if l_0_kicad_drc is missing else l_0_kicad_drc), 'command'))
+        yield '</code>), in the same verdict: '
+        yield escape(environment.getattr(environment.getattr((undefined(name='kicad_drc') if l_0_kicad_drc is missing else l_0_kicad_drc), 'counts'), 'violations'))
+        yield ' violation'
+        yield escape(('' if (environment.getattr(environment.getattr((undefined(name='kicad_drc') if l_0_kicad_drc is missing else l_0_kicad_drc), 'counts'), 'violations') == 1) else 's'))
+        yield ', '
+        yield escape(environment.getattr(environment.getattr((undefined(name='kicad_drc') if l_0_kicad_drc is missing else l_0_kicad_drc), 'counts'), 'unconnected_items'))
+        yield ' unconnected item'
+        yield escape(('' if (environment.getattr(environment.getattr((undefined(name='kicad_drc') if l_0_kicad_drc is missing else l_0_kicad_drc), 'counts'), 'unconnected_items') == 1) else 's'))
+        yield ', '
+        yield escape(environment.getattr(environment.getattr((undefined(name='kicad_drc') if l_0_kicad_drc is missing else l_0_kicad_drc), 'counts'), 'schematic_parity'))
+        yield ' schematic parity; '
+        yield escape(environment.getattr((undefined(name='kicad_drc') if l_0_kicad_drc is missing else l_0_kicad_drc), 'excluded'))
+        yield ' excluded in KiCad'
+        if environment.getattr((undefined(name='kicad_drc') if l_0_kicad_drc is missing else l_0_kicad_drc), 'stale'):
+            pass
+            yield ', '
+            yield escape(environment.getattr((undefined(name='kicad_drc') if l_0_kicad_drc is missing else l_0_kicad_drc), 'stale'))
+            yield ' stale exclusion'
+            yield escape(('' if (environment.getattr((undefined(name='kicad_drc') if l_0_kicad_drc is missing else l_0_kicad_drc), 'stale') == 1) else 's'))
+        yield '. They are on the board view and in the findings table (Check: <code>kicad_drc</code>).</p>\n'
+        if environment.getattr((undefined(name='kicad_drc') if l_0_kicad_drc is missing else l_0_kicad_drc), 'types'):
+            pass
+            yield '  <table class="kicad-types">\n    <thead><tr><th scope="col">rule</th><th scope="col" class="num">errors</th><th scope="col" class="num">warnings</th><th scope="col" class="num">open</th><th scope="col" class="num">waived / excluded</th></tr></thead>\n    <tbody>'
+            for (l_1_rid, l_1_c) in environment.getattr((undefined(name='kicad_drc') if l_0_kicad_drc is missing else l_0_kicad_drc), 'types'):
+                _loop_vars = {}
+                pass
+                yield '<tr><th scope="row"><code>'
+                yield escape(l_1_rid)
+                yield '</code></th><td class="num">'
+                yield escape(environment.getattr(l_1_c, 'error'))
+                yield '</td><td class="num">'
+                yield escape(environment.getattr(l_1_c, 'warning'))
+                yield '</td><td class="num">'
+                yield escape(environment.getattr(l_1_c, 'violation'))
+                yield '</td><td class="num">'
+                yield escape(environment.getattr(l_1_c, 'waived'))
+                yield '</td></tr>'
+            l_1_rid = l_1_c = missing
+            yield '</tbody>\n  </table>\n'
+            if environment.getattr((undefined(name='kicad_drc') if l_0_kicad_drc is missing else l_0_kicad_drc), 'capped'):
+                pass
+                yield '<p class="warn-note"><span aria-hidden="true">⚠</span> kicad-cli reported exactly 199 entries of '
+                l_1_loop = missing
+                for l_1_r, l_1_loop in LoopContext(environment.getattr((undefined(name='kicad_drc') if l_0_kicad_drc is missing else l_0_kicad_drc), 'capped'), undefined):
+                    _loop_vars = {}
+                    pass
+                    yield '<code>'
+                    yield escape(l_1_r)
+                    yield '</code>'
+                    if (not environment.getattr(l_1_loop, 'last')):
+                        pass
+                        yield ', '
+                l_1_loop = l_1_r = missing
+                yield ": KiCad's DRC stops reporting a type at 199, so there may be more.</p>"
+        else:
+            pass
+            yield "<p>KiCad's DRC found nothing.</p>"
+        yield '</section>\n'
+    yield '\n'
     if (undefined(name='warnings') if l_0_warnings is missing else l_0_warnings):
         pass
         yield '<section class="card notes" aria-label="reader warnings">\n  <h2>Reader notes</h2>\n  <ul>'
@@ -508,125 +643,7 @@ def root(context, missing=missing):
     else:
         pass
         yield '  <p class="muted">The board declares no stack-up: every stack-up rule is <em>cannot verify</em>.</p>\n'
-    yield '</section>\n\n<section id="board" class="card">\n  <h2>Board</h2>\n  <div class="board-tools" role="toolbar" aria-label="board view controls">\n    <fieldset class="layer-toggles">\n      <legend>Layers</legend>\n'
-    for l_1_l in (undefined(name='layers') if l_0_layers is missing else l_0_layers):
-        _loop_vars = {}
-        pass
-        yield '      <label class="lt"><input type="checkbox" data-layer="'
-        yield escape(environment.getattr(l_1_l, 'index'))
-        yield '" '
-        yield escape(('checked' if environment.getattr(l_1_l, 'visible') else ''))
-        yield '><span class="swatch" style="background: '
-        yield escape(environment.getattr(l_1_l, 'colour'))
-        yield '" aria-hidden="true"></span>'
-        yield escape(environment.getattr(l_1_l, 'name'))
-        if environment.getattr(l_1_l, 'user'):
-            pass
-            yield ' <span class="muted">'
-            yield escape(environment.getattr(l_1_l, 'user'))
-            yield '</span>'
-        yield '</label>\n'
-    l_1_l = missing
-    yield '      <label class="lt"><input type="checkbox" data-layer="vias" checked><span class="swatch sw-via" aria-hidden="true"></span>vias</label>\n      <label class="lt"><input type="checkbox" data-layer="markers" checked><span class="swatch sw-mk" aria-hidden="true"></span>findings</label>\n'
-    for l_1_h in (undefined(name='heat_layers') if l_0_heat_layers is missing else l_0_heat_layers):
-        _loop_vars = {}
-        pass
-        yield '<label class="lt"><input type="checkbox" data-layer="'
-        yield escape(environment.getattr(l_1_h, 'id'))
-        yield '">IR map '
-        yield escape(environment.getattr(l_1_h, 'label'))
-        yield '</label>'
-    l_1_h = missing
-    yield '    </fieldset>\n    <div class="zoom-buttons">\n      <button type="button" id="zoom-in" aria-label="zoom in">+</button>\n      <button type="button" id="zoom-out" aria-label="zoom out">−</button>\n      <button type="button" id="zoom-home">Whole board</button>\n    </div>\n  </div>\n  <div class="board-wrap">\n    <div class="board-view" id="board-view">'
-    yield escape((undefined(name='board_svg') if l_0_board_svg is missing else l_0_board_svg))
-    yield '</div>\n    <aside class="detail" id="detail" aria-live="polite">\n      <h3>Selected finding</h3>\n      <p class="muted">Click a marker on the board or a row in the table.</p>\n    </aside>\n  </div>\n  <p class="legend"><span class="lg lg-error" aria-hidden="true"></span> error (filled disc) <span class="lg lg-warning" aria-hidden="true"></span> warning (thick ring) <span class="lg lg-info" aria-hidden="true"></span> info (small disc) <span class="lg lg-cv" aria-hidden="true"></span> cannot verify (dashed ring) <span class="lg lg-waived" aria-hidden="true"></span> waived (thin ring). Drag to pan, wheel to zoom. Geometry is simplified to a '
-    yield escape(('%g' % (undefined(name='grid_mm') if l_0_grid_mm is missing else l_0_grid_mm)))
-    yield ' mm grid.</p>\n</section>\n\n<section id="findings" class="card">\n  <h2>Findings <span class="muted" id="shown-count"></span></h2>\n  <form class="filters" id="filters" role="search" aria-label="filter the findings" onsubmit="return false">\n    <label>Severity <select id="f-sev"><option value="">all</option><option value="error">error</option><option value="warning">warning</option><option value="info">info</option></select></label>\n    <label>Status <select id="f-status"><option value="">all</option><option value="violation">violation</option><option value="cannot_verify">cannot verify</option><option value="waived">waived</option></select></label>\n    <label>Check <select id="f-check"><option value="">all</option>'
-    for l_1_c in (undefined(name='checks') if l_0_checks is missing else l_0_checks):
-        _loop_vars = {}
-        pass
-        yield '<option value="'
-        yield escape(l_1_c)
-        yield '">'
-        yield escape(l_1_c)
-        yield '</option>'
-    l_1_c = missing
-    yield '</select></label>\n    <label>Layer <select id="f-layer"><option value="">all</option>'
-    for l_1_l in (undefined(name='finding_layers') if l_0_finding_layers is missing else l_0_finding_layers):
-        _loop_vars = {}
-        pass
-        yield '<option value="'
-        yield escape(l_1_l)
-        yield '">'
-        yield escape(l_1_l)
-        yield '</option>'
-    l_1_l = missing
-    yield '</select></label>\n    <label>Net <input type="search" id="f-net" placeholder="contains…" autocomplete="off"></label>\n    <label>Text <input type="search" id="f-text" placeholder="message, rule, item…" autocomplete="off"></label>\n    <label class="chk"><input type="checkbox" id="f-group"> Group by rule</label>\n    <button type="button" id="f-clear">Clear filters</button>\n  </form>\n  <div class="table-wrap" id="table-wrap">\n    <table class="data findings" id="findings-table" role="table" aria-describedby="shown-count">\n      <caption class="sr-only">Findings; use the arrow keys to move between rows and Enter to show a finding on the board</caption>\n      <thead role="rowgroup"><tr role="row">\n        <th scope="col" role="columnheader" aria-sort="none"><button type="button" data-sort="severity">Severity</button></th>\n        <th scope="col" role="columnheader" aria-sort="none"><button type="button" data-sort="status">Status</button></th>\n        <th scope="col" role="columnheader" aria-sort="none"><button type="button" data-sort="rule">Rule</button></th>\n        <th scope="col" role="columnheader" aria-sort="none"><button type="button" data-sort="net">Net</button></th>\n        <th scope="col" role="columnheader" aria-sort="none"><button type="button" data-sort="layer">Layer</button></th>\n        <th scope="col" role="columnheader" aria-sort="none" class="num"><button type="button" data-sort="measured">Measured</button></th>\n        <th scope="col" role="columnheader" aria-sort="none" class="num"><button type="button" data-sort="limit">Limit</button></th>\n        <th scope="col" role="columnheader">Finding, why and source</th>\n      </tr></thead>\n      <tbody id="findings-body" role="rowgroup"></tbody>\n    </table>\n    <p class="muted empty" id="no-findings" hidden>No finding matches.</p>\n  </div>\n  <noscript><p class="warn">The findings table and board markers need JavaScript; the data is in the JSON block of this file.</p></noscript>\n</section>\n\n'
-    if (undefined(name='kicad_drc') if l_0_kicad_drc is missing else l_0_kicad_drc):
-        pass
-        yield '<section id="kicad-drc" class="card">\n  <h2>KiCad DRC</h2>\n  <p>KiCad '
-        yield escape(environment.getattr((undefined(name='kicad_drc') if l_0_kicad_drc is missing else l_0_kicad_drc), 'kicad_version'))
-        yield "'s own design-rule check (<code>"
-        yield escape(environment.getattr((undefined(name='kicad_drc') if l_0_kicad_drc is missing else l_0_kicad_drc), 'command'))
-        yield '</code>), in the same verdict: '
-        yield escape(environment.getattr(environment.getattr((undefined(name='kicad_drc') if l_0_kicad_drc is missing else l_0_kicad_drc), 'counts'), 'violations'))
-        yield ' violation'
-        yield escape(('' if (environment.getattr(environment.getattr((undefined(name='kicad_drc') if l_0_kicad_drc is missing else l_0_kicad_drc), 'counts'), 'violations') == 1) else 's'))
-        yield ', '
-        yield escape(environment.getattr(environment.getattr((undefined(name='kicad_drc') if l_0_kicad_drc is missing else l_0_kicad_drc), 'counts'), 'unconnected_items'))
-        yield ' unconnected item'
-        yield escape(('' if (environment.getattr(environment.getattr((undefined(name='kicad_drc') if l_0_kicad_drc is missing else l_0_kicad_drc), 'counts'), 'unconnected_items') == 1) else 's'))
-        yield ', '
-        yield escape(environment.getattr(environment.getattr((undefined(name='kicad_drc') if l_0_kicad_drc is missing else l_0_kicad_drc), 'counts'), 'schematic_parity'))
-        yield ' schematic parity; '
-        yield escape(environment.getattr((undefined(name='kicad_drc') if l_0_kicad_drc is missing else l_0_kicad_drc), 'excluded'))
-        yield ' excluded in KiCad'
-        if environment.getattr((undefined(name='kicad_drc') if l_0_kicad_drc is missing else l_0_kicad_drc), 'stale'):
-            pass
-            yield ', '
-            yield escape(environment.getattr((undefined(name='kicad_drc') if l_0_kicad_drc is missing else l_0_kicad_drc), 'stale'))
-            yield ' stale exclusion'
-            yield escape(('' if (environment.getattr((undefined(name='kicad_drc') if l_0_kicad_drc is missing else l_0_kicad_drc), 'stale') == 1) else 's'))
-        yield '. They are on the board view and in the findings table (Check: <code>kicad_drc</code>).</p>\n'
-        if environment.getattr((undefined(name='kicad_drc') if l_0_kicad_drc is missing else l_0_kicad_drc), 'types'):
-            pass
-            yield '  <table class="kicad-types">\n    <thead><tr><th scope="col">rule</th><th scope="col" class="num">errors</th><th scope="col" class="num">warnings</th><th scope="col" class="num">open</th><th scope="col" class="num">waived / excluded</th></tr></thead>\n    <tbody>'
-            for (l_1_rid, l_1_c) in environment.getattr((undefined(name='kicad_drc') if l_0_kicad_drc is missing else l_0_kicad_drc), 'types'):
-                _loop_vars = {}
-                pass
-                yield '<tr><th scope="row"><code>'
-                yield escape(l_1_rid)
-                yield '</code></th><td class="num">'
-                yield escape(environment.getattr(l_1_c, 'error'))
-                yield '</td><td class="num">'
-                yield escape(environment.getattr(l_1_c, 'warning'))
-                yield '</td><td class="num">'
-                yield escape(environment.getattr(l_1_c, 'violation'))
-                yield '</td><td class="num">'
-                yield escape(environment.getattr(l_1_c, 'waived'))
-                yield '</td></tr>'
-            l_1_rid = l_1_c = missing
-            yield '</tbody>\n  </table>\n'
-            if environment.getattr((undefined(name='kicad_drc') if l_0_kicad_drc is missing else l_0_kicad_drc), 'capped'):
-                pass
-                yield '<p class="warn-note"><span aria-hidden="true">⚠</span> kicad-cli reported exactly 199 entries of '
-                l_1_loop = missing
-                for l_1_r, l_1_loop in LoopContext(environment.getattr((undefined(name='kicad_drc') if l_0_kicad_drc is missing else l_0_kicad_drc), 'capped'), undefined):
-                    _loop_vars = {}
-                    pass
-                    yield '<code>'
-                    yield escape(l_1_r)
-                    yield '</code>'
-                    if (not environment.getattr(l_1_loop, 'last')):
-                        pass
-                        yield ', '
-                l_1_loop = l_1_r = missing
-                yield ": KiCad's DRC stops reporting a type at 199, so there may be more.</p>"
-        else:
-            pass
-            yield "<p>KiCad's DRC found nothing.</p>"
-        yield '</section>\n'
-    yield '\n'
+    yield '</section>\n\n'
     if (undefined(name='coverage') if l_0_coverage is missing else l_0_coverage):
         pass
         yield '<section id="coverage" class="card">\n  <h2>Coverage <span class="muted">— what high-speed copper was examined</span></h2>\n  <p><strong>'
@@ -1009,6 +1026,43 @@ def root(context, missing=missing):
     else:
         pass
         yield '<p class="muted">No waivers are configured.</p>'
+    if environment.getattr((undefined(name='waivers') if l_0_waivers is missing else l_0_waivers), 'kicad'):
+        pass
+        yield '  <table class="data kicad-exclusions" id="kicad-exclusions">\n    <caption>Excluded in KiCad: violations of KiCad\'s own DRC that the designer excluded in KiCad (Board Setup, or a marker\'s “Exclude”), stored in the project file; they are not waivers of the config</caption>\n    <thead><tr><th scope="col">State</th><th scope="col">KiCad rule</th><th scope="col">Where</th><th scope="col">Finding set aside</th><th scope="col">KiCad comment</th></tr></thead>\n    <tbody>\n'
+        for l_1_w in environment.getattr((undefined(name='waivers') if l_0_waivers is missing else l_0_waivers), 'kicad'):
+            _loop_vars = {}
+            pass
+            yield '      <tr class="w-'
+            yield escape(('stale' if (environment.getattr(l_1_w, 'state') == 'stale') else 'applied'))
+            yield '"><td><span class="badge b-w-'
+            yield escape(('stale' if (environment.getattr(l_1_w, 'state') == 'stale') else 'applied'))
+            yield '">'
+            yield escape(('∅ stale' if (environment.getattr(l_1_w, 'state') == 'stale') else '⊘ excluded'))
+            yield '</span></td><td><code>'
+            yield escape((environment.getattr(l_1_w, 'rule') or '—'))
+            yield '</code></td><td>'
+            yield escape(environment.getattr(l_1_w, 'where'))
+            yield '</td><td>'
+            if environment.getattr(l_1_w, 'finding'):
+                pass
+                yield '<a href="#findings" data-goto="'
+                yield escape(environment.getattr(environment.getattr(l_1_w, 'finding'), 'i'))
+                yield '">'
+                yield escape(environment.getattr(environment.getattr(l_1_w, 'finding'), 'message'))
+                yield '</a>'
+            else:
+                pass
+                yield '—'
+            if environment.getattr(l_1_w, 'hint'):
+                pass
+                yield '<div class="muted">'
+                yield escape(environment.getattr(l_1_w, 'hint'))
+                yield '</div>'
+            yield '</td><td>'
+            yield escape((environment.getattr(l_1_w, 'comment') or '—'))
+            yield '</td></tr>\n'
+        l_1_w = missing
+        yield '    </tbody>\n  </table>\n'
     yield '</section>\n\n<section id="rules" class="card">\n  <h2>Rules that ran <span class="muted">('
     yield escape(t_5((undefined(name='rule_runs') if l_0_rule_runs is missing else l_0_rule_runs)))
     yield ')</span></h2>\n'
@@ -1086,4 +1140,4 @@ def root(context, missing=missing):
     yield '\n</script>\n</body>\n</html>'
 
 blocks = {}
-debug_info = '8=121&9=123&11=125&16=127&17=129&19=131&22=134&23=138&26=141&27=144&38=155&40=157&41=159&42=169&43=171&45=180&50=187&51=191&55=209&57=213&60=219&61=223&62=227&63=229&64=231&65=237&74=258&75=261&76=264&77=267&78=270&79=273&83=277&87=281&90=284&96=293&97=312&99=330&100=332&101=339&102=345&104=355&105=370&108=373&110=381&111=387&112=390&113=394&114=413&123=423&125=426&131=428&132=432&133=436&134=443&135=468&136=470&137=472&138=479&139=481&140=483&141=485&142=487&143=489&160=503&161=507&165=522&174=532&180=534&188=536&189=546&215=556&218=559&219=582&222=585&224=601&229=621&232=624&234=626&238=629&239=633&240=642&241=649&242=654&243=670&247=674&252=681&257=684&259=688&260=737&267=742&271=745&272=749&273=766&274=771&275=776&276=781&277=784&278=800&280=816&281=820&282=830&289=843&292=846&294=850&295=852&297=856&298=860&305=865&310=868&312=872&313=893&321=898&322=900&324=904&325=908&326=910&327=915&328=928&338=959&339=962&344=965&345=972&353=1004&354=1006&359=1009&360=1014&361=1020&367=1054&370=1057&373=1059&374=1063&380=1072&382=1074&384=1076'
+debug_info = '8=121&9=123&11=125&16=127&17=129&19=131&22=134&23=138&26=141&27=144&38=155&40=157&41=159&42=169&43=171&45=180&52=187&53=191&54=194&56=209&61=225&63=229&66=235&67=239&68=243&69=245&70=247&71=253&78=274&81=278&82=281&83=284&84=287&85=290&89=294&98=298&99=308&130=318&131=322&135=337&144=347&150=349&153=351&156=354&157=377&160=380&162=396&167=416&170=419&176=428&177=447&179=465&180=467&181=474&182=480&184=490&185=505&188=508&190=516&191=522&192=525&193=529&194=548&203=558&205=561&211=563&212=567&213=571&214=578&215=603&216=605&217=607&218=614&219=616&220=618&221=620&222=622&223=624&235=638&238=641&240=643&244=646&245=650&246=659&247=666&248=671&249=687&253=691&258=698&263=701&265=705&266=754&273=759&277=762&278=766&279=783&280=788&281=793&282=798&283=801&284=817&286=833&287=837&288=847&295=860&298=863&300=867&301=869&303=873&304=877&311=882&316=885&318=889&319=910&327=915&328=917&330=921&331=925&332=927&333=932&334=945&344=976&345=979&350=982&351=989&356=1020&361=1023&362=1027&370=1058&371=1060&376=1063&377=1068&378=1074&384=1108&387=1111&390=1113&391=1117&397=1126&399=1128&401=1130'

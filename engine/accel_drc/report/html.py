@@ -35,7 +35,7 @@ from .. import __version__
 from ..extras import ViaStubSeries
 from ..model import Board
 from ..references import Reference, bibliography
-from ..results import CheckResult, Finding, Severity, Status
+from ..results import KICAD_ORIGIN, CheckResult, Finding, Severity, Status
 from .board_svg import render_board, start_zones
 from .loss_plots import loss_context
 
@@ -461,11 +461,27 @@ def stackup_names(f: Finding) -> list[str]:
     return out
 
 
+#: checks whose finding is about a whole copper layer, not a spot on it: copper_weight gives
+#: its plane finding a point inside the plane for the KiCad marker, which on the board view
+#: reads as a problem at that spot (in a BGA field, say), so the board view highlights the layer
+#: instead (:func:`layer_wide`).  laminate_df and foil are not here: their findings are about
+#: one signal group's traces on a layer, and point at one of them.
+LAYER_WIDE_CHECKS = frozenset({"copper_weight"})
+
+
+def layer_wide(f: Finding, copper: frozenset[str]) -> bool:
+    """Whether the board view shows ``f`` as its whole layer (no point marker): a finding of a
+    :data:`LAYER_WIDE_CHECKS` check on one of the copper layers ``copper`` (names and user
+    names) the view draws."""
+    return f.check in LAYER_WIDE_CHECKS and f.layer in copper
+
+
 def _finding_rows(
-    findings: Sequence[Finding], texts: dict[str, int]
+    findings: Sequence[Finding], texts: dict[str, int], copper: frozenset[str] = frozenset()
 ) -> tuple[list[list[Any]], dict[str, int]]:
     """Findings as compact rows for the page script (keys in ``FIELDS``); ``why`` and ``source``
-    go to a shared string table because every finding of a rule repeats them."""
+    go to a shared string table because every finding of a rule repeats them.  A finding about
+    a whole copper layer (:func:`layer_wide`) has no position and ``whole`` set."""
 
     def text_id(s: str) -> int:
         if s not in texts:
@@ -485,6 +501,8 @@ def _finding_rows(
                 ev[k] = _plain_rounded(v)
         ev = _compact_evidence(ev, budget, rounded=True)
         waiver = _jsonable(dict(f.waiver)) if f.waiver else None
+        whole = layer_wide(f, copper)
+        pos = None if whole else f.pos
         rows.append(
             [
                 i,
@@ -498,8 +516,8 @@ def _finding_rows(
                 f.unit or "",
                 f.net,
                 f.layer,
-                None if f.pos is None else round(float(f.pos[0]), 4),
-                None if f.pos is None else round(float(f.pos[1]), 4),
+                None if pos is None else round(float(pos[0]), 4),
+                None if pos is None else round(float(pos[1]), 4),
                 list(f.items),
                 text_id(f.why or ""),
                 text_id(f.source or ""),
@@ -509,6 +527,7 @@ def _finding_rows(
                 ev or None,
                 waiver,
                 stackup_names(f) or None,
+                1 if whole else None,
             ]
         )
     return rows, texts
@@ -536,6 +555,7 @@ FIELDS = (
     "evidence",
     "waiver",
     "slayers",  # other stack-up layers the finding counts against (see stackup_names)
+    "whole",  # 1: about its whole copper layer, highlighted on the board view (layer_wide)
 )
 
 
@@ -791,9 +811,17 @@ def _via_stubs(result: CheckResult) -> list[dict[str, Any]]:
 
 
 def _waivers(result: CheckResult) -> dict[str, list[dict[str, Any]]]:
+    """The project config's waivers by state (applied, expired, stale), and apart from them,
+    under ``"kicad"``, KiCad's own DRC exclusions (``check --kicad-drc``): those are set in
+    KiCad and stored in the ``.kicad_pro``, not waivers of the config, so they are shown as
+    "excluded in KiCad" with the finding each one set aside."""
     groups: dict[str, list[dict[str, Any]]] = {"applied": [], "expired": [], "stale": []}
+    kicad: list[dict[str, Any]] = []
     for w in result.waivers:
         if not isinstance(w, Mapping):
+            continue
+        if w.get("origin") == KICAD_ORIGIN:
+            kicad.append(w)
             continue
         state = str(w.get("state") or w.get("status") or "applied")
         entry = dict(w)
@@ -808,7 +836,38 @@ def _waivers(result: CheckResult) -> dict[str, list[dict[str, Any]]]:
         # a waiver that names only a rule matches every finding of it: say so, not a blank cell
         entry["selector_text"] = text or "any"
         groups.setdefault(state, []).append(entry)
+    groups["kicad"] = _kicad_exclusions(result, kicad)
     return groups
+
+
+def _kicad_exclusions(
+    result: CheckResult, rows: Sequence[Mapping[str, Any]]
+) -> list[dict[str, Any]]:
+    """KiCad's exclusions as the Waivers section lists them: the rule, the ``.kicad_pro`` they
+    are stored in, KiCad's comment (when the designer wrote one) and the finding each one set
+    aside (by its exclusion string), or why it matched none (stale)."""
+    by_exclusion = {
+        str(f.evidence.get("kicad_exclusion")): i
+        for i, f in enumerate(result.findings)
+        if f.evidence and f.evidence.get("kicad_exclusion")
+    }
+    out = []
+    for w in rows:
+        project = os.path.basename(str(w.get("file") or "")) or ".kicad_pro"
+        reason = str(w.get("reason") or "")
+        i = by_exclusion.get(str(w.get("exclusion")))
+        out.append(
+            {
+                "state": "excluded" if w.get("state") == "applied" else "stale",
+                "rule": w.get("rule"),
+                "where": f"excluded in KiCad ({project})",
+                # KiCad's default reason repeats "excluded in KiCad": only a designer's comment
+                "comment": "" if reason.startswith("excluded in KiCad") else reason,
+                "finding": None if i is None else {"i": i, "message": result.findings[i].message},
+                "hint": w.get("hint") or "",
+            }
+        )
+    return out
 
 
 def _kicad_drc(result: CheckResult) -> dict[str, Any] | None:
@@ -821,7 +880,7 @@ def _kicad_drc(result: CheckResult) -> dict[str, Any] | None:
         if f.check == "kicad_drc":
             rows.setdefault(f.rule, Counter())[f.status.value] += 1
             rows[f.rule][f.severity.value] += 1
-    kicad_waivers = [w for w in result.waivers if w.get("origin") == "kicad"]
+    kicad_waivers = [w for w in result.waivers if w.get("origin") == KICAD_ORIGIN]
     return {
         **info,
         "types": sorted(rows.items(), key=lambda kv: (-kv[1]["violation"], kv[0])),
@@ -1008,7 +1067,8 @@ def build_context(result: CheckResult, board: Board) -> dict[str, Any]:
     all_sev = Counter(f.severity.value for f in findings)
     unwaived_errors = len(result.unwaived_errors())
     texts: dict[str, int] = {}
-    rows, texts = _finding_rows(findings, texts)
+    copper = frozenset(n for cl in board.copper_layers for n in (cl.name, cl.user_name) if n)
+    rows, texts = _finding_rows(findings, texts, copper)
     cls = result.classification
     stackup = _stackup_rows(result, board, findings)
     board_file = result.board_file or board.source
@@ -1033,6 +1093,7 @@ def build_context(result: CheckResult, board: Board) -> dict[str, Any]:
         "unwaived_errors": unwaived_errors,
         "total": len(findings),
         "count_phrases": result.count_phrases(),
+        "count_icons": {"error": "✖", "warning": "⚠", "info": "ℹ"},
         "class_note": class_note(result),
         # by severity over every finding (as the text summary counts), by status beside it
         "sev_counts": {s: all_sev.get(s, 0) for s in _SEVERITIES},

@@ -9,7 +9,7 @@ from collections import Counter
 from typing import Any
 
 from ..references import bibliography, resolve
-from ..results import CheckResult, Severity, Status
+from ..results import CheckResult, Severity, Status, waiver_states
 
 SCHEMA_VERSION = 1
 
@@ -139,15 +139,26 @@ def summary_counts(result: CheckResult) -> dict[str, Any]:
     st = Counter(f.status.value for f in result.findings)
     chk = Counter(f.check for f in result.findings)
     errors = len(result.unwaived_errors())
+    counts = result.counts()  # the count the text summary and the HTML banner show
+    config_waivers, kicad_exclusions = waiver_states(result.waivers)
     return {
         "total": len(result.findings),
+        # every status, waived included (schema 1); the banner's counters are the next three
         "by_severity": {s.value: sev.get(s.value, 0) for s in Severity},
+        # open (violation + cannot verify) per severity: the red/amber/blue counters
+        "open_by_severity": counts.open_by_severity(),
+        # waived findings apart, by who set them aside: the project config's waivers, and
+        # KiCad's own DRC exclusions (its .kicad_pro) with check --kicad-drc
+        "waived_by_config": counts.waived,
+        "excluded_in_kicad": counts.excluded,
         "by_status": {s.value: st.get(s.value, 0) for s in Status},
         "by_check": dict(sorted(chk.items())),
         "unwaived_errors": errors,
         "rules_run": len(result.rules),
         "items_checked": sum(r.checked for r in result.rules),
-        "waivers": dict(Counter(w["state"] for w in result.waivers)),
+        # the config's waivers by state; KiCad's exclusions (--kicad-drc) apart, not as waivers
+        "waivers": config_waivers,
+        "kicad_exclusions": kicad_exclusions,
         "unverified_errors": len(result.unverified_errors()),
         # violations the numbers show but that rest on a default or an assumption (cannot_verify
         # with evidence.conditional), by the input they rest on

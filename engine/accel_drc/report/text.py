@@ -9,7 +9,7 @@ from typing import Any
 
 from ..classify import explain
 from ..hostile import terminal
-from ..results import CheckResult, Finding, Severity, Status
+from ..results import KICAD_ORIGIN, CheckResult, Finding, Severity, Status, waiver_states
 
 _SEV_ORDER = {Severity.ERROR: 0, Severity.WARNING: 1, Severity.INFO: 2}
 _ST_ORDER = {Status.VIOLATION: 0, Status.CANNOT_VERIFY: 1, Status.WAIVED: 2}
@@ -70,15 +70,15 @@ def summary(result: CheckResult, top: int = 10) -> str:
         rest = len([f for f in result.findings if f.status != Status.WAIVED]) - len(shown)
         if rest > 0:
             lines.append(f"  … and {rest} more (see --json / --html)")
-    if result.waivers:
-        counts: dict[str, int] = {}
-        for w in result.waivers:
-            counts[w["state"]] = counts.get(w["state"], 0) + 1
-        lines.append("waivers: " + ", ".join(f"{n} {k}" for k, n in sorted(counts.items())))
-        for w in result.waivers:
-            if w["state"] != "applied":
-                where = f" (line {w['line']})" if w.get("line") else ""
-                lines.append(f"  {w['state']}: {w['rule']}{where}: {w['reason']}")
+    config, _kicad = waiver_states(result.waivers)
+    if config:  # KiCad's exclusions are on the kicad drc line, not waivers of the config
+        lines.append("waivers: " + ", ".join(f"{n} {k}" for k, n in sorted(config.items())))
+    for w in result.waivers:
+        if w["state"] != "applied":
+            kicad = w.get("origin") == KICAD_ORIGIN
+            where = f" (line {w['line']})" if w.get("line") else ""
+            what = "KiCad exclusion" if kicad else w["state"]
+            lines.append(f"  {'stale ' if kicad else ''}{what}: {w['rule']}{where}: {w['reason']}")
     lines.append("verdict: " + verdict_line(result))
     # net names, messages and reasons are the board's and the config's text: a name holding a
     # newline and ESC[8m could forge a "verdict: PASS" line, so controls are shown escaped
@@ -88,11 +88,7 @@ def summary(result: CheckResult, top: int = 10) -> str:
 def kicad_line(result: CheckResult, kicad: Mapping[str, Any]) -> str:
     """``kicad drc: KiCad 9.0.8: 7 violations, 1 unconnected item, 0 parity; 8 excluded in KiCad``."""
     c = kicad.get("counts") or {}
-    excl = sum(
-        1
-        for f in result.findings
-        if f.check == "kicad_drc" and f.waiver and f.waiver.get("origin") == "kicad"
-    )
+    excl = result.counts().excluded
     return (
         f"kicad drc: KiCad {kicad.get('kicad_version')} (kicad-cli): "
         f"{c.get('violations', 0)} violations, {c.get('unconnected_items', 0)} unconnected, "

@@ -22,6 +22,28 @@
   var SEV_ICON = { error: "\u2716", warning: "\u26a0", info: "\u2139" };
   var ST_ICON = { violation: "\u25cf", cannot_verify: "?", waived: "\u2298" };
   var ST_LABEL = { violation: "violation", cannot_verify: "cannot verify", waived: "waived" };
+  /* a waived finding KiCad's own exclusion list set aside (check --kicad-drc) reads as such,
+     not as a waiver of the config */
+  function excludedInKicad(r) { var w = g(r, "waiver"); return !!(w && w.origin === "kicad"); }
+  function statusLabel(r) {
+    var st = g(r, "status");
+    return st === "waived" && excludedInKicad(r) ? "excluded in KiCad" : (ST_LABEL[st] || st);
+  }
+
+  /* The order a reviewer acts on (results.rank): error violations, error cannot-verify,
+     warnings, info, waived last; a stable sort keeps each check's own order.  The table opens
+     in it, so the first screen shows the failing findings whatever order the data came in. */
+  var rankPos = new Int32Array(N), order0 = [];
+  (function () {
+    var key = new Array(N);
+    for (var k = 0; k < N; k++) {
+      var st = g(rows[k], "status"), sv = SEV_ORDER[g(rows[k], "severity")], so = ST_ORDER[st];
+      key[k] = (st === "waived" ? 100 : 0) + (sv === undefined ? 3 : sv) * 10 + (so === undefined ? 3 : so);
+      order0.push(k);
+    }
+    order0.sort(function (a, b) { return key[a] - key[b] || a - b; });
+    for (var j = 0; j < N; j++) rankPos[order0[j]] = j;
+  })();
 
   var ESC = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" };
   function esc(s) {
@@ -74,13 +96,14 @@
     var why = texts[g(r, "why")] || "", src = texts[g(r, "source")] || "";
     var items = g(r, "items") || [];
     var x = g(r, "x"), y = g(r, "y");
-    var pos = (x === null || x === undefined) ? '<span class="nopos">not on the board view</span>'
+    var pos = g(r, "whole") ? '<span class="nopos">the whole layer ' + esc(g(r, "layer")) + '</span> <a href="#board" class="goto">show on board</a>'
+      : (x === null || x === undefined) ? '<span class="nopos">not on the board view</span>'
       : "(" + Number(x).toFixed(2) + ", " + Number(y).toFixed(2) + ') mm <a href="#board" class="goto">show on board</a>';
     var dec = g(r, "declare");
     return '<td role="cell" class="sev-' + esc(sev) + '"><span class="badge b-' + esc(sev) + '"><span aria-hidden="true">' +
       (SEV_ICON[sev] || "") + "</span> " + esc(sev) + "</span></td>" +
-      '<td role="cell"><span class="badge b-' + esc(st) + '"><span aria-hidden="true">' + (ST_ICON[st] || "") +
-      "</span> " + esc(ST_LABEL[st] || st) + "</span></td>" +
+      '<td role="cell"><span class="badge b-' + esc(st) + (excludedInKicad(r) ? " b-excluded" : "") +
+      '"><span aria-hidden="true">' + (ST_ICON[st] || "") + "</span> " + esc(statusLabel(r)) + "</span></td>" +
       '<td role="cell"><code>' + esc(g(r, "rule")) + '</code><div class="muted">' + esc(g(r, "check")) + "</div></td>" +
       '<td role="cell">' + esc(g(r, "net") || "\u2014") + "</td>" +
       '<td role="cell">' + esc(g(r, "layer") || "\u2014") +
@@ -179,6 +202,26 @@
     if (el) el.style.display = input.checked ? "" : "none";
   }
 
+  /* A finding about a whole layer (its copper weight, say) has no point: the board view shows
+     that layer alone, its copper outlined, at the whole-board zoom; any other selection ends it. */
+  var hlGroup = null;
+  function highlightLayer(name) {
+    if (hlGroup) { hlGroup.classList.remove("hl"); hlGroup = null; }
+    svg.classList.remove("focus-layer");
+    if (!name) return;
+    for (var k = 0; k < data.layers.length; k++) {
+      var L = data.layers[k];
+      if (L.name !== name && L.user !== name) continue;
+      hlGroup = svg.querySelector('g.cu[data-layer="' + L.index + '"]');
+      break;
+    }
+    if (!hlGroup) return;
+    showLayer(name);
+    hlGroup.classList.add("hl");
+    svg.classList.add("focus-layer");
+    if (cross) cross.setAttribute("d", "");
+  }
+
   var cross = null;
   function zoomTo(x, y) {
     var span = Math.max(Math.min(home[2], home[3]) / 12, 4);
@@ -226,7 +269,7 @@
   function showDetail(r) {
     detail.textContent = "";
     var h = document.createElement("h3");
-    h.textContent = (SEV_ICON[g(r, "severity")] || "") + " " + g(r, "severity") + " \u00b7 " + (ST_LABEL[g(r, "status")] || g(r, "status"));
+    h.textContent = (SEV_ICON[g(r, "severity")] || "") + " " + g(r, "severity") + " \u00b7 " + statusLabel(r);
     detail.appendChild(h);
     var p = document.createElement("p"); p.className = "msg"; p.textContent = g(r, "message");
     detail.appendChild(p);
@@ -239,13 +282,15 @@
     dlRow(dl, "Layer", g(r, "layer"));
     dlRow(dl, "Also against", (g(r, "slayers") || []).join(", "));
     var x = g(r, "x");
-    dlRow(dl, "Position", x === null || x === undefined ? "not on the board view" : "(" + x.toFixed(3) + ", " + g(r, "y").toFixed(3) + ") mm");
+    dlRow(dl, "Position", g(r, "whole") ? "the whole layer " + g(r, "layer") + " (highlighted on the board view)"
+      : x === null || x === undefined ? "not on the board view" : "(" + x.toFixed(3) + ", " + g(r, "y").toFixed(3) + ") mm");
     dlRow(dl, "Items", (g(r, "items") || []).join(", "));
     dlRow(dl, "Why", texts[g(r, "why")]);
     citeRow(dl, "Source", texts[g(r, "source")]);
     dlRow(dl, "Declare", g(r, "declare"));
     var w = g(r, "waiver");
-    if (w) dlRow(dl, "Waiver", JSON.stringify(w));
+    if (w && excludedInKicad(r)) dlRow(dl, "Excluded", w.reason || "excluded in KiCad (.kicad_pro)");
+    else if (w) dlRow(dl, "Waiver", JSON.stringify(w));
     detail.appendChild(dl);
     var ev = g(r, "evidence");
     if (ev) {
@@ -313,6 +358,8 @@
       }
       if (opts.focus) row.focus({ preventScroll: !opts.scroll });
     }
+    highlightLayer(g(r, "whole") ? g(r, "layer") : null);
+    if (g(r, "whole") && opts.zoom !== false) setVB(home.slice());
     if (m) {
       m.classList.add("sel");
       m.setAttribute("data-selected", "true");
@@ -406,13 +453,12 @@
         return (va < vb2 ? -1 : 1) * sortDir;
       }
     }
-    return a - b;
+    return rankPos[a] - rankPos[b];
   }
   var groupRows = [];
   function reorder() {
     if (!api.ready) { pending = true; return; }
-    var o = [];
-    for (var k = 0; k < N; k++) o.push(k);
+    var o = order0.slice();
     if (sortKey || fGroup.checked) o.sort(cmp);
     order = o;
     groupRows.forEach(function (gr) { gr.remove(); });
@@ -588,10 +634,10 @@
   svg.style.setProperty("--u", String(home[2] / 900));
   function buildRows() {
     var parts = new Array(N);
-    for (var k = 0; k < N; k++) parts[k] = skeletonHtml(rows[k]);
+    for (var k = 0; k < N; k++) parts[k] = skeletonHtml(rows[order0[k]]);
     tbody.insertAdjacentHTML("beforeend", parts.join(""));
     var el = tbody.firstElementChild;
-    for (var j = 0; j < N && el; j++) { rowEls[j] = el; el = el.nextElementSibling; }
+    for (var j = 0; j < N && el; j++) { rowEls[order0[j]] = el; el = el.nextElementSibling; }
   }
   function watchRows() {
     if (!("IntersectionObserver" in window)) { for (var k = 0; k < N; k++) fill(k); return; }
@@ -608,7 +654,7 @@
        batch instead of one per row */
     var ks = [], parts = [];
     while (bgNext < N && ks.length < n) {
-      var k = bgNext++;
+      var k = order0[bgNext++];
       if (filled[k] || !rowEls[k]) continue;
       ks.push(k);
       parts.push("<tr>" + cellsHtml(rows[k]) + "</tr>");
@@ -637,10 +683,10 @@
   }
 
   buildRows();
-  for (var k0 = 0; k0 < Math.min(N, 40); k0++) fill(k0);
+  for (var k0 = 0; k0 < Math.min(N, 40); k0++) fill(order0[k0]);
   buildMarkers();
-  var o0 = []; for (var k1 = 0; k1 < N; k1++) o0.push(k1); order = o0;
-  if (N) setRoving(rowEls[0]);
+  order = order0.slice();
+  if (N) setRoving(rowEls[order0[0]]);
   api.ready = true;
   applyFilters();
   watchRows();
