@@ -23,6 +23,7 @@ if TYPE_CHECKING:  # config imports packs, which imports this package
     from .nets import TrackIndex
     from .pdn import Rail
     from .signals import SignalAssignment, SignalGroup
+    from .stackup import StackupBasis
     from .via_stubs import ViaStubs
 
 
@@ -176,6 +177,13 @@ class Analysis:
     @functools.cached_property
     def materials(self) -> MaterialLibrary:
         return self.library.materials
+
+    @functools.cached_property
+    def stackup_basis(self) -> StackupBasis:
+        """The basis of every stack-up value (the one owner: ``analysis/stackup.py``)."""
+        from .stackup import StackupBasis
+
+        return StackupBasis(self.board.stackup, self.materials)
 
     @functools.cached_property
     def zone_fractions(self) -> Mapping[int, Mapping[int, float]]:

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..analysis.materials import stackup_is_kicad_default
+from ..analysis.stackup import stackup_basis
 from ..results import Rule, Severity, Status
 from . import CheckContext, CheckOutcome, register
 from ._common import finding
@@ -54,7 +54,7 @@ def check_material_consistency(ctx: CheckContext, rule: Rule) -> CheckOutcome:
     overrides = ctx.config.stackup.materials
     out = []
     n = 0
-    whole = stackup_is_kicad_default(stack, lib)
+    whole = stackup_basis(ctx.analysis).auto
     for d in stack.dielectrics():
         if d.name in overrides:
             n += 1  # the project declared this dielectric: its own values are not used
