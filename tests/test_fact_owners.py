@@ -179,6 +179,41 @@ def test_copper_and_heights_have_one_basis_in_every_check(copper_mm: float, want
     assert a.stackup_basis.auto is (want == "default")
 
 
+@pytest.mark.parametrize("default_at", ["dielectric 1", "dielectric 2", "dielectric 3"])
+def test_stub_er_and_trace_er_rest_on_the_same_dielectrics(default_at: str) -> None:
+    """One dielectric left at KiCad's FR4 in an otherwise declared stack-up: the εr of a via
+    stub is a default exactly when the stub runs through it, as the εr of a trace is when its
+    field is in it (the stub of a via used on F.Cu and In1.Cu runs through dielectrics 2 and 3;
+    In1.Cu's stripline field through 1 and 2).  The board-wide rule this replaces called the
+    stub's εr declared unless every dielectric was KiCad's."""
+    from accel_drc.analysis.impedance import pair_table
+    from accel_drc.checks import CheckContext
+    from accel_drc.checks.via_stub import check_via_stub
+    from accel_drc.results import Rule, Severity
+
+    layers = []
+    for name, t in (("dielectric 1", 0.2), ("dielectric 2", 0.8), ("dielectric 3", 0.2)):
+        mat = ("FR4", 4.5, 0.02) if name == default_at else ("FR408HR", 3.68, 0.0092)
+        layers.append(diel(name, *mat, t=t))
+    stack = stackup(cu(), layers[0], cu(), layers[1], cu(), layers[2], cu())
+    board = _lane_board("PCIE5_TX0", stack)
+    a = Analysis(board)
+    # a length limit every stub meets and a resonance limit none does: the verdict rests on εr
+    rule = Rule(
+        id="t.via_stub", check="via_stub", severity=Severity.ERROR, signal="pcie5",
+        params={"max_stub_mm": 5.0, "min_fres_ratio": 1000.0}, why="w", source="s",
+    )  # fmt: skip
+    out = check_via_stub(CheckContext(board=board, analysis=a, board_class="inference"), rule)
+    stub_er = {f.evidence["basis"]["eps_r"] for f in out.findings if "eps_r" in f.evidence["basis"]}
+    in1 = {dict(r.stack_basis)["epsilon_r"] for r in pair_table(a) if r.layer_name == "In1.Cu"}
+
+    def expect(names: set[str]) -> set[str]:
+        return {"default" if default_at in names else "declared"}
+
+    assert stub_er == expect({"dielectric 2", "dielectric 3"})
+    assert in1 == expect({"dielectric 1", "dielectric 2"})
+
+
 def test_one_walk_to_the_reference_dielectrics() -> None:
     """In1.Cu has no plane above it, and two dielectric entries between it and F.Cu: the
     impedance cross-section, laminate_df and the loss model take the same dielectrics."""
