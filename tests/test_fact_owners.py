@@ -278,3 +278,29 @@ def test_the_owners_are_the_only_implementation() -> None:
         assert m.stackup_basis is stackup.stackup_basis, m.__name__
     for m in (laminate_df, stack):
         assert m.reference_walk is stackup.reference_walk, m.__name__
+
+
+@pytest.mark.parametrize(("copper_mm", "want"), [(0.035, "default"), (0.018, "declared")])
+def test_ir_drop_copper_thickness_has_the_owners_basis(copper_mm: float, want: str) -> None:
+    """The IR-drop solve's copper thickness (ir_drop, current_density) rests on the same basis
+    copper_weight records: KiCad's 35 µm auto stack-up is a default, 18 µm is declared."""
+    from accel_drc.model import StackupLayer
+    from test_irdrop import board_of, pad_strip, spec
+
+    b = board_of(
+        [(0, rect(0, 0, 40, 10)), (1, rect(0, 0, 40, 10))],
+        [pad_strip("U20", 0.25, 0, 10, 10), pad_strip("U1", 39.75, 0, 10, 10)],
+        layers=2,
+    )
+    st = b.stackup
+    assert st is not None
+    layers = tuple(
+        dataclasses.replace(sl, thickness_mm=copper_mm)
+        if sl.is_copper
+        else StackupLayer(sl.name, "core", 0.2, "FR4", 4.5, 0.02)
+        for sl in st.layers
+    )
+    b = dataclasses.replace(b, stackup=dataclasses.replace(st, layers=layers))
+    a = Analysis(b, {"rails": [spec(sources=["U20"], loads={"U1": 10.0})]})
+    (r,) = a.irdrop
+    assert r.basis["stackup_thickness"] == a.stackup_basis.thickness == want

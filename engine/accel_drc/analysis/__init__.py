@@ -271,4 +271,4 @@ class Analysis:
             return []  # what compute() returns then, without importing it (start-up, issue 18)
         from .irdrop import compute
 
-        return compute(self.board, self.config, self.rails)
+        return compute(self.board, self.config, self.rails, self.stackup_basis)

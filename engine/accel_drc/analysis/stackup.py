@@ -11,8 +11,8 @@ declared the stack-up), and a dielectric's εr and tan δ are ``default`` where 
 still carries KiCad's default material values, else ``declared``.  A value computed from
 several dielectrics (an εr weighted over a trace's reference dielectrics, a via stub's εr) rests
 on every one of them: its basis is the weakest.  ``copper_weight``, ``impedance``, ``via_stub``,
-``material_consistency``, ``insertion_loss`` (through the impedance rows) and the PDN model ask
-here; ``laminate_df`` and the loss model read a dielectric's Df basis from
+``material_consistency``, ``insertion_loss`` (through the impedance rows), the PDN model and the
+IR-drop solve (``ir_drop``, ``current_density``) ask here; ``laminate_df`` and the loss model read a dielectric's Df basis from
 :func:`~accel_drc.analysis.materials.resolve_dielectric`, which applies the same per-slice test
 (and the project's ``stackup: materials:`` on top).
 
