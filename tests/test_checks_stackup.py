@@ -419,11 +419,11 @@ KICAD4 = stackup(
 
 
 def test_kicad_default_stackup_detected_whole_and_per_dielectric():
-    from accel_drc.analysis.materials import dielectric_basis, stackup_is_kicad_default
+    from accel_drc.analysis.stackup import StackupBasis
 
     mats = LIB.materials
-    assert stackup_is_kicad_default(KICAD4, mats)
-    assert not stackup_is_kicad_default(SIX, mats)
+    assert StackupBasis(KICAD4, mats).auto
+    assert not StackupBasis(SIX, mats).auto
     # one height edited: εr / tan δ still KiCad's, the heights are the designer's
     edited = stackup(
         cu(),
@@ -432,16 +432,16 @@ def test_kicad_default_stackup_detected_whole_and_per_dielectric():
         diel("dielectric 2", "FR4", 4.5, 0.02, t=1.1),
         cu(),
     )
-    assert not stackup_is_kicad_default(edited, mats)
-    d1 = edited.dielectrics()[0]
-    assert dielectric_basis(d1, mats, False) == {
+    basis = StackupBasis(edited, mats)
+    assert not basis.auto
+    assert basis.dielectric("dielectric 1") == {
         "epsilon_r": "default",
         "loss_tangent": "default",
         "height": "declared",
     }
     # 18 µm copper: not KiCad's 35 µm default
     thin = stackup(cu(0.018), diel("dielectric 1", "FR4", 4.5, 0.02, t=1.5), cu(0.018))
-    assert not stackup_is_kicad_default(thin, mats)
+    assert not StackupBasis(thin, mats).auto
 
 
 def test_laminate_df_on_kicad_default_rests_on_a_default_and_names_remedies():

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import dataclasses
 import random
-from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
 import pytest
 from accel_drc.analysis import impedance as imp
+from accel_drc.analysis.signals import SignalAssignment
 from accel_drc.checks import CheckContext
 from accel_drc.checks.impedance import check_impedance, remedy
 from accel_drc.model import Footprint, Pad, Stackup, StackupLayer, copper_layer_name
@@ -146,7 +146,7 @@ def test_short_coupled_run_is_a_breakout_never_a_failure() -> None:
         CheckContext(short, a, "inference"), rule({"zdiff_ohm": 85, "tol_pct": 5})
     )  # type: ignore[arg-type]
     assert out.findings == [] and out.checked == 1
-    assigned = {2: SimpleNamespace(signal="pcie5", how="config", assumption=None)}
+    assigned = {2: SignalAssignment("pcie5", "config")}
     rows = {
         r["name"]: r
         for r in imp.pair_rows(StandInAnalysis(short, {}, signal_types=sig, net_signal=assigned))

@@ -11,6 +11,7 @@ from accel_drc.analysis import via_stubs as vs
 from accel_drc.checks import CheckContext
 from accel_drc.checks.via_stub import check_via_stub, via_stub_extra
 from accel_drc.model import Backdrill, Stackup
+from accel_drc.packs import load_library
 from accel_drc.pipeline import check_board
 from accel_drc.readers import read_board
 from accel_drc.results import Rule, Severity, Status
@@ -28,6 +29,8 @@ class StandIn:
             "pcie5": SimpleNamespace(id="pcie5", name="PCIe Gen5", nyquist_hz=nyquist)
         }
         self._stubs = None
+        # the material library tells KiCad's default dielectric (the stack-up basis owner asks)
+        self.materials = load_library().materials
 
     def nets_by_signal(self, sig: str) -> tuple[int, ...]:
         return (1,) if sig == "pcie5" else ()

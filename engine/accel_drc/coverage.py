@@ -9,10 +9,11 @@ HDMI, SFP and PCIe lanes named ``TX0_P`` used to pass without a word).  So the r
   single-ended net whose name tells nothing is not listed: no name heuristic separates a 3 Gb/s
   DQ line from a 9600 Bd UART ``TX`` reliably, and a list of every ``TX`` would bury the pairs.
 
-For each: the interface (``declared`` in accel-drc.yaml, ``recognised`` by net class, name,
-connector pin or AC-coupling to a recognised pair, ``assumed`` where only the family is known,
-``excluded`` for reference clocks and sideband, ``unknown``), the rules that examined it with
-their outcome, and in words why nothing did where nothing did.
+For each: the interface (from accel-drc.yaml, a net class, a name, a connector pin or AC-coupling
+to a typed pair; ``excluded`` for reference clocks and sideband; ``unknown``), how it was
+recognised (``recognised_by``), its ``basis`` as the signal assignment gives it to every check
+(``declared``, ``assumed`` where only the family is known; ``unknown`` without an interface),
+the rules that examined it with their outcome, and in words why nothing did where nothing did.
 
 Which nets a rule examined comes from ``CheckOutcome.examined_nets`` where the check reports it
 (impedance: pairs with a coupled run long enough to judge; via_stub: nets with a connected
@@ -37,17 +38,6 @@ if TYPE_CHECKING:
 #: checks that judge a net against its interface's limits ("checked" in the summary); a
 #: connectivity check runs on every listed net, known interface or not, and is listed apart
 INTERFACE_CHECKS = ("impedance", "via_stub", "laminate_df", "foil")
-
-_HOW_BASIS = {
-    "config": "declared",
-    "net_class": "recognised",
-    "net_name": "recognised",
-    "connector": "recognised",
-    "ac_coupled": "recognised",
-    "pair": "recognised",
-    "family_net_class": "assumed",
-    "family_net_name": "assumed",
-}
 
 _RESULT_RANK = {"violation": 3, "cannot_verify": 2, "waived": 1, "pass": 0}
 
@@ -124,7 +114,7 @@ def build(
     unjudged, such as impedance breakouts; each pair row carries them as ``breakout_runs``."""
     unjudged = unjudged or {}
     from .analysis.channels import connector_nets
-    from .analysis.signals import connectors_for
+    from .analysis.signals import basis_of, connectors_for
 
     names = board.nets
     sig = analysis.net_signal
@@ -170,7 +160,7 @@ def build(
             st = lib.signals.get(a.signal)
             row["interface"] = a.signal
             row["interface_name"] = st.name if st else a.signal
-            row["basis"] = "assumed" if a.assumption else _HOW_BASIS.get(a.how, "recognised")
+            row["basis"] = a.basis  # the one owner (analysis/signals.py)
             row["recognised_by"] = a.how
             row["evidence"] = a.pattern
             if a.assumption:
@@ -182,7 +172,7 @@ def build(
                 row.update(
                     interface="refclk",
                     interface_name="reference clock",
-                    basis="recognised",
+                    basis=basis_of(None),
                     recognised_by="connector",
                     evidence=f"{clock.ref}.{clock.pin} on {clock.connector_name} ({clock.what})",
                 )
@@ -190,7 +180,7 @@ def build(
                 row.update(
                     interface="excluded",
                     interface_name="clock / sideband",
-                    basis="recognised",
+                    basis=basis_of(None),
                     recognised_by="net_name",
                     evidence=excl,
                 )

@@ -23,6 +23,7 @@ if TYPE_CHECKING:  # config imports packs, which imports this package
     from .nets import TrackIndex
     from .pdn import Rail
     from .signals import SignalAssignment, SignalGroup
+    from .stackup import StackupBasis
     from .via_stubs import ViaStubs
 
 
@@ -178,6 +179,13 @@ class Analysis:
         return self.library.materials
 
     @functools.cached_property
+    def stackup_basis(self) -> StackupBasis:
+        """The basis of every stack-up value (the one owner: ``analysis/stackup.py``)."""
+        from .stackup import StackupBasis
+
+        return StackupBasis(self.board.stackup, self.materials)
+
+    @functools.cached_property
     def zone_fractions(self) -> Mapping[int, Mapping[int, float]]:
         from .nets import zone_fractions
 
@@ -263,4 +271,4 @@ class Analysis:
             return []  # what compute() returns then, without importing it (start-up, issue 18)
         from .irdrop import compute
 
-        return compute(self.board, self.config, self.rails)
+        return compute(self.board, self.config, self.rails, self.stackup_basis)

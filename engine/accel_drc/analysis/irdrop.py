@@ -43,6 +43,7 @@ from ..model import Board
 
 if TYPE_CHECKING:
     from . import Analysis
+    from .stackup import StackupBasis
 
 #: annealed copper at 20 °C (IEC 60028: 1/58 Ω·mm²/m = 1.7241e-8 Ω·m, 100 % IACS)
 RHO20_OHM_M = 1.7241e-8
@@ -617,8 +618,11 @@ def solve_rail(
     cell_mm: float | None = None,
     max_nodes: int = MAX_NODES,
     coarse_check: bool = True,
+    stackup_facts: StackupBasis | None = None,
 ) -> RailIR:
-    """Solve one ``rails:`` entry (its nets, sources, loads, optional return nets)."""
+    """Solve one ``rails:`` entry (its nets, sources, loads, optional return nets).
+    ``stackup_facts`` (``Analysis.stackup_basis``) says whether the stack-up's thicknesses are
+    KiCad's auto-generated defaults; without it, thicknesses the stack-up states are declared."""
     if not isinstance(spec, RailSpec):  # already-valid rail data (tests, bench): typed once
         spec = RailSpec.of({"name": "rail", **spec})
     name = spec.name
@@ -644,6 +648,8 @@ def solve_rail(
         return out
     cu = copper_of(config)
     _t, _z, geo_basis = layer_geometry(board)
+    if geo_basis == "declared" and stackup_facts is not None:
+        geo_basis = stackup_facts.thickness  # KiCad's auto stack-up: the one owner says so
     out.basis = {
         "geometry": "measured",
         "sources": "declared",
@@ -854,6 +860,7 @@ def compute(
     board: Board,
     config: ProjectConfig | Mapping[str, Any] | None,
     rails: Sequence[Any] | None = None,
+    stackup_facts: StackupBasis | None = None,
 ) -> list[RailIR]:
     """Every declared rail's IR drop, and the core rail when it declares none of it.
 
@@ -870,7 +877,7 @@ def compute(
     done: set[str] = set()
     specs = {r.name: r for r in config.rails}
     for spec in declared_rails(config):
-        r = solve_rail(board, spec, config)
+        r = solve_rail(board, spec, config, stackup_facts=stackup_facts)
         if r.missing:
             r.role_basis = "declared" if spec.role == "core" else None
             r.suggest = paste_entry(board, r.name, r.nets, r.voltage, spec)

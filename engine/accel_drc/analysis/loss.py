@@ -193,14 +193,15 @@ def section_of(
 ) -> tuple[PairSection | None, dict[str, str], list[str]]:
     """The :class:`PairSection` of an impedance-table row, the basis of its inputs and what is
     missing.  ``rz_override`` puts one Rz on every face (the remedy's foil candidates)."""
-    from ..checks.laminate_df import reference_dielectrics
+    from .stackup import reference_walk
 
     board = analysis.board
     st = row.stack
     if row.missing or row.width_mm is None or row.gap_mm is None or st.h_below_mm is None:
         return None, {}, list(row.missing) or ["the pair's cross-section"]
     planes = getattr(analysis, "plane_layers", None) or {}
-    diel, _ = reference_dielectrics(board.stackup, row.layer, planes)
+    walk = reference_walk(board.stackup, row.layer, planes)
+    diel = walk.dielectrics() if walk is not None else []
     n = board.layer_count
     sigma, sigma_basis = conductivity(analysis)
     basis: dict[str, str] = {"length": "measured", "width": row.width_basis, "gap": row.gap_basis}

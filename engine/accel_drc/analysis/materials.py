@@ -497,47 +497,8 @@ def resolve_dielectric(
 
 
 # ---------------------------------------------------------------------------------------------
-# KiCad's auto-generated stack-up, and what a remedy may propose
+# What a remedy may propose (KiCad's auto-generated stack-up: ``analysis/stackup.py``)
 # ---------------------------------------------------------------------------------------------
-
-#: KiCad's default copper thickness (``BOARD_STACKUP::BuildDefaultStackupList``: 35 µm, 1 oz)
-KICAD_DEFAULT_COPPER_MM = 0.035
-#: thicknesses equal within this are "equal" (KiCad writes them to the nanometre)
-_EQUAL_MM = 1e-4
-
-
-def stackup_is_kicad_default(stackup: Any, library: MaterialLibrary) -> bool:
-    """True when the whole stack-up is the one KiCad makes when nobody edits Board Setup >
-    Physical Stackup (``BOARD_STACKUP::BuildDefaultStackupList``): every dielectric KiCad's
-    default (FR4, εr 4.5, tan δ 0.02), all of one thickness ((board − copper − mask)/n), and
-    every copper layer 35 µm.  Then not only εr and tan δ but the dielectric heights and the
-    copper weights were never declared either: they are KiCad's defaults."""
-    if stackup is None:
-        return False
-    diels = list(stackup.dielectrics())
-    if not diels:
-        return False
-    for d in diels:
-        for sl in list(d.sublayers) or [d]:
-            if not library.is_kicad_default(sl.material, sl.epsilon_r, sl.loss_tangent):
-                return False
-    heights = [d.thickness_mm for d in diels]
-    if any(h is None for h in heights) or max(heights) - min(heights) > _EQUAL_MM:  # type: ignore[type-var,operator]
-        return False
-    cu = [c.thickness_mm for c in stackup.copper()]
-    return all(t is not None and abs(t - KICAD_DEFAULT_COPPER_MM) < 1e-6 for t in cu)
-
-
-def dielectric_basis(layer: Any, library: MaterialLibrary, whole_default: bool) -> dict[str, str]:
-    """Basis of one dielectric's εr, tan δ and height as a finding's ``basis`` records them:
-    ``declared`` where the stack-up states them, ``default`` where they are KiCad's."""
-    slices = list(layer.sublayers) or [layer]
-    dflt = any(library.is_kicad_default(s.material, s.epsilon_r, s.loss_tangent) for s in slices)
-    return {
-        "epsilon_r": "default" if dflt else "declared",
-        "loss_tangent": "default" if dflt else "declared",
-        "height": "default" if whole_default else "declared",
-    }
 
 
 def materials_meeting(

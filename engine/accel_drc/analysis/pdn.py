@@ -701,19 +701,11 @@ def _default_dielectrics(
     st = board.stackup
     if st is None or materials is None:
         return set(), False
-    from .materials import stackup_is_kicad_default
+    from .stackup import StackupBasis
 
+    basis = StackupBasis(st, materials)
     declared = set(declared or ())  # `stackup: materials:` in the config declares these
-    names = {
-        d.name
-        for d in st.dielectrics()
-        if d.name not in declared
-        and any(
-            materials.is_kicad_default(sl.material, sl.epsilon_r, sl.loss_tangent)
-            for sl in (list(d.sublayers) or [d])
-        )
-    }
-    return names, stackup_is_kicad_default(st, materials)
+    return set(basis.default_dielectrics - declared), basis.auto
 
 
 def find_rails(

@@ -9,12 +9,23 @@ type: a pair half-declared is still one link.
 
 A net or class name longer than ``hostile.MAX_MATCH_NAME`` is matched by no pattern, so no
 pattern can backtrack for minutes on a hostile 160 KB net name.
+
+**The basis of a net's type** (issue 26: one owner; every check and the coverage table ask
+:attr:`SignalAssignment.basis` or :func:`signal_basis`).  One rule: ``assumed`` when the type
+carries an assumption (a family whose generation was guessed: ``PCIe_TX0`` → Gen4), else
+``declared``.  Declared covers the project's ``signals:`` and every type read from the board's
+own data through the rule data's patterns: a net class or net name that states the type, the
+lane pin of a connector footprint the board places.  A net typed through AC-coupling capacitors
+or as the other half of a typed pair is the same lane: it inherits the type *and* its
+assumption, so its basis is the basis of the net it inherits from (a lane behind the caps of a
+``PCIE4_TX0`` is declared; behind the caps of a ``PCIe_TX0`` it is assumed).  Never
+``measured``: a name is not geometry.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -37,6 +48,11 @@ class SignalAssignment:
     assumption: str | None = None  # set when the type was assumed (generation unknown)
     family: str | None = None
 
+    @property
+    def basis(self) -> str:
+        """The basis of this type (module doc): ``assumed`` or ``declared``."""
+        return basis_of(self.assumption)
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "signal": self.signal,
@@ -44,6 +60,29 @@ class SignalAssignment:
             "pattern": self.pattern,
             "assumption": self.assumption,
         }
+
+
+def basis_of(assumption: str | None) -> str:
+    """The one rule for the basis of a recognised type: ``assumed`` when the recognition had to
+    assume something (the generation of a family), else ``declared`` (module doc)."""
+    return "assumed" if assumption else "declared"
+
+
+def signal_basis(net_signal: Mapping[int, SignalAssignment] | None, net: int) -> str:
+    """The basis of net ``net``'s type in ``net_signal`` (``Analysis.net_signal``) as a
+    per-signal rule judging the net records it; ``assumed`` for a net with no type (a rule that
+    judges it against a type nobody gave it rests on an assumption)."""
+    a = net_signal.get(net) if isinstance(net_signal, Mapping) else None
+    return "assumed" if a is None else a.basis
+
+
+def nets_signal_basis(
+    net_signal: Mapping[int, SignalAssignment] | None, nets: Iterable[int]
+) -> str:
+    """The basis of the type a finding about several nets (a pair, the nets of one layer) rests
+    on: the weakest of their :func:`signal_basis`."""
+    bases = {signal_basis(net_signal, n) for n in nets}
+    return "assumed" if "assumed" in bases or not bases else "declared"
 
 
 def _compile_config(config: ProjectConfig) -> list[tuple[str, re.Pattern[str]]]:

@@ -27,8 +27,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..analysis.materials import stackup_is_kicad_default
 from ..analysis.nets import plane_layers
+from ..analysis.stackup import stackup_basis
 from ..geometry import ring_area
 from ..results import Rule, Status
 from . import CheckContext, CheckOutcome, register
@@ -111,9 +111,7 @@ def check_copper_weight(ctx: CheckContext, rule: Rule) -> CheckOutcome:
         )
     thickness = {}
     # KiCad's untouched auto-generated stack-up writes 35 µm on every copper layer: a default
-    t_basis = (
-        "default" if stackup_is_kicad_default(board.stackup, ctx.analysis.materials) else "declared"
-    )
+    t_basis = stackup_basis(ctx.analysis).thickness
     if board.stackup is not None:
         for sl in board.stackup.copper():
             if sl.copper_index is not None:

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..analysis.signals import nets_signal_basis
 from ..results import Rule, Status
 from . import CheckContext, CheckOutcome, register
 from ._common import assumption_of, finding, track_rows, where
@@ -83,7 +84,7 @@ def check_foil(ctx: CheckContext, rule: Rule) -> CheckOutcome:
         basis = {
             "foil": "declared",
             "layers_used": "measured",
-            **({"signal": "assumed"} if assumption else {}),
+            "signal": nets_signal_basis(a.net_signal, lnets),
         }
         if grade_id is None:
             ev["declare"] = (

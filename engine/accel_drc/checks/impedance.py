@@ -38,6 +38,7 @@ import dataclasses
 import re
 from typing import TYPE_CHECKING, Any
 
+from ..analysis.signals import signal_basis
 from ..results import Finding, Rule, Severity, Status
 from . import CheckContext, CheckOutcome, register
 
@@ -558,7 +559,4 @@ def check_impedance(ctx: CheckContext, rule: Rule) -> CheckOutcome:
 
 
 def _sig_basis(a: Analysis, row: PairImpedance) -> str:
-    from ..analysis.impedance import _signal_basis
-
-    sig = getattr(a, "net_signal", {}).get(row.positive)
-    return _signal_basis(sig) if sig is not None else "assumed"
+    return signal_basis(getattr(a, "net_signal", None), row.positive)

@@ -32,6 +32,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ..analysis.materials import materials_meeting
+from ..analysis.signals import nets_signal_basis
 from ..results import Rule, Status
 from . import CheckContext, CheckOutcome, register
 from ._common import finding
@@ -202,7 +203,6 @@ def check(ctx: CheckContext, rule: Rule) -> CheckOutcome:
         )
         return CheckOutcome(findings, checked=len(chans), examined_nets=nets)
     limit = budget - margin
-    sig_basis = _signal_basis(ctx, chans[0])
     for ch in chans:
         if ch.missing and not ch.layers:
             findings.append(
@@ -248,6 +248,8 @@ def check(ctx: CheckContext, rule: Rule) -> CheckOutcome:
                     )
             continue
         biggest = max(ch.layers, key=lambda r: r.il_db) if ch.layers else None
+        # the channel's own nets: a lane behind the caps of a guessed generation is assumed
+        sig_basis = nets_signal_basis(ctx.analysis.net_signal, ch.net_ids)
         basis: dict[str, str] = {"budget": b_basis, "signal": sig_basis, "extra": ch.extra_basis}
         for lay in ch.layers:
             for k, v in lay.basis.items():
@@ -316,16 +318,6 @@ def check(ctx: CheckContext, rule: Rule) -> CheckOutcome:
             )
         )
     return CheckOutcome(findings, checked=len(chans), examined_nets=nets)
-
-
-def _signal_basis(ctx: CheckContext, ch: ChannelLoss) -> str:
-    """``assumed`` for a guessed generation, ``declared`` for a config / net class / name match."""
-    sig = ctx.analysis.net_signal.get(ch.net_ids[0])
-    if sig is None:
-        return "assumed"
-    if getattr(sig, "assumption", None):
-        return "assumed"
-    return "declared"
 
 
 def extras(analysis: Analysis, rules: list[Rule]) -> Any:

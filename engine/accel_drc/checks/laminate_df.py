@@ -4,8 +4,9 @@ What it checks:
     For every net (or differential pair) of the rule's signal type and every copper layer it is
     routed on, the dielectrics that carry its field: on an inner layer between reference planes
     (stripline), everything between the layer and the plane above and the plane below; where no
-    plane is known on a side, the dielectric directly next to the layer; on an outer layer
-    (microstrip), the dielectric under it.  Each dielectric's Df comes from the config, else the
+    plane is known on a side, everything between the layer and the adjacent copper layer; on an
+    outer layer (microstrip), the dielectric under it (the walk the impedance cross-section
+    takes: ``analysis/stackup.reference_walk``).  Each dielectric's Df comes from the config, else the
     stack-up (0 = undeclared), else the library value of the material it names; the worst
     sublayer decides.  One finding per (net or pair, layer), naming the dielectric(s) over the
     limit; ``evidence["remedy"]`` lists the library laminates whose confirmed Df meets it, lowest
@@ -26,11 +27,11 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..analysis.materials import DielectricInfo, materials_meeting, resolve_dielectric
-from ..model import Stackup, StackupLayer
+from ..analysis.signals import nets_signal_basis
+from ..analysis.stackup import reference_walk
 from ..results import Rule, Status
 from . import CheckContext, CheckOutcome, register
 from ._common import assumption_of, finding, track_rows, where
@@ -52,43 +53,6 @@ PARAMS: dict[str, Any] = {
     "required": ["max_df"],
     "properties": {"max_df": {"type": "number", "exclusiveMinimum": 0}},
 }
-
-
-def reference_dielectrics(
-    stack: Stackup, copper_index: int, planes: Sequence[int] | Mapping[int, Any]
-) -> tuple[list[tuple[str, StackupLayer]], str]:
-    """Dielectrics that carry the field of a trace on ``copper_index``: [(side, layer)] and the
-    geometry (``stripline`` | ``microstrip``)."""
-    layers = stack.layers
-    pos = next(
-        (i for i, sl in enumerate(layers) if sl.is_copper and sl.copper_index == copper_index), None
-    )
-    if pos is None:
-        return [], "unknown"
-    plane_set = set(planes)
-    out: list[tuple[str, StackupLayer]] = []
-    sides = 0
-    for side, step in (("above", -1), ("below", 1)):
-        got: list[StackupLayer] = []
-        found_plane = False
-        i = pos + step
-        while 0 <= i < len(layers):
-            sl = layers[i]
-            if sl.is_copper:
-                if sl.copper_index in plane_set:
-                    found_plane = True
-                    break
-                if not plane_set:
-                    break
-            elif sl.is_dielectric:
-                got.append(sl)
-            i += step
-        if not found_plane:
-            got = got[:1]
-        if got:
-            sides += 1
-        out.extend((side, sl) for sl in got)
-    return out, "stripline" if sides == 2 else "microstrip"
 
 
 @register(KIND)
@@ -136,10 +100,13 @@ def check_laminate_df(ctx: CheckContext, rule: Rule) -> CheckOutcome:
         for n in g.nets:
             layers |= a.net_layers.get(n, frozenset())
         assumption = assumption_of(a, g.nets)
+        sig_basis = nets_signal_basis(a.net_signal, g.nets)
         for layer in sorted(layers):
             checked += 1
             lname = board.copper_layers[layer].name
-            refs, geometry = reference_dielectrics(stack, layer, planes)
+            walk = reference_walk(stack, layer, planes)
+            refs = walk.dielectrics() if walk is not None else []
+            geometry = walk.geometry if walk is not None else "unknown"
             infos = []
             for side, d in refs:
                 if d.name not in cache:
@@ -190,7 +157,7 @@ def check_laminate_df(ctx: CheckContext, rule: Rule) -> CheckOutcome:
                         basis={
                             "loss_tangent": df_basis,
                             "layers_used": "measured",
-                            **({"signal": "assumed"} if assumption else {}),
+                            "signal": sig_basis,
                         },
                     )
                 )
@@ -226,7 +193,7 @@ def check_laminate_df(ctx: CheckContext, rule: Rule) -> CheckOutcome:
                         evidence=ev,
                         basis={
                             "layers_used": "measured",
-                            **({"signal": "assumed"} if assumption else {}),
+                            "signal": sig_basis,
                         },
                     )
                 )

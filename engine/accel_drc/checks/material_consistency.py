@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..analysis.materials import stackup_is_kicad_default
+from ..analysis.stackup import stackup_basis
 from ..results import Rule, Severity, Status
 from . import CheckContext, CheckOutcome, register
 from ._common import finding
@@ -54,7 +54,8 @@ def check_material_consistency(ctx: CheckContext, rule: Rule) -> CheckOutcome:
     overrides = ctx.config.stackup.materials
     out = []
     n = 0
-    whole = stackup_is_kicad_default(stack, lib)
+    facts = stackup_basis(ctx.analysis)
+    whole = facts.auto
     for d in stack.dielectrics():
         if d.name in overrides:
             n += 1  # the project declared this dielectric: its own values are not used
@@ -86,12 +87,7 @@ def check_material_consistency(ctx: CheckContext, rule: Rule) -> CheckOutcome:
                             "stackup_kicad_default": whole,
                             "declare": f"declare your fab's stack-up: name the real laminate of {d.name} with its εr and loss tangent in KiCad's stack-up (Board Setup > Physical Stackup) or in accel-drc.yaml (stackup: materials: {d.name}: {{material: '<laminate>', loss_tangent: <Df>}})",
                         },
-                        basis={
-                            "material": "default",
-                            "epsilon_r": "default",
-                            "loss_tangent": "default",
-                            "height": "default" if whole else "declared",
-                        },
+                        basis={"material": "default", **facts.dielectric(d.name)},
                     )
                 )
                 continue

@@ -36,6 +36,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ..analysis.signals import signal_basis
+from ..analysis.stackup import stackup_basis
 from ..extras import ViaStubSeries
 from ..results import Finding, Rule, Status
 from . import CheckContext, CheckOutcome, register
@@ -177,8 +179,9 @@ def check_via_stub(ctx: CheckContext, rule: Rule) -> CheckOutcome:
             **kw,
         )
 
-    stub_basis = "default" if _kicad_default_stackup(board) else "measured"
-    eps_basis = "default" if _kicad_default_materials(board) else "declared"
+    facts = stackup_basis(ctx.analysis)
+    # the length is measured through the stack-up's heights: a default where they are KiCad's
+    stub_basis = "default" if facts.thickness == "default" else "measured"
     candidates_limits = _family_candidates(ctx, rule)
     unknown_stack: list[int] = []
     unknown_residual: list[int] = []
@@ -269,9 +272,11 @@ def check_via_stub(ctx: CheckContext, rule: Rule) -> CheckOutcome:
             ev["remedy"] = _remedy(stubs, i, ctx, params, nyq)
             basis = {"stub_mm": stub_basis}
             if too_low and not too_long:
-                basis["eps_r"] = eps_basis  # the length passed: the verdict rests on εr too
-            sb = _signal_basis(ctx.analysis, int(stubs.net[i]))
-            if sb is not None:
+                # the length passed: the verdict rests on the εr along the stub too
+                basis["eps_r"] = facts.epsilon_r_between(*_stub_span(stubs, i))
+            ns = getattr(ctx.analysis, "net_signal", None)
+            sb = None if ns is None else signal_basis(ns, int(stubs.net[i]))
+            if sb is not None:  # (a stand-in analysis without a signal assignment: nothing)
                 basis["signal"] = sb
             if sb == "assumed" and candidates_limits:
                 ev["candidates"] = {
@@ -344,52 +349,18 @@ def check_via_stub(ctx: CheckContext, rule: Rule) -> CheckOutcome:
 # -- basis, candidates and remedy ----------------------------------------------------------------
 
 
-def _kicad_default_materials(board: Any) -> bool:
-    """True when every dielectric is KiCad's untouched default material (FR4, εr 4.5, tan δ
-    0.02): εr was generated, not declared (``BOARD_STACKUP::BuildDefaultStackupList``)."""
-    st = getattr(board, "stackup", None)
-    diels = st.dielectrics() if st is not None else ()
-    if not diels:
-        return False
-    for d in diels:
-        for x in getattr(d, "sublayers", None) or (d,):
-            mat = (getattr(x, "material", None) or "FR4").strip().upper()
-            if mat != "FR4" or x.epsilon_r not in (None, 4.5) or x.loss_tangent not in (None, 0.02):
-                return False
-    return True
-
-
-def _kicad_default_stackup(board: Any) -> bool:
-    """Default materials and equal dielectric thicknesses, as KiCad generates them: the
-    thicknesses (so the stub lengths) were not declared either."""
-    if not _kicad_default_materials(board):
-        return False
-    ts = {round(d.thickness_mm or 0.0, 6) for d in board.stackup.dielectrics()}
-    return len(ts) == 1
-
-
-def _signal_basis(analysis: Analysis, net: int) -> str | None:
-    """How the net's signal type is known: ``declared`` (accel-drc.yaml ``signals:`` or a net
-    class the designer named), ``measured`` (the net name tells the type and generation),
-    ``assumed`` (a family whose generation was guessed); None when the analysis cannot say."""
-    ns = getattr(analysis, "net_signal", None)
-    if not isinstance(ns, Mapping):
-        return None
-    a = ns.get(net)
-    if a is None:
-        return None
-    if getattr(a, "assumption", None):
-        return "assumed"
-    how = getattr(a, "how", "")
-    if how == "pair":
-        nets = list(analysis.board.nets)
-        partner = getattr(a, "pattern", "")
-        if partner in nets:
-            other = ns.get(nets.index(partner))
-            if other is not None and getattr(other, "how", "") != "pair":
-                return _signal_basis(analysis, nets.index(partner))
-        return "measured"
-    return {"config": "declared", "net_class": "declared"}.get(how, "measured")
+def _stub_span(stubs: ViaStubs, i: int) -> tuple[int, int]:
+    """(first, last) copper layer of via ``i``'s longer stub (its εr is taken there): from the
+    barrel's start to its topmost connected layer, or from its bottommost connected layer to
+    its end."""
+    used = np.flatnonzero(stubs.connected[i])
+    start, end = int(stubs.start[i]), int(stubs.end[i])
+    if not len(used):
+        return start, end
+    top, bottom = float(stubs.top_stub_mm[i]), float(stubs.bottom_stub_mm[i])
+    top = -1.0 if math.isnan(top) else top
+    bottom = -1.0 if math.isnan(bottom) else bottom
+    return (start, int(used[0])) if top >= bottom else (int(used[-1]), end)
 
 
 def _family_candidates(ctx: Any, rule: Rule) -> dict[str, dict[str, Any]]:

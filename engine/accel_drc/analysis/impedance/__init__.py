@@ -120,9 +120,6 @@ from .table import (
     stack_er,
     zdiff_of,
 )
-from .table import (
-    _signal_basis as _signal_basis,
-)
 
 __all__ = [
     "ACCURACY",

@@ -8,6 +8,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..stackup import reference_walk
+
 # =============================================================================================
 # Geometry from the board
 # =============================================================================================
@@ -42,34 +44,6 @@ class LayerStack:
     missing: tuple[str, ...] = ()
     dielectrics: tuple[str, ...] = ()  # names of the dielectrics between the layer and its planes
     mask_er_declared: bool = True  # False when the mask εr is the assumed default
-
-
-def _side_dielectrics(
-    stack: Any, pos: int, step: int, planes: frozenset[int]
-) -> tuple[list[Any], list[Any], Any | None, bool]:
-    """Walk the stack-up from stack position ``pos`` in direction ``step``: (dielectrics,
-    intermediate copper layers, the reference copper layer or None, whether it is a known plane).
-    Stops at the first plane layer; when no plane lies that way, the adjacent copper layer is
-    taken as the reference (and the caller says it assumed so)."""
-    layers = stack.layers
-    diel: list[Any] = []
-    copper: list[Any] = []
-    first_copper = None
-    first_diel: list[Any] = []
-    i = pos + step
-    while 0 <= i < len(layers):
-        sl = layers[i]
-        if sl.is_copper:
-            if sl.copper_index in planes:
-                return diel, copper, sl, True
-            if first_copper is None:
-                first_copper = sl
-                first_diel = list(diel)
-            copper.append(sl)
-        elif sl.is_dielectric:
-            diel.append(sl)
-        i += step
-    return first_diel, [], first_copper, False
 
 
 def _slices(layer: Any) -> list[tuple[float | None, float | None, str]]:
@@ -127,7 +101,8 @@ def _height_er(
 def layer_stack(board: Any, layer: int, planes: Any) -> LayerStack:
     """Microstrip/stripline geometry of copper layer ``layer`` from the board's stack-up.
 
-    Reference planes (the rule, shared with ``laminate_df``): walking away from the layer, the
+    Reference planes (the one walk, :func:`~accel_drc.analysis.stackup.reference_walk`, shared
+    with ``laminate_df`` and the loss model): walking away from the layer, the
     first copper layer that carries a plane — typed ``power`` in KiCad, or filled over ≥ 25 % of
     the board by zones of a ground/supply net (``Analysis.plane_layers``).  When no such layer
     lies on a side, the adjacent copper layer is assumed to be the reference, and a note says so.
@@ -138,14 +113,12 @@ def layer_stack(board: Any, layer: int, planes: Any) -> LayerStack:
     stack = board.stackup
     if stack is None or not stack.layers:
         return LayerStack(layer, name, "unknown", None, None, None, missing=("the stack-up",))
-    pos = next(
-        (i for i, sl in enumerate(stack.layers) if sl.is_copper and sl.copper_index == layer), None
-    )
-    if pos is None:
+    walk = reference_walk(stack, layer, planes or {})
+    if walk is None:
         return LayerStack(
             layer, name, "unknown", None, None, None, missing=(f"{name} in the stack-up",)
         )
-    plane_set = frozenset(int(k) for k in (planes or {}))
+    pos = walk.position
     own = stack.layers[pos]
     missing: list[str] = []
     notes: list[str] = []
@@ -158,7 +131,8 @@ def layer_stack(board: Any, layer: int, planes: Any) -> LayerStack:
     diel_names: list[str] = []
     mask_er_declared = True
     for step in (1,) if layer == 0 else (-1,) if layer == n - 1 else (-1, 1):
-        diel, copper, ref, known = _side_dielectrics(stack, pos, step, plane_set)
+        got = walk.above if step < 0 else walk.below
+        diel, copper, ref, known = got.dielectrics, got.copper, got.reference, got.known_plane
         if ref is None:
             missing.append(f"a reference plane {'above' if step < 0 else 'below'} {name}")
             sides.append((None, None, ""))

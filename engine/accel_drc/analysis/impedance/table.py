@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Callable
 import numpy as np
 
 from ...concurrency import workers
+from ..stackup import stackup_basis
 from .formulas import C0, coupled_microstrip, coupled_stripline, offset_coupled_stripline
 from .pairs import PairTraces, box_pairs, measure_pairs
 from .solver import FdLayer, fd_coupled
@@ -441,52 +442,16 @@ def _class_basis(cls_name: str, value: float, kicad_default: float) -> str:
 
 
 def stack_basis(analysis: Analysis, stack: LayerStack) -> tuple[tuple[str, str], ...]:
-    """Basis of the stack-up inputs of a row: ``h``, ``epsilon_r``, ``t`` (and ``mask_er`` on a
-    microstrip with a mask).  KiCad's untouched auto-generated stack-up (every dielectric
-    "FR4", εr 4.5, tan δ 0.02, all of one thickness (board − copper − mask)/(n − 1), as
-    ``BOARD_STACKUP::BuildDefaultStackupList`` writes it) makes h, εr and t ``default``; a
-    dielectric on the path that still carries KiCad's default material values makes εr
-    ``default``; anything else the board file states is ``declared``."""
-    board = analysis.board
-    st = board.stackup
-    lib = None
-    try:
-        lib = analysis.materials
-    except Exception:  # noqa: BLE001 - no rules library (stand-in analyses): nothing is default
-        log.debug("no materials library for the stack-up basis", exc_info=True)
-    out = {"h": "declared", "epsilon_r": "declared", "t": "declared"}
-    if st is not None and lib is not None:
-        diel = list(st.dielectrics())
-
-        def is_default(d: Any) -> bool:
-            return all(
-                lib.is_kicad_default(x.material, x.epsilon_r, x.loss_tangent)
-                for x in (list(d.sublayers) or [d])
-            )
-
-        path = [d for d in diel if d.name in set(stack.dielectrics)]
-        if path and any(is_default(d) for d in path):
-            out["epsilon_r"] = "default"
-        if diel and all(is_default(d) for d in diel) and _auto_thickness(board, diel):
-            out.update(h="default", epsilon_r="default", t="default")
+    """Basis of the stack-up inputs of a row: ``h`` (the heights), ``epsilon_r`` (of the
+    dielectrics between the layer and its references), ``t`` (the copper thickness), as the one
+    owner (:class:`~accel_drc.analysis.stackup.StackupBasis`) gives them; and ``mask_er`` on a
+    microstrip with a mask (``declared`` unless the stack-up gives no εr and the typical value
+    is used)."""
+    sb = stackup_basis(analysis)
+    out = {"h": sb.thickness, "epsilon_r": sb.epsilon_r(stack.dielectrics), "t": sb.thickness}
     if stack.structure == "microstrip" and stack.mask is not None:
         out["mask_er"] = "declared" if stack.mask_er_declared else "default"
     return tuple(out.items())
-
-
-def _auto_thickness(board: Any, diel: Sequence[Any]) -> bool:
-    """The dielectrics are all (board − copper − mask)/(n − 1) thick, to 1 µm: KiCad's default."""
-    st = board.stackup
-    th = [d.thickness_mm for d in diel]
-    if any(t is None for t in th):
-        return False
-    total = board.board_thickness_mm
-    if total is None:
-        return max(th) - min(th) < 1e-3
-    cu = sum(sl.thickness_mm or 0.0 for sl in st.layers if sl.is_copper)
-    mask = sum(sl.thickness_mm or 0.0 for sl in st.layers if sl.kind == "soldermask")
-    want = (total - cu - mask) / max(len(diel), 1)
-    return all(abs(t - want) < 1e-3 for t in th)
 
 
 def _map_batches(fn: Callable[[Any], Any], items: Sequence[Any]) -> list[Any]:
@@ -718,23 +683,6 @@ def _r(x: float | None, nd: int = 4) -> float | None:
     return None if x is None else round(float(x), nd)
 
 
-def _signal_basis(sig: Any) -> str:
-    """``assumed`` for a guessed generation (the assignment carries an assumption) or a type
-    taken from the partner net; ``declared`` when the config, a net class or the net's own name
-    states the type (the designer wrote it)."""
-    if getattr(sig, "assumption", None):
-        return "assumed"
-    if getattr(sig, "how", "") in (
-        "config",
-        "net_class",
-        "family_net_class",
-        "net_name",
-        "family_net_name",
-    ):
-        return "declared"
-    return "assumed"
-
-
 def pair_rows(analysis: Analysis) -> list[dict[str, Any]]:
     """Rows of ``accel-drc inspect --json --detail pairs``: every differential pair on every
     copper layer it has tracks on.
@@ -796,7 +744,7 @@ def pair_rows(analysis: Analysis) -> list[dict[str, Any]]:
                     "width": row.width_basis,
                     "gap": row.gap_basis,
                     **dict(row.stack_basis),
-                    **({"signal": _signal_basis(sig)} if sig is not None else {}),
+                    **({"signal": sig.basis} if sig is not None else {}),
                 },
                 "coupled_mm": _r(row.coupled_mm, 3),
                 "length_mm": _r(row.length_mm, 3),
