@@ -5,7 +5,7 @@ Regenerate after changing the template, jinja2 or the environment's options:
 (a stale copy is ignored: the report compiles the template itself).
 """
 
-KEY = 'a03acb340ffc03fa728bd7685c893cd3f1c187dbb8fcb1bf18e07bc775e1e673'
+KEY = '4de59a5adb4a11f9c7a6f95cb683e4cb50cebbdd3f72073f42a280f4bc7ab5fb'
 
 from jinja2.runtime import LoopContext, Macro, Markup, Namespace, TemplateNotFound, TemplateReference, TemplateRuntimeError, Undefined, escape, identity, internalcode, markup_join, missing, str_join
 name = 'report.html.j2'
@@ -648,7 +648,7 @@ def root(context, missing=missing):
         pass
         yield '<section id="coverage" class="card">\n  <h2>Coverage <span class="muted">— what high-speed copper was examined</span></h2>\n  <p><strong>'
         yield escape(environment.getattr(environment.getattr((undefined(name='coverage') if l_0_coverage is missing else l_0_coverage), 'summary'), 'line'))
-        yield '</strong></p>\n  <p class="muted">Every differential pair and every net of a recognised high-speed type, its interface (declared in <code>accel-drc.yaml</code>, recognised by net class, name, connector pin or AC coupling, assumed where only the family is known, or unknown) and the rules that examined it. A pair no interface rule examined has passed nothing: it was not checked.</p>\n'
+        yield '</strong></p>\n  <p class="muted">Every differential pair and every net of a recognised high-speed type, its interface and how it is known (<em>declared</em>: in <code>accel-drc.yaml</code> or by the board\'s own net class, net name, connector pin or AC coupling; <em>assumed</em>: only the family is known and the rate was guessed; or unknown) and the rules that examined it. A pair no interface rule examined has passed nothing: it was not checked.</p>\n'
         if environment.getattr((undefined(name='coverage') if l_0_coverage is missing else l_0_coverage), 'rows'):
             pass
             yield '  <div class="table-wrap"><table class="data coverage">\n    <thead><tr><th scope="col">Pair / net</th><th scope="col">Interface</th><th scope="col">Basis</th><th scope="col">Rules that examined it</th><th scope="col">Not checked because</th></tr></thead>\n    <tbody>\n'
