@@ -349,11 +349,6 @@ def _run_check(args: Any) -> int:
     write_outputs(result, board, **outputs)
     if not getattr(args, "quiet", False) and "-" not in files.values():
         print(summary(result))
-        from .starter_config import hint_line
-
-        hint = hint_line(result.findings, args.board)
-        if hint:
-            print(hint)
     crashed = sorted({f.rule for f in result.findings if "exception" in f.evidence})
     if crashed:
         # the reports are written, but a run with a broken check must not look clean in CI

@@ -361,7 +361,7 @@ class _Gather:
     def __init__(self, doc: _Doc, all_names: Sequence[str] | None = None) -> None:
         self.doc = doc
         self.all_names = all_names
-        self.signal_nets: dict[str, list[str]] = {}  # signal key -> nets, merged
+        self.signal_nets: dict[str, dict[str, None]] = {}  # signal key -> nets, in order
         self.signal_meta: dict[str, tuple[str, _Item]] = {}
         self._sids: frozenset[str] | None = None
 
@@ -426,8 +426,7 @@ class _Gather:
     def signal(self, i: int | None, f: Finding | None, sid: str, nets: list[str],
                unknown: bool = False, why: str = "") -> None:  # fmt: skip
         key = sid
-        got = self.signal_nets.setdefault(key, [])
-        got.extend(n for n in nets if n not in got)
+        self.signal_nets.setdefault(key, {}).update(dict.fromkeys(nets))  # an ordered set
         if key not in self.signal_meta:
             if unknown:
                 note = ("pairs of unknown interface, checked by no interface rule: name their "
@@ -701,9 +700,22 @@ class DeclareGroup:
     yaml: str  # declare_yaml of exactly these findings
 
 
+#: the last (findings, groups): the JSON and Markdown writers of one run ask for the same list
+_LAST: list[Any] = [None, None, []]
+
+
 def declare_groups(findings: Sequence[Finding]) -> list[DeclareGroup]:
     """The cannot-verify findings grouped by what to declare (the section of their first
-    entry), most error findings first, each with its ready-to-paste block."""
+    entry), most error findings first, each with its ready-to-paste block.  The groups of the
+    last findings list asked for are kept (the reports of one run share them)."""
+    if _LAST[0] is findings and _LAST[1] == len(findings):
+        return list(_LAST[2])
+    groups = _declare_groups(findings)
+    _LAST[:] = [findings, len(findings), groups]
+    return list(groups)
+
+
+def _declare_groups(findings: Sequence[Finding]) -> list[DeclareGroup]:
     cov = covered(findings)
     by: dict[str, list[int]] = {}
     for i, f in enumerate(findings):
