@@ -301,3 +301,119 @@ def test_declare_groups_on_vme_wren(tmp_path) -> None:
         for pats in cfg.signals.values():
             for rx in pats:
                 assert any(rx.fullmatch(n) for n in names), rx.pattern
+
+
+@pytest.fixture(scope="module")
+def training_hgx(tmp_path_factory) -> Path:
+    """The synthetic 26-layer training board (generated, never committed): the one board whose
+    unverified findings rest on the class, the foil, the loss budget and the core rail."""
+    import subprocess
+    import sys
+
+    from conftest import FIXTURES
+
+    out = tmp_path_factory.mktemp("synth")
+    gen = FIXTURES / "synth" / "generate.py"
+    subprocess.run([sys.executable, str(gen), str(out), "--only", "training-hgx"], check=True)
+    return out / "training-hgx.kicad_pcb"
+
+
+def test_training_board_starter_covers_class_foil_loss_and_core_rail(training_hgx, tmp_path):
+    """training-hgx: 4,608 backdrill findings rest on the auto-detected class, six on the foil,
+    one on the loss budget, three on the core rail: the starter has an entry for each, and
+    filled in it loads, runs and leaves fewer of them unverified."""
+    out = tmp_path / "accel-drc.yaml"
+    assert _init(training_hgx, out) == 0
+    text = out.read_text(encoding="utf-8")
+    before = _check(training_hgx)
+    cov = covered(before.findings)
+    errors = [
+        i
+        for i, f in enumerate(before.findings)
+        if f.status == Status.CANNOT_VERIFY and f.severity == Severity.ERROR
+    ]
+    assert len(errors) > 4000 and all(cov.get(i) for i in errors)
+    assert "#class: training" in text and "training.via_stub.nvlink4.backdrill ×4608" in text
+    filled_text = uncomment(text, FILL)
+    data = yaml.safe_load(filled_text)
+    assert data["stackup"]["foil"]["default"] == "VLP" and "In6.Cu" in data["stackup"]["foil"]
+    assert data["loss"]["budgets_db"] == {"nvlink4": 12}
+    core = next(r for r in data["rails"] if r.get("role") == "core")
+    assert core["sources"] and core["loads"] and core["vrm"]
+    filled = tmp_path / "filled.yaml"
+    filled.write_text(filled_text, encoding="utf-8")
+    after = _check(training_hgx, filled)
+    left = sum(1 for f in after.findings if f.status == Status.CANNOT_VERIFY)
+    assert left < sum(1 for f in before.findings if f.status == Status.CANNOT_VERIFY) // 100
+
+
+def _cv(rule: str, check: str, **kw: Any) -> Finding:
+    return Finding(
+        rule=rule,
+        check=check,
+        severity=Severity.ERROR,
+        status=Status.CANNOT_VERIFY,
+        message="m",
+        **kw,
+    )
+
+
+def test_each_kind_of_hint_becomes_its_config_entry(tmp_path) -> None:
+    """The entry of each kind of hint, filled in, is valid config for the real loader: the
+    foil of a layer, a dielectric's laminate and Tg, a loss budget, the class, a backdrill, an
+    impedance target, a rail's load; a hint with no config key stays a comment."""
+    findings = [
+        _cv("training.foil.nvlink4", "foil", layer="In6.Cu", evidence={"declare": "foil"}),
+        _cv(
+            "edge.material_consistency.kicad_default",
+            "material_consistency",
+            layer="dielectric 2",
+            evidence={"material": "FR4", "epsilon_r": 4.5, "loss_tangent": 0.02},
+        ),
+        _cv("edge.tg", "tg", layer="dielectric 3", evidence={"declare": "Tg"}),
+        _cv(
+            "training.insertion_loss.nvlink4",
+            "insertion_loss",
+            evidence={"declare": "accel-drc.yaml: loss: budgets_db: {nvlink4: <dB>}"},
+        ),
+        _cv(
+            "training.layer_count",
+            "layer_count",
+            evidence={"conditional": {"rests_on": {"class": "assumed"}}},
+        ),
+        _cv(
+            "edge.impedance.usb2",
+            "impedance",
+            net="/USB_D_P",
+            evidence={
+                "declare": "accel-drc.yaml rules: edge.impedance.usb2: params: zdiff_ohm, tol_pct"
+            },
+        ),
+        _cv(
+            "edge.pdn_impedance",
+            "pdn_impedance",
+            net="+1V8",
+            evidence={"rail": "+1V8", "nets": ["+1V8"], "declare": "declare the rail's own load"},
+        ),
+        _cv(
+            "edge.via_stub.pcie3",
+            "via_stub",
+            net="/PCIE_TX_P",
+            evidence={"declare": "backdrill (accel-drc.yaml `backdrill:` or the board file)"},
+        ),
+        _cv("edge.kicad_only", "copper_weight", evidence={"declare": "type the planes 'power'"}),
+    ]
+    text = declare_yaml(findings)
+    path = tmp_path / "c.yaml"
+    path.write_text(PLACEHOLDER_RE.sub(lambda m: FILL[m.group()], text), encoding="utf-8")
+    cfg = load_config(str(path), None, load_library())
+    assert cfg.board_class == "edge"
+    assert dict(cfg.foil) == {"default": "VLP", "In6.Cu": "VLP"}
+    assert cfg.materials["dielectric 2"].loss_tangent == 0.016
+    assert cfg.materials["dielectric 3"].tg_c == 180
+    assert dict(cfg.loss.budgets_db) == {"nvlink4": 12}
+    assert dict(cfg.rules["edge.impedance.usb2"].params) == {"zdiff_ohm": 0.001, "tol_pct": 3}
+    assert cfg.rails[0].name == "+1V8" and cfg.rails[0].voltage == 1.8
+    assert cfg.backdrill[0].match.signal == "pcie3"
+    assert "# type the planes 'power'" in text  # no config key: the check's words, as a comment
+    assert set(covered(findings)) == set(range(len(findings)))

@@ -100,6 +100,11 @@ GROUP_TITLES: dict[str, str] = {
     "notes": "declare it where the board is drawn (KiCad)",
 }
 
+FOIL_WHY = (
+    "a KiCad stack-up has no foil field: the foil grade decides the conductor loss and whether "
+    "the links that need VLP/HVLP pass"
+)
+
 _STACKUP_INPUTS = frozenset(
     {"h", "t", "epsilon_r", "loss_tangent", "stackup", "height", "material", "eps_r", "er"}
 )
@@ -415,7 +420,7 @@ class _Gather:
         if "mask_er" in weak or "soldermask εr" in declare:
             self.note(i, f, "notes", "the soldermask εr: KiCad Board Setup > Physical Stackup "
                       "(F.Mask/B.Mask); accel-drc.yaml has no key for it")  # fmt: skip
-        if "copper_thickness" in weak or kind == "copper_weight":
+        if "copper_thickness" in weak:
             self.note(i, f, "notes", "the copper thickness of each layer: KiCad Board Setup > "
                       "Physical Stackup; accel-drc.yaml has no key for it")  # fmt: skip
         if (i is None or len(self.doc.covered.get(i, ())) == before) and declare:
@@ -559,9 +564,7 @@ class _Gather:
         self.doc.decides(it, "stackup", i, f)
 
     def foil(self, i: int | None, f: Finding) -> None:
-        it = self.doc.item("stackup", "foil", ["foil: {default: <grade>}"],
-                           "a KiCad stack-up has no foil field: the foil grade decides the "
-                           "conductor loss of every signal that needs VLP/HVLP")  # fmt: skip
+        it = self.doc.item("stackup", "foil", ["foil: {default: <grade>}"], FOIL_WHY)
         layer = f.layer
         if layer and f"  # {layer}" not in "".join(it.lines):
             it.lines[0] = it.lines[0].replace("}", f", {_q(str(layer))}: <grade>}}", 1)
@@ -909,14 +912,7 @@ def starter_config(result: Any, board_names: Sequence[str] | None = None) -> str
     g = _Gather(doc, board_names)
     _interfaces(g, result)
     _rails(g, result)
-    foil = doc.item(
-        "stackup",
-        "foil",
-        ["foil: {default: <grade>}"],
-        "a KiCad stack-up has no foil field: the foil grade decides the conductor loss and "
-        "whether the links that need VLP/HVLP pass",
-    )
-    del foil
+    doc.item("stackup", "foil", ["foil: {default: <grade>}"], FOIL_WHY)
     for i, f in enumerate(findings):
         g.finding(i, f)
     g.finish()
