@@ -430,7 +430,8 @@ class _Gather:
 
     def signal(self, i: int | None, f: Finding | None, sid: str, nets: list[str],
                unknown: bool = False, why: str = "") -> None:  # fmt: skip
-        key = sid
+        # a key is a known signal id or the placeholder, never text from elsewhere
+        key = sid if sid in self.sids else "<type>"
         self.signal_nets.setdefault(key, {}).update(dict.fromkeys(nets))  # an ordered set
         if key not in self.signal_meta:
             if unknown:
@@ -439,10 +440,10 @@ class _Gather:
                         "interface)")  # fmt: skip
             elif f is not None and f.check == "signal_type" or why == "assumed":
                 family = (f.evidence or {}).get("family") if f is not None else None
-                note = (f"ASSUMED {sid}: the {family or 'interface'} generation/rate is not told "
-                        f"by the net names or net class; replace {sid} by the real type")  # fmt: skip
+                note = (f"ASSUMED {key}: the {family or 'interface'} generation/rate is not told "
+                        f"by the net names or net class; replace {key} by the real type")  # fmt: skip
             else:
-                note = why or f"the signal type of these nets ({sid} as the finding took it)"
+                note = why or f"the signal type of these nets ({key} as the finding took it)"
             self.signal_meta[key] = (note, self.doc.item("signals", key, [], note))
         it = self.signal_meta[key][1]
         self.doc.decides(it, "signals", i, f)
