@@ -417,3 +417,25 @@ def test_each_kind_of_hint_becomes_its_config_entry(tmp_path) -> None:
     assert cfg.backdrill[0].match.signal == "pcie3"
     assert "# type the planes 'power'" in text  # no config key: the check's words, as a comment
     assert set(covered(findings)) == set(range(len(findings)))
+
+
+@pytest.mark.parametrize("kind", ["folder", "dangling symlink"])
+def test_init_refuses_an_output_it_cannot_write(tmp_path, capsys, kind: str) -> None:
+    out = tmp_path / "out.yaml"
+    if kind == "folder":
+        out.mkdir()
+    else:
+        out.symlink_to(tmp_path / "nowhere" / "x.yaml")
+    assert _init(OCULINK, out, "--force") == 1
+    err = capsys.readouterr().err
+    assert err.startswith("accel-drc: ") and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "nowhere").exists()
+
+
+def test_markdown_block_survives_backticks_in_a_net_name() -> None:
+    """A net name with a run of backticks cannot close the Markdown report's yaml block."""
+    from accel_drc.report.markdown import fence
+
+    text = declare_yaml([_finding("/TX```_P")])
+    f = fence(text)
+    assert len(f) >= 4 and f not in text
