@@ -227,7 +227,7 @@ def test_check_prints_the_declare_line(capsys) -> None:
     line = [ln for ln in out if ln.startswith("declare: ")]
     assert len(line) == 1 and out[-2] == line[0] and out[-1].startswith("verdict: ")
     assert "2 cannot-verify findings (1 at error severity)" in line[0]
-    assert f"accel-drc init {OCULINK}" in line[0]
+    assert "`accel-drc init " in line[0] and OCULINK.name in line[0]
 
 
 def _finding(net: str, rule: str = "edge.via_stub.pcie4", **ev: Any) -> Finding:
