@@ -750,10 +750,13 @@ def hint_line(findings: Sequence[Finding], board_path: str) -> str | None:
     errors = sum(
         1 for f in findings if f.status == Status.CANNOT_VERIFY and f.severity == Severity.ERROR
     )
-    board = board_path if re.fullmatch(r"[\w./+-]+", board_path) else _q(board_path)
+    import shlex
+
+    board = shlex.quote(board_path)  # a command to paste into a shell
     return terminal(
         f"declare: {n} cannot-verify finding{'s' if n != 1 else ''} ({errors} at error severity) "
-        f"say what to declare: `accel-drc init {board}` writes them into a starter accel-drc.yaml"
+        f"{'say' if n != 1 else 'says'} what to declare: `accel-drc init {board}` writes "
+        f"{'them' if n != 1 else 'it'} into a starter accel-drc.yaml"
     )
 
 
