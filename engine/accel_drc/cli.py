@@ -91,6 +91,23 @@ def build_parser() -> argparse.ArgumentParser:
     )
     c.add_argument("--quiet", action="store_true", help="no summary on stdout")
 
+    n = sub.add_parser(
+        "init",
+        help="write a starter accel-drc.yaml for a board: everything to declare, commented out",
+    )
+    n.add_argument("board", help=".kicad_pcb or IPC-2581 .xml")
+    n.add_argument(
+        "--output",
+        "-o",
+        metavar="FILE",
+        help="where to write it (default: accel-drc.yaml beside the board, where check finds "
+        "it; '-': stdout)",
+    )
+    n.add_argument("--force", action="store_true", help="replace an existing file")
+    n.add_argument(
+        "--class", dest="board_class", choices=CLASSES, help="check the board as this class"
+    )
+
     i = sub.add_parser("inspect", help="show what accel-drc reads from a board")
     i.add_argument("board", help=".kicad_pcb or IPC-2581 .xml")
     i.add_argument("--json", action="store_true", help="print a stable JSON document")
@@ -228,6 +245,8 @@ def _main(argv: list[str] | None) -> int:
             return run_check(args)
         if args.command == "rules":
             return run_rules(args)
+        if args.command == "init":
+            return run_init(args)
         if args.command == "kicad":
             if not args.kicad_command:
                 print(
@@ -340,6 +359,55 @@ def _run_check(args: Any) -> int:
         )
         return CRASHED
     return exit_code(result)
+
+
+def run_init(args: Any) -> int:
+    """``accel-drc init BOARD [--output FILE] [--force] [--class C]``: check the board with no
+    config and write the starter ``accel-drc.yaml`` (:func:`accel_drc.starter_config.starter_config`):
+    every cannot-verify finding's entry, commented out so the file loads as is.  An existing
+    file is never replaced without ``--force`` (exit 1); the write is atomic and never onto an
+    input (the board, its project file)."""
+    from .config import CONFIG_NAME, ProjectConfig
+    from .hostile import write_text
+    from .packs import load_library
+    from .pipeline import check_board
+    from .readers import read_board
+    from .report.writers import guard_outputs, input_files, prepare_outputs
+    from .starter_config import starter_config
+
+    out = getattr(args, "output", None) or os.path.join(
+        os.path.dirname(args.board) or ".", CONFIG_NAME
+    )
+    if out != "-" and os.path.lexists(out) and not getattr(args, "force", False):
+        raise UsageError(
+            f"{out}: already exists: not replaced (--force replaces it, --output FILE writes "
+            "elsewhere)"
+        )
+    prepare_outputs(out)
+    guard_outputs({"output": out}, [args.board])
+    board = read_board(args.board)
+    cfg = ProjectConfig()  # the board as read: no declaration of an existing config applies
+    guard_outputs({"output": out}, input_files(args.board, cfg, board))
+    lib = load_library()
+    result = check_board(
+        board,
+        cfg,
+        board_class=getattr(args, "board_class", None),
+        board_file=args.board,
+        library=lib,
+    )
+    text = starter_config(result, [n for n in board.nets if n])
+    write_text(out, text)
+    if out != "-":
+        n = sum(1 for f in result.findings if f.status.value == "cannot_verify")
+        print(
+            terminal(
+                f"accel-drc: wrote {out}: {n} cannot-verify findings' entries, commented out "
+                "(it loads as is: delete a line's first '#' and fill in its <placeholders> to "
+                "declare it)"
+            )
+        )
+    return EXIT_OK
 
 
 def run_rules(args: Any) -> int:

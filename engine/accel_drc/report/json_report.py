@@ -176,6 +176,25 @@ def summary_counts(result: CheckResult) -> dict[str, Any]:
     }
 
 
+def cannot_verify_groups(result: CheckResult) -> list[dict[str, Any]]:
+    """``cannot_verify[]``: per group of what to declare (:func:`accel_drc.starter_config.declare_groups`)
+    its title, counts, rules, the indices of its findings in ``findings[]`` and
+    ``declare_yaml``, the accel-drc.yaml block for exactly those findings."""
+    from ..starter_config import declare_groups
+
+    return [
+        {
+            "declare": g.title,
+            "count": len(g.findings),
+            "errors": g.errors,
+            "rules": dict(g.rules),
+            "findings": list(g.findings),
+            "declare_yaml": g.yaml,
+        }
+        for g in declare_groups(result.findings)
+    ]
+
+
 def to_dict(result: CheckResult) -> dict[str, Any]:
     c = result.classification
     per_rule = Counter(f.rule for f in result.findings)
@@ -227,6 +246,8 @@ def to_dict(result: CheckResult) -> dict[str, Any]:
         ],
         "coverage": result.coverage or {"pairs": [], "summary": {}},
         "findings": [{**finding_dict(f), "references": ids(f.source)} for f in result.findings],
+        # the cannot-verify findings grouped by what to declare, each with its accel-drc.yaml block
+        "cannot_verify": cannot_verify_groups(result),
         "waivers": result.waivers,
         "extras": result.extras,
         # the full citation of every [id] a source above cites (rules/references.yaml)

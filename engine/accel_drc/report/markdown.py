@@ -114,6 +114,7 @@ def render(
             out.append("")
             out.append(f"… and {rest} more.")
         out.append("")
+    out += _declare_section(result)
     attention = [w for w in result.waivers if w.get("state") in ("expired", "stale")]
     applied = sum(1 for w in result.waivers if w.get("state") == "applied")
     if result.waivers:
@@ -129,6 +130,57 @@ def render(
         out.append(f"Full report: [{esc(os.path.basename(html_link))}]({html_link})")
         out.append("")
     return "\n".join(out).rstrip() + "\n"
+
+
+#: the cannot-verify section's bounds: a PR comment stays short and under GitHub's 1 MiB
+_DECLARE_GROUPS = 8
+_DECLARE_LINES = 40
+
+
+def fence(text: str) -> str:
+    """A backtick fence longer than any backtick run in ``text`` (CommonMark), so nothing in
+    a code block (a net name with backticks) can close it."""
+    longest = max((len(run) for run in re.findall("`+", text)), default=0)
+    return "`" * max(3, longest + 1)
+
+
+def _declare_section(result: CheckResult) -> list[str]:
+    """The cannot-verify findings grouped by what to declare, each group with the
+    ``accel-drc.yaml`` block for exactly its findings (:func:`accel_drc.starter_config.declare_groups`),
+    cut to a few groups and lines; ``accel-drc init`` writes them all."""
+    from ..starter_config import declare_groups
+
+    groups = [g for g in declare_groups(result.findings) if g.yaml]
+    if not groups:
+        return []
+    board = os.path.basename(result.board_file) or result.board_file
+    out = [
+        "### Cannot verify: what to declare",
+        "",
+        f"Paste into `accel-drc.yaml` and fill in each `<…>`; {code('accel-drc init ' + board)} "
+        "writes every entry into a starter file.",
+        "",
+    ]
+    for g in groups[:_DECLARE_GROUPS]:
+        rules = ", ".join(
+            f"{code(r, 80)}" + (f" ×{n}" if n > 1 else "") for r, n in g.rules[:6]
+        ) + (" …" if len(g.rules) > 6 else "")
+        n = len(g.findings)
+        out.append(
+            f"**{esc(g.title)}**: {n} finding{'s' if n != 1 else ''}"
+            + (f" ({g.errors} at error severity)" if g.errors else "")
+            + f": {rules}"
+        )
+        out.append("")
+        lines = g.yaml.rstrip("\n").split("\n")
+        text = "\n".join(lines[:_DECLARE_LINES])
+        if len(lines) > _DECLARE_LINES:
+            text += f"\n# … {len(lines) - _DECLARE_LINES} more lines: accel-drc init writes them"
+        f = fence(text)
+        out += [f + "yaml", text, f, ""]
+    if len(groups) > _DECLARE_GROUPS:
+        out += [f"… and {len(groups) - _DECLARE_GROUPS} more groups.", ""]
+    return out
 
 
 def write(path: str, result: CheckResult, html_link: str | None = None) -> None:

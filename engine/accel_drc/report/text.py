@@ -79,7 +79,12 @@ def summary(result: CheckResult, top: int = 10) -> str:
             where = f" (line {w['line']})" if w.get("line") else ""
             what = "KiCad exclusion" if kicad else w["state"]
             lines.append(f"  {'stale ' if kicad else ''}{what}: {w['rule']}{where}: {w['reason']}")
-    lines.append("verdict: " + verdict_line(result))
+    from ..starter_config import hint_line
+
+    hint = hint_line(result.findings, result.board_file)  # what `accel-drc init` would write
+    if hint:
+        lines.append(hint)
+    lines.append("verdict: " + verdict_line(result))  # last: the one line scripts read
     # net names, messages and reasons are the board's and the config's text: a name holding a
     # newline and ESC[8m could forge a "verdict: PASS" line, so controls are shown escaped
     return "\n".join(terminal(line) for line in lines)
