@@ -1,4 +1,4 @@
-"""KiBot integration: the ``accel_drc`` preflight and output (docs/integrations.md#kibot).
+"""KiBot integration: the ``accel_drc`` preflight and output (docs/integrations.md, KiBot).
 
 KiBot finds plug-ins only as files named ``pre_*.py`` / ``out_*.py`` in
 ``~/.config/kibot/plugins`` (``kibot.kiplot.load_actions``; no entry points), imported as
