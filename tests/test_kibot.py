@@ -12,7 +12,6 @@ import json
 import os
 import subprocess
 import sys
-import venv
 from pathlib import Path
 from typing import Any
 
@@ -83,6 +82,18 @@ def test_failure_follows_the_cli_exit_code(tmp_path: Path) -> None:
     assert "unverified" in (kibot_plugin.failure(unverified, fail_on_unverified=True) or "")
 
 
+def test_a_report_never_lands_on_an_input(tmp_path: Path) -> None:
+    for f in M2.parent.iterdir():
+        (tmp_path / f.name).write_bytes(f.read_bytes())
+    board = tmp_path / M2.name
+    (tmp_path / "accel-drc.yaml").write_text("class: edge\n", encoding="utf-8")
+    for target in (board, board.with_suffix(".kicad_pro"), tmp_path / "accel-drc.yaml"):
+        before = target.read_bytes()
+        with pytest.raises(accel_drc.UsageError):  # KiBot shows it as a config error (exit 7)
+            kibot_plugin.run(str(board), None, None, {"JSON": str(target)})
+        assert target.read_bytes() == before, target
+
+
 # --------------------------------------------------------------------------- with KiBot
 
 
@@ -98,8 +109,13 @@ def kibot_env(pcbnew_python: str, tmp_path_factory: pytest.TempPathFactory) -> d
         text=True,
         timeout=300,
     )
-    if r.returncode != 0:  # no ensurepip in KiCad's Python: the stdlib builder, then pip
-        venv.EnvBuilder(system_site_packages=True, with_pip=False).create(env_dir)
+    if r.returncode != 0:  # no ensurepip for KiCad's Python (python3-venv): virtualenv's pip
+        r = subprocess.run(
+            [sys.executable, "-m", "virtualenv", "--system-site-packages", "-p", pcbnew_python,
+             str(env_dir)],
+            capture_output=True, text=True, timeout=300,
+        )  # fmt: skip
+        assert r.returncode == 0, r.stderr
     bindir = env_dir / "bin"
     r = subprocess.run(
         [

@@ -94,13 +94,16 @@ def run(
     """Check ``board_path`` as ``accel-drc check`` does and write ``reports`` (KiBot format
     name -> file).  ``config``: a path or None (the ``accel-drc.yaml`` beside the board, if
     any); ``board_class``: None for the config's or the classifier's.  The report folders are
-    created, and no report may land on the board or the config (exit 1, before the check)."""
+    created, and no report may land on the board, its project or the config (exit 1, before
+    the check)."""
     from .api import check, read_board
+    from .config import find_config
     from .report.writers import guard_outputs, prepare_outputs, write_outputs
 
     outputs = {FORMATS[name][0]: path for name, path in reports.items()}
     prepare_outputs(*outputs.values())
-    guard_outputs(outputs, [board_path, config or ""])
+    project = os.path.splitext(board_path)[0] + ".kicad_pro"
+    guard_outputs(outputs, [board_path, project, config or find_config(board_path) or ""])
     key = _run_key(board_path, config, board_class)
     if _LAST.get("key") != key:  # the preflight and the output of one KiBot run: checked once
         board = read_board(board_path)
