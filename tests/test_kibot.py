@@ -8,6 +8,7 @@ install command and the plug-in's decisions without KiBot."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import subprocess
@@ -80,6 +81,15 @@ def test_failure_follows_the_cli_exit_code(tmp_path: Path) -> None:
     assert unverified.verdict() == "unverified"
     assert kibot_plugin.failure(unverified) is None
     assert "unverified" in (kibot_plugin.failure(unverified, fail_on_unverified=True) or "")
+
+
+def test_failure_line_escapes_control_characters() -> None:
+    """A board path is the user's data: KiBot's log shows it, never obeys it."""
+    result = kibot_plugin.run(str(M2), str(TRAINING), None, {})
+    hostile = dataclasses.replace(result, board_file="x\x1b[2J\u202e.kicad_pcb\nERROR: forged")
+    why = kibot_plugin.failure(hostile)
+    assert why is not None and "\x1b" not in why and "\n" not in why and "\u202e" not in why
+    assert "\\x1b[2J" in why and "<U+202E>" in why
 
 
 def test_a_report_never_lands_on_an_input(tmp_path: Path) -> None:
@@ -223,3 +233,8 @@ def test_kibot_fails_on_violations_and_on_bad_input(
     assert f"{bad}:2: unknown signal type 'nvlink9'" in log and "Traceback" not in log
     r = _kibot(kibot_env, tmp_path / "fmt", "{format: [PDF]}")
     assert r.returncode == 7 and "PDF" in r.stdout + r.stderr
+    r = _kibot(kibot_env, tmp_path / "cls", "{board_class: huge}")  # KiBot's own choice check
+    assert r.returncode == 7 and "huge" in r.stdout + r.stderr
+    r = _kibot(kibot_env, tmp_path / "gone", f"{{config_file: {tmp_path / 'gone.yaml'}}}")
+    log = r.stdout + r.stderr
+    assert r.returncode == 7 and "gone.yaml: config file not found" in log, log[-3000:]
