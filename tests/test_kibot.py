@@ -58,6 +58,8 @@ def test_install_copies_the_plugins_where_kibot_looks(tmp_path: Path) -> None:
     r = _cli("kibot", "install", "--dest", str(afile))
     assert r.returncode == 1 and "not a folder" in r.stderr and "Traceback" not in r.stderr
     assert afile.read_text(encoding="utf-8") == "keep"
+    r = _cli("kibot", "install", "--dest", str(afile / "sub"))  # a path through a file
+    assert r.returncode == 1 and "cannot write" in r.stderr and "internal" not in r.stderr
     r = _cli("kibot")
     assert r.returncode == 1 and "name an action" in r.stderr
 

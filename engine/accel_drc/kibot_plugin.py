@@ -53,17 +53,20 @@ def source_dir() -> str:
 
 def install(dest: str | None = None) -> list[str]:
     """Copy the plug-in files into ``dest`` (default :func:`plugins_dir`), replacing older
-    copies; returns the files written.  A ``dest`` that exists and is not a folder is refused
-    (exit 1), nothing else is touched."""
+    copies; returns the files written.  A ``dest`` that exists and is not a folder, or cannot be
+    written, is refused (exit 1, one line); nothing else is touched."""
     target = dest or plugins_dir()
     if os.path.exists(target) and not os.path.isdir(target):
         raise UsageError(f"{target}: not a folder (KiBot's plug-ins folder is {plugins_dir()})")
-    os.makedirs(target, exist_ok=True)
     written = []
-    for name in PLUGIN_FILES:
-        out = os.path.join(target, name)
-        shutil.copyfile(os.path.join(source_dir(), name), out)
-        written.append(out)
+    try:
+        os.makedirs(target, exist_ok=True)
+        for name in PLUGIN_FILES:
+            out = os.path.join(target, name)
+            shutil.copyfile(os.path.join(source_dir(), name), out)
+            written.append(out)
+    except OSError as exc:  # a read-only folder, a path through a file: the user's to fix
+        raise UsageError(f"{exc.filename or target}: cannot write: {exc.strerror or exc}") from None
     return written
 
 
