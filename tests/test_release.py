@@ -106,8 +106,27 @@ def test_wheel_installs_and_runs_with_no_checkout(tmp_path: Path) -> None:
     # the start-up tables (issue 18): validated rule data and compiled dataclass methods
     assert "accel_drc/bundled_rules.jsonl" in names
     assert "accel_drc/bundled_dataclasses.marshal" in names
+    # the KiBot plug-ins `accel-drc kibot install` copies (package data, not modules)
+    assert {
+        "accel_drc/kibot_plugins/pre_accel_drc.py",
+        "accel_drc/kibot_plugins/out_accel_drc.py",
+    } <= set(names)
+    # the licence (issue 31 item 13): LICENSE and NOTICE in the wheel's dist-info (PEP 639) and
+    # at the sdist's root, the SPDX expression in both metadata files
+    info = f"accel_drc-{__version__}.dist-info"
+    wheel = zipfile.ZipFile(wheels[0])
+    for name in ("LICENSE", "NOTICE"):
+        assert wheel.read(f"{info}/licenses/{name}") == (ROOT / name).read_bytes(), name
+    assert "License-Expression: Apache-2.0" in wheel.read(f"{info}/METADATA").decode().splitlines()
     with tarfile.open(sdists[0]) as tf:
         members = tf.getnames()
+        top = f"accel_drc-{__version__}"
+        for name in ("LICENSE", "NOTICE"):
+            got = tf.extractfile(f"{top}/{name}")
+            assert got is not None and got.read() == (ROOT / name).read_bytes(), name
+        pkg_info = tf.extractfile(f"{top}/PKG-INFO")
+        assert pkg_info is not None
+        assert "License-Expression: Apache-2.0" in pkg_info.read().decode().splitlines()
     assert any(
         m.endswith("engine/accel_drc/examples/coral-tpu-m2-adapter/LICENSE") for m in members
     )

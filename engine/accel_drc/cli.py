@@ -165,6 +165,15 @@ def build_parser() -> argparse.ArgumentParser:
         help="default: the newest KiCad found on this machine (10.0 when none is)",
     )
     ku.add_argument("--dest", metavar="DIR", help="plugins directory (default: KiCad's, per OS)")
+
+    kb = sub.add_parser(
+        "kibot", help="install the KiBot preflight and output (docs/integrations.md)"
+    )
+    kbsub = kb.add_subparsers(dest="kibot_command", metavar="ACTION", parser_class=_Parser)
+    kbi = kbsub.add_parser("install", help="copy the plug-ins where KiBot finds them")
+    kbi.add_argument(
+        "--dest", metavar="DIR", help="plug-ins folder (default: ~/.config/kibot/plugins)"
+    )
     return p
 
 
@@ -247,6 +256,8 @@ def _main(argv: list[str] | None) -> int:
             return run_rules(args)
         if args.command == "init":
             return run_init(args)
+        if args.command == "kibot":
+            return run_kibot(args)
         if args.command == "kicad":
             if not args.kicad_command:
                 print(
@@ -504,6 +515,18 @@ def run_inspect(args: Any) -> int:
         sys.stdout.write(render_text(doc))  # every name in it escaped (a newline too)
         for name, rows in (doc.get("details") or {}).items():
             sys.stdout.write(f"\n{name}: {len(rows)} rows (use --json for the rows)\n")
+    return EXIT_OK
+
+
+def run_kibot(args: Any) -> int:
+    """``accel-drc kibot install``: the KiBot plug-in files into KiBot's plug-ins folder."""
+    if getattr(args, "kibot_command", None) != "install":
+        print("accel-drc: kibot: name an action: install (accel-drc kibot --help)", file=sys.stderr)
+        return EXIT_USAGE
+    from .kibot_plugin import install
+
+    for path in install(args.dest):
+        print(f"accel-drc: installed {terminal(path)}")
     return EXIT_OK
 
 

@@ -456,6 +456,34 @@ def load_config(
     doc = _packs.load_yaml(path)
     if doc.data is None:
         doc.data = {}
+    return _validated(doc, Path(path).resolve().parent, lib, str(path))
+
+
+def config_from_data(
+    data: Mapping[str, Any] | None,
+    library: _packs.Library | None = None,
+    base_dir: str | None = None,
+) -> ProjectConfig:
+    """The config of ``data`` (what ``accel-drc.yaml`` would hold, as Python data), validated
+    exactly as the file is: the library API (:func:`accel_drc.check`) takes a dict, and a typo
+    in it must fail as loudly as in the file.  Errors name ``<config>`` (no file, no line);
+    relative ``rules: packs:`` paths are taken from ``base_dir`` (default: the working folder)."""
+    import copy
+
+    lib = library if library is not None else _packs.load_library()
+    doc = _packs.YamlDoc(DICT_CONFIG_NAME, copy.deepcopy(dict(data or {})))
+    return _validated(doc, Path(base_dir or os.getcwd()).resolve(), lib, None)
+
+
+#: how errors in a config given as a dict (not a file) name it
+DICT_CONFIG_NAME = "<config>"
+
+
+def _validated(
+    doc: _packs.YamlDoc, base: Path, lib: _packs.Library, path: str | None
+) -> ProjectConfig:
+    """Validate the parsed config ``doc`` (schema, signal ids, foils, regexes, dates, extra
+    packs found from ``base``, rule overrides) into a :class:`ProjectConfig` named ``path``."""
     if not isinstance(doc.data, dict):
         raise doc.error(
             (), "the config must be a mapping (class:, signals:, stackup:, rules:, waivers:, …)"
@@ -541,9 +569,9 @@ def load_config(
             compile_(p, ("rails", i, "return_nets", j))
     extra_packs = [
         _packs.load_pack(pack_path, lib.signals, lib.foils)
-        for pack_path in _extra_pack_paths(doc, Path(path).resolve().parent)
+        for pack_path in _extra_pack_paths(doc, base)
     ]
-    cfg = ProjectConfig(path=str(path), data=data, doc=doc, extra_packs=tuple(extra_packs))
+    cfg = ProjectConfig(path=path, data=data, doc=doc, extra_packs=tuple(extra_packs))
     # overrides must name real rules and leave valid params: checked for every class here
     overrides = cfg.rule_overrides
     if overrides:

@@ -45,9 +45,9 @@ from .kicad_install import KICAD_PYTHON_REQ, InstallError, _import_bundle
 #: the identifier KiCad's PCM knows the package by (also the plugin.json identifier)
 PACKAGE_ID = "io.github.accel-drc.kicad"
 HOMEPAGE = "https://github.com/accel-drc/accel-drc"
-#: pcm.v1's ``License`` enum has no "unlicensed": the project has not declared an SPDX licence
-#: yet; set this to its id when it does
-LICENSE_ID = "open-source"
+#: the project's licence (LICENSE, pyproject.toml ``license``), as pcm.v1's ``License`` enum
+#: spells it (SPDX ids; tests/test_licence.py keeps the three equal)
+LICENSE_ID = "Apache-2.0"
 #: the folder KiCad extracts ``plugins/`` to (``PCM_TASK_MANAGER::extract``)
 INSTALLED_FOLDER = PACKAGE_ID.replace(".", "_")
 #: what accel-drc needs at run time (pyproject.toml ``dependencies``), when no installed
