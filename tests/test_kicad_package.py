@@ -90,6 +90,8 @@ def test_zip_layout_is_what_the_pcm_extracts(package: Path) -> None:
         "plugins/accel_drc/__init__.py",
         "plugins/accel_drc/rules/classes/edge.yaml",
         "plugins/accel_drc/report/templates/report.html.j2",
+        "plugins/LICENSE",  # Apache-2.0 §4: the licence and NOTICE travel with every copy
+        "plugins/NOTICE",
     ):
         assert f in names, f
     assert not any("__pycache__" in n or "/examples/" in n for n in names)

@@ -193,4 +193,7 @@ def test_wheel_installs_and_runs_with_no_checkout(tmp_path: Path) -> None:
     assert f"accel-drc=={__version__}" in req  # from a wheel: the released version, no checkout
     r = run("kicad", "package", "pcm.zip")
     assert r.returncode == 0, r.stderr
-    assert "plugins/accel_drc/pipeline.py" in zipfile.ZipFile(elsewhere / "pcm.zip").namelist()
+    pcm_names = zipfile.ZipFile(elsewhere / "pcm.zip").namelist()
+    assert "plugins/accel_drc/pipeline.py" in pcm_names
+    # from a wheel, the licence files come from the distribution's metadata
+    assert "plugins/LICENSE" in pcm_names and "plugins/NOTICE" in pcm_names

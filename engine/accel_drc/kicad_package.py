@@ -159,6 +159,34 @@ def _stage(root: Path, kicad_version: str) -> None:
     (root / "metadata.json").write_text(
         json.dumps(metadata(kicad_version), indent=2) + "\n", encoding="utf-8"
     )
+    for src in licence_files():  # Apache-2.0 asks that the licence and NOTICE travel along
+        shutil.copyfile(src, plugins / src.name)
+
+
+#: the licence files every copy of accel-drc carries (Apache-2.0 §4)
+LICENCE_NAMES = ("LICENSE", "NOTICE")
+
+
+def licence_files() -> list[Path]:
+    """LICENSE and NOTICE: from the checkout this module runs from, else from the installed
+    distribution's metadata (a wheel puts them in ``*.dist-info/licenses/``)."""
+    root = Path(__file__).resolve().parents[2]
+    found = [root / n for n in LICENCE_NAMES if (root / n).is_file()]
+    if len(found) == len(LICENCE_NAMES):
+        return found
+    try:
+        from importlib.metadata import PackageNotFoundError, distribution
+
+        dist = distribution("accel-drc")
+    except (ImportError, PackageNotFoundError):
+        return found
+    by_name = {}
+    for f in dist.files or ():
+        if f.name in LICENCE_NAMES and "licenses" in f.parts:
+            path = Path(str(dist.locate_file(f)))
+            if path.is_file():
+                by_name[f.name] = path
+    return [by_name[n] for n in LICENCE_NAMES if n in by_name]
 
 
 def build(out_zip: str | os.PathLike[str], kicad_version: str = "9.0") -> Path:
