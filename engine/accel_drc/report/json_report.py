@@ -139,6 +139,7 @@ def summary_counts(result: CheckResult) -> dict[str, Any]:
     st = Counter(f.status.value for f in result.findings)
     chk = Counter(f.check for f in result.findings)
     errors = len(result.unwaived_errors())
+    compared = result.extras.get("baseline")
     return {
         "total": len(result.findings),
         "by_severity": {s.value: sev.get(s.value, 0) for s in Severity},
@@ -162,7 +163,21 @@ def summary_counts(result: CheckResult) -> dict[str, Any]:
             )
         ),
         "verdict": result.verdict(),  # fail | unverified | pass
+        # check --baseline: how many findings are new, changed, unchanged, and fixed
+        **({"baseline": compared.counts()} if hasattr(compared, "counts") else {}),
     }
+
+
+def _findings(result: CheckResult, ids: Any) -> list[dict[str, Any]]:
+    """Every finding as a record; with ``check --baseline`` each says ``"baseline"``: ``new``,
+    ``changed`` or ``unchanged`` (:mod:`accel_drc.baseline`)."""
+    states = getattr(result.extras.get("baseline"), "states", None)
+    if states is None:
+        return [{**finding_dict(f), "references": ids(f.source)} for f in result.findings]
+    return [
+        {**finding_dict(f), "references": ids(f.source), "baseline": state}
+        for f, state in zip(result.findings, states)
+    ]
 
 
 def to_dict(result: CheckResult) -> dict[str, Any]:
@@ -215,7 +230,7 @@ def to_dict(result: CheckResult) -> dict[str, Any]:
             for r in result.rules
         ],
         "coverage": result.coverage or {"pairs": [], "summary": {}},
-        "findings": [{**finding_dict(f), "references": ids(f.source)} for f in result.findings],
+        "findings": _findings(result, ids),
         "waivers": result.waivers,
         "extras": result.extras,
         # the full citation of every [id] a source above cites (rules/references.yaml)
