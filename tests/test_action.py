@@ -405,9 +405,39 @@ def _calls(log: Path) -> list[tuple[str, dict[str, str]]]:
     return calls
 
 
+#: a backslash escape, or a run of backticks (a code span's fence: CommonMark 6.1)
+_ESCAPE_OR_FENCE = re.compile(r"\\.|(`+)")
+
+
+def _outside_code_spans(line: str) -> str:
+    """One line with its code spans removed as CommonMark reads them: a run of n backticks not
+    escaped opens a span that the next run of exactly n closes (```` `` a`b `` ```` is one
+    span); a run with no closer is literal text."""
+    out, pos, at = [], 0, 0
+    while (m := _ESCAPE_OR_FENCE.search(line, at)) is not None:
+        at = m.end()
+        if m.group(1) is None:
+            continue  # an escaped character: a backtick so escaped opens nothing
+        n = len(m.group(1))
+        close = re.compile(rf"(?<!`)`{{{n}}}(?!`)").search(line, m.end())
+        if close is None:
+            continue  # no closer: the backticks are text
+        out.append(line[pos : m.start()])
+        pos = at = close.end()
+    out.append(line[pos:])
+    return "".join(out)
+
+
 def _summary_markup(summary: str) -> str:
     """The summary outside code spans (where ``<`` is literal text): what GitHub parses."""
-    return re.sub(r"`[^`\n]*`", "", summary)
+    return "\n".join(_outside_code_spans(line) for line in summary.split("\n"))
+
+
+def test_summary_markup_model_reads_code_spans_as_commonmark() -> None:
+    assert _outside_code_spans("a `<b>` c") == "a  c"
+    assert _outside_code_spans("**Board** `` <U+202E>--`.kicad_pcb `` x") == "**Board**  x"
+    assert _outside_code_spans("\\`<x> `y`") == "\\`<x> "  # an escaped backtick opens nothing
+    assert _outside_code_spans("a ` <b>") == "a ` <b>"  # no closer: text
 
 
 def test_action_checks_a_board_named_like_an_option(tmp_path: Path) -> None:
