@@ -773,6 +773,22 @@ def test_action_baseline_file_marks_new_findings_and_fails_only_on_them(tmp_path
     assert out["exit-code"] == "3" and "baseline: nope.json: no such file" in r.stdout
     r, _, out = _run_action(tmp_path, "hw/*.kicad_pcb", cwd=repo, ACCEL_DRC_FAIL_ON="new")
     assert out["exit-code"] == "1" and "fail-on: new needs a baseline" in r.stdout
+    r, _, out = _run_action(tmp_path, "hw/*.kicad_pcb", cwd=repo, ACCEL_DRC_FAIL_ON="warning")
+    assert out["exit-code"] == "1" and "'warning' is neither 'error' nor 'new'" in r.stdout
+
+
+def test_action_without_its_python_still_gates_and_says_why(tmp_path: Path) -> None:
+    # the roll-up and the annotations need accel_drc's Python; without it the gate still holds
+    repo = _repo(tmp_path / "repo")
+    copy_board(repo / "hw")
+    r, summary, out = _run_action(
+        tmp_path, "hw/*.kicad_pcb", cwd=repo, ACCEL_DRC_PYTHON=str(tmp_path / "no-python")
+    )
+    assert out["exit-code"] == "5" and out["verdict"] == "fail"
+    assert summary.startswith("## accel-drc: 1 board(s), verdict fail, exit code 5")
+    assert "## ❌ accel-drc: M2.kicad\\_pcb: FAIL" in summary  # the board's own summary
+    warnings = [c[2] for c in runner_commands(r.stdout) if c[0] == "warning"]
+    assert [w.split(":")[0] for w in warnings] == ["no roll-up", "no annotations"], warnings
 
 
 def test_action_baseline_main_checks_the_base_branch_in_a_worktree(tmp_path: Path) -> None:
