@@ -89,6 +89,19 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="with --kicad-drc: also check schematic parity (the .kicad_sch beside the board)",
     )
+    c.add_argument(
+        "--baseline",
+        metavar="FILE",
+        help="an earlier `check --json` report of this board: mark each finding new, changed or "
+        "unchanged and list the fixed ones (identity: rule, net/pair/layer/rail, position)",
+    )
+    c.add_argument(
+        "--fail-on",
+        choices=("error", "new"),
+        default="error",
+        help="exit 5 on any unwaived error violation (error, the default) or only on those "
+        "--baseline does not hold (new)",
+    )
     c.add_argument("--quiet", action="store_true", help="no summary on stdout")
 
     n = sub.add_parser(
@@ -320,6 +333,7 @@ def _run_check(args: Any) -> int:
     files = dict(outputs)  # the output files, for the guards and the stdout test
     outputs["report_url"] = getattr(args, "report_url", None)
     guard_outputs(files, [args.board, getattr(args, "config", None) or ""])
+    old = _baseline(args)  # a bad baseline fails now, before the long check
     tty = sys.stderr.isatty()
     if tty:
         print(f"accel-drc: reading {args.board} …", file=sys.stderr, end="\r", flush=True)
@@ -357,9 +371,15 @@ def _run_check(args: Any) -> int:
     finally:
         if kicad is not None:
             kicad.cancel()  # a no-op once its result was read
+    if old is not None:
+        from .baseline import apply
+
+        apply(result, old)
     write_outputs(result, board, **outputs)
     if not getattr(args, "quiet", False) and "-" not in files.values():
         print(summary(result))
+        if old is not None:
+            print(_baseline_lines(result))
     crashed = sorted({f.rule for f in result.findings if "exception" in f.evidence})
     if crashed:
         # the reports are written, but a run with a broken check must not look clean in CI
@@ -369,6 +389,11 @@ def _run_check(args: Any) -> int:
             file=sys.stderr,
         )
         return CRASHED
+    if old is not None and getattr(args, "fail_on", "error") == "new":
+        from .baseline import regressions
+        from .errors import EXIT_VIOLATIONS
+
+        return EXIT_VIOLATIONS if regressions(result) else EXIT_OK
     return exit_code(result)
 
 
@@ -419,6 +444,41 @@ def run_init(args: Any) -> int:
             )
         )
     return EXIT_OK
+
+
+def _baseline(args: Any) -> Any:
+    """``check --baseline FILE`` read (:func:`accel_drc.baseline.load`), or None; ``--fail-on
+    new`` without a baseline is a usage error (there is nothing to be new against)."""
+    path = getattr(args, "baseline", None)
+    if not path:
+        if getattr(args, "fail_on", "error") == "new":
+            raise UsageError(
+                "check: --fail-on new needs --baseline FILE (an earlier --json report)"
+            )
+        return None
+    from .baseline import load
+
+    return load(path)
+
+
+def _baseline_lines(result: Any, listed: int = 10) -> str:
+    """The terminal summary's baseline lines: the counts, then the first fixed findings."""
+    from .report.markdown import shorten
+
+    compared = result.extras["baseline"]
+    n = compared.counts()
+    lines = [
+        terminal(
+            f"baseline {compared.path}: {n['new']} new, {n['changed']} changed, "
+            f"{n['unchanged']} unchanged, {n['fixed']} fixed"
+        )
+    ]
+    for f in compared.fixed[:listed]:
+        where = f" ({f.net})" if f.net else (f" ({f.layer})" if f.layer else "")
+        lines.append(shorten(terminal(f"  fixed: {f.rule}{where}: {f.message}"), 200))
+    if n["fixed"] > listed:
+        lines.append(f"  … and {n['fixed'] - listed} more fixed")
+    return "\n".join(lines)
 
 
 def run_rules(args: Any) -> int:

@@ -37,7 +37,9 @@ import platform
 import re
 import shutil
 import subprocess
+import sys
 import tempfile
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -71,6 +73,11 @@ WHY = (
     "constraints and .kicad_dru rules), run in the same gate so one exit code, one SARIF and one "
     "report cover both tools."
 )
+
+#: while accel-drc waits for kicad-cli (2.5 minutes on a 69 MB board), stderr says so: on a
+#: terminal one line redrawn every TTY_TICK_S, elsewhere (a CI log) a line every LOG_TICK_S
+TTY_TICK_S = 1.0
+LOG_TICK_S = 10.0
 
 
 class KicadCliError(AccelDrcError):
@@ -202,6 +209,7 @@ class Pending:
         self.timeout = timeout
         self._tmp = tempfile.mkdtemp(prefix="accel-drc-kicad-")
         self._out = os.path.join(self._tmp, "drc.json")
+        self._started = time.monotonic()
         cmd = [exe, "pcb", "drc", "--format", "json", "--severity-all", "--units", "mm"]
         if schematic_parity:
             cmd.append("--schematic-parity")
@@ -227,14 +235,7 @@ class Pending:
         proc = self._proc
         assert proc is not None, "result() after cancel()"
         try:
-            try:
-                out, err = proc.communicate(timeout=self.timeout)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.communicate()
-                raise KicadCliError(
-                    f"kicad-cli pcb drc did not finish in {self.timeout:.0f} s"
-                ) from None
+            out, err = self._wait(proc)
             if not os.path.isfile(self._out):
                 said = (err or out or "").strip().splitlines()
                 raise KicadCliError(
@@ -256,12 +257,67 @@ class Pending:
             project_file=str(pro) if pro.is_file() else None,
         )
 
+    def _wait(self, proc: subprocess.Popen[str]) -> tuple[str, str]:
+        """kicad-cli's stdout and stderr once it exits, saying on stderr meanwhile what runs and
+        for how long (:meth:`_progress`); killed after ``timeout`` s of waiting."""
+        deadline = time.monotonic() + self.timeout
+        tty = _stderr_is_tty()
+        shown = False
+        while True:
+            tick = TTY_TICK_S if tty else LOG_TICK_S
+            left = deadline - time.monotonic()
+            try:
+                out, err = proc.communicate(timeout=max(0.0, min(tick if shown else 0.0, left)))
+                break
+            except subprocess.TimeoutExpired:  # communicate() may be called again after it
+                if time.monotonic() >= deadline:
+                    proc.kill()
+                    proc.communicate()
+                    self._progress(tty, shown, done=True)
+                    raise KicadCliError(
+                        f"kicad-cli pcb drc did not finish in {self.timeout:.0f} s"
+                    ) from None
+                self._progress(tty, shown)
+                shown = True
+        if shown:
+            self._progress(tty, shown, done=True)
+        return out or "", err or ""
+
+    def _progress(self, tty: bool, shown: bool, done: bool = False) -> None:
+        """One progress report on stderr (never stdout: it may be a report, ``--json -``): what
+        runs and the time since it started.  A terminal gets one line redrawn in place and
+        cleared when done; a log a plain line each time, and a last one when it ends."""
+        elapsed = time.monotonic() - self._started
+        what = f"KiCad's DRC (kicad-cli pcb drc {self.shown[-1]})"
+        if done:
+            msg = f"accel-drc: {what} ended after {elapsed:.0f} s"
+        else:
+            msg = f"accel-drc: waiting for {what}: {elapsed:.0f} s"
+        from .hostile import terminal
+
+        msg = terminal(msg)  # the board's name is the user's: no escapes reach the terminal
+        try:
+            if tty:
+                print(f"\r{msg[:100]:<100}", file=sys.stderr, end="\n" if done else "", flush=True)
+            else:
+                print(msg, file=sys.stderr, flush=True)
+        except (OSError, ValueError):  # a closed stderr must not end the check
+            pass
+
     def cancel(self) -> None:
         proc, self._proc = self._proc, None
         if proc is not None and proc.poll() is None:
             proc.kill()
             proc.communicate()
         shutil.rmtree(self._tmp, ignore_errors=True)
+
+
+def _stderr_is_tty() -> bool:
+    """Whether stderr is a terminal (a progress line can be redrawn in place)."""
+    try:
+        return sys.stderr.isatty()
+    except (AttributeError, ValueError):
+        return False
 
 
 def start(

@@ -656,11 +656,16 @@ def _stack_values(ev: Mapping[str, Any]) -> str:
 
 def _stackup_note(f: Finding, weak: set[str]) -> str:
     """What of the stack-up a finding rests on, and where to declare it."""
-    what = sorted(weak & _STACKUP_INPUTS) or ["stack-up"]
+    what = sorted(weak & _STACKUP_INPUTS)
+    head = (
+        f"the stack-up's {', '.join(what)} " + (f"({_say(f.layer)}) " if f.layer else "")
+        if what
+        else "the board declares no stack-up of its own (none, or KiCad's defaults)"
+    )
     return (
-        f"the stack-up's {', '.join(what)} "
-        + (f"({_say(f.layer)}) " if f.layer else "")
-        + "are KiCad defaults: declare your fab's stack-up in KiCad (Board Setup > Physical "
+        head.rstrip()
+        + (" are KiCad defaults" if what else "")
+        + ": declare your fab's stack-up in KiCad (Board Setup > Physical "
         "Stackup: thicknesses, materials, εr); accel-drc.yaml can name each dielectric's "
         "laminate, εr and Df (stackup: materials:), not its thickness"
     )

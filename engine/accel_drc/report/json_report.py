@@ -141,6 +141,7 @@ def summary_counts(result: CheckResult) -> dict[str, Any]:
     errors = len(result.unwaived_errors())
     counts = result.counts()  # the count the text summary and the HTML banner show
     config_waivers, kicad_exclusions = waiver_states(result.waivers)
+    compared = result.extras.get("baseline")
     return {
         "total": len(result.findings),
         # every status, waived included (schema 1); the banner's counters are the next three
@@ -173,6 +174,8 @@ def summary_counts(result: CheckResult) -> dict[str, Any]:
             )
         ),
         "verdict": result.verdict(),  # fail | unverified | pass
+        # check --baseline: how many findings are new, changed, unchanged, and fixed
+        **({"baseline": compared.counts()} if hasattr(compared, "counts") else {}),
     }
 
 
@@ -192,6 +195,18 @@ def cannot_verify_groups(result: CheckResult) -> list[dict[str, Any]]:
             "declare_yaml": g.yaml,
         }
         for g in declare_groups(result.findings)
+    ]
+
+
+def _findings(result: CheckResult, ids: Any) -> list[dict[str, Any]]:
+    """Every finding as a record; with ``check --baseline`` each says ``"baseline"``: ``new``,
+    ``changed`` or ``unchanged`` (:mod:`accel_drc.baseline`)."""
+    states = getattr(result.extras.get("baseline"), "states", None)
+    if states is None:
+        return [{**finding_dict(f), "references": ids(f.source)} for f in result.findings]
+    return [
+        {**finding_dict(f), "references": ids(f.source), "baseline": state}
+        for f, state in zip(result.findings, states)
     ]
 
 
@@ -245,7 +260,7 @@ def to_dict(result: CheckResult) -> dict[str, Any]:
             for r in result.rules
         ],
         "coverage": result.coverage or {"pairs": [], "summary": {}},
-        "findings": [{**finding_dict(f), "references": ids(f.source)} for f in result.findings],
+        "findings": _findings(result, ids),
         # the cannot-verify findings grouped by what to declare, each with its accel-drc.yaml block
         "cannot_verify": cannot_verify_groups(result),
         "waivers": result.waivers,

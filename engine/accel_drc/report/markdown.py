@@ -31,6 +31,18 @@ _GITHUB_LINKS = re.compile(r"(@|#(?=\d)|\bGH-(?=\d)|:(?=//)|\bwww(?=\.))", re.IG
 _ZWSP = "&#8203;"
 
 
+def shorten(text: str, limit: int) -> str:
+    """``text`` cut to ``limit`` characters at a word boundary, "…" marking the cut (a word is
+    cut only when no space falls in the last third: one very long name)."""
+    if len(text) <= limit:
+        return text
+    cut = text[: max(limit - 1, 0)]
+    space = cut.rfind(" ")
+    if space > len(cut) * 2 // 3:
+        cut = cut[:space]
+    return cut.rstrip() + "…"
+
+
 def esc(text: Any, limit: int = 300) -> str:
     """Markdown-safe single-line text for user text (net names, messages, reasons).
 
@@ -39,9 +51,7 @@ def esc(text: Any, limit: int = 300) -> str:
     text is cut; the characters Markdown and HTML give meaning to are backslash-escaped (so a
     net called ``<script>`` or ``a|b`` stays text in the table); and what GitHub would link or
     notify (``@user``, ``#123``, ``https://…``, ``www.…``) is broken with a zero-width space."""
-    s = terminal(" ".join(str(text).split()))
-    if len(s) > limit:
-        s = s[: limit - 1] + "…"
+    s = shorten(terminal(" ".join(str(text).split())), limit)
     return _GITHUB_LINKS.sub(r"\1" + _ZWSP, _MD_SPECIAL.sub(r"\\\1", s))
 
 

@@ -7,6 +7,14 @@ finding's first item in a ``.kicad_pcb`` (else 1), so the annotation lands on th
 Board position, layer and net go in ``properties``.  ``partialFingerprints`` are a hash of what
 identifies the finding (rule, net, layer, items), not of its numbers, so a finding keeps its
 identity (and its dismissal on GitHub) across runs; a counter keeps them unique.
+
+Each run's ``automationDetails.id`` (code scanning's *category*) is ``accel-drc/<board>/``, the
+board's path relative to its repository (:func:`category`): stable per board file, whatever class
+the board is checked as.  Code scanning refuses an upload holding two runs of one tool with one
+category, and closes the alerts of a category that stops being uploaded; a category per class
+did both (two boards of one class in one upload; a board whose auto-detected class flipped).
+With ``check --baseline`` each result also carries SARIF's ``baselineState`` (``new``,
+``unchanged`` or ``updated``, :mod:`accel_drc.baseline`).
 """
 
 from __future__ import annotations
@@ -27,7 +35,11 @@ SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 INFO_URI = "https://github.com/accel-drc/accel-drc"
 
 _LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
-_UUID_NODE = re.compile(rb'\(uuid "?[0-9a-fA-F-]{36}"?\)')
+#: accel-drc's baseline states as SARIF's ``result.baselineState``
+_BASELINE_STATE = {"new": "new", "unchanged": "unchanged", "changed": "updated"}
+#: an item's id node: ``(uuid "…")`` (KiCad 7+), ``(tstamp …)`` (KiCad 6 and older: no line
+#: would be found in their files, and every finding would sit on line 1)
+_UUID_NODE = re.compile(rb'\((?:uuid|tstamp) "?[0-9a-fA-F-]{36}"?\)')
 
 
 def level(f: Finding) -> str:
@@ -53,8 +65,32 @@ def artifact_uri(board_file: str, cwd: str | None = None) -> str:
     return quote(rel.replace(os.sep, "/"), safe="/")
 
 
+def repository_root(path: str) -> str | None:
+    """The work tree holding ``path``: the nearest folder above it with a ``.git`` entry (a
+    folder, or the file a linked worktree or submodule has); None outside any."""
+    folder = os.path.dirname(os.path.abspath(path))
+    while True:
+        if os.path.exists(os.path.join(folder, ".git")):
+            return folder
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return None
+        folder = parent
+
+
+def category(board_file: str, cwd: str | None = None) -> str:
+    """The run's ``automationDetails.id``: ``accel-drc/<board>/``, ``<board>`` the board's path
+    relative to its repository (else to ``cwd``), percent-encoded as :func:`artifact_uri`.
+
+    Why per board file and not per class: code scanning keys alerts by category, refuses one
+    upload with two runs of one category, and closes every alert of a category not uploaded
+    again (a class that flips would strand them)."""
+    root = repository_root(board_file)
+    return f"accel-drc/{artifact_uri(board_file, root or cwd)}/"
+
+
 def uuid_lines(path: str, uuids: Iterable[str]) -> dict[str, int]:
-    """Line (1-based) where each uuid first appears as ``(uuid "…")`` in a text board file.
+    """Line (1-based) where each uuid first appears as ``(uuid "…")`` or ``(tstamp …)`` in a text board file.
 
     One regex pass over the bytes (C speed) and one incremental newline count: a 36 MB board with
     5,000 wanted uuids takes well under a second."""
@@ -71,7 +107,7 @@ def uuid_lines(path: str, uuids: Iterable[str]) -> dict[str, int]:
     # from the previous hit on, so the file is still scanned once in all
     line, at = 1, 0
     for node in _UUID_NODE.findall(data):
-        u = node[6:-1].strip(b'"').lower()
+        u = node[node.index(b" ") + 1 : -1].strip(b'"').lower()
         if u in wanted:
             pos = data.find(node, at)
             line += data.count(b"\n", at, pos)
@@ -152,7 +188,9 @@ def to_sarif(result: CheckResult, cwd: str | None = None) -> dict[str, Any]:
     )
     results = []
     seen: dict[str, int] = {}
-    for f in result.findings:
+    compared = result.extras.get("baseline")  # check --baseline: a baseline.Comparison
+    states = getattr(compared, "states", None)
+    for i, f in enumerate(result.findings):
         rid = f.rule
         # findings under a sub-id (rule.kicad_default, rule.backdrill) belong to their rule
         base = rid
@@ -200,6 +238,8 @@ def to_sarif(result: CheckResult, cwd: str | None = None) -> dict[str, Any]:
             if base != rid:
                 res["ruleId"] = base
                 res["properties"]["subRule"] = rid
+        if states is not None:
+            res["baselineState"] = _BASELINE_STATE[states[i]]
         if f.status == Status.WAIVED and f.waiver:
             res["suppressions"] = [
                 {
@@ -229,7 +269,7 @@ def to_sarif(result: CheckResult, cwd: str | None = None) -> dict[str, Any]:
         "runs": [
             {
                 "tool": tool,
-                "automationDetails": {"id": f"accel-drc/{result.classification.board_class}/"},
+                "automationDetails": {"id": category(result.board_file, cwd)},
                 "results": results,
                 "properties": {
                     "class": result.classification.board_class,
