@@ -196,3 +196,31 @@ def test_one_blas_thread_only_in_a_fresh_process_without_a_user_choice(env, code
     )
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == want
+
+
+def test_fail_on_cannot_verify_makes_not_verified_exit_5(tmp_path) -> None:
+    """``--fail-on cannot-verify`` (issue 28 item 4): a team that wants NOT VERIFIED to fail the
+    gate gets exit 5; without it NOT VERIFIED exits 0 as before, and a PASS stays 0 either way."""
+    import subprocess
+    import sys
+
+    from conftest import FIXTURE_BOARDS
+
+    board = str(FIXTURE_BOARDS["m2-oculink-adapter"])  # NOT VERIFIED with no config
+
+    def run(*extra: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "accel_drc.cli", "check", board, "--quiet", *extra],
+            capture_output=True,
+            text=True,
+            cwd=tmp_path,
+            timeout=600,
+        )
+
+    plain = run("--json", str(tmp_path / "a.json"))
+    assert plain.returncode == 0, plain.stderr
+    import json
+
+    assert json.loads((tmp_path / "a.json").read_text())["summary"]["verdict"] == "unverified"
+    gated = run("--fail-on", "cannot-verify")
+    assert gated.returncode == 5, gated.stderr

@@ -97,10 +97,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     c.add_argument(
         "--fail-on",
-        choices=("error", "new"),
+        choices=("error", "new", "cannot-verify"),
         default="error",
-        help="exit 5 on any unwaived error violation (error, the default) or only on those "
-        "--baseline does not hold (new)",
+        help="exit 5 on any unwaived error violation (error, the default), only on those "
+        "--baseline does not hold (new), or also on an error-severity result that could not be "
+        "verified (cannot-verify: the gate of a team that wants NOT VERIFIED to fail)",
     )
     c.add_argument("--quiet", action="store_true", help="no summary on stdout")
 
@@ -394,6 +395,10 @@ def _run_check(args: Any) -> int:
         from .errors import EXIT_VIOLATIONS
 
         return EXIT_VIOLATIONS if regressions(result) else EXIT_OK
+    if getattr(args, "fail_on", "error") == "cannot-verify" and result.verdict() == "unverified":
+        from .errors import EXIT_VIOLATIONS
+
+        return EXIT_VIOLATIONS
     return exit_code(result)
 
 
