@@ -143,7 +143,7 @@ def build_repo_entry(entry: dict[str, Any], mirrors: Path, out: Path) -> str | N
     if lic is None:
         return f"licence file {entry['licence_file']} is absent at {lic_commit[:12]}"
     write_if_changed(out / "LICENSE.upstream", lic)
-    write_source(out, entry, name, board)
+    write_source(out, entry, name, (out / name).read_bytes(), original=board)
     return None
 
 
@@ -168,9 +168,13 @@ def build_demo_entry(entry: dict[str, Any], roots: dict[str, Any], out: Path) ->
     return None
 
 
-def write_source(out: Path, entry: dict[str, Any], name: str, board: bytes) -> None:
-    """Record where the board came from (``source.json``) for run.py and the tests."""
+def write_source(
+    out: Path, entry: dict[str, Any], name: str, board: bytes, original: bytes | None = None
+) -> None:
+    """Record where the board came from (``source.json``) for run.py and the tests: the hash of
+    the file that is checked and, when that is a re-saved copy, of the original blob too."""
     meta = {
+        "original_sha256": hashlib.sha256(original if original is not None else board).hexdigest(),
         "id": entry["id"],
         "board": name,
         "sha256": hashlib.sha256(board).hexdigest(),
