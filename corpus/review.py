@@ -20,10 +20,10 @@ from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent))
 
-import build  # noqa: E402
-import run as corpus_run  # noqa: E402
+from corpus import build  # noqa: E402
+from corpus import run as corpus_run  # noqa: E402
 
 
 def load_results(cache: Path) -> dict[str, dict[str, Any]]:

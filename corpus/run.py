@@ -38,10 +38,10 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
-sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
-import build  # noqa: E402  (corpus/build.py: manifest and cache location)
+from corpus import build  # noqa: E402  (corpus/build.py: manifest and cache location)
 
 #: the last file version KiCad 9 writes; anything newer needs KiCad 10
 KICAD9_MAX_VERSION = 20241229

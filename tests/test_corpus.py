@@ -26,10 +26,10 @@ import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "corpus"
-sys.path.insert(0, str(CORPUS))
+sys.path.insert(0, str(ROOT))
 
-import build  # noqa: E402  (corpus/build.py)
-import run as corpus_run  # noqa: E402  (corpus/run.py)
+from corpus import build  # noqa: E402  (corpus/build.py)
+from corpus import run as corpus_run  # noqa: E402  (corpus/run.py)
 
 MANIFEST = yaml.safe_load((CORPUS / "manifest.yaml").read_text(encoding="utf-8"))
 EXPECTED: dict[str, Any] = json.loads((CORPUS / "expected.json").read_text(encoding="utf-8"))
