@@ -421,7 +421,10 @@ def resolve_dielectric(
     from ..config import MaterialOverride
 
     over = (overrides or {}).get(layer.name) or MaterialOverride()
-    slices = list(layer.sublayers) or [layer]
+    # the layer as the board states it: the declarations are ``over``, applied here as in
+    # the stack-up owner (analysis.stackup.with_declarations), which gives the same values
+    board_layer = getattr(layer, "board_layer", None) or layer
+    slices = list(board_layer.sublayers) or [board_layer]
     best_df: tuple[float, str, str] | None = None
     worst_tg: tuple[float, str, str, str] | None = None
     any_default = False
@@ -457,6 +460,8 @@ def resolve_dielectric(
             best_df = (df, src, basis)
         if dk is None:
             dk = over.epsilon_r
+            if dk is None and over.material is not None and mat is not None:
+                dk = mat.dk  # a declared material: its datasheet εr, as its Df
             if dk is None:
                 dk = sl.epsilon_r if sl.epsilon_r else (mat.dk if mat else None)
         # Tg
