@@ -1,0 +1,172 @@
+"""Issue 28: every declaration in accel-drc.yaml is honoured by every check that reads the value,
+and a severity override or a waiver does what it says.
+
+The board is the Coral TPU M.2 adapter (fixtures/boards): KiCad's untouched 2-layer stack-up
+(dielectric 1, F.Mask, B.Mask) and two PCIe pairs on F.Cu, so each declaration visibly turns a
+``default`` input of the impedance check into a ``declared`` one.
+"""
+
+from __future__ import annotations
+
+import functools
+import textwrap
+from pathlib import Path
+
+import pytest
+from accel_drc.config import load_config
+from accel_drc.errors import InputError
+from accel_drc.packs import load_library
+from accel_drc.pipeline import check_board
+from accel_drc.readers import read_board
+from accel_drc.report.text import summary
+from accel_drc.results import CheckResult, Finding, Severity, Status, count_findings
+from conftest import FIXTURE_BOARDS
+
+LIB = load_library()
+M2 = FIXTURE_BOARDS["coral-tpu-m2-adapter"]
+
+
+@functools.lru_cache(maxsize=None)
+def _board(path: Path):
+    return read_board(str(path))
+
+
+def run(tmp_path: Path, text: str, board: Path = M2) -> CheckResult:
+    """Check ``board`` with the config ``text``, loaded as the CLI loads it."""
+    cfg_path = tmp_path / "accel-drc.yaml"
+    cfg_path.write_text(textwrap.dedent(text))
+    cfg = load_config(str(cfg_path), None, LIB)
+    return check_board(_board(board), cfg, library=LIB)
+
+
+def impedance(result: CheckResult, pair: str = "/PET_0") -> Finding:
+    [f] = [f for f in result.findings if f.check == "impedance" and f.net == pair]
+    return f
+
+
+# ---------------------------------------------------------------------------------------------
+# the stack-up: a declared value beats the board's, and every check sees it
+# ---------------------------------------------------------------------------------------------
+
+
+def test_declared_dielectric_epsilon_r_and_thickness_reach_the_impedance(tmp_path):
+    before = impedance(run(tmp_path, "class: edge\n"))
+    assert "εr 4.5" in before.message and "h 0.780 mm" in before.message
+    assert before.evidence["basis"]["epsilon_r"] == "default"
+    after = impedance(
+        run(
+            tmp_path,
+            """
+            class: edge
+            stackup:
+              materials:
+                dielectric 1: {epsilon_r: 3.0, thickness_mm: 0.2}
+            """,
+        )
+    )
+    # main accepted epsilon_r, showed it in the stack-up table and computed with 4.5
+    assert "εr 3;" in after.message and "h 0.200 mm" in after.message
+    assert after.evidence["basis"]["epsilon_r"] == "declared"
+    assert after.evidence["basis"]["h"] == "declared"
+    assert after.measured != before.measured
+
+
+def test_declared_copper_thickness_is_the_impedance_t(tmp_path):
+    f = impedance(
+        run(
+            tmp_path,
+            """
+            class: edge
+            stackup:
+              copper:
+                F.Cu: {thickness_um: 18}
+            """,
+        )
+    )
+    assert f.evidence["basis"]["t"] == "declared"
+
+
+def test_a_dielectric_declaration_shows_in_the_stackup_rows(tmp_path):
+    res = run(
+        tmp_path,
+        """
+        stackup:
+          materials:
+            dielectric 1: {epsilon_r: 3.0, thickness_mm: 0.2, loss_tangent: 0.004}
+        """,
+    )
+    [row] = [r for r in res.extras["stackup"] if r["name"] == "dielectric 1"]
+    assert (row["epsilon_r"], row["thickness_mm"], row["loss_tangent"]) == (3.0, 0.2, 0.004)
+
+
+def test_soldermask_is_declarable_in_check_as_in_inspect(tmp_path):
+    # main: exit 3 "no dielectric 'F.Mask'" in check, while inspect --config accepted it
+    res = run(
+        tmp_path,
+        """
+        class: edge
+        stackup:
+          materials:
+            F.Mask: {epsilon_r: 3.8, thickness_um: 20}
+        """,
+    )
+    [mask] = [r for r in res.extras["stackup"] if r["name"] == "F.Mask"]
+    assert (mask["epsilon_r"], mask["thickness_mm"]) == (3.8, 0.02)
+    assert impedance(res).evidence["basis"]["mask_er"] == "declared"
+
+
+def test_a_soldermask_has_no_laminate_and_a_thickness_is_given_once(tmp_path):
+    with pytest.raises(InputError, match="F.Mask is a soldermask: declare its epsilon_r"):
+        run(tmp_path, "stackup:\n  materials:\n    F.Mask: {material: FR4}\n")
+    with pytest.raises(InputError, match="thickness_mm or thickness_um, not both"):
+        run(
+            tmp_path,
+            "stackup:\n  materials:\n    dielectric 1: {thickness_mm: 0.2, thickness_um: 200}\n",
+        )
+    with pytest.raises(InputError, match="no copper layer 'In9.Cu'"):
+        run(tmp_path, "stackup:\n  copper:\n    In9.Cu: {thickness_um: 35}\n")
+
+
+# ---------------------------------------------------------------------------------------------
+# rules: a severity override is what is printed, exported and counted
+# ---------------------------------------------------------------------------------------------
+
+
+def test_severity_override_applies_to_what_the_check_picked_itself(tmp_path):
+    # layer_count above the class range is a warning the check picks; main printed WARNING
+    # while `rules` listed the rule as info
+    res = run(
+        tmp_path,
+        """
+        class: edge
+        rules:
+          edge.layer_count: {severity: info, params: {min: 1, max: 1}}
+        """,
+    )
+    [f] = [f for f in res.findings if f.rule == "edge.layer_count"]
+    assert f.severity == Severity.INFO
+    assert count_findings([f]).open["info"]["violation"] == 1
+    assert "INFO    edge.layer_count" in summary(res, top=50)
+
+
+# ---------------------------------------------------------------------------------------------
+# waivers: a pair finding is waived by the pair's name or by its nets
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("net", [r"/PET_0", r"/PET_0\+", r"/PET_0-", r"/PET_0[+-]"])
+def test_a_waiver_on_a_pair_may_name_the_pair_or_its_nets(tmp_path, net):
+    res = run(
+        tmp_path,
+        f"""
+        class: edge
+        waivers:
+          - rule: edge.impedance.*
+            net: '{net}'
+            reason: reviewed with the fab
+        """,
+    )
+    assert impedance(res).status == Status.WAIVED
+    assert impedance(res, "/PER_0").status != Status.WAIVED
+    [row] = res.waivers
+    assert row["state"] == "applied"
