@@ -26,7 +26,7 @@ LIB = load_library()
 M2 = FIXTURE_BOARDS["coral-tpu-m2-adapter"]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _board(path: Path):
     return read_board(str(path))
 
