@@ -170,3 +170,45 @@ def test_a_waiver_on_a_pair_may_name_the_pair_or_its_nets(tmp_path, net):
     assert impedance(res, "/PER_0").status != Status.WAIVED
     [row] = res.waivers
     assert row["state"] == "applied"
+
+
+# ---------------------------------------------------------------------------------------------
+# a declaration works without writing a pack
+# ---------------------------------------------------------------------------------------------
+
+
+def test_a_loss_budget_needs_no_pack_and_an_unmatched_one_is_reported(tmp_path):
+    # main: no pack has an eth25g insertion-loss rule, so the budget did nothing, silently
+    res = run(
+        tmp_path,
+        """
+        class: edge
+        signals:
+          eth25g: ['/PET_0[+-]']
+        loss:
+          budgets_db: {eth25g: 0.01, nvlink4: 5}
+        """,
+    )
+    [f] = [f for f in res.findings if f.rule == "edge.insertion_loss.eth25g"]
+    assert f.limit == 0.01 and f.evidence["basis"]["budget"] == "declared"
+    [rule] = [r.rule for r in res.rules if r.rule.id == "edge.insertion_loss.eth25g"]
+    assert rule.pack == "accel-drc.yaml" and "loss: budgets_db: eth25g" in rule.source
+    [u] = [f for f in res.findings if f.rule == "config.unmatched"]
+    assert u.evidence["key"] == "loss.budgets_db.nvlink4"
+
+
+def test_an_impedance_target_for_any_signal_type_needs_no_pack(tmp_path):
+    res = run(
+        tmp_path,
+        """
+        class: edge
+        signals:
+          pcie2: ['/PET_0[+-]']
+        rules:
+          edge.impedance.pcie2: {params: {zdiff_ohm: 120, tol_pct: 10}}
+        """,
+    )
+    [f] = [f for f in res.findings if f.rule == "edge.impedance.pcie2" and f.net == "/PET_0"]
+    assert "120 Ω" in f.message
+    with pytest.raises(InputError, match="zdiff_ohm"):
+        run(tmp_path, "rules:\n  edge.impedance.pcie2: {params: {tol_pct: 10}}\n")

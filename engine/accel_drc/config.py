@@ -727,8 +727,8 @@ def unmatched_entries(
     board: Any,
     net_signal: Mapping[int, Any] | None = None,
 ) -> tuple[list[Unmatched], int]:
-    """The ``signals:``, ``backdrill:``, ``rails:``, ``capacitors: parts:`` and ``stackup:
-    materials:`` entries that apply to nothing on ``board``, and how many entries were looked at.
+    """The ``signals:``, ``backdrill:``, ``rails:``, ``capacitors: parts:``, ``loss:`` and
+    ``stackup: materials:`` entries that apply to nothing on ``board``, and how many entries were looked at.
 
     Each is matched exactly as its consumer matches it (whole-name ``re.fullmatch``; a rail's
     patterns also against the net name's last ``/`` part; backdrill through
@@ -844,6 +844,20 @@ def unmatched_entries(
                     str(ref),
                     "is no footprint reference of this board (the override applies to nothing)",
                 )
+
+    # loss: budgets_db / extra_db: a signal type no net of this board carries
+    if net_signal is not None:
+        carried = {a.signal for a in net_signal.values()}
+        for part in ("budgets_db", "extra_db"):
+            for sid in getattr(pc.loss, part):
+                checked += 1
+                if sid not in carried:
+                    add(
+                        ("loss", part, sid),
+                        str(sid),
+                        f"applies to nothing: no net of this board is of signal type {sid} "
+                        f"(declare its nets under signals: {sid}: [...])",
+                    )
 
     # stackup: materials: on a board without a stack-up applies to nothing
     mats = pc.stackup.materials

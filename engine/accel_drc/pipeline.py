@@ -286,7 +286,14 @@ def _with_class_basis(
         if c == cls:
             continue
         try:
-            rs, _ = rules_for(lib, c, cfg.extra_packs, cfg.rule_overrides, cfg.doc)
+            rs, _ = rules_for(
+                lib,
+                c,
+                cfg.extra_packs,
+                cfg.rule_overrides,
+                cfg.doc,
+                loss_budgets=cfg.loss.budgets_db,
+            )
         except Exception:  # an override that only fits this class: no comparison possible
             log.info("rules of class %s not comparable", c, exc_info=True)
             rs = []
@@ -469,7 +476,9 @@ def check_board(
     else:
         classification = auto
     cls = classification.board_class
-    rules, used = rules_for_class(lib, cls, cfg.extra_packs, cfg.rule_overrides, cfg.doc)
+    rules, used = rules_for_class(
+        lib, cls, cfg.extra_packs, cfg.rule_overrides, cfg.doc, loss_budgets=cfg.loss.budgets_db
+    )
     registry = _checks.load_all()
     ctx = _checks.CheckContext(board=board, analysis=analysis, board_class=cls, config=cfg)
     findings: list[Finding] = []

@@ -195,6 +195,16 @@ def declare_hint(
     )
 
 
+def layer_dielectrics(analysis: Any, layer_name: str) -> list[str]:
+    """Names of the dielectrics between copper layer ``layer_name`` and its references (the
+    one walk, :func:`reference_walk`): what a trace on it rests on."""
+    board = analysis.board
+    index = next((i for i, c in enumerate(board.copper_layers) if c.name == layer_name), None)
+    planes = getattr(analysis, "plane_layers", None) or {}
+    walk = reference_walk(board.stackup, index, planes) if index is not None else None
+    return [d.name for _, d in walk.dielectrics()] if walk is not None else []
+
+
 def _as_board(layer: StackupLayer) -> StackupLayer:
     """``layer`` as the board file states it (before the config's declarations)."""
     return layer.board_layer if layer.board_layer is not None else layer
