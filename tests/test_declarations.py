@@ -212,3 +212,70 @@ def test_an_impedance_target_for_any_signal_type_needs_no_pack(tmp_path):
     assert "120 Ω" in f.message
     with pytest.raises(InputError, match="zdiff_ohm"):
         run(tmp_path, "rules:\n  edge.impedance.pcie2: {params: {tol_pct: 10}}\n")
+
+
+# ---------------------------------------------------------------------------------------------
+# a generic material decides what it can: the range of its grades
+# ---------------------------------------------------------------------------------------------
+
+
+def _laminate_df(stack, cfg):
+    from _h2_boards import make_board, rect
+    from accel_drc.analysis import Analysis
+    from accel_drc.basis import settle
+    from accel_drc.checks import CheckContext, load_all
+    from accel_drc.packs import rules_for_class
+
+    nets = ["GND", "TX_P", "TX_N"]
+    board = make_board(
+        4, nets, [("TX_P", 0, (1, 1), (30, 1))], [("GND", 1, rect(0, 0, 50, 40))], stack
+    )
+    rules, _ = rules_for_class(LIB, "edge")
+    rule = next(r for r in rules if r.check == "laminate_df" and r.signal == "pcie5")
+    a = Analysis(board, cfg)
+    a.library = LIB
+    ctx = CheckContext(board=board, analysis=a, board_class="edge", config=cfg)
+    return [settle(f) for f in load_all()["laminate_df"](ctx, rule).findings]
+
+
+def test_edited_stackup_left_on_generic_fr4_fails_gen5_as_a_fact():
+    # 0.12 / 1.2 / 0.12 mm typed by the designer, material left on KiCad's "FR4" 4.5 / 0.02:
+    # main said "rests on default loss_tangent"; every FR-4 grade has Df >= 0.015 > 0.005
+    from _h2_boards import cu, diel, stackup
+
+    edited = stackup(
+        cu(),
+        diel("dielectric 1", "FR4", 4.5, 0.02, t=0.12, kind="prepreg"),
+        cu(),
+        diel("dielectric 2", "FR4", 4.5, 0.02, t=1.2),
+        cu(),
+        diel("dielectric 3", "FR4", 4.5, 0.02, t=0.12, kind="prepreg"),
+        cu(),
+    )
+    cfg = {"signals": {"pcie5": ["TX_[PN]"]}}
+    [f] = _laminate_df(edited, cfg)
+    assert f.status == Status.VIOLATION
+    assert f.evidence["basis"]["loss_tangent"] == "library"
+    assert f.evidence["df_range"] == [0.015, 0.025]
+    assert "Df 0.015–0.025" in f.message
+    # KiCad's untouched auto stack-up: nobody named the material, the Df stays a default
+    auto = stackup(
+        cu(),
+        diel("dielectric 1", "FR4", 4.5, 0.02, t=0.48, kind="prepreg"),
+        cu(),
+        diel("dielectric 2", "FR4", 4.5, 0.02, t=0.48),
+        cu(),
+        diel("dielectric 3", "FR4", 4.5, 0.02, t=0.48, kind="prepreg"),
+        cu(),
+    )
+    [g] = _laminate_df(auto, cfg)
+    assert g.status == Status.CANNOT_VERIFY
+    assert g.evidence["basis"]["loss_tangent"] == "default"
+
+
+def test_family_ranges_of_the_library():
+    mats = LIB.materials
+    assert mats.df_range(mats.lookup("FR4")) == (0.015, 0.025)
+    assert mats.df_range(mats.lookup("2116")) == (0.015, 0.025)
+    assert mats.df_range(mats.lookup("PR2116")) == (0.015, 0.025)
+    assert mats.df_range(mats.lookup("High Tg FR4")) == (0.015, 0.025)
