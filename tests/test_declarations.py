@@ -279,3 +279,39 @@ def test_family_ranges_of_the_library():
     assert mats.df_range(mats.lookup("2116")) == (0.015, 0.025)
     assert mats.df_range(mats.lookup("PR2116")) == (0.015, 0.025)
     assert mats.df_range(mats.lookup("High Tg FR4")) == (0.015, 0.025)
+
+
+def test_the_readme_config_example_is_a_valid_config(tmp_path):
+    import yaml
+    from conftest import ROOT
+
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = text.split("## Project config: `accel-drc.yaml`", 1)[1]
+    block = section.split("```yaml\n", 1)[1].split("```", 1)[0]
+    data = yaml.safe_load(block)
+    data["rules"].pop("packs")  # names a file of the reader's project
+    cfg_path = tmp_path / "accel-drc.yaml"
+    cfg_path.write_text(yaml.safe_dump(data, allow_unicode=True))
+    cfg = load_config(str(cfg_path), None, LIB)
+    assert cfg.stackup.copper["In1.Cu"].thickness_um == 18
+    assert cfg.materials["F.Mask"].thickness_um == 20
+    assert cfg.materials["dielectric 1"].thickness_mm == 0.1
+
+
+def test_vme_wren_declared_epsilon_r_moves_the_zdiff(tmp_path):
+    # the case of the issue: main printed the same Zdiff before and after the declaration
+    from conftest import SHARED_BOARDS
+
+    vme = SHARED_BOARDS / "vme-wren" / "vme-wren.kicad_pcb"
+    if not vme.exists():
+        pytest.skip("vme-wren is not in ../shared/boards")
+    cfg = "stackup:\n  materials:\n    dielectric 1: {epsilon_r: 3.0}\n"
+
+    def zdiff(res):
+        f = impedance(res, "/SFP0.RX")
+        return f.measured, f.evidence["basis"]["epsilon_r"], "εr 3;" in f.message
+
+    before = zdiff(run(tmp_path, "class: inference\n", vme))
+    after = zdiff(run(tmp_path, "class: inference\n" + cfg, vme))
+    assert after[0] > before[0]  # a lower εr raises the impedance
+    assert after[1:] == ("declared", True)
