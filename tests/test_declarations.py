@@ -315,3 +315,16 @@ def test_vme_wren_declared_epsilon_r_moves_the_zdiff(tmp_path):
     after = zdiff(run(tmp_path, "class: inference\n" + cfg, vme))
     assert after[0] > before[0]  # a lower εr raises the impedance
     assert after[1:] == ("declared", True)
+
+
+def test_inspect_applies_and_checks_the_declarations_as_check_does(tmp_path):
+    from accel_drc.inspection import inspect_document
+
+    path = tmp_path / "accel-drc.yaml"
+    path.write_text("stackup:\n  materials:\n    F.Mask: {epsilon_r: 3.8}\n")
+    doc = inspect_document(_board(M2), config=load_config(str(path), None, LIB))
+    [mask] = [r for r in doc["stackup"] if r["name"] == "F.Mask"]
+    assert mask["epsilon_r"] == 3.8 and mask["declared"] == {"epsilon_r": "declared"}
+    path.write_text("stackup:\n  materials:\n    dielectric 9: {epsilon_r: 3.0}\n")
+    with pytest.raises(InputError, match="no dielectric or soldermask 'dielectric 9'"):
+        inspect_document(_board(M2), config=load_config(str(path), None, LIB))
