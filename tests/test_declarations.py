@@ -328,3 +328,15 @@ def test_inspect_applies_and_checks_the_declarations_as_check_does(tmp_path):
     path.write_text("stackup:\n  materials:\n    dielectric 9: {epsilon_r: 3.0}\n")
     with pytest.raises(InputError, match="no dielectric or soldermask 'dielectric 9'"):
         inspect_document(_board(M2), config=load_config(str(path), None, LIB))
+
+
+def test_an_error_cannot_verify_the_user_cannot_decide_is_a_warning():
+    from accel_drc.pipeline import severity_by_consequence
+
+    base = Finding("x.r", "r", Severity.ERROR, Status.CANNOT_VERIFY, "m")
+    yours = Finding(
+        "x.r", "r", Severity.ERROR, Status.CANNOT_VERIFY, "m", evidence={"declare": "d"}
+    )
+    fail = Finding("x.r", "r", Severity.ERROR, Status.VIOLATION, "m")
+    got = severity_by_consequence([base, yours, fail])
+    assert [f.severity for f in got] == [Severity.WARNING, Severity.ERROR, Severity.ERROR]

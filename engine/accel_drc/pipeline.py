@@ -527,7 +527,7 @@ def check_board(
     if n_entries:
         runs.append(RuleRun(CONFIG_RULE, n_entries))
     findings = settle_all(unmatched + assumed + findings)
-    findings = with_severity_overrides(findings, cfg)
+    findings = with_severity_overrides(severity_by_consequence(findings), cfg)
     examined = _coverage.examined_pairs(zip(runnable, raw), analysis)
     unjudged = _coverage.not_judged(o for o in raw if o is not None)
     cov = _coverage.build(board, analysis, lib, examined, findings, cls, unjudged)
@@ -593,6 +593,25 @@ def check_board(
         tool_version=__version__,
         coverage=cov,
     )
+
+
+def severity_by_consequence(findings: list[Finding]) -> list[Finding]:
+    """An error-severity *cannot verify* stays an error only where the user can decide it:
+    the finding says what to declare (``evidence["declare"]``).  One that names nothing the
+    user could declare for this board (a gap of the rule library, not of the project) is a
+    warning: an error the designer cannot clear is noise that teaches to ignore errors
+    (issue 28).  A ``rules: {RULE: {severity: …}}`` override is applied after this."""
+    out = []
+    for f in findings:
+        if (
+            f.status == Status.CANNOT_VERIFY
+            and f.severity == Severity.ERROR
+            and not f.evidence.get("declare")
+        ):
+            ev = {**f.evidence, "severity_from": "error rule; nothing for the project to declare"}
+            f = replace(f, severity=Severity.WARNING, evidence=ev)
+        out.append(f)
+    return out
 
 
 def with_severity_overrides(findings: list[Finding], cfg: ProjectConfig) -> list[Finding]:
