@@ -340,3 +340,32 @@ def test_an_error_cannot_verify_the_user_cannot_decide_is_a_warning():
     fail = Finding("x.r", "r", Severity.ERROR, Status.VIOLATION, "m")
     got = severity_by_consequence([base, yours, fail])
     assert [f.severity for f in got] == [Severity.WARNING, Severity.ERROR, Severity.ERROR]
+
+
+def test_ir_drop_via_stubs_and_the_basis_owner_read_the_declared_copper_and_heights():
+    # one owner: the IR-drop geometry and the stack-up basis see what accel-drc.yaml declares
+    from accel_drc.analysis.irdrop import layer_geometry
+    from accel_drc.analysis.stackup import StackupBasis, with_declarations
+    from accel_drc.config import ProjectConfig
+
+    board = _board(M2)
+    cfg = ProjectConfig.from_mapping(
+        {
+            "stackup": {
+                "copper": {"default": {"thickness_um": 70}},
+                "materials": {"dielectric 1": {"thickness_mm": 1.0}},
+            }
+        }
+    )
+    declared = with_declarations(board, cfg, LIB.materials)
+    t, z, _ = layer_geometry(declared)
+    assert list(t) == pytest.approx([0.070, 0.070])
+    assert z[1] - z[0] == pytest.approx(0.070 + 1.0)
+    facts = StackupBasis(declared.stackup, LIB.materials)
+    assert StackupBasis(board.stackup, LIB.materials).thickness == "default"
+    assert facts.thickness == "declared" and facts.copper_thickness("F.Cu") == "declared"
+    assert facts.dielectric("dielectric 1") == {
+        "epsilon_r": "default",  # still KiCad's 4.5: only the thickness was declared
+        "loss_tangent": "default",
+        "height": "declared",
+    }
