@@ -600,13 +600,15 @@ def severity_by_consequence(findings: list[Finding]) -> list[Finding]:
     the finding says what to declare (``evidence["declare"]``).  One that names nothing the
     user could declare for this board (a gap of the rule library, not of the project) is a
     warning: an error the designer cannot clear is noise that teaches to ignore errors
-    (issue 28).  A ``rules: {RULE: {severity: …}}`` override is applied after this."""
+    (issue 28).  A crashed check stays an error (a bug, and no verdict at all).  A ``rules:
+    {RULE: {severity: …}}`` override is applied after this."""
     out = []
     for f in findings:
         if (
             f.status == Status.CANNOT_VERIFY
             and f.severity == Severity.ERROR
             and not f.evidence.get("declare")
+            and "exception" not in f.evidence  # a crashed check: a bug to report, no verdict
         ):
             ev = {**f.evidence, "severity_from": "error rule; nothing for the project to declare"}
             f = replace(f, severity=Severity.WARNING, evidence=ev)
