@@ -56,6 +56,15 @@ _DECLARE = {
     "signal": "declare the net's signal type (accel-drc.yaml `signals:`)",
     "generation": "declare the net's signal type (accel-drc.yaml `signals:`)",
     "stackup": "declare your fab's stack-up (KiCad Board Setup > Physical Stackup, or IPC-2581)",
+    # the stack-up values (analysis/stackup.py owns them): each is declarable in accel-drc.yaml
+    "mask_er": "declare the soldermask εr (accel-drc.yaml stackup: materials: F.Mask: "
+    "{epsilon_r: <εr>}, or KiCad Board Setup > Physical Stackup)",
+    "epsilon_r": "declare the dielectrics' εr (accel-drc.yaml stackup: materials: <dielectric>: "
+    "{epsilon_r: <εr>}, or KiCad Board Setup > Physical Stackup)",
+    "h": "declare the dielectric thicknesses (accel-drc.yaml stackup: materials: <dielectric>: "
+    "{thickness_mm: <mm>}, or KiCad Board Setup > Physical Stackup)",
+    "t": "declare the copper thickness (accel-drc.yaml stackup: copper: <layer>: "
+    "{thickness_um: <µm>}, or KiCad Board Setup > Physical Stackup)",
 }
 
 

@@ -506,7 +506,14 @@ def run_rules(args: Any) -> int:
     classes = [args.board_class] if getattr(args, "board_class", None) else list(CLASSES)
     out = []
     for cls in classes:
-        rules, _ = rules_for_class(lib, cls, cfg.extra_packs, cfg.rule_overrides, cfg.doc)
+        rules, _ = rules_for_class(
+            lib,
+            cls,
+            cfg.extra_packs,
+            cfg.rule_overrides,
+            cfg.doc,
+            loss_budgets=cfg.loss.budgets_db,
+        )
         out += [docgen.rule_row(r, cls) for r in rules]
     if fmt == "markdown":
         text = docgen.reference(out, classes)

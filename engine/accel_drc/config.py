@@ -107,6 +107,16 @@ class MaterialOverride:
     epsilon_r: float | None = None
     loss_tangent: float | None = None
     tg_c: float | None = None
+    thickness_mm: float | None = None  # a dielectric's whole thickness
+    thickness_um: float | None = None  # a soldermask's thickness (µm)
+    extra: Mapping[str, Any] = field(default_factory=_empty)
+
+
+@dataclass(frozen=True)
+class CopperDeclaration:
+    """``stackup: copper: LAYER:``: what the designer says one copper layer is."""
+
+    thickness_um: float | None = None
     extra: Mapping[str, Any] = field(default_factory=_empty)
 
 
@@ -127,6 +137,7 @@ class StackupConfig:
 
     foil: Mapping[str, str] = field(default_factory=_empty)
     materials: Mapping[str, MaterialOverride] = field(default_factory=_empty)
+    copper: Mapping[str, CopperDeclaration] = field(default_factory=_empty)  # by layer name
     roughness: Mapping[str, FaceRoughness] = field(default_factory=_empty)  # by layer name
     conductivity_s_per_m: float | None = None  # copper conductivity (σ, S/m)
     via_plating_um: float | None = None  # via barrel plating thickness (µm)
@@ -148,9 +159,14 @@ class StackupConfig:
                         epsilon_r=float,
                         loss_tangent=float,
                         tg_c=float,
+                        thickness_mm=float,
+                        thickness_um=float,
                     )
                     for k, m in v.items()
                 }
+            ),
+            copper=lambda v: MappingProxyType(
+                {str(k): _build(CopperDeclaration, c, thickness_um=float) for k, c in v.items()}
             ),
             roughness=lambda v: MappingProxyType(
                 {
@@ -623,8 +639,8 @@ def _extra_pack_paths(doc: _packs.YamlDoc, base: Path) -> list[Path]:
 
 
 def check_layers(cfg: ProjectConfig, layer_names: set[str]) -> None:
-    """Layer names in ``stackup: foil:``, ``stackup: roughness:`` and ``backdrill: must_not_cut``
-    must exist on the board."""
+    """Layer names in ``stackup: foil:``, ``stackup: roughness:``, ``stackup: copper:`` and
+    ``backdrill: must_not_cut`` must exist on the board."""
     if cfg.doc is None:
         return
     shown = ", ".join(sorted(layer_names))
@@ -634,12 +650,13 @@ def check_layers(cfg: ProjectConfig, layer_names: set[str]) -> None:
                 ("stackup", "foil", layer),
                 f"no copper layer {layer!r} on this board (layers: {shown})",
             )
-    for layer in cfg.stackup.roughness:
-        if layer != "default" and layer not in layer_names:
-            raise cfg.error(
-                ("stackup", "roughness", layer),
-                f"no copper layer {layer!r} on this board (layers: {shown})",
-            )
+    for part in ("roughness", "copper"):
+        for layer in getattr(cfg.stackup, part):
+            if layer != "default" and layer not in layer_names:
+                raise cfg.error(
+                    ("stackup", part, layer),
+                    f"no copper layer {layer!r} on this board (layers: {shown})",
+                )
     for i, b in enumerate(cfg.backdrill):
         layer = b.must_not_cut
         if layer is not None and layer not in layer_names:
@@ -649,16 +666,32 @@ def check_layers(cfg: ProjectConfig, layer_names: set[str]) -> None:
             )
 
 
-def check_dielectrics(cfg: ProjectConfig, names: set[str]) -> None:
-    """Dielectric names in ``stackup: materials:`` must exist in the board's stack-up."""
+def check_dielectrics(cfg: ProjectConfig, names: Mapping[str, str] | set[str]) -> None:
+    """Names in ``stackup: materials:`` must be a dielectric or a soldermask of the board's
+    stack-up (``names``: name -> ``dielectric`` | ``soldermask``; a plain set is all
+    dielectrics), and each entry may declare only what that kind of layer has: a soldermask an
+    ``epsilon_r``, a ``loss_tangent`` and a ``thickness_um``.  A thickness is given once."""
     if cfg.doc is None:
         return
-    for name in cfg.materials:
-        if name not in names:
+    kinds = names if isinstance(names, Mapping) else dict.fromkeys(names, "dielectric")
+    shown = ", ".join(sorted(kinds)) or "none"
+    for name, over in cfg.materials.items():
+        where = ("stackup", "materials", name)
+        if name not in kinds:
             raise cfg.error(
-                ("stackup", "materials", name),
-                f"no dielectric {name!r} in the stack-up (dielectrics: {', '.join(sorted(names)) or 'none'})",
+                where,
+                f"no dielectric or soldermask {name!r} in the stack-up (layers: {shown})",
             )
+        if over.thickness_mm is not None and over.thickness_um is not None:
+            raise cfg.error(where, f"{name}: give thickness_mm or thickness_um, not both")
+        if kinds[name] == "soldermask":
+            bad = [k for k in ("material", "tg_c") if getattr(over, k) is not None]
+            if bad:
+                raise cfg.error(
+                    (*where, bad[0]),
+                    f"{name} is a soldermask: declare its epsilon_r, loss_tangent or "
+                    f"thickness_um, not {bad[0]}",
+                )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -722,8 +755,8 @@ def unmatched_entries(
     board: Any,
     net_signal: Mapping[int, Any] | None = None,
 ) -> tuple[list[Unmatched], int]:
-    """The ``signals:``, ``backdrill:``, ``rails:``, ``capacitors: parts:`` and ``stackup:
-    materials:`` entries that apply to nothing on ``board``, and how many entries were looked at.
+    """The ``signals:``, ``backdrill:``, ``rails:``, ``capacitors: parts:``, ``loss:`` and
+    ``stackup: materials:`` entries that apply to nothing on ``board``, and how many entries were looked at.
 
     Each is matched exactly as its consumer matches it (whole-name ``re.fullmatch``; a rail's
     patterns also against the net name's last ``/`` part; backdrill through
@@ -839,6 +872,20 @@ def unmatched_entries(
                     str(ref),
                     "is no footprint reference of this board (the override applies to nothing)",
                 )
+
+    # loss: budgets_db / extra_db: a signal type no net of this board carries
+    if net_signal is not None:
+        carried = {a.signal for a in net_signal.values()}
+        for part in ("budgets_db", "extra_db"):
+            for sid in getattr(pc.loss, part):
+                checked += 1
+                if sid not in carried:
+                    add(
+                        ("loss", part, sid),
+                        str(sid),
+                        f"applies to nothing: no net of this board is of signal type {sid} "
+                        f"(declare its nets under signals: {sid}: [...])",
+                    )
 
     # stackup: materials: on a board without a stack-up applies to nothing
     mats = pc.stackup.materials

@@ -96,6 +96,8 @@ def stackup_rows(board: Board) -> list[dict[str, Any]]:
             "epsilon_r": layer.epsilon_r,
             "loss_tangent": layer.loss_tangent,
         }
+        if layer.declared:  # the values accel-drc.yaml declared over the board's
+            row["declared"] = dict(layer.declared)
         if layer.copper_index is not None:
             row["copper_index"] = layer.copper_index
             row["foil"] = layer.foil  # declared foil grade (IPC-2581 roughness), else None
@@ -168,6 +170,22 @@ def _details(
     return out
 
 
+def _declared(board: Board, config: ProjectConfig | None) -> Board:
+    """``board`` with ``config``'s stack-up declarations applied (the pipeline's own step), after
+    the same name checks (``file:line`` errors, exit 3)."""
+    if config is None or not (config.stackup.materials or config.stackup.copper):
+        return board
+    from .analysis.stackup import declarable_layers, with_declarations
+    from .config import check_dielectrics, check_layers
+    from .packs import load_library
+
+    names = {n for c in board.copper_layers for n in (c.name, c.user_name)}
+    check_layers(config, names)
+    if board.stackup is not None:
+        check_dielectrics(config, declarable_layers(board.stackup))
+    return with_declarations(board, config, load_library().materials)
+
+
 def inspect_document(
     board: Board,
     details: Iterable[str] = (),
@@ -175,7 +193,9 @@ def inspect_document(
     board_class: str | None = None,
 ) -> dict[str, Any]:
     """The ``accel-drc inspect --json`` document for ``board`` (floats rounded, keys sorted by
-    the JSON writer)."""
+    the JSON writer).  The config's stack-up declarations are checked and applied as ``check``
+    applies them: the stack-up table and the details show the values the checks use."""
+    board = _declared(board, config)
     tracks = board.tracks
     size = board.outline.size_mm
     doc: dict[str, Any] = {

@@ -150,6 +150,11 @@ class StackupLayer:
     foil: str | None = None  # foil grade (STD, RTF, VLP, HVLP…) where the source declares it
     color: str | None = None
     raw_type: str | None = None  # the type string as the source wrote it
+    #: (field, basis) of each value the project config declared over the board's
+    #: (``accel-drc.yaml stackup:``, applied by ``analysis.stackup.with_declarations``)
+    declared: tuple[tuple[str, str], ...] = ()
+    #: the layer as the board file states it, when a config declaration changed it
+    board_layer: StackupLayer | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         # readers name the kind by its text; every reader maps its source to one of these

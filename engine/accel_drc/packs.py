@@ -523,10 +523,15 @@ def rules_for_class(
     overrides: Mapping[str, Mapping[str, Any]] | None = None,
     override_doc: YamlDoc | None = None,
     override_base: Sequence[Any] = ("rules",),
+    loss_budgets: Mapping[str, float] | None = None,
 ) -> tuple[list[Rule], list[str]]:
     """The rules that apply to ``board_class``: its pack, the extra packs that apply to it, then
     the project's overrides (``{rule-id glob or finding id: {severity, params, enabled, why,
     source}}``) in file order (see :func:`override_matches`).
+
+    A declaration needs no pack (:func:`declared_rules`): ``loss_budgets`` (the config's
+    ``loss: budgets_db:``) and an override naming a per-signal rule the packs lack
+    (``edge.impedance.eth25g: {params: {zdiff_ohm: 100, tol_pct: 10}}``) each add that rule.
 
     Returns the rules and the names of the packs used.  An override that matches no rule of any
     class is a config error (a typo would otherwise silently change nothing).  An overridden
@@ -535,6 +540,7 @@ def rules_for_class(
     pack = lib.packs[board_class]
     rules = list(pack.rules)
     used = [pack.name]
+    declared = declared_rules(lib, board_class, rules, overrides or {}, loss_budgets or {})
     for extra in extra_packs:
         if board_class in extra.applies_to:
             have = {r.id for r in rules}
@@ -547,11 +553,13 @@ def rules_for_class(
                     )
             rules.extend(extra.rules)
             used.append(extra.name)
+    have = {r.id for r in rules}
+    rules += [r for r in declared if r.id not in have]
     if overrides:
         all_ids = [r.id for p in (*lib.packs.values(), *extra_packs) for r in p.rules]
         for glob, over in overrides.items():
             where = (*override_base, glob)
-            if not any(override_matches(i, glob) for i in all_ids):
+            if not any(override_matches(i, glob) for i in all_ids) and not _declarable(lib, glob):
                 msg = f"rule override {glob!r} matches no rule (see `accel-drc rules`)"
                 if override_doc is not None:
                     raise override_doc.error(where, msg)
@@ -582,6 +590,79 @@ def rules_for_class(
                 )
             rules = new
     return rules, used
+
+
+#: the pseudo-pack of the rules a project's declaration adds (:func:`declared_rules`)
+DECLARED_PACK = "accel-drc.yaml"
+
+
+def _per_signal_kinds(lib: Library) -> set[str]:
+    """Check kinds the packs apply per signal type (impedance, via_stub, insertion_loss, …)."""
+    return {r.check for p in lib.packs.values() for r in p.rules if r.signal}
+
+
+def _declarable(lib: Library, glob: str) -> tuple[str, str, str] | None:
+    """(class glob, kind, signal id) when the override key ``glob`` names a per-signal rule
+    (``edge.impedance.eth25g``, ``*.via_stub.pcie4``) of a signal type of rules/signals.yaml
+    for some class: such a rule is the project's to declare even where no pack has it."""
+    parts = glob.split(".")
+    if len(parts) != 3:
+        return None
+    cls, kind, sid = parts
+    if kind not in _per_signal_kinds(lib) or sid not in lib.signals:
+        return None
+    if not any(fnmatch.fnmatchcase(c, cls) for c in CLASSES):
+        return None
+    return cls, kind, sid
+
+
+def declared_rules(
+    lib: Library,
+    board_class: str,
+    rules: Sequence[Rule],
+    overrides: Mapping[str, Mapping[str, Any]],
+    loss_budgets: Mapping[str, float],
+) -> list[Rule]:
+    """The rules the project's declarations add to ``board_class`` where its pack has none, so
+    a declaration works without writing a pack (issue 28):
+
+    * ``loss: budgets_db: {SIGNAL: dB}``: the insertion-loss rule of that signal type;
+    * ``rules: {CLASS.KIND.SIGNAL: {params: …}}`` naming a per-signal rule no pack has: that
+      rule, with only the declared params (the kind's schema then requires what it needs, e.g.
+      ``zdiff_ohm`` and ``tol_pct`` for an impedance target).
+
+    Their pack is ``accel-drc.yaml``; their source says the project declared the limit."""
+    out: list[Rule] = []
+    have = {(r.check, r.signal) for r in rules}
+    severity = {r.check: r.severity for r in reversed(rules)}
+
+    def add(kind: str, sid: str, params: Mapping[str, Any], what: str) -> None:
+        if (kind, sid) in have:
+            return
+        have.add((kind, sid))
+        name = lib.signals[sid].name if sid in lib.signals else sid
+        out.append(
+            Rule(
+                id=f"{board_class}.{kind}.{sid}",
+                check=kind,
+                severity=severity.get(kind, Severity.ERROR),
+                params=dict(params),
+                why=f"Declared by the project ({what}): no rule pack holds a {kind} rule for "
+                f"{name}.",
+                source=f"{DECLARED_PACK} {what} (the project's declaration)",
+                pack=DECLARED_PACK,
+                signal=sid,
+            )
+        )
+
+    for sid, budget in loss_budgets.items():
+        if sid in lib.signals:
+            add("insertion_loss", sid, {"budget_db": float(budget)}, f"loss: budgets_db: {sid}")
+    for glob in overrides:
+        got = _declarable(lib, glob)
+        if got is not None and fnmatch.fnmatchcase(board_class, got[0]):
+            add(got[1], got[2], {}, f"rules: {glob}")
+    return out
 
 
 def range_score(value: float, ranges: Sequence[Mapping[str, Any]], scale: float) -> float:

@@ -15,12 +15,14 @@ import logging
 import os
 import re
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any, Callable
 
 from . import __version__
 from . import checks as _checks
 from . import coverage as _coverage
 from .analysis import Analysis
+from .analysis.stackup import declarable_layers, with_declarations
 from .basis import Basis, replace_finding, settle_all
 from .classify import classify, override
 from .concurrency import Background
@@ -284,7 +286,14 @@ def _with_class_basis(
         if c == cls:
             continue
         try:
-            rs, _ = rules_for(lib, c, cfg.extra_packs, cfg.rule_overrides, cfg.doc)
+            rs, _ = rules_for(
+                lib,
+                c,
+                cfg.extra_packs,
+                cfg.rule_overrides,
+                cfg.doc,
+                loss_budgets=cfg.loss.budgets_db,
+            )
         except Exception:  # an override that only fits this class: no comparison possible
             log.info("rules of class %s not comparable", c, exc_info=True)
             rs = []
@@ -434,7 +443,9 @@ def check_board(
         names.update((c.name, c.user_name))
     check_layers(cfg, names)
     if board.stackup is not None:
-        check_dielectrics(cfg, {d.name for d in board.stackup.dielectrics()})
+        check_dielectrics(cfg, declarable_layers(board.stackup))
+    # the config's stack-up declarations, once: every check reads the same values (issue 28)
+    board = with_declarations(board, cfg, lib.materials)
     long_names = sum(1 for n in board.nets if len(n) > MAX_MATCH_NAME)
     if long_names:
         log.warning(
@@ -465,7 +476,9 @@ def check_board(
     else:
         classification = auto
     cls = classification.board_class
-    rules, used = rules_for_class(lib, cls, cfg.extra_packs, cfg.rule_overrides, cfg.doc)
+    rules, used = rules_for_class(
+        lib, cls, cfg.extra_packs, cfg.rule_overrides, cfg.doc, loss_budgets=cfg.loss.budgets_db
+    )
     registry = _checks.load_all()
     ctx = _checks.CheckContext(board=board, analysis=analysis, board_class=cls, config=cfg)
     findings: list[Finding] = []
@@ -514,6 +527,7 @@ def check_board(
     if n_entries:
         runs.append(RuleRun(CONFIG_RULE, n_entries))
     findings = settle_all(unmatched + assumed + findings)
+    findings = with_severity_overrides(severity_by_consequence(findings), cfg)
     examined = _coverage.examined_pairs(zip(runnable, raw), analysis)
     unjudged = _coverage.not_judged(o for o in raw if o is not None)
     cov = _coverage.build(board, analysis, lib, examined, findings, cls, unjudged)
@@ -579,6 +593,49 @@ def check_board(
         tool_version=__version__,
         coverage=cov,
     )
+
+
+def severity_by_consequence(findings: list[Finding]) -> list[Finding]:
+    """An error-severity *cannot verify* stays an error only where the user can decide it:
+    the finding says what to declare (``evidence["declare"]``).  One that names nothing the
+    user could declare for this board (a gap of the rule library, not of the project) is a
+    warning: an error the designer cannot clear is noise that teaches to ignore errors
+    (issue 28).  A crashed check stays an error (a bug, and no verdict at all).  A ``rules:
+    {RULE: {severity: …}}`` override is applied after this."""
+    out = []
+    for f in findings:
+        if (
+            f.status == Status.CANNOT_VERIFY
+            and f.severity == Severity.ERROR
+            and not f.evidence.get("declare")
+            and "exception" not in f.evidence  # a crashed check: a bug to report, no verdict
+        ):
+            ev = {**f.evidence, "severity_from": "error rule; nothing for the project to declare"}
+            f = replace(f, severity=Severity.WARNING, evidence=ev)
+        out.append(f)
+    return out
+
+
+def with_severity_overrides(findings: list[Finding], cfg: ProjectConfig) -> list[Finding]:
+    """``findings`` with the config's ``rules: RULE_ID: {severity: …}`` applied to every finding
+    of that rule (and of its sub-ids, ``edge.material_consistency.kicad_default``).
+
+    A check may pick a finding's severity itself (``layer_count`` above the class range is a
+    warning whatever the rule says); the project's word beats the check's, so what is printed,
+    exported and counted is the severity the config lists (issue 28)."""
+    wanted = {rid: o.severity for rid, o in cfg.rules.items() if o.severity is not None}
+    if not wanted:
+        return findings
+    out = []
+    for f in findings:
+        sev = wanted.get(f.rule)
+        if sev is None:
+            parent = next((r for r in wanted if f.rule.startswith(r + ".")), None)
+            sev = wanted[parent] if parent is not None else None
+        out.append(
+            f if sev is None or f.severity.value == sev else replace(f, severity=Severity(sev))
+        )
+    return out
 
 
 def _extra(kind: _checks.CheckKind, analysis: Analysis, rules: list[Rule]) -> Any:

@@ -5,7 +5,9 @@ covers the findings a check reports under sub-ids of it: ``edge.material_consist
 ``edge.material_consistency.kicad_default``, the id SARIF, JUnit and ``accel-drc rules`` list
 for it) and may narrow it with
 regexes on the net, the layer and the item uuids (whole-string match, like every regex in the
-config: ``PCIE_TX.*``, not ``^PCIE_TX``).  A reason is required.  An expired waiver waives
+config: ``PCIE_TX.*``, not ``^PCIE_TX``).  On a differential-pair finding (its net is the pair,
+``/EthA``) the net regex may name the pair or either of its nets (``/EthA_P``, ``/EthA_N``,
+``/EthA_[PN]``).  A reason is required.  An expired waiver waives
 nothing and is reported as expired, with the findings it would have covered; a waiver that
 matches nothing is reported as stale (the board changed, or the waiver has a typo), with a
 ``hint`` saying which part matched nothing, so waivers cannot rot silently.
@@ -35,10 +37,23 @@ def rule_matches(pattern: str, f: Finding) -> bool:
     )
 
 
+def net_names(f: Finding) -> list[str]:
+    """The names a waiver's ``net`` may match on ``f``: its net (a pair finding names the pair,
+    ``/EthA``) and, on a pair finding, the pair's two nets (``evidence["nets"]``: ``/EthA_P``,
+    ``/EthA_N``), so a waiver written with either net, or a pattern of both, covers the pair.
+    A finding over many nets (a board-wide summary) is matched by its own net only: one net
+    named in a waiver must not waive the others."""
+    names = [f.net] if f.net is not None else []
+    nets = f.evidence.get("nets") if isinstance(f.evidence, Mapping) else None
+    if isinstance(nets, (list, tuple)) and 0 < len(nets) <= 2:
+        names += [str(n) for n in nets if isinstance(n, str) and n not in names]
+    return names
+
+
 def _matches(w: Waiver, f: Finding) -> bool:
     if not rule_matches(w.rule, f):
         return False
-    if w.net is not None and (f.net is None or not fullmatch(w.net, f.net)):
+    if w.net is not None and not any(fullmatch(w.net, n) for n in net_names(f)):
         return False
     if w.layer is not None and (f.layer is None or not fullmatch(w.layer, f.layer)):
         return False
@@ -114,6 +129,8 @@ def _stale_hint(w: Waiver, findings: Sequence[Finding]) -> str | None:
         if pattern is None:
             continue
         values = {u for f in same_rule for u in f.items} if key == "uuid" else None
+        if key == "net":
+            values = {n for f in same_rule for n in net_names(f)}
         if values is None:
             values = {getattr(f, key) for f in same_rule if getattr(f, key) is not None}
         if not any(fullmatch(pattern, v) for v in values):

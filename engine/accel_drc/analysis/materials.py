@@ -33,6 +33,8 @@ _NON_ALNUM = re.compile(r"[^0-9a-z+]+")
 _TOKEN = re.compile(r"[a-z]+|[0-9]+|\+")
 #: longest alias, in words, looked for inside a longer text
 _MAX_ALIAS_TOKENS = 8
+#: words that say what a slice is, not what it is made of ("PR 2116", "2116 prepreg")
+_PLY_WORDS = frozenset({"pr", "prepreg", "core"})
 #: a Tg named in the text is believed only in this range (°C); outside it is a typo
 _TG_HINT_RANGE = (100.0, 300.0)
 
@@ -144,8 +146,10 @@ class MaterialLibrary:
         object.__setattr__(self, "_index", index)
 
     def is_glass_style(self, word: str) -> bool:
-        """A glass style, alone or with a ply count ("7628", "2x1080", "1x2116")."""
-        return re.sub(r"^\d+x(?=\d)", "", normalise(word)) in self.glass_styles
+        """A glass style, alone, with a ply count or a prepreg prefix ("7628", "2x1080",
+        "1x2116", "PR2116")."""
+        w = re.sub(r"^(?:pr|prepreg)(?=\d)", "", normalise(word))
+        return re.sub(r"^\d+x(?=\d)", "", w) in self.glass_styles
 
     def get(self, material_id: str) -> Material | None:
         return self.materials.get(material_id)
@@ -182,7 +186,8 @@ class MaterialLibrary:
                 if key in index:
                     return MaterialMatch(self.materials[index[key]], typed, how + "+glass")
         # a glass style alone (or only glass styles): an FR-4-class prepreg
-        if words and all(self.is_glass_style(w) for w in words) and "fr4" in self.materials:
+        styles = [w for w in words if normalise(w) not in _PLY_WORDS]
+        if styles and all(self.is_glass_style(w) for w in styles) and "fr4" in self.materials:
             return MaterialMatch(self.materials["fr4"], typed, "glass-style")
         return self._contained(typed)
 
@@ -253,6 +258,22 @@ class MaterialLibrary:
             note=f"Tg {tg:g} °C as named in the stack-up; Dk/Df of {base.name}",
         )
         return replace(found, material=mat, how=found.how + "+tg", tg_from_name=tg)
+
+    def df_range(self, material: Material) -> tuple[float, float] | None:
+        """The Df range a material name commits to: generic FR-4 without a grade (``fr4``:
+        "FR4", a glass style such as "2116") spans every generic FR-4 grade of the library;
+        any other material its own ``df_range`` (its nominal Df when it gives none)."""
+        if material.id == "fr4" and _is_generic_fr4(material):
+            spans = [
+                m.df_range or (m.df, m.df)
+                for m in self.materials.values()
+                if _is_generic_fr4(m) and (m.df_range or m.df is not None)
+            ]
+            if spans:
+                return (min(float(a) for a, _ in spans), max(float(b) for _, b in spans))  # type: ignore[arg-type]
+        if material.df_range is not None:
+            return (float(material.df_range[0]), float(material.df_range[1]))
+        return None if material.df is None else (float(material.df), float(material.df))
 
     def lookup(self, typed: str | None) -> Material | None:
         m = self.match(typed)
@@ -396,6 +417,9 @@ class DielectricInfo:
     tg_basis: str | None = None
     #: KiCad's untouched default dielectric (FR4, εr 4.5, tan δ 0.02): nothing about it was declared
     kicad_default: bool = False
+    #: the Df range the material's name commits to (every grade of a generic family such as
+    #: FR-4, rules/materials.yaml), None when the name matches no library material
+    df_range: tuple[float, float] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -410,6 +434,7 @@ class DielectricInfo:
             "df_basis": self.df_basis,
             "tg_basis": self.tg_basis,
             "kicad_default": self.kicad_default,
+            "df_range": list(self.df_range) if self.df_range is not None else None,
         }
 
 
@@ -421,13 +446,17 @@ def resolve_dielectric(
     from ..config import MaterialOverride
 
     over = (overrides or {}).get(layer.name) or MaterialOverride()
-    slices = list(layer.sublayers) or [layer]
+    # the layer as the board states it: the declarations are ``over``, applied here as in
+    # the stack-up owner (analysis.stackup.with_declarations), which gives the same values
+    board_layer = getattr(layer, "board_layer", None) or layer
+    slices = list(board_layer.sublayers) or [board_layer]
     best_df: tuple[float, str, str] | None = None
     worst_tg: tuple[float, str, str, str] | None = None
     any_default = False
     unknown_df = unknown_tg = False
     materials = []
     matched = matched_name = None
+    ranges: list[tuple[float, float] | None] = []
     dk = None
     for sl in slices:
         typed = over.material if over.material is not None else sl.material
@@ -441,6 +470,7 @@ def resolve_dielectric(
         mat = found.material if found is not None else None
         if mat is not None and matched is None:
             matched, matched_name = mat.id, mat.name
+        ranges.append(library.df_range(mat) if mat is not None else None)
         # Df
         if over.loss_tangent is not None:
             df, src, basis = float(over.loss_tangent), "config", "declared"
@@ -457,6 +487,8 @@ def resolve_dielectric(
             best_df = (df, src, basis)
         if dk is None:
             dk = over.epsilon_r
+            if dk is None and over.material is not None and mat is not None:
+                dk = mat.dk  # a declared material: its datasheet εr, as its Df
             if dk is None:
                 dk = sl.epsilon_r if sl.epsilon_r else (mat.dk if mat else None)
         # Tg
@@ -493,7 +525,16 @@ def resolve_dielectric(
         df_basis=None if unknown_df or best_df is None else best_df[2],
         tg_basis=None if unknown_tg or worst_tg is None else worst_tg[3],
         kicad_default=any_default,
+        df_range=_worst_range(ranges),
     )
+
+
+def _worst_range(ranges: Sequence[tuple[float, float] | None]) -> tuple[float, float] | None:
+    """The Df range of a dielectric whose worst (highest-Df) slice decides: from the highest
+    low end to the highest high end; None when a slice's material is unknown."""
+    if not ranges or any(r is None for r in ranges):
+        return None
+    return (max(r[0] for r in ranges), max(r[1] for r in ranges))  # type: ignore[index]
 
 
 # ---------------------------------------------------------------------------------------------

@@ -111,7 +111,7 @@ def check_copper_weight(ctx: CheckContext, rule: Rule) -> CheckOutcome:
         )
     thickness = {}
     # KiCad's untouched auto-generated stack-up writes 35 µm on every copper layer: a default
-    t_basis = stackup_basis(ctx.analysis).thickness
+    facts = stackup_basis(ctx.analysis)
     if board.stackup is not None:
         for sl in board.stackup.copper():
             if sl.copper_index is not None:
@@ -120,6 +120,7 @@ def check_copper_weight(ctx: CheckContext, rule: Rule) -> CheckOutcome:
     for idx, nets in planes.items():
         name = board.copper_layers[idx].name
         t = thickness.get(idx)
+        t_basis = facts.copper_thickness(name)
         ev = {
             "plane_nets": [{"net": n, "fraction": round(f, 3)} for n, f in nets],
             "layer_type": board.copper_layers[idx].kind,
@@ -156,8 +157,9 @@ def check_copper_weight(ctx: CheckContext, rule: Rule) -> CheckOutcome:
             )
             if t_basis == "default":
                 ev["declare"] = (
-                    "declare your fab's stack-up: the copper thickness of each layer (KiCad "
-                    "Board Setup > Physical Stackup); 35 µm everywhere is KiCad's default"
+                    f"declare your fab's copper: accel-drc.yaml stackup: copper: {{{name}: "
+                    "{thickness_um: <µm>}} or the copper thickness of each layer in KiCad "
+                    "(Board Setup > Physical Stackup); 35 µm everywhere is KiCad's default"
                 )
             out.append(
                 finding(

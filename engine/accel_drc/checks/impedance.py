@@ -39,6 +39,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from ..analysis.signals import signal_basis
+from ..analysis.stackup import declare_hint
 from ..results import Finding, Rule, Severity, Status
 from . import CheckContext, CheckOutcome, register
 
@@ -322,6 +323,11 @@ def _candidates(ctx: CheckContext, rule: Rule, z: float) -> dict[str, str]:
     return out if len(out) > 1 else {}
 
 
+def _mask_layer_name(stack: Any) -> str:
+    """The soldermask over an outer layer's microstrip (KiCad's names)."""
+    return "F.Mask" if stack.layer == 0 else "B.Mask"
+
+
 def _mask_er_robust(
     row: PairImpedance, lo: float, hi: float, cache: dict[Any, Any]
 ) -> dict[str, float] | None:
@@ -521,13 +527,10 @@ def check_impedance(ctx: CheckContext, rule: Rule) -> CheckOutcome:
                 evidence["candidates"] = cands
                 evidence["candidates_of"] = "signal"
         declare = []
-        if "default" in (basis.get("h"), basis.get("epsilon_r"), basis.get("t")):
-            declare.append(
-                "declare your fab's stack-up (KiCad Board Setup > Physical Stackup: the real "
-                "dielectric thicknesses, materials and εr)"
-            )
-        if basis.get("mask_er") == "default":
-            declare.append("the soldermask εr (Board Setup > Physical Stackup, F.Mask/B.Mask)")
+        weak = [k for k in ("h", "epsilon_r", "t", "mask_er") if basis.get(k) == "default"]
+        if weak:
+            mask = _mask_layer_name(row.stack)
+            declare.append(declare_hint(weak, row.stack.dielectrics, row.stack.layer_name, mask))
         if basis["signal"] == "assumed":
             declare.append(
                 f"the signal type of {row.pair} (accel-drc.yaml signals: {rule.signal}: [...])"

@@ -29,6 +29,7 @@ Example:
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..analysis.materials import materials_meeting
@@ -120,6 +121,33 @@ def _worst_foil(ctx: CheckContext, ch: ChannelLoss, model: str) -> tuple[str, fl
     g = foils.grade(foils.ids[0])  # smoothest last: the first is the roughest
     rz = 0.5 * (g.rz_um[0] + g.rz_um[1])
     return f"{g.id} (Rz {rz:g} µm)", _total_with(ctx, ch, rz, model)
+
+
+#: the stack-up inputs of a channel's loss, declarable in accel-drc.yaml ``stackup:``
+_STACKUP_INPUTS = ("h", "epsilon_r", "loss_tangent", "t", "mask_er")
+
+
+def _stackup_hint(ctx: CheckContext, ch: ChannelLoss, basis: Mapping[str, str]) -> str:
+    """What to declare for the channel's stack-up inputs that rest on a default, with the
+    dielectrics and copper layers its traces run on (the stack-up owner's keys)."""
+    from ..analysis.stackup import declare_hint, layer_dielectrics
+
+    weak = [k for k in _STACKUP_INPUTS if basis.get(k) == "default"]
+    if not weak:
+        return ""
+    layers = list(dict.fromkeys(lay.layer for lay in ch.layers))
+    diels = list(dict.fromkeys(d for name in layers for d in layer_dielectrics(ctx.analysis, name)))
+    n = ctx.board.layer_count
+    names = [c.name for c in ctx.board.copper_layers]
+    outer = [name for name in layers if name in names and names.index(name) in (0, n - 1)]
+    mask = ("F.Mask" if names.index(outer[0]) == 0 else "B.Mask") if outer else None
+    hint = declare_hint(weak, diels, layers[0] if layers else None, mask)
+    if "t" in weak and len(layers) > 1:
+        hint = hint.replace(
+            f"{{{layers[0]}: {{thickness_um: <µm>}}}}",
+            "{" + ", ".join(f"{name}: {{thickness_um: <µm>}}" for name in layers) + "}",
+        )
+    return hint
 
 
 def _remedy(ctx: CheckContext, ch: ChannelLoss, limit: float, model: str) -> dict[str, Any]:
@@ -298,10 +326,16 @@ def check(ctx: CheckContext, rule: Rule) -> CheckOutcome:
         }
         if sigma_note:
             ev["conductivity"] = sigma_note
+        declare = []
         if basis.get("roughness") in ("default", "assumed"):
             ev["candidates"] = remedy.get("foil_candidates", {})
             ev["candidates_of"] = "roughness"
-            ev["declare"] = DECLARE_ROUGH
+            declare.append(DECLARE_ROUGH)
+        stack_hint = _stackup_hint(ctx, ch, basis)
+        if stack_hint:
+            declare.append(stack_hint)
+        if declare:
+            ev["declare"] = "; ".join(declare)
         findings.append(
             finding(
                 rule,

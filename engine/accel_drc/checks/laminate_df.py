@@ -31,7 +31,7 @@ from typing import Any
 
 from ..analysis.materials import DielectricInfo, materials_meeting, resolve_dielectric
 from ..analysis.signals import nets_signal_basis
-from ..analysis.stackup import reference_walk
+from ..analysis.stackup import reference_walk, stackup_basis
 from ..results import Rule, Status
 from . import CheckContext, CheckOutcome, register
 from ._common import assumption_of, finding, track_rows, where
@@ -53,6 +53,23 @@ PARAMS: dict[str, Any] = {
     "required": ["max_df"],
     "properties": {"max_df": {"type": "number", "exclusiveMinimum": 0}},
 }
+
+
+def _df_basis(info: DielectricInfo, max_df: float, auto: bool) -> str:
+    """The basis of a dielectric's Df over ``max_df``: its own; but on a stack-up the designer
+    edited (not KiCad's untouched auto one, ``auto``), a default Df (KiCad's "FR4", tan δ 0.02)
+    whose material name covers grades that *all* exceed the limit (every generic FR-4 grade of
+    rules/materials.yaml: Df 0.015–0.025) fails whatever grade the fab uses: a fact resting on
+    the library's range (issue 28).  On the untouched auto stack-up nobody named the material:
+    the Df stays a default."""
+    if (
+        not auto
+        and info.df_basis == "default"
+        and info.df_range is not None
+        and info.df_range[0] > max_df
+    ):
+        return "library"
+    return info.df_basis or "declared"
 
 
 @register(KIND)
@@ -84,6 +101,7 @@ def check_laminate_df(ctx: CheckContext, rule: Rule) -> CheckOutcome:
             checked=0,
         )
     overrides = ctx.config.stackup.materials
+    auto = stackup_basis(a).auto
     cache: dict[str, DielectricInfo] = {}
     out = []
     checked = 0
@@ -134,11 +152,19 @@ def check_laminate_df(ctx: CheckContext, rule: Rule) -> CheckOutcome:
                 )
                 # the verdict rests on the weakest Df over the limit: one declared dielectric
                 # over it is a fact even if another one's Df is KiCad's default
-                bases = {i.df_basis or "declared" for _, i in over}
+                bases = {_df_basis(i, max_df, auto) for _, i in over}
                 df_basis = next(
                     (b for b in ("declared", "library", "default") if b in bases), "default"
                 )
                 fev = {**ev, "dielectric": over[0][1].name, "remedy": remedy_text}
+                ranged = [i for _, i in over if i.df_basis == "default" and i.df_range]
+                if ranged:
+                    lo, hi = ranged[0].df_range  # type: ignore[misc]
+                    fev["df_range"] = [lo, hi]
+                    named += (
+                        f"; every grade the name {ranged[0].material or 'FR4'!r} covers has Df "
+                        f"{lo:g}–{hi:g} (rules/materials.yaml)"
+                    )
                 if df_basis == "default":
                     fev["declare"] = DECLARE_STACKUP
                 out.append(

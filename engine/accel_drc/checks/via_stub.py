@@ -283,9 +283,13 @@ def check_via_stub(ctx: CheckContext, rule: Rule) -> CheckOutcome:
                     sid: _verdict(stub, fres, lim) for sid, lim in candidates_limits.items()
                 }
                 ev["candidates_of"] = "signal"
+            if sb == "assumed":
+                others = [sid for sid in candidates_limits if sid != rule.signal]
                 ev["declare"] = (
-                    f"the generation of {net} (accel-drc.yaml `signals:`, e.g. "
-                    f"{'/'.join(candidates_limits)})"
+                    f"the signal type of {net} (accel-drc.yaml signals: {rule.signal}: "
+                    f"['{re.escape(net)}']"
+                    + (f", or another of {'/'.join(others)}" if others else "")
+                    + ")"
                 )
             ev["basis"] = basis
             findings.append(

@@ -448,7 +448,12 @@ def stack_basis(analysis: Analysis, stack: LayerStack) -> tuple[tuple[str, str],
     microstrip with a mask (``declared`` unless the stack-up gives no εr and the typical value
     is used)."""
     sb = stackup_basis(analysis)
-    out = {"h": sb.thickness, "epsilon_r": sb.epsilon_r(stack.dielectrics), "t": sb.thickness}
+    names = stack.dielectrics or None
+    out = {
+        "h": sb.heights(names),
+        "epsilon_r": sb.epsilon_r(stack.dielectrics),
+        "t": sb.copper_thickness(stack.layer_name),
+    }
     if stack.structure == "microstrip" and stack.mask is not None:
         out["mask_er"] = "declared" if stack.mask_er_declared else "default"
     return tuple(out.items())
