@@ -418,11 +418,11 @@ class _Gather:
         ):
             self.note(i, f, "stackup", _stackup_note(f, weak))
         if "mask_er" in weak or "soldermask εr" in declare:
-            self.note(i, f, "notes", "the soldermask εr: KiCad Board Setup > Physical Stackup "
-                      "(F.Mask/B.Mask); accel-drc.yaml has no key for it")  # fmt: skip
+            self.note(i, f, "notes", "the soldermask εr: stackup: materials: {F.Mask: "
+                      "{epsilon_r: <εr>}} (and B.Mask), or KiCad's Physical Stackup")  # fmt: skip
         if "copper_thickness" in weak:
-            self.note(i, f, "notes", "the copper thickness of each layer: KiCad Board Setup > "
-                      "Physical Stackup; accel-drc.yaml has no key for it")  # fmt: skip
+            self.note(i, f, "notes", "the copper thickness of each layer: stackup: copper: "
+                      "{LAYER: {thickness_um: <µm>}}, or KiCad's Physical Stackup")  # fmt: skip
         if (i is None or len(self.doc.covered.get(i, ())) == before) and declare:
             self.note(i, f, "notes", declare)  # nothing structured: the hint as the check said it
 
@@ -665,9 +665,9 @@ def _stackup_note(f: Finding, weak: set[str]) -> str:
     return (
         head.rstrip()
         + (" are KiCad defaults" if what else "")
-        + ": declare your fab's stack-up in KiCad (Board Setup > Physical "
-        "Stackup: thicknesses, materials, εr); accel-drc.yaml can name each dielectric's "
-        "laminate, εr and Df (stackup: materials:), not its thickness"
+        + ": declare your fab's values here (stackup: materials: {'dielectric N': {material, "
+        "thickness_mm, epsilon_r, loss_tangent}}; stackup: copper: {LAYER: {thickness_um}}) "
+        "or in KiCad (Board Setup > Physical Stackup)"
     )
 
 
@@ -814,8 +814,9 @@ def _stackup_intro(result: Any, findings: Sequence[Finding]) -> list[str]:
     whole = any((f.evidence or {}).get("stackup_kicad_default") for f in findings)
     fab = "KiCad default: replace with your fab's value"
     out = [
-        "# the stack-up as read (KiCad Board Setup > Physical Stackup is where thickness and "
-        "copper weight are declared; this file can name laminates, εr, Df, Tg and foil):"
+        "# the stack-up as read (declare your fab's values under stackup: materials: "
+        "(thickness_mm, material, εr, Df, Tg), stackup: copper: (thickness_um) and "
+        "stackup: foil:, or in KiCad's Physical Stackup):"
     ]
     for r in rows:
         kind = str(r.get("kind") or "")
