@@ -325,8 +325,24 @@ def _inject_drc(
 # deletes those before injecting new ones: a rerun replaces its markers instead of doubling them.
 # ---------------------------------------------------------------------------------------------
 
-#: where the ids of the DRC markers of the last click live (beside the plugin's log)
-DRC_STATE = Path(__file__).resolve().parent.parent / "accel-drc-markers.json"
+#: where the ids of the DRC markers of the last click live; None: :func:`drc_state_path`
+DRC_STATE: Path | None = None
+
+
+def drc_state_path(override: Path | None = None) -> Path:
+    """The file with the ids of the last click's KiCad 10 DRC markers, per board: ``override``,
+    else :data:`DRC_STATE`, else ``accel-drc/kicad-drc-markers.json`` in the per-user cache
+    folder.  Per user, not per plugin folder (issue #29 item 4: the button, run by KiCad from its
+    plugin folder, kept the ids beside itself, and ``python -m accel_drc_kicad clear`` from a
+    terminal, another copy of the package, looked beside *itself*, found none and removed
+    nothing)."""
+    if override is not None:
+        return override
+    if DRC_STATE is not None:
+        return DRC_STATE
+    from .places import cache_root
+
+    return cache_root() / "accel-drc" / "kicad-drc-markers.json"
 
 
 def _board_key(board: Any) -> str:
@@ -351,6 +367,7 @@ def _read_state(path: Path) -> dict[str, list[str]]:
 def _write_state(path: Path, state: dict[str, list[str]]) -> None:
     for target in (path, Path(tempfile.gettempdir()) / path.name):
         try:
+            target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(json.dumps(state, indent=1), encoding="utf-8")
             return
         except OSError:
@@ -360,24 +377,32 @@ def _write_state(path: Path, state: dict[str, list[str]]) -> None:
 
 def _remove_old_drc(board: Any, ids: Sequence[str]) -> int:
     """Delete the DRC markers of the previous click (gone already if KiCad re-ran its DRC or the
-    board was reopened: then KiCad refuses the ids, which is fine)."""
+    board was reopened: then KiCad answers "nonexistent" for them, which is fine); returns how
+    many KiCad says it deleted (one ``DeleteItems`` request for all of them)."""
     if not ids:
         return 0
+    from kipy.proto.common.commands import editor_commands_pb2 as ec
     from kipy.proto.common.types import base_types_pb2
 
+    cmd = ec.DeleteItems()
+    cmd.header.document.CopyFrom(board.document)
+    cmd.item_ids.extend(base_types_pb2.KIID(value=i) for i in ids)
     try:
-        board.remove_items_by_id([base_types_pb2.KIID(value=i) for i in ids])
+        resp = retry(board.client.send, cmd, ec.DeleteItemsResponse)
     except Exception as exc:
         log.info("previous DRC markers not removed (%s): probably cleared by KiCad already", exc)
         return 0
-    return len(ids)
+    results = getattr(resp, "deleted_items", None)
+    if not results:  # an older server that does not itemise: it took the request
+        return len(ids)
+    return sum(1 for r in results if r.status == ec.IDS_OK)
 
 
 def clear_all(board: Any, drc_state: Path | None = None) -> int:
     """Every marker earlier clicks put on the open board: the graphics (one commit) and the
     KiCad 10 DRC markers of the last click (:data:`DRC_STATE`); returns how many went."""
     removed = remove_markers(board)
-    state_path = drc_state or DRC_STATE
+    state_path = drc_state_path(drc_state)
     state = _read_state(state_path)
     key = _board_key(board)
     if state.get(key):
@@ -602,7 +627,7 @@ def place_markers(
         plan = plan_markers(findings, outline_bbox)
     chosen = [f for _n, f in plan.numbered]
     if use_drc and chosen:
-        state_path = drc_state or DRC_STATE
+        state_path = drc_state_path(drc_state)
         state = _read_state(state_path)
         key = _board_key(board)
         previous = state.get(key, [])
@@ -702,7 +727,7 @@ def mark_stale(board: Any, where: str, drc_state: Path | None = None) -> MarkerR
     of the last click are removed.  ``where`` names the error page (relative to the board)."""
     labels, _rings = find_markers(board)
     removed = 0
-    state_path = drc_state or DRC_STATE
+    state_path = drc_state_path(drc_state)
     state = _read_state(state_path)
     key = _board_key(board)
     if state.get(key):
@@ -736,23 +761,44 @@ def select_items(board: Any, uuids: Sequence[str]) -> int:
     """Make the editor's selection exactly ``uuids`` (this click's markers), or nothing: the
     user's earlier selection is cleared first, and should KiCad's answer hold any other item,
     the selection is cleared again (issue #31: a board item selected with the markers went
-    with them when the user pressed Delete to clear them).  Returns how many are selected."""
+    with them when the user pressed Delete to clear them).  Returns how many are selected.
+
+    The request is sent raw, not through kipy's ``add_to_selection``: KiCad 10 answers a
+    selection of DRC markers with items of a type kicad-python 0.8 cannot unpack (an empty
+    ``Any``), and kipy raised "Can't unpack empty Any protobuf message" on every click although
+    KiCad had selected the markers (issue #29 item 4).  An item that does not unpack is a
+    marker; one that does must be one of ``uuids``, and there can be no more than asked for."""
+    from kipy.proto.common.commands import editor_commands_pb2 as ec
+    from kipy.proto.common.types import base_types_pb2
+
     retry(board.clear_selection)
     if not uuids:
         return 0
-    from kipy.proto.common.types import base_types_pb2
-
-    class _Ref:
-        def __init__(self, uuid: str) -> None:
-            self.id = base_types_pb2.KIID(value=uuid)
-
-    selected = retry(board.add_to_selection, [_Ref(u) for u in uuids])
+    cmd = ec.AddToSelection()
+    cmd.header.document.CopyFrom(board.document)
+    cmd.items.extend(base_types_pb2.KIID(value=u) for u in uuids)
+    selected = list(retry(board.client.send, cmd, ec.SelectionResponse).items)
     wanted = set(uuids)
-    if any(_item_id(item) not in wanted for item in selected):
+    foreign = [i for i in (_any_id(item) for item in selected) if i is not None and i not in wanted]
+    if foreign or len(selected) > len(wanted):
         log.warning("KiCad selected more than the markers; selection cleared")
         retry(board.clear_selection)
         return 0
     return len(selected)
+
+
+def _any_id(item: Any) -> str | None:
+    """The uuid inside one selected item (a protobuf ``Any``); None for an item kicad-python
+    cannot unpack (KiCad 10's DRC markers)."""
+    from kipy.board_types import unwrap
+
+    if not getattr(item, "type_url", "") or not getattr(item, "value", b""):
+        return None
+    try:
+        wrapped = unwrap(item)
+    except Exception:
+        return None
+    return _item_id(wrapped)
 
 
 def _item_id(item: Any) -> str:
