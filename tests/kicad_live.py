@@ -255,3 +255,44 @@ class LiveKiCad:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+# -- KiCad 10's DRC markers, seen through the API ---------------------------------------------
+# kicad-python 0.8 cannot unpack a DRC marker (KiCad 10 sends it as an empty ``Any``) and
+# ``GetItems`` refuses the marker type, so the tests count markers through raw selection calls.
+
+
+def raw_selection(board: Any) -> tuple[int, set[str]]:
+    """(how many items the editor has selected, the ids of those kicad-python can unpack:
+    every selected item that is not a DRC marker)."""
+    from kipy.board_types import unwrap
+    from kipy.proto.common.commands import editor_commands_pb2 as ec
+
+    cmd = ec.GetSelection()
+    cmd.header.document.CopyFrom(board.document)
+    items = list(board.client.send(cmd, ec.SelectionResponse).items)
+    known = {unwrap(i).id.value for i in items if i.type_url and i.value}
+    return len(items), known
+
+
+def live_markers(board: Any, ids: list[str] | set[str] | tuple[str, ...]) -> int:
+    """How many of the DRC markers ``ids`` are on the board now (KiCad selects only items it
+    has); the selection is cleared afterwards."""
+    from kipy.proto.common.commands import editor_commands_pb2 as ec
+    from kipy.proto.common.types import base_types_pb2
+
+    board.clear_selection()
+    if not ids:
+        return 0
+    cmd = ec.AddToSelection()
+    cmd.header.document.CopyFrom(board.document)
+    cmd.items.extend(base_types_pb2.KIID(value=i) for i in ids)
+    got = len(board.client.send(cmd, ec.SelectionResponse).items)
+    board.clear_selection()
+    return got
+
+
+def drc_marker_ids(state_file: Path, board_file: Path) -> list[str]:
+    """The ids of the last click's KiCad 10 markers, as the plugin recorded them."""
+    state = json.loads(state_file.read_text(encoding="utf-8"))
+    return list(state.get(str(board_file), []))

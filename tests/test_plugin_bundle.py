@@ -496,7 +496,7 @@ def test_kicad10_drc_markers_carry_the_findings(kipy, tmp_path) -> None:
     assert (again.mode, again.created, again.removed) == ("drc", 2, 2)
     assert board.deleted == [first_ids]
     third = markers.place_markers(board, findings, drc_state=state)
-    assert board.deleted[-1] == [f"00000000-0000-0000-0000-{n:012d}" for n in (3, 4)]
+    assert board.deleted[-1] == list(again.ids) and len(again.ids) == 2
     assert third.removed == 2
 
 
@@ -1004,3 +1004,57 @@ def test_kicad10_stackup_keeps_an_explicit_zero_loss_tangent_and_no_finish(kipy)
     nine = stackup_from_api(_api_stackup("", 0.0, 0.0, ""), LayerMap(2))
     (core,) = nine.dielectrics()
     assert (core.material, core.epsilon_r, core.loss_tangent) == (None, None, None)
+
+
+def test_kicad10_one_marker_per_place(kipy, tmp_path) -> None:
+    """Issue #29 item 3: KiCad 10.0.7 pushes one commit per ``InjectDrcError`` (≈ 150 ms each on
+    vme-wren) and has no call for several markers, so findings at one place share one marker:
+    two checks of one via are one marker with both labels, worst first, and their items;
+    the board-level findings are one marker at the outline's corner.  Every finding is still
+    marked (the click's ``requested`` counts findings, ``created`` markers)."""
+    from accel_drc.results import Finding, Severity, Status
+    from accel_drc_kicad import markers
+
+    via = "0f0e0d0c-0b0a-0908-0706-050403020100"
+    pad = "1f0e0d0c-0b0a-0908-0706-050403020100"
+    findings = [
+        Finding(
+            "r.w", "foil", Severity.WARNING, Status.VIOLATION, "w", pos=(5.0, 5.0), items=(pad,)
+        ),
+        Finding(
+            "r.e", "via_stub", Severity.ERROR, Status.VIOLATION, "e", pos=(5.0, 5.0), items=(via,)
+        ),
+        Finding("r.other", "foil", Severity.WARNING, Status.VIOLATION, "o", pos=(9.0, 9.0)),
+        Finding("r.tg", "tg", Severity.ERROR, Status.CANNOT_VERIFY, "Tg unknown"),
+        Finding("r.dk", "dk", Severity.WARNING, Status.CANNOT_VERIFY, "Dk unknown"),
+    ]
+    board = _FakeBoard(kicad10=True)
+    got = markers.place_markers(
+        board, findings, drc_state=tmp_path / "s.json", outline_bbox=(0.0, 0.0, 50.0, 50.0)
+    )
+    assert (got.mode, got.created, got.requested) == ("drc", 3, 5)
+    cmds = board.client.sent
+    assert [type(c).__name__ for c in cmds] == ["InjectDrcError"] * 3
+    by_place = {(c.position.x_nm, c.position.y_nm): c for c in cmds}
+    shared = by_place[(5_000_000, 5_000_000)]
+    assert shared.message.startswith("accel-drc: E1 via_stub") and "W" in shared.message
+    assert "; " in shared.message and [k.value for k in shared.items] == [via, pad]
+    board_level = by_place[(1_000_000, 1_000_000)]
+    assert board_level.message.count("board-level") == 1
+    assert "tg" in board_level.message and "dk" in board_level.message
+    assert len(got.ids) == 3
+
+
+def test_a_marker_message_stays_short(kipy) -> None:
+    """Forty findings at one place: one message of at most DRC_MESSAGE_MAX characters that
+    says how many more the report has."""
+    from accel_drc.results import Finding, Severity, Status
+    from accel_drc_kicad import markers
+
+    many = [
+        (n, Finding(f"r.{n}", "via_stub", Severity.ERROR, Status.VIOLATION, "e", pos=(1.0, 1.0)))
+        for n in range(1, 41)
+    ]
+    text = markers.drc_message(many, False)
+    assert len(text) <= markers.DRC_MESSAGE_MAX and text.endswith("more in the report")
+    assert text.startswith("accel-drc: E1 via_stub")

@@ -276,36 +276,77 @@ def _text(layer: int, x_nm: int, y_nm: int, text: str, size_mm: float, top: bool
     return BoardText(p)
 
 
+#: a KiCad 10 marker's message holds at most this many characters (the DRC dialog's line)
+DRC_MESSAGE_MAX = 400
+
+
+def drc_groups(
+    numbered: Sequence[tuple[int, Any]], anchor: tuple[float, float] | None
+) -> list[tuple[tuple[float, float], list[tuple[int, Any]]]]:
+    """The KiCad 10 markers a click makes: one per *place*, holding every finding there, worst
+    first (the board-level findings all at ``anchor``, or none without one).
+
+    Why: KiCad 10.0.7's ``InjectDrcError`` pushes one commit per marker, and a commit costs
+    ≈ 150 ms on a 69 MB board (vme-wren: 47 findings, 8.5 s of markers, issue #29 item 3).
+    There is no call that makes several markers at once, so the batch is the place: findings
+    at one spot (the board-level ones; several checks of one via) share one marker."""
+    groups: dict[tuple[int, int], tuple[tuple[float, float], list[tuple[int, Any]]]] = {}
+    for number, f in numbered:
+        pos = f.pos if f.pos is not None else anchor
+        if pos is None:
+            continue
+        key = (_nm(pos[0]), _nm(pos[1]))
+        groups.setdefault(key, (pos, []))[1].append((number, f))
+    return list(groups.values())
+
+
+def drc_message(group: Sequence[tuple[int, Any]], board_level: bool) -> str:
+    """One marker's message: the label of each finding at its place (``accel-drc: E3 via_stub
+    1.42 vs 0.3 mm``), joined with "; ", cut at :data:`DRC_MESSAGE_MAX` with how many more."""
+    labels = [label_for(f, n) for n, f in group]
+    head = labels[0] + (" (board-level)" if board_level else "")
+    rest = [lbl[len(TAG) :].strip() for lbl in labels[1:]]
+    text = head
+    for i, part in enumerate(rest):
+        more = f"; … {len(rest) - i} more in the report"
+        if len(text) + 2 + len(part) + len(more) > DRC_MESSAGE_MAX and i < len(rest) - 1:
+            return text + more
+        text += "; " + part
+    return text
+
+
 def _inject_drc(
     board: Any,
-    findings: Sequence[Any],
+    numbered: Sequence[tuple[int, Any]],
     ids: list[str] | None = None,
     anchor: tuple[float, float] | None = None,
 ) -> int | None:
-    """KiCad 10's real DRC markers; None when the server has no such command (KiCad 9), or when
-    nothing could be asked (no finding has a place and there is no ``anchor``: the caller then
-    draws graphics, which work on every version).  A finding without a position (a stack-up,
-    material or rail finding) is marked at ``anchor`` (mm), inside the outline's top-left
-    corner.  The new markers' ids are appended to ``ids``."""
+    """KiCad 10's real DRC markers, one per place (:func:`drc_groups`); None when the server
+    has no such command (KiCad 9), or when nothing could be asked (no finding has a place and
+    there is no ``anchor``: the caller then draws graphics, which work on every version).  A
+    finding without a position (a stack-up, material or rail finding) is marked at ``anchor``
+    (mm), inside the outline's top-left corner.  The new markers' ids are appended to ``ids``;
+    returns how many markers were made."""
     from kipy.proto.board import board_commands_pb2 as bc
     from kipy.proto.common.types import base_types_pb2
 
     sev = {"error": bc.DRS_ERROR, "warning": bc.DRS_WARNING}
     made = 0
-    asked = False
-    for number, f in enumerate(findings, 1):
-        pos = f.pos if f.pos is not None else anchor
-        if pos is None:
-            continue
+    groups = drc_groups(numbered, anchor)
+    for pos, group in groups:
+        worst = group[0][1]  # the plan is worst first, and so is every group
         cmd = bc.InjectDrcError()
         cmd.board.CopyFrom(board.document)
-        cmd.severity = sev.get(getattr(f.severity, "value", ""), bc.DRS_WARNING)
-        cmd.message = label_for(f, number) + ("" if f.pos is not None else " (board-level)")
+        cmd.severity = sev.get(getattr(worst.severity, "value", ""), bc.DRS_WARNING)
+        cmd.message = drc_message(group, worst.pos is None)
         cmd.position.x_nm = _nm(pos[0])
         cmd.position.y_nm = _nm(pos[1])
-        for uuid in f.items:
-            cmd.items.append(base_types_pb2.KIID(value=uuid))
-        asked = True
+        seen: set[str] = set()
+        for _n, f in group:
+            for uuid in f.items:
+                if uuid not in seen:
+                    seen.add(uuid)
+                    cmd.items.append(base_types_pb2.KIID(value=uuid))
         try:
             resp = retry(board.client.send, cmd, bc.InjectDrcErrorResponse)
         except Exception as exc:
@@ -316,7 +357,7 @@ def _inject_drc(
         marker = getattr(getattr(resp, "marker", None), "value", "")
         if ids is not None and marker:
             ids.append(marker)
-    return made if asked else None
+    return made if groups else None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -376,7 +417,7 @@ def _write_state(path: Path, state: dict[str, list[str]]) -> None:
 
 
 def _remove_old_drc(board: Any, ids: Sequence[str]) -> int:
-    """Delete the DRC markers of the previous click (gone already if KiCad re-ran its DRC or the
+    """Delete items by id in one ``DeleteItems`` request: the DRC markers of the previous click (gone already if KiCad re-ran its DRC or the
     board was reopened: then KiCad answers "nonexistent" for them, which is fine); returns how
     many KiCad says it deleted (one ``DeleteItems`` request for all of them)."""
     if not ids:
@@ -631,11 +672,19 @@ def place_markers(
         state = _read_state(state_path)
         key = _board_key(board)
         previous = state.get(key, [])
+        # the last click's DRC markers go first (only KiCad 10 made any): KiCad 10.0.7 leaves
+        # an API client's commit open after InjectDrcError, so deleting after it is one more
+        # undo step at the end, and one Undo after a click would bring the old markers back
+        removed = _remove_old_drc(board, previous)
+        if previous:
+            state[key] = []
+            _write_state(state_path, state)
         ids_out: list[str] = []
-        made = _inject_drc(board, chosen, ids_out, plan.anchor_mm)
+        made = _inject_drc(board, plan.numbered, ids_out, plan.anchor_mm)
         if made is not None:
-            removed = _remove_old_drc(board, previous)
-            removed += remove_markers(board) if old else 0
+            # earlier graphics markers (KiCad 9, or a board saved with them), by id: a
+            # begin_commit would be refused after InjectDrcError ("already has a commit")
+            removed += _remove_old_drc(board, [i.proto.id.value for i in old])
             if ids_out or previous:  # nothing to remember, nothing written
                 state[key] = ids_out
                 _write_state(state_path, state)
