@@ -1,6 +1,6 @@
 """The toolbar button end to end against a real KiCad 9 under Xvfb, and KiCad 10.0.7 in its
 Debian sid chroot (``tests/kicad10.py``: the same tests, each saying what differs: KiCad 10 gets
-real DRC markers, which are not part of the undo history and not saved in the board file).
+real DRC markers, each an undo step of its own in 10.0.7, and not saved in the board file).
 
 One KiCad, one board (the Coral M2 adapter, with an ``accel-drc.yaml`` that declares it a
 training board, so it has violations, one of them placed: the 3.3 V rail's PDN impedance).

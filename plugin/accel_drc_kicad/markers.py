@@ -3,7 +3,8 @@
 Two ways, picked at run time:
 
 * **KiCad 10**: ``InjectDrcError`` puts real DRC markers in the editor (they show in the DRC
-  dialog, and KiCad clears them on its next DRC run).  A server without the command answers
+  dialog, and KiCad clears them on its next DRC run), one per place (:func:`drc_groups`: each
+  is a commit of its own in KiCad 10.0.7, the cost on a big board).  A server without the command answers
   "no handler" (``AS_UNHANDLED``); that is how KiCad 9 is detected, not by version numbers.
 * **Otherwise** (KiCad 9): marker graphics on a user layer (``Cmts.User`` unless the config's
   ``report.marker_layer`` names another enabled layer): a ring around the spot and a short label.
@@ -660,8 +661,9 @@ def place_markers(
     """Replace this plugin's earlier markers with markers for ``findings``, in one commit
     (one Undo reverts exactly what this click did to the board).
 
-    On KiCad 10 they are real DRC markers instead (not part of the undo history: KiCad clears
-    them on its next DRC run, and the next click replaces them, see :data:`DRC_STATE`)."""
+    On KiCad 10 they are real DRC markers instead, one per place (:func:`drc_groups`; KiCad
+    clears them on its next DRC run, and the next click replaces them, see
+    :func:`drc_state_path`).  KiCad 10.0.7 makes each an undo step of its own."""
     labels, rings = find_markers(board)
     old = [*labels, *rings]
     if plan is None:
