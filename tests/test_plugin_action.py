@@ -115,7 +115,8 @@ def session(
     except ImportError:
         need(False, "kicad-python (kipy) is not installed")
     work = tmp_path_factory.mktemp(f"kicad{version}-action")
-    docs = work / "documents"
+    # inside KiCad's scratch folder: that folder is what KiCad 10's chroot sees (bind-mounted)
+    docs = work / "kicad" / "documents"
     r = subprocess.run(
         [
             sys.executable,
