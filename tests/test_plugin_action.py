@@ -449,7 +449,7 @@ def test_kicad_loads_the_installed_button_and_builds_its_venv(session: Session) 
     assert r.returncode == 0, r.stderr
     from accel_drc import __version__
 
-    version, where, python = r.stdout.split(maxsplit=2)
+    version, where, python = r.stdout.strip().split(maxsplit=2)
     assert version == __version__ and "python-environments" in where
     if session.version == "10":
         assert python == "(3, 14)"  # KiCad 10.0.7 in Debian sid runs plugins on Python 3.14
