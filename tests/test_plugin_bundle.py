@@ -1058,3 +1058,28 @@ def test_a_marker_message_stays_short(kipy) -> None:
     text = markers.drc_message(many, False)
     assert len(text) <= markers.DRC_MESSAGE_MAX and text.endswith("more in the report")
     assert text.startswith("accel-drc: E1 via_stub")
+
+
+def test_kicad10_harness_seeds_the_settings_so_no_wizard_blocks(tmp_path) -> None:
+    """Issue #29 item 8: KiCad 10 shows a modal first-run wizard (the API answers "not ready"
+    for good: the harness waited 240 s) unless its settings folder is valid, the three global
+    library tables exist and the update / data-collection prompts are answered.  Measured:
+    without this, KiCad 10.0.7 was not ready after 60 s; with it, ready in 13 s."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from kicad_live import LiveKiCad
+
+    board = ROOT / "fixtures" / "boards" / "coral-tpu-m2-adapter" / "M2.kicad_pcb"
+    kicad = LiveKiCad(board, tmp_path / "k", version="10")
+    kicad._prepare()
+    cfg = tmp_path / "k" / "config" / "10.0"
+    common = json.loads((cfg / "kicad_common.json").read_text(encoding="utf-8"))
+    assert common["api"]["enable_server"] is True
+    assert common["do_not_show_again"] == {
+        "update_check_prompt": True,
+        "data_collection_prompt": True,
+    }
+    for table in ("fp-lib-table", "sym-lib-table", "design-block-lib-table"):
+        assert (cfg / table).read_text(encoding="utf-8").startswith("(" + table.replace("-", "_"))
+    assert kicad.settings_version == "10.0" and kicad.env()["PATH"] == "/usr/bin:/bin"
+    with pytest.raises(ValueError, match="not one of"):
+        LiveKiCad(board, tmp_path / "x", version="8")
