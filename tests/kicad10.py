@@ -118,10 +118,18 @@ def bind_same_path(host_dir: Path) -> Path:
 
 
 def unbind(host_dir: Path) -> None:
-    """Undo :func:`bind_same_path` (a no-op when it is not mounted)."""
+    """Undo :func:`bind_same_path` (a no-op when it is not mounted), and remove the mount
+    point and its parents inside the chroot while they are empty (nothing else's files)."""
     target = ROOT10 / str(Path(host_dir).resolve()).lstrip("/")
     if _mountpoint(target):
         subprocess.run(["umount", "-l", str(target)], check=False, capture_output=True)
+    stop = ROOT10 / "tmp"
+    while target != stop and stop in target.parents and not _mountpoint(target):
+        try:
+            target.rmdir()  # only an empty folder goes
+        except OSError:
+            break
+        target = target.parent
 
 
 def chroot_command(cmd: list[str]) -> list[str]:
