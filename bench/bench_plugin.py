@@ -11,10 +11,12 @@ reader on the same (saved) board.
 Usage::
 
     python bench/bench_plugin.py [--board PATH] [--socket ipc:///…/api.sock] [--repeat 5]
-                                 [--compare GIT-REF]
+                                 [--compare GIT-REF] [--kicad-version 9|10]
 
 Without ``--socket`` it starts ``pcbnew`` under Xvfb on a scratch copy of the board (the recipe
-of ``tests/kicad_live.py``) and stops it afterwards.  Prints seconds per stage and the verdict.
+of ``tests/kicad_live.py``) and stops it afterwards: the host's KiCad 9, or with
+``--kicad-version 10`` KiCad 10.0.7 in its Debian sid chroot (``tests/kicad10.py``; root).
+Prints seconds per stage and the verdict.
 
 On a machine shared with other jobs the wall times swing by a factor of two from one minute to
 the next, so the bench also prints CPU seconds: of the click process up to the report (all its
@@ -57,13 +59,23 @@ sys.path.insert(0, str(ROOT / "tests"))
 AFTER_REPORT = ("json", "markers", "select")
 
 
+#: the process session of the KiCad this bench started (its pcbnew is the one to watch)
+SESSION: int | None = None
+
+
 def _pcbnew_pid() -> int | None:
-    """The one running ``pcbnew`` (None when there is not exactly one: no KiCad CPU then)."""
-    pids = [
-        int(d.name)
-        for d in Path("/proc").iterdir()
-        if d.name.isdigit() and _read(d / "comm").strip() == "pcbnew"
-    ]
+    """The ``pcbnew`` of :data:`SESSION`, else the one running ``pcbnew`` (None when there is
+    not exactly one: no KiCad CPU then)."""
+    pids = []
+    for d in Path("/proc").iterdir():
+        if not d.name.isdigit() or _read(d / "comm").strip() != "pcbnew":
+            continue
+        try:
+            if SESSION is not None and os.getsid(int(d.name)) != SESSION:
+                continue
+        except OSError:
+            continue
+        pids.append(int(d.name))
     return pids[0] if len(pids) == 1 else None
 
 
@@ -247,7 +259,14 @@ def main() -> int:
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--compare", metavar="GIT-REF", help="alternate with plugin/ at this ref")
     ap.add_argument("--json", help="write the numbers here too")
+    ap.add_argument(
+        "--kicad-version",
+        choices=("9", "10"),
+        default="9",
+        help="which KiCad to start (without --socket): 9 on the host, 10 in its chroot",
+    )
     args = ap.parse_args()
+    global SESSION
 
     kicad = None
     work = tempfile.mkdtemp(prefix="accel-drc-bench-")
@@ -264,13 +283,17 @@ def main() -> int:
     if socket is None:
         from kicad_live import LiveKiCad
 
-        kicad = LiveKiCad(Path(args.board), Path(work) / "kicad")
+        kicad = LiveKiCad(Path(args.board), Path(work) / "kicad", version=args.kicad_version)
         t0 = time.perf_counter()
         kicad.start(timeout_s=600)
         load_s = time.perf_counter() - t0
+        SESSION = kicad.proc.pid if kicad.proc is not None else None
         socket = kicad.socket
         board_file = str(kicad.board)
-        print(f"KiCad opened {Path(args.board).name} in {load_s:.1f} s (not part of the budget)")
+        print(
+            f"KiCad {args.kicad_version} opened {Path(args.board).name} in {load_s:.1f} s "
+            "(not part of the budget)"
+        )
     clicks: dict[str, list[Click]] = {name: [] for name in plugins}
     try:
         live_s, file_s, stages = _extraction(socket, board_file, args.repeat)

@@ -13,17 +13,28 @@ import pytest
 
 class FakeClient:
     """A KiCad API server reduced to what the marker code sends: it records every command and
-    answers ``InjectDrcError`` as KiCad 10 does, or refuses it as KiCad 9 does (no handler)."""
+    answers ``InjectDrcError`` as KiCad 10 does, or refuses it as KiCad 9 does (no handler).
+    ``AddToSelection`` and ``DeleteItems`` go to ``owner`` (the fake board's ``select_ids``
+    or ``add_to_selection`` / ``remove_items_by_id``) and are answered as KiCad 10 answers them:
+    a selected DRC marker is an empty ``Any`` (kicad-python 0.8 cannot unpack it), any other
+    item a ``BoardText`` with its id."""
 
-    def __init__(self, kicad10: bool) -> None:
+    def __init__(self, kicad10: bool, owner: Any = None) -> None:
         self.kicad10 = kicad10
+        self.owner = owner
         self.sent: list = []
+        self.markers: set[str] = set()
 
     def send(self, cmd, response_type):
         from kipy.errors import ApiError
         from kipy.proto.common import ApiStatusCode
 
         self.sent.append(cmd)
+        kind = type(cmd).__name__
+        if kind == "AddToSelection":
+            return self._select(cmd, response_type)
+        if kind == "DeleteItems":
+            return self._delete(cmd, response_type)
         if not self.kicad10:
             raise ApiError(
                 "no handler available for request of type InjectDrcError",
@@ -31,6 +42,33 @@ class FakeClient:
             )
         resp = response_type()
         resp.marker.value = f"00000000-0000-0000-0000-{len(self.sent):012d}"
+        self.markers.add(resp.marker.value)
+        return resp
+
+    def _select(self, cmd, response_type):
+        from kipy.proto.board import board_types_pb2
+
+        refs = [SimpleNamespace(id=k) for k in cmd.items]
+        select = getattr(self.owner, "select_ids", None) or self.owner.add_to_selection
+        resp = response_type()
+        for got in select(refs):
+            uuid = str(getattr(getattr(got, "id", got), "value", got))
+            item = resp.items.add()
+            if uuid not in self.markers:
+                text = board_types_pb2.BoardText()
+                text.id.value = uuid
+                item.Pack(text)
+        return resp
+
+    def _delete(self, cmd, response_type):
+        from kipy.proto.common.commands import editor_commands_pb2 as ec
+
+        self.owner.remove_items_by_id(list(cmd.item_ids))
+        resp = response_type()
+        for kiid in cmd.item_ids:
+            done = resp.deleted_items.add()
+            done.id.CopyFrom(kiid)
+            done.status = ec.IDS_OK
         return resp
 
 
@@ -45,7 +83,7 @@ class RunBoard:
         self.document = base_types_pb2.DocumentSpecifier()
         self.document.board_filename = board_file.name
         self.document.project.path = str(board_file.parent)
-        self.client = FakeClient(kicad10=False)  # KiCad 9: no InjectDrcError
+        self.client = FakeClient(kicad10=False, owner=self)  # KiCad 9: no InjectDrcError
         self.items: list = []
         self.log: list = []
         self.selected: list = []

@@ -57,6 +57,23 @@ def kicad_cli() -> str:
     return exe  # type: ignore[return-value]
 
 
+def need_live_kicad(version: str) -> None:
+    """Skip (locally) or fail (in CI) unless a KiCad ``version`` GUI can run under Xvfb:
+    "9" on the host, "10" in the Debian sid chroot (tests/kicad10.py)."""
+    if version == "9":
+        need(
+            shutil.which("xvfb-run") is not None and shutil.which("pcbnew") is not None,
+            "KiCad 9 GUI or Xvfb missing (apt: kicad xvfb)",
+        )
+        return
+    import kicad10
+
+    ok, why = kicad10.available()
+    need(ok, why)
+    for tool in ("pcbnew", "xvfb-run"):
+        need((kicad10.ROOT10 / "usr" / "bin" / tool).exists(), f"no {tool} in {kicad10.ROOT10}")
+
+
 @pytest.fixture(scope="session")
 def chromium() -> str:
     exe = shutil.which("chromium") or shutil.which("chromium-browser")

@@ -83,3 +83,55 @@ def run(cmd: list[str], timeout: float = 900) -> subprocess.CompletedProcess[str
 def python(script: str, *args: str, timeout: float = 900) -> subprocess.CompletedProcess[str]:
     """KiCad 10's ``/usr/bin/python3 -c script args`` (the interpreter its pcbnew is built for)."""
     return run(["/usr/bin/python3", "-c", script, *args], timeout=timeout)
+
+
+# -- the KiCad 10 GUI (pcbnew under Xvfb in the chroot) --------------------------------------
+
+
+def _mountpoint(path: Path) -> bool:
+    return subprocess.run(["mountpoint", "-q", str(path)], check=False).returncode == 0
+
+
+def _mount(args: list[str], target: Path) -> None:
+    """``mount ARGS TARGET`` unless ``target`` is a mount point already (idempotent)."""
+    target.mkdir(parents=True, exist_ok=True)
+    if not _mountpoint(target):
+        subprocess.run(["mount", *args, str(target)], check=True, capture_output=True)
+
+
+def ensure_mounts() -> None:
+    """What the GUI needs in the chroot besides ``/proc`` (.ci/kicad10 mounts that): a tmpfs
+    on ``/dev/shm`` (Xvfb's shared memory) and ``/dev/pts``.  Idempotent."""
+    _mount(["-t", "proc", "proc"], ROOT10 / "proc")
+    _mount(["-t", "tmpfs", "shm"], ROOT10 / "dev" / "shm")
+    _mount(["--bind", "/dev/pts"], ROOT10 / "dev" / "pts")
+
+
+def bind_same_path(host_dir: Path) -> Path:
+    """Make ``host_dir`` visible inside the chroot at the *same* path (a bind mount), so a path
+    KiCad 10 reports (the board, the socket, the plugin folder) is also right on the host, and
+    host-side tests and tools use it as is.  Idempotent; returns the mount point."""
+    host_dir = Path(host_dir).resolve()
+    target = ROOT10 / str(host_dir).lstrip("/")
+    _mount(["--bind", str(host_dir)], target)
+    return target
+
+
+def unbind(host_dir: Path) -> None:
+    """Undo :func:`bind_same_path` (a no-op when it is not mounted), and remove the mount
+    point and its parents inside the chroot while they are empty (nothing else's files)."""
+    target = ROOT10 / str(Path(host_dir).resolve()).lstrip("/")
+    if _mountpoint(target):
+        subprocess.run(["umount", "-l", str(target)], check=False, capture_output=True)
+    stop = ROOT10 / "tmp"
+    while target != stop and stop in target.parents and not _mountpoint(target):
+        try:
+            target.rmdir()  # only an empty folder goes
+        except OSError:
+            break
+        target = target.parent
+
+
+def chroot_command(cmd: list[str]) -> list[str]:
+    """``cmd`` run inside the chroot."""
+    return [shutil.which("chroot") or "/usr/sbin/chroot", str(ROOT10), *cmd]

@@ -10,6 +10,14 @@ means "the open document is *our* board", not just "the socket answers".
 
 The board is copied into the scratch directory (with its ``.kicad_pro``/``.kicad_dru``) because
 the tests write markers and save; the fixture files stay untouched.
+
+``version="10"`` runs KiCad 10.0.7 from its Debian sid chroot (:mod:`kicad10`) instead of the
+host's KiCad 9: the scratch directory is bind-mounted into the chroot at the same path, so the
+board path KiCad reports, the API socket and the plugin folder are valid on the host as they are,
+and the host's kipy and plugin talk to it unchanged.  KiCad 10 shows a first-run "KiCad Setup"
+wizard (a modal dialog that blocks the API) unless its settings folder is valid, its global
+library tables exist and the update / data-collection prompts are answered: :meth:`_prepare`
+writes all of that.
 """
 
 from __future__ import annotations
@@ -25,6 +33,14 @@ from typing import Any
 
 #: KiCad's settings version directory under KICAD_CONFIG_HOME
 SETTINGS_VERSION = "9.0"
+#: the KiCad versions the harness runs: "9" on the host, "10" in the sid chroot
+VERSIONS = ("9", "10")
+#: KiCad 10's first-run wizard shows unless these prompts are marked as answered
+#: (``STARTWIZARD_PROVIDER_PRIVACY::NeedsUserInput``)
+NO_WIZARD = {"do_not_show_again": {"update_check_prompt": True, "data_collection_prompt": True}}
+#: the global library tables KiCad 10's wizard asks for when one is missing
+#: (``STARTWIZARD_PROVIDER_LIBRARIES``); KiCad 9 reads the first two
+LIB_TABLES = ("fp-lib-table", "sym-lib-table", "design-block-lib-table")
 
 
 class KiCadNotReady(RuntimeError):
@@ -41,7 +57,12 @@ class LiveKiCad:
         extra_config: dict[str, Any] | None = None,
         extra_env: dict[str, str] | None = None,
         screen: str | None = None,
+        version: str = "9",
     ):
+        if version not in VERSIONS:
+            raise ValueError(f"KiCad version {version!r} is not one of {VERSIONS}")
+        #: "9" (the host's pcbnew) or "10" (pcbnew in the KiCad 10 chroot)
+        self.version = version
         self.source_board = Path(board)
         self.workdir = Path(workdir)
         self.board_dir = self.workdir / "board"
@@ -62,10 +83,16 @@ class LiveKiCad:
     def socket(self) -> str:
         return f"ipc://{self.tmp / 'kicad' / 'api.sock'}"
 
+    @property
+    def settings_version(self) -> str:
+        """KiCad's settings folder name under ``KICAD_CONFIG_HOME`` ("9.0", "10.0")."""
+        return f"{self.version}.0"
+
     def env(self) -> dict[str, str]:
         """The environment KiCad runs in; also what a plugin subprocess should see."""
+        host_path = os.environ.get("PATH", "/usr/bin:/bin")
         env = {
-            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+            "PATH": host_path if self.version == "9" else "/usr/bin:/bin",
             "HOME": str(self.home),
             "KICAD_CONFIG_HOME": str(self.config),
             "XDG_CONFIG_HOME": str(self.workdir / "xdg_config"),
@@ -86,7 +113,7 @@ class LiveKiCad:
             self.board_dir,
             self.tmp,
             self.home,
-            self.config / SETTINGS_VERSION,
+            self.config / self.settings_version,
             self.workdir / "xdg_config",
             self.workdir / "xdg_data",
             self.workdir / "xdg_cache",
@@ -103,23 +130,38 @@ class LiveKiCad:
                 dest = self.board_dir / sibling.name
                 shutil.copyfile(sibling, dest)
                 dest.chmod(0o644)
-        common = {"api": {"enable_server": True, "interpreter_path": "/usr/bin/python3"}}
+        common: dict[str, Any] = {
+            "api": {"enable_server": True, "interpreter_path": "/usr/bin/python3"},
+            **NO_WIZARD,
+        }
         common.update(self.extra_config.get("kicad_common", {}))
-        cfg = self.config / SETTINGS_VERSION
+        cfg = self.config / self.settings_version
         (cfg / "kicad_common.json").write_text(json.dumps(common), encoding="utf-8")
-        for table in ("fp-lib-table", "sym-lib-table"):
+        for table in LIB_TABLES:
             (cfg / table).write_text(f"({table.replace('-', '_')}\n)\n", encoding="utf-8")
 
     # -- lifecycle -----------------------------------------------------------------------------
 
+    def command(self) -> list[str]:
+        """``xvfb-run … pcbnew BOARD``, inside the chroot for KiCad 10 (after mounting what
+        it needs and binding the scratch directory at the same path)."""
+        xvfb = ["xvfb-run", "-a"]
+        if self.screen:
+            xvfb += ["-s", f"-screen 0 {self.screen}"]
+        cmd = [*xvfb, "pcbnew", str(self.board)]
+        if self.version == "9":
+            return cmd
+        import kicad10
+
+        kicad10.ensure_mounts()
+        kicad10.bind_same_path(self.workdir)
+        return kicad10.chroot_command(cmd)
+
     def start(self, timeout_s: float = 240.0) -> LiveKiCad:
         self._prepare()
         with open(self.log, "wb") as log:
-            xvfb = ["xvfb-run", "-a"]
-            if self.screen:
-                xvfb += ["-s", f"-screen 0 {self.screen}"]
             self.proc = subprocess.Popen(
-                [*xvfb, "pcbnew", str(self.board)],
+                self.command(),
                 env=self.env(),
                 cwd=str(self.board_dir),
                 stdout=log,
@@ -186,6 +228,15 @@ class LiveKiCad:
             return ""
 
     def stop(self) -> None:
+        try:
+            self._stop_process()
+        finally:
+            if self.version != "9":
+                import kicad10
+
+                kicad10.unbind(self.workdir)
+
+    def _stop_process(self) -> None:
         proc = self.proc
         if proc is None or proc.poll() is not None:
             return
@@ -204,3 +255,44 @@ class LiveKiCad:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+# -- KiCad 10's DRC markers, seen through the API ---------------------------------------------
+# kicad-python 0.8 cannot unpack a DRC marker (KiCad 10 sends it as an empty ``Any``) and
+# ``GetItems`` refuses the marker type, so the tests count markers through raw selection calls.
+
+
+def raw_selection(board: Any) -> tuple[int, set[str]]:
+    """(how many items the editor has selected, the ids of those kicad-python can unpack:
+    every selected item that is not a DRC marker)."""
+    from kipy.board_types import unwrap
+    from kipy.proto.common.commands import editor_commands_pb2 as ec
+
+    cmd = ec.GetSelection()
+    cmd.header.document.CopyFrom(board.document)
+    items = list(board.client.send(cmd, ec.SelectionResponse).items)
+    known = {unwrap(i).id.value for i in items if i.type_url and i.value}
+    return len(items), known
+
+
+def live_markers(board: Any, ids: list[str] | set[str] | tuple[str, ...]) -> int:
+    """How many of the DRC markers ``ids`` are on the board now (KiCad selects only items it
+    has); the selection is cleared afterwards."""
+    from kipy.proto.common.commands import editor_commands_pb2 as ec
+    from kipy.proto.common.types import base_types_pb2
+
+    board.clear_selection()
+    if not ids:
+        return 0
+    cmd = ec.AddToSelection()
+    cmd.header.document.CopyFrom(board.document)
+    cmd.items.extend(base_types_pb2.KIID(value=i) for i in ids)
+    got = len(board.client.send(cmd, ec.SelectionResponse).items)
+    board.clear_selection()
+    return got
+
+
+def drc_marker_ids(state_file: Path, board_file: Path) -> list[str]:
+    """The ids of the last click's KiCad 10 markers, as the plugin recorded them."""
+    state = json.loads(state_file.read_text(encoding="utf-8"))
+    return list(state.get(str(board_file), []))

@@ -13,6 +13,7 @@ import sys
 import zlib
 from pathlib import Path
 from types import SimpleNamespace
+from typing import Any
 
 import pytest
 from conftest import FIXTURE_BOARDS, ROOT, need
@@ -425,7 +426,7 @@ class _FakeBoard:
     def __init__(self, kicad10: bool) -> None:
         from kipy.proto.common.types import base_types_pb2
 
-        self.client = FakeClient(kicad10)
+        self.client = FakeClient(kicad10, owner=self)
         self.document = base_types_pb2.DocumentSpecifier()
         self.document.board_filename = "x.kicad_pcb"
         self.commits = 0
@@ -495,7 +496,7 @@ def test_kicad10_drc_markers_carry_the_findings(kipy, tmp_path) -> None:
     assert (again.mode, again.created, again.removed) == ("drc", 2, 2)
     assert board.deleted == [first_ids]
     third = markers.place_markers(board, findings, drc_state=state)
-    assert board.deleted[-1] == [f"00000000-0000-0000-0000-{n:012d}" for n in (3, 4)]
+    assert board.deleted[-1] == list(again.ids) and len(again.ids) == 2
     assert third.removed == 2
 
 
@@ -911,3 +912,174 @@ def test_run_failure_page_replaces_the_report_and_success_cleans_up(
     assert "<!DOCTYPE html>" in report.read_text() and report.with_suffix(".json").is_file()
     assert not (tmp_path / "accel-drc" / action.MARKER_ERROR_PAGE).exists()
     assert "STALE" not in fake.get_text()[0].proto.text.text
+
+
+def test_kicad10_selection_of_drc_markers_counts_them(kipy, tmp_path) -> None:
+    """Issue #29 item 4: KiCad 10 answers a selection of DRC markers with items kicad-python
+    0.8 cannot unpack (empty ``Any``); kipy's ``add_to_selection`` raised "Can't unpack empty
+    Any protobuf message" on every click and the click reported ``selected: 0``.  The markers
+    are counted as selected; a foreign item in the answer still clears the selection."""
+    from accel_drc.results import Finding, Severity, Status
+    from accel_drc_kicad import markers
+
+    findings = [
+        Finding("r.a", "via_stub", Severity.ERROR, Status.VIOLATION, "e", pos=(1.0, 1.0)),
+        Finding("r.b", "foil", Severity.WARNING, Status.VIOLATION, "w", pos=(2.0, 2.0)),
+    ]
+    board = _FakeBoard(kicad10=True)
+    board.selected = ["0f0e0d0c-0b0a-0908-0706-050403020100"]  # the user's zone
+    board.clear_selection = lambda: board.selected.clear()  # type: ignore[attr-defined]
+
+    def add(refs):  # KiCad's semantics: the whole selection comes back
+        board.selected += [r.id.value for r in refs]
+        return list(board.selected)
+
+    from kipy.board import Board
+
+    # kipy's own add_to_selection, over the fake server (which answers as KiCad 10 does)
+    board._doc, board._kicad = board.document, board.client  # type: ignore[attr-defined]
+    board.add_to_selection = lambda items: Board.add_to_selection(board, items)  # type: ignore
+    board.select_ids = add  # type: ignore[attr-defined]
+    made = markers.place_markers(board, findings, drc_state=tmp_path / "s.json")
+    assert markers.select_items(board, list(made.ids)) == 2
+    assert board.selected == list(made.ids)
+    board.select_ids = lambda refs: [*[r.id.value for r in refs], "zone"]  # type: ignore
+    assert markers.select_items(board, list(made.ids)) == 0 and board.selected == []
+
+
+def test_clear_from_a_terminal_finds_the_buttons_drc_markers(kipy, tmp_path, monkeypatch) -> None:
+    """Issue #29 item 4: the button (KiCad runs it from its plugin folder) and ``python -m
+    accel_drc_kicad clear`` (another copy of the package) must share the record of the KiCad 10
+    markers: it lives in the per-user cache folder, not beside the package."""
+    from accel_drc.results import Finding, Severity, Status
+    from accel_drc_kicad import markers
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    f = Finding("r.err", "via_stub", Severity.ERROR, Status.VIOLATION, "e", pos=(1.0, 1.0))
+    board = _FakeBoard(kicad10=True)
+    made = markers.place_markers(board, [f])
+    state = tmp_path / "cache" / "accel-drc" / "kicad-drc-markers.json"
+    assert state.is_file() and list(made.ids)[0] in state.read_text()
+    assert markers.clear_all(board) == 1 and board.deleted == [list(made.ids)]
+
+
+def _api_stackup(material: str, epsilon_r: float, loss_tangent: float, finish: str) -> Any:
+    """A two-layer ``get_stackup()`` answer: F.Cu, one core dielectric, B.Cu."""
+    from kipy.proto.board import board_pb2
+    from kipy.proto.board.board_types_pb2 import BoardLayer
+
+    proto = board_pb2.BoardStackup()
+    proto.finish.type_name = finish
+    for kind, layer in (
+        (board_pb2.BSLT_COPPER, BoardLayer.BL_F_Cu),
+        (board_pb2.BSLT_DIELECTRIC, BoardLayer.BL_UNDEFINED),
+        (board_pb2.BSLT_COPPER, BoardLayer.BL_B_Cu),
+    ):
+        item = proto.layers.add()
+        item.type = kind
+        item.layer = layer
+        item.thickness.value_nm = 35_000 if kind == board_pb2.BSLT_COPPER else 1_500_000
+        if kind == board_pb2.BSLT_DIELECTRIC:
+            item.dielectric.type = board_pb2.BSDT_CORE
+            sub = item.dielectric.layer.add()
+            sub.thickness.value_nm = 1_500_000
+            sub.material_name = material
+            sub.epsilon_r = epsilon_r
+            sub.loss_tangent = loss_tangent
+    return SimpleNamespace(proto=proto)
+
+
+def test_kicad10_stackup_keeps_an_explicit_zero_loss_tangent_and_no_finish(kipy) -> None:
+    """Issue #29 item 5: KiCad 10 fills the dielectrics, so its ``(loss_tangent 0)`` is a value
+    (the file reader says 0.0, the live reader said null), and its finish "None" is no finish
+    (the live reader said the string "None").  KiCad 9.0.x sends every dielectric empty: its
+    zeros stay unknown."""
+    from accel_drc_kicad.live_reader import LayerMap, stackup_from_api
+
+    ten = stackup_from_api(_api_stackup("7628", 4.2, 0.0, "None"), LayerMap(2))
+    (core,) = ten.dielectrics()
+    assert (core.material, core.epsilon_r, core.loss_tangent) == ("7628", 4.2, 0.0)
+    assert ten.finish is None
+    assert stackup_from_api(_api_stackup("FR4", 4.5, 0.02, "ENIG"), LayerMap(2)).finish == "ENIG"
+    nine = stackup_from_api(_api_stackup("", 0.0, 0.0, ""), LayerMap(2))
+    (core,) = nine.dielectrics()
+    assert (core.material, core.epsilon_r, core.loss_tangent) == (None, None, None)
+
+
+def test_kicad10_one_marker_per_place(kipy, tmp_path) -> None:
+    """Issue #29 item 3: KiCad 10.0.7 pushes one commit per ``InjectDrcError`` (≈ 150 ms each on
+    vme-wren) and has no call for several markers, so findings at one place share one marker:
+    two checks of one via are one marker with both labels, worst first, and their items;
+    the board-level findings are one marker at the outline's corner.  Every finding is still
+    marked (the click's ``requested`` counts findings, ``created`` markers)."""
+    from accel_drc.results import Finding, Severity, Status
+    from accel_drc_kicad import markers
+
+    via = "0f0e0d0c-0b0a-0908-0706-050403020100"
+    pad = "1f0e0d0c-0b0a-0908-0706-050403020100"
+    findings = [
+        Finding(
+            "r.w", "foil", Severity.WARNING, Status.VIOLATION, "w", pos=(5.0, 5.0), items=(pad,)
+        ),
+        Finding(
+            "r.e", "via_stub", Severity.ERROR, Status.VIOLATION, "e", pos=(5.0, 5.0), items=(via,)
+        ),
+        Finding("r.other", "foil", Severity.WARNING, Status.VIOLATION, "o", pos=(9.0, 9.0)),
+        Finding("r.tg", "tg", Severity.ERROR, Status.CANNOT_VERIFY, "Tg unknown"),
+        Finding("r.dk", "dk", Severity.WARNING, Status.CANNOT_VERIFY, "Dk unknown"),
+    ]
+    board = _FakeBoard(kicad10=True)
+    got = markers.place_markers(
+        board, findings, drc_state=tmp_path / "s.json", outline_bbox=(0.0, 0.0, 50.0, 50.0)
+    )
+    assert (got.mode, got.created, got.requested) == ("drc", 3, 5)
+    cmds = board.client.sent
+    assert [type(c).__name__ for c in cmds] == ["InjectDrcError"] * 3
+    by_place = {(c.position.x_nm, c.position.y_nm): c for c in cmds}
+    shared = by_place[(5_000_000, 5_000_000)]
+    assert shared.message.startswith("accel-drc: E1 via_stub") and "W" in shared.message
+    assert "; " in shared.message and [k.value for k in shared.items] == [via, pad]
+    board_level = by_place[(1_000_000, 1_000_000)]
+    assert board_level.message.count("board-level") == 1
+    assert "tg" in board_level.message and "dk" in board_level.message
+    assert len(got.ids) == 3
+
+
+def test_a_marker_message_stays_short(kipy) -> None:
+    """Forty findings at one place: one message of at most DRC_MESSAGE_MAX characters that
+    says how many more the report has."""
+    from accel_drc.results import Finding, Severity, Status
+    from accel_drc_kicad import markers
+
+    many = [
+        (n, Finding(f"r.{n}", "via_stub", Severity.ERROR, Status.VIOLATION, "e", pos=(1.0, 1.0)))
+        for n in range(1, 41)
+    ]
+    text = markers.drc_message(many, False)
+    assert len(text) <= markers.DRC_MESSAGE_MAX and text.endswith("more in the report")
+    assert text.startswith("accel-drc: E1 via_stub")
+
+
+def test_kicad10_harness_seeds_the_settings_so_no_wizard_blocks(tmp_path) -> None:
+    """Issue #29 item 8: KiCad 10 shows a modal first-run wizard (the API answers "not ready"
+    for good: the harness waited 240 s) unless its settings folder is valid, the three global
+    library tables exist and the update / data-collection prompts are answered.  Measured:
+    without this, KiCad 10.0.7 was not ready after 60 s; with it, ready in 13 s."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from kicad_live import LiveKiCad
+
+    board = ROOT / "fixtures" / "boards" / "coral-tpu-m2-adapter" / "M2.kicad_pcb"
+    kicad = LiveKiCad(board, tmp_path / "k", version="10")
+    kicad._prepare()
+    cfg = tmp_path / "k" / "config" / "10.0"
+    common = json.loads((cfg / "kicad_common.json").read_text(encoding="utf-8"))
+    assert common["api"]["enable_server"] is True
+    assert common["do_not_show_again"] == {
+        "update_check_prompt": True,
+        "data_collection_prompt": True,
+    }
+    for table in ("fp-lib-table", "sym-lib-table", "design-block-lib-table"):
+        assert (cfg / table).read_text(encoding="utf-8").startswith("(" + table.replace("-", "_"))
+    assert kicad.settings_version == "10.0" and kicad.env()["PATH"] == "/usr/bin:/bin"
+    with pytest.raises(ValueError, match="not one of"):
+        LiveKiCad(board, tmp_path / "x", version="8")

@@ -1,4 +1,5 @@
-"""The button as a new user meets it (issue 16), against a real KiCad 9 under Xvfb.
+"""The button as a new user meets it (issue 16), against a real KiCad 9 under Xvfb and KiCad
+10.0.7 in its chroot (there both findings become real DRC markers instead of one legend).
 
 The board is the M.2 OCuLink adapter with no ``accel-drc.yaml``: both of its findings
 (``edge.pdn_impedance``, ``signals.assumed_type.pcie4``) are board-level, the case where a click
@@ -23,8 +24,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import FIXTURE_BOARDS, ROOT, need
-from kicad_live import LiveKiCad
+from conftest import FIXTURE_BOARDS, ROOT, need, need_live_kicad
+from kicad_live import VERSIONS, LiveKiCad, drc_marker_ids, live_markers, raw_selection
 
 PLUGIN = ROOT / "plugin"
 sys.path.insert(0, str(PLUGIN))
@@ -39,6 +40,13 @@ class Session:
         self.kicad = kicad
         self.opened = opened  # one line per page the plugin opened in the "browser"
         self.legend_text = ""
+        self.version = kicad.version
+
+    def drc_ids(self) -> list[str]:
+        """The last click's KiCad 10 DRC markers, as the plugin recorded them in the user's
+        cache (:meth:`env`)."""
+        state = self.kicad.workdir / "user-cache" / "accel-drc" / "kicad-drc-markers.json"
+        return drc_marker_ids(state, self.kicad.board)
 
     def env(self) -> dict[str, str]:
         env = dict(os.environ)
@@ -77,14 +85,17 @@ class Session:
         return kicad, open_board(kicad)
 
 
-@pytest.fixture(scope="module")
-def session(xvfb_run: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Session]:
+@pytest.fixture(scope="module", params=VERSIONS, ids=lambda v: f"kicad{v}")
+def session(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Session]:
+    need_live_kicad(request.param)
     try:
         import kipy  # noqa: F401
     except ImportError:
         need(False, "kicad-python (kipy) is not installed")
-    work = tmp_path_factory.mktemp("kicad-click")
-    kicad = LiveKiCad(BOARD, work / "kicad")
+    work = tmp_path_factory.mktemp(f"kicad{request.param}-click")
+    kicad = LiveKiCad(BOARD, work / "kicad", version=request.param)
     kicad._prepare()
     opened = work / "opened.txt"
     browser = kicad.workdir / "browser.sh"
@@ -131,6 +142,9 @@ def test_click_shows_board_level_findings_where_zoom_to_fit_looks(session: Sessi
 
     result = session.click()
     assert result["ok"], result["error"]
+    if session.version != "9":
+        _kicad10_board_level_markers(session, result)
+        return
     assert result["markers"]["mode"] == "graphics" and result["markers"]["created"] == 1
     assert result["markers"]["refused"] == 0
     _kicad, board = session.board()
@@ -158,14 +172,47 @@ def test_click_shows_board_level_findings_where_zoom_to_fit_looks(session: Sessi
     ) in page
 
 
+def _kicad10_board_level_markers(session: Session, result: dict[str, Any]) -> None:
+    """KiCad 10: the board-level findings are one DRC marker (at the outline's top-left corner,
+    unit-tested in test_plugin_bundle: KiCad 10.0.7 has no call that reads markers back), they
+    alone are selected, no graphics are drawn, and the banner says so."""
+    from accel_drc_kicad.markers import find_markers
+
+    # one marker for both: a marker per place, and both are board-level (markers.drc_groups)
+    assert result["markers"]["mode"] == "drc" and result["markers"]["created"] == 1
+    assert result["markers"]["requested"] == 2
+    _kicad, board = session.board()
+    assert find_markers(board) == ([], [])
+    assert raw_selection(board) == (1, set()) and result["selected"] == 1
+    ids = session.drc_ids()
+    assert len(ids) == 1 and live_markers(board, ids) == 1
+    report = session.kicad.board_dir / REPORT
+    assert Path(result["report"]) == report
+    assert session.pages() == [report.resolve().as_uri()]
+    page = html.unescape(report.read_text(encoding="utf-8"))
+    assert (
+        '<p class="editor-note" id="editor-note">In KiCad: 2 findings marked as KiCad DRC '
+        "markers: 2 board-level findings marked inside the board outline's top-left corner "
+        "(View → Zoom to Fit, Home). Only the markers are selected in the editor, none of the "
+        "board's own items: Delete removes them now; KiCad's next DRC run or "
+        '"python -m accel_drc_kicad clear" at any time.</p>'
+    ) in page
+
+
 def test_board_label_names_the_findings(session: Session) -> None:
     """Item 2: the label is built from the findings, the same ones ``accel-drc check`` gives for
     the saved file: each rule id with its severity and status, the worst first."""
+    findings = _file_findings(session.kicad.board)
+    assert {f["rule"] for f in findings} == {"edge.pdn_impedance", "signals.assumed_type.pcie4"}
+    if session.version != "9":
+        # KiCad 10: the labels are the DRC markers' messages (unit-tested: KiCad 10.0.7 cannot
+        # read them back); the report lists the same findings as the file's check
+        report = json.loads((session.kicad.board_dir / REPORT).with_suffix(".json").read_text())
+        assert [f["rule"] for f in report["findings"]] == [f["rule"] for f in findings]
+        return
     text = session.legend_text
     assert text
     flat = text.replace("\n   ", " ")
-    findings = _file_findings(session.kicad.board)
-    assert {f["rule"] for f in findings} == {"edge.pdn_impedance", "signals.assumed_type.pcie4"}
     assert flat.startswith("accel-drc: 2 board-level findings\n")
     assert "1. edge.pdn_impedance (error, cannot verify): no power rail found" in flat
     assert "2. signals.assumed_type.pcie4 (info, cannot verify): 16 PCIe nets" in flat
@@ -194,6 +241,14 @@ def test_failed_run_marks_the_markers_stale_and_replaces_the_report(session: Ses
     assert f"{config}:3: malformed YAML" in page and "Enable KiCad API" not in page
     assert not report.with_suffix(".json").exists()
     assert session.pages()[before:] == [report.resolve().as_uri()]
+    if session.version != "9":
+        # KiCad 10: the last click's DRC markers no longer describe the board: removed
+        _kicad, board = session.board()
+        assert result["markers"]["removed"] == 1 and live_markers(board, session.drc_ids()) == 0
+        again = session.click()
+        assert again["ok"] and "<!DOCTYPE html>" in report.read_text(encoding="utf-8")
+        assert live_markers(board, session.drc_ids()) == 1
+        return
     assert result["markers"]["mode"] == "stale"
     kicad, board = session.board()
     (label,), _rings = find_markers(board)
@@ -233,6 +288,11 @@ def test_a_second_click_while_running_is_ignored(session: Session) -> None:
     assert result["ok"] and not result["ignored"]
     assert len(session.pages()) - before == 1  # one browser tab, not two
     _kicad, board = session.board()
+    if session.version != "9":
+        assert result["markers"]["removed"] == 1 == result["markers"]["created"]
+        assert live_markers(board, session.drc_ids()) == 1  # never doubled
+        assert not lock.exists()
+        return
     labels, rings = find_markers(board)
     assert len(labels) == 1 and rings == []  # never doubled
     assert not lock.exists()

@@ -1,4 +1,4 @@
-"""The live reader against a real KiCad 9 (PCB editor under Xvfb with its API server on):
+"""The live reader against a real KiCad 9 and 10 (PCB editor under Xvfb with its API server on):
 ``python -m accel_drc_kicad inspect --json`` of the open board must print the document
 ``accel-drc inspect --json`` prints for the board file — every fixture board, one KiCad each.
 
@@ -17,8 +17,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURE_BOARDS, ROOT, need
-from kicad_live import LiveKiCad
+from conftest import FIXTURE_BOARDS, ROOT, need, need_live_kicad
+from kicad_live import VERSIONS, LiveKiCad
 
 PLUGIN = ROOT / "plugin"
 pytestmark = [pytest.mark.kicad, pytest.mark.slow]
@@ -35,13 +35,20 @@ def _have_kipy() -> bool:
     return True
 
 
-@pytest.fixture(scope="module", params=sorted(FIXTURE_BOARDS))
+@pytest.fixture(
+    scope="module",
+    params=[(v, name) for v in VERSIONS for name in sorted(FIXTURE_BOARDS)],
+    ids=lambda p: f"kicad{p[0]}-{p[1]}",
+)
 def live(
-    request: pytest.FixtureRequest, xvfb_run: str, tmp_path_factory: pytest.TempPathFactory
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[LiveKiCad]:
+    version, name = request.param
+    need_live_kicad(version)
     need(_have_kipy(), "kicad-python (kipy) is not installed")
-    name = request.param
-    kicad = LiveKiCad(FIXTURE_BOARDS[name], tmp_path_factory.mktemp(f"kicad-{name}"))
+    kicad = LiveKiCad(
+        FIXTURE_BOARDS[name], tmp_path_factory.mktemp(f"kicad{version}-{name}"), version=version
+    )
     kicad.start()
     try:
         yield kicad

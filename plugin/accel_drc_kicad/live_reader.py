@@ -199,11 +199,28 @@ def general_thickness(header: str | None) -> float | None:
 # ---------------------------------------------------------------------------------------------
 
 
-def stackup_from_api(api_stackup: Any, layers: LayerMap) -> Stackup:
-    """Translate ``board.get_stackup()`` into the model (complete on KiCad 10; on 9.0.x the
-    dielectric material/εr/tanδ come back empty and stay ``None`` here: unknown, not zero)."""
+def _api_fills_dielectrics(proto: Any) -> bool:
+    """Whether KiCad filled the dielectrics' properties (10.x does; 9.0.x sends every material,
+    εr and tanδ empty).  Only then is a zero a value the user set (an explicit
+    ``(loss_tangent 0)``), not "not sent"."""
     from kipy.proto.board import board_pb2
 
+    return any(
+        p.material_name or p.epsilon_r
+        for layer in proto.layers
+        if layer.type == board_pb2.BSLT_DIELECTRIC
+        for p in layer.dielectric.layer
+    )
+
+
+def stackup_from_api(api_stackup: Any, layers: LayerMap) -> Stackup:
+    """Translate ``board.get_stackup()`` into the model (complete on KiCad 10; on 9.0.x the
+    dielectric material/εr/tanδ come back empty and stay ``None`` here: unknown, not zero).
+    The finish "None" is no finish, as the file reader has it (:func:`finish_name`)."""
+    from accel_drc.readers.kicad_stackup import finish_name
+    from kipy.proto.board import board_pb2
+
+    filled = _api_fills_dielectrics(api_stackup.proto)
     out: list[StackupLayer] = []
     n_diel = 0
     for layer in api_stackup.proto.layers:
@@ -232,7 +249,8 @@ def stackup_from_api(api_stackup: Any, layers: LayerMap) -> Stackup:
                         else None,
                         material=p.material_name or None,
                         epsilon_r=p.epsilon_r or None,
-                        loss_tangent=p.loss_tangent or None,
+                        # εr 0 is no material; tanδ 0 is one (a lossless dielectric)
+                        loss_tangent=p.loss_tangent if filled else None,
                     )
                 )
             kind = {
@@ -267,7 +285,7 @@ def stackup_from_api(api_stackup: Any, layers: LayerMap) -> Stackup:
                     raw_type=kind,
                 )
             )
-    finish = api_stackup.proto.finish.type_name or None
+    finish = finish_name(api_stackup.proto.finish.type_name)
     return Stackup(
         layers=tuple(out),
         finish=finish,

@@ -3,7 +3,8 @@
 Two ways, picked at run time:
 
 * **KiCad 10**: ``InjectDrcError`` puts real DRC markers in the editor (they show in the DRC
-  dialog, and KiCad clears them on its next DRC run).  A server without the command answers
+  dialog, and KiCad clears them on its next DRC run), one per place (:func:`drc_groups`: each
+  is a commit of its own in KiCad 10.0.7, the cost on a big board).  A server without the command answers
   "no handler" (``AS_UNHANDLED``); that is how KiCad 9 is detected, not by version numbers.
 * **Otherwise** (KiCad 9): marker graphics on a user layer (``Cmts.User`` unless the config's
   ``report.marker_layer`` names another enabled layer): a ring around the spot and a short label.
@@ -276,36 +277,77 @@ def _text(layer: int, x_nm: int, y_nm: int, text: str, size_mm: float, top: bool
     return BoardText(p)
 
 
+#: a KiCad 10 marker's message holds at most this many characters (the DRC dialog's line)
+DRC_MESSAGE_MAX = 400
+
+
+def drc_groups(
+    numbered: Sequence[tuple[int, Any]], anchor: tuple[float, float] | None
+) -> list[tuple[tuple[float, float], list[tuple[int, Any]]]]:
+    """The KiCad 10 markers a click makes: one per *place*, holding every finding there, worst
+    first (the board-level findings all at ``anchor``, or none without one).
+
+    Why: KiCad 10.0.7's ``InjectDrcError`` pushes one commit per marker, and a commit costs
+    ≈ 150 ms on a 69 MB board (vme-wren: 47 findings, 8.5 s of markers, issue #29 item 3).
+    There is no call that makes several markers at once, so the batch is the place: findings
+    at one spot (the board-level ones; several checks of one via) share one marker."""
+    groups: dict[tuple[int, int], tuple[tuple[float, float], list[tuple[int, Any]]]] = {}
+    for number, f in numbered:
+        pos = f.pos if f.pos is not None else anchor
+        if pos is None:
+            continue
+        key = (_nm(pos[0]), _nm(pos[1]))
+        groups.setdefault(key, (pos, []))[1].append((number, f))
+    return list(groups.values())
+
+
+def drc_message(group: Sequence[tuple[int, Any]], board_level: bool) -> str:
+    """One marker's message: the label of each finding at its place (``accel-drc: E3 via_stub
+    1.42 vs 0.3 mm``), joined with "; ", cut at :data:`DRC_MESSAGE_MAX` with how many more."""
+    labels = [label_for(f, n) for n, f in group]
+    head = labels[0] + (" (board-level)" if board_level else "")
+    rest = [lbl[len(TAG) :].strip() for lbl in labels[1:]]
+    text = head
+    for i, part in enumerate(rest):
+        more = f"; … {len(rest) - i} more in the report"
+        if len(text) + 2 + len(part) + len(more) > DRC_MESSAGE_MAX and i < len(rest) - 1:
+            return text + more
+        text += "; " + part
+    return text
+
+
 def _inject_drc(
     board: Any,
-    findings: Sequence[Any],
+    numbered: Sequence[tuple[int, Any]],
     ids: list[str] | None = None,
     anchor: tuple[float, float] | None = None,
 ) -> int | None:
-    """KiCad 10's real DRC markers; None when the server has no such command (KiCad 9), or when
-    nothing could be asked (no finding has a place and there is no ``anchor``: the caller then
-    draws graphics, which work on every version).  A finding without a position (a stack-up,
-    material or rail finding) is marked at ``anchor`` (mm), inside the outline's top-left
-    corner.  The new markers' ids are appended to ``ids``."""
+    """KiCad 10's real DRC markers, one per place (:func:`drc_groups`); None when the server
+    has no such command (KiCad 9), or when nothing could be asked (no finding has a place and
+    there is no ``anchor``: the caller then draws graphics, which work on every version).  A
+    finding without a position (a stack-up, material or rail finding) is marked at ``anchor``
+    (mm), inside the outline's top-left corner.  The new markers' ids are appended to ``ids``;
+    returns how many markers were made."""
     from kipy.proto.board import board_commands_pb2 as bc
     from kipy.proto.common.types import base_types_pb2
 
     sev = {"error": bc.DRS_ERROR, "warning": bc.DRS_WARNING}
     made = 0
-    asked = False
-    for number, f in enumerate(findings, 1):
-        pos = f.pos if f.pos is not None else anchor
-        if pos is None:
-            continue
+    groups = drc_groups(numbered, anchor)
+    for pos, group in groups:
+        worst = group[0][1]  # the plan is worst first, and so is every group
         cmd = bc.InjectDrcError()
         cmd.board.CopyFrom(board.document)
-        cmd.severity = sev.get(getattr(f.severity, "value", ""), bc.DRS_WARNING)
-        cmd.message = label_for(f, number) + ("" if f.pos is not None else " (board-level)")
+        cmd.severity = sev.get(getattr(worst.severity, "value", ""), bc.DRS_WARNING)
+        cmd.message = drc_message(group, worst.pos is None)
         cmd.position.x_nm = _nm(pos[0])
         cmd.position.y_nm = _nm(pos[1])
-        for uuid in f.items:
-            cmd.items.append(base_types_pb2.KIID(value=uuid))
-        asked = True
+        seen: set[str] = set()
+        for _n, f in group:
+            for uuid in f.items:
+                if uuid not in seen:
+                    seen.add(uuid)
+                    cmd.items.append(base_types_pb2.KIID(value=uuid))
         try:
             resp = retry(board.client.send, cmd, bc.InjectDrcErrorResponse)
         except Exception as exc:
@@ -316,7 +358,7 @@ def _inject_drc(
         marker = getattr(getattr(resp, "marker", None), "value", "")
         if ids is not None and marker:
             ids.append(marker)
-    return made if asked else None
+    return made if groups else None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -325,8 +367,24 @@ def _inject_drc(
 # deletes those before injecting new ones: a rerun replaces its markers instead of doubling them.
 # ---------------------------------------------------------------------------------------------
 
-#: where the ids of the DRC markers of the last click live (beside the plugin's log)
-DRC_STATE = Path(__file__).resolve().parent.parent / "accel-drc-markers.json"
+#: where the ids of the DRC markers of the last click live; None: :func:`drc_state_path`
+DRC_STATE: Path | None = None
+
+
+def drc_state_path(override: Path | None = None) -> Path:
+    """The file with the ids of the last click's KiCad 10 DRC markers, per board: ``override``,
+    else :data:`DRC_STATE`, else ``accel-drc/kicad-drc-markers.json`` in the per-user cache
+    folder.  Per user, not per plugin folder (issue #29 item 4: the button, run by KiCad from its
+    plugin folder, kept the ids beside itself, and ``python -m accel_drc_kicad clear`` from a
+    terminal, another copy of the package, looked beside *itself*, found none and removed
+    nothing)."""
+    if override is not None:
+        return override
+    if DRC_STATE is not None:
+        return DRC_STATE
+    from .places import cache_root
+
+    return cache_root() / "accel-drc" / "kicad-drc-markers.json"
 
 
 def _board_key(board: Any) -> str:
@@ -351,6 +409,7 @@ def _read_state(path: Path) -> dict[str, list[str]]:
 def _write_state(path: Path, state: dict[str, list[str]]) -> None:
     for target in (path, Path(tempfile.gettempdir()) / path.name):
         try:
+            target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(json.dumps(state, indent=1), encoding="utf-8")
             return
         except OSError:
@@ -359,25 +418,33 @@ def _write_state(path: Path, state: dict[str, list[str]]) -> None:
 
 
 def _remove_old_drc(board: Any, ids: Sequence[str]) -> int:
-    """Delete the DRC markers of the previous click (gone already if KiCad re-ran its DRC or the
-    board was reopened: then KiCad refuses the ids, which is fine)."""
+    """Delete items by id in one ``DeleteItems`` request: the DRC markers of the previous click (gone already if KiCad re-ran its DRC or the
+    board was reopened: then KiCad answers "nonexistent" for them, which is fine); returns how
+    many KiCad says it deleted (one ``DeleteItems`` request for all of them)."""
     if not ids:
         return 0
+    from kipy.proto.common.commands import editor_commands_pb2 as ec
     from kipy.proto.common.types import base_types_pb2
 
+    cmd = ec.DeleteItems()
+    cmd.header.document.CopyFrom(board.document)
+    cmd.item_ids.extend(base_types_pb2.KIID(value=i) for i in ids)
     try:
-        board.remove_items_by_id([base_types_pb2.KIID(value=i) for i in ids])
+        resp = retry(board.client.send, cmd, ec.DeleteItemsResponse)
     except Exception as exc:
         log.info("previous DRC markers not removed (%s): probably cleared by KiCad already", exc)
         return 0
-    return len(ids)
+    results = getattr(resp, "deleted_items", None)
+    if not results:  # an older server that does not itemise: it took the request
+        return len(ids)
+    return sum(1 for r in results if r.status == ec.IDS_OK)
 
 
 def clear_all(board: Any, drc_state: Path | None = None) -> int:
     """Every marker earlier clicks put on the open board: the graphics (one commit) and the
     KiCad 10 DRC markers of the last click (:data:`DRC_STATE`); returns how many went."""
     removed = remove_markers(board)
-    state_path = drc_state or DRC_STATE
+    state_path = drc_state_path(drc_state)
     state = _read_state(state_path)
     key = _board_key(board)
     if state.get(key):
@@ -594,23 +661,32 @@ def place_markers(
     """Replace this plugin's earlier markers with markers for ``findings``, in one commit
     (one Undo reverts exactly what this click did to the board).
 
-    On KiCad 10 they are real DRC markers instead (not part of the undo history: KiCad clears
-    them on its next DRC run, and the next click replaces them, see :data:`DRC_STATE`)."""
+    On KiCad 10 they are real DRC markers instead, one per place (:func:`drc_groups`; KiCad
+    clears them on its next DRC run, and the next click replaces them, see
+    :func:`drc_state_path`).  KiCad 10.0.7 makes each an undo step of its own."""
     labels, rings = find_markers(board)
     old = [*labels, *rings]
     if plan is None:
         plan = plan_markers(findings, outline_bbox)
     chosen = [f for _n, f in plan.numbered]
     if use_drc and chosen:
-        state_path = drc_state or DRC_STATE
+        state_path = drc_state_path(drc_state)
         state = _read_state(state_path)
         key = _board_key(board)
         previous = state.get(key, [])
+        # the last click's DRC markers go first (only KiCad 10 made any): KiCad 10.0.7 leaves
+        # an API client's commit open after InjectDrcError, so deleting after it is one more
+        # undo step at the end, and one Undo after a click would bring the old markers back
+        removed = _remove_old_drc(board, previous)
+        if previous:
+            state[key] = []
+            _write_state(state_path, state)
         ids_out: list[str] = []
-        made = _inject_drc(board, chosen, ids_out, plan.anchor_mm)
+        made = _inject_drc(board, plan.numbered, ids_out, plan.anchor_mm)
         if made is not None:
-            removed = _remove_old_drc(board, previous)
-            removed += remove_markers(board) if old else 0
+            # earlier graphics markers (KiCad 9, or a board saved with them), by id: a
+            # begin_commit would be refused after InjectDrcError ("already has a commit")
+            removed += _remove_old_drc(board, [i.proto.id.value for i in old])
             if ids_out or previous:  # nothing to remember, nothing written
                 state[key] = ids_out
                 _write_state(state_path, state)
@@ -702,7 +778,7 @@ def mark_stale(board: Any, where: str, drc_state: Path | None = None) -> MarkerR
     of the last click are removed.  ``where`` names the error page (relative to the board)."""
     labels, _rings = find_markers(board)
     removed = 0
-    state_path = drc_state or DRC_STATE
+    state_path = drc_state_path(drc_state)
     state = _read_state(state_path)
     key = _board_key(board)
     if state.get(key):
@@ -736,23 +812,44 @@ def select_items(board: Any, uuids: Sequence[str]) -> int:
     """Make the editor's selection exactly ``uuids`` (this click's markers), or nothing: the
     user's earlier selection is cleared first, and should KiCad's answer hold any other item,
     the selection is cleared again (issue #31: a board item selected with the markers went
-    with them when the user pressed Delete to clear them).  Returns how many are selected."""
+    with them when the user pressed Delete to clear them).  Returns how many are selected.
+
+    The request is sent raw, not through kipy's ``add_to_selection``: KiCad 10 answers a
+    selection of DRC markers with items of a type kicad-python 0.8 cannot unpack (an empty
+    ``Any``), and kipy raised "Can't unpack empty Any protobuf message" on every click although
+    KiCad had selected the markers (issue #29 item 4).  An item that does not unpack is a
+    marker; one that does must be one of ``uuids``, and there can be no more than asked for."""
+    from kipy.proto.common.commands import editor_commands_pb2 as ec
+    from kipy.proto.common.types import base_types_pb2
+
     retry(board.clear_selection)
     if not uuids:
         return 0
-    from kipy.proto.common.types import base_types_pb2
-
-    class _Ref:
-        def __init__(self, uuid: str) -> None:
-            self.id = base_types_pb2.KIID(value=uuid)
-
-    selected = retry(board.add_to_selection, [_Ref(u) for u in uuids])
+    cmd = ec.AddToSelection()
+    cmd.header.document.CopyFrom(board.document)
+    cmd.items.extend(base_types_pb2.KIID(value=u) for u in uuids)
+    selected = list(retry(board.client.send, cmd, ec.SelectionResponse).items)
     wanted = set(uuids)
-    if any(_item_id(item) not in wanted for item in selected):
+    foreign = [i for i in (_any_id(item) for item in selected) if i is not None and i not in wanted]
+    if foreign or len(selected) > len(wanted):
         log.warning("KiCad selected more than the markers; selection cleared")
         retry(board.clear_selection)
         return 0
     return len(selected)
+
+
+def _any_id(item: Any) -> str | None:
+    """The uuid inside one selected item (a protobuf ``Any``); None for an item kicad-python
+    cannot unpack (KiCad 10's DRC markers)."""
+    from kipy.board_types import unwrap
+
+    if not getattr(item, "type_url", "") or not getattr(item, "value", b""):
+        return None
+    try:
+        wrapped = unwrap(item)
+    except Exception:
+        return None
+    return _item_id(wrapped)
 
 
 def _item_id(item: Any) -> str:

@@ -70,6 +70,13 @@ def _stack_number(
     return val
 
 
+def finish_name(value: object) -> str | None:
+    """A board's ``copper_finish`` as the model holds it: KiCad writes "None" (and the API
+    sends "None") for a board with no finish declared, which is no finish, not one named None."""
+    text = "" if value is None else str(value)
+    return None if text in ("None", "") else text
+
+
 def stackup_from_sexpr(node: Sexpr, warn: Callable[[str], None] | None = None) -> Stackup | None:
     """Build a :class:`Stackup` from a parsed ``(stackup …)`` node; ``warn`` receives one line
     per unusable number (the field is then not declared)."""
@@ -85,7 +92,7 @@ def stackup_from_sexpr(node: Sexpr, warn: Callable[[str], None] | None = None) -
             continue
         head = item[0]
         if head == "copper_finish" and len(item) > 1:
-            finish = None if item[1] in ("None", "") else str(item[1])
+            finish = finish_name(item[1])
         elif head == "dielectric_constraints" and len(item) > 1:
             impedance = item[1] == "yes"
         elif head == "edge_plating" and len(item) > 1:
