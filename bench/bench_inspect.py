@@ -47,8 +47,10 @@ board = pcbnew.LoadBoard(sys.argv[1])
 t2 = time.perf_counter()
 vias = {"through": 0, "blind_buried": 0, "micro": 0}
 seg = arc = 0
-kinds = {pcbnew.VIATYPE_THROUGH: "through", pcbnew.VIATYPE_BLIND_BURIED: "blind_buried",
-         pcbnew.VIATYPE_MICROVIA: "micro"}
+kinds = {pcbnew.VIATYPE_THROUGH: "through", pcbnew.VIATYPE_MICROVIA: "micro"}
+for n in ("VIATYPE_BLIND_BURIED", "VIATYPE_BLIND", "VIATYPE_BURIED"):  # KiCad 9; KiCad 10
+    if hasattr(pcbnew, n):
+        kinds[getattr(pcbnew, n)] = "blind_buried"
 for t in board.GetTracks():
     c = t.GetClass()
     if c == "PCB_VIA":
