@@ -185,15 +185,16 @@ def fab_limit(ctx: CheckContext, fab_class: str | None) -> FabLimit | None:
 
 
 def group_rows(columns: Sequence[np.ndarray]) -> list[np.ndarray]:
-    """Rows grouped by equal values of ``columns`` (ints), groups in order of first row."""
+    """Rows grouped by equal values of ``columns`` (ints), rows ascending in each group, groups
+    in order of first row.  A stable lexsort, not ``np.unique(axis=0)`` (which imports
+    ``numpy.ma``, a start-up cost every run would pay: docs/architecture.md)."""
     if not len(columns) or not len(columns[0]):
         return []
     keys = np.stack([np.asarray(c, np.int64) for c in columns], axis=1)
-    _, first, inv = np.unique(keys, axis=0, return_index=True, return_inverse=True)
-    inv = inv.reshape(-1)
-    order = np.argsort(inv, kind="stable")
-    bounds = np.flatnonzero(np.diff(inv[order])) + 1
-    groups = np.split(order, bounds)
+    order = np.lexsort(keys.T[::-1])
+    ordered = keys[order]
+    change = np.r_[True, (ordered[1:] != ordered[:-1]).any(axis=1)]
+    groups = np.split(order, np.flatnonzero(change)[1:])
     return sorted(groups, key=lambda g: int(g[0]))
 
 
