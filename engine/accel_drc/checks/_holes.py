@@ -45,11 +45,30 @@ class Holes:
     end: np.ndarray  #: last copper index
     span_mm: np.ndarray  #: plated length, mm (NaN: unknown)
     span_basis: tuple[str | None, str | None]  #: (through holes, blind/buried) basis
-    ids: tuple[str, ...]  #: via uuid or "REF.pad"
+    via_rows: np.ndarray  #: the via-table row of each via hole (the first rows)
+    via_uuids: Any  #: the via table's uuids (decoded on demand: 200k of them cost 0.3 s)
+    pad_ids: tuple[str, ...]  #: "REF.pad" of each pad hole (the rows after the vias)
     layer_names: tuple[str, ...]
 
     def __len__(self) -> int:
         return int(self.drill.shape[0])
+
+    def ids_of(self, rows: Any, most: int = 200) -> list[str]:
+        """The uuids (vias) and ``REF.pad`` names (pads) of ``rows``, each once, in order, at
+        most ``most``: a finding's items."""
+        out: dict[str, None] = {}
+        nv = len(self.via_rows)
+        for r in (int(x) for x in rows):
+            if r < nv:
+                v = int(self.via_rows[r])
+                name = self.via_uuids[v] if v < len(self.via_uuids) else ""
+            else:
+                name = self.pad_ids[r - nv]
+            if name:
+                out[name] = None
+                if len(out) >= most:
+                    break
+        return list(out)
 
     def basis_of(self, row: int) -> str | None:
         """The basis of row ``row``'s span: the board thickness for a through hole, the
@@ -105,8 +124,6 @@ def plated_holes(ctx: CheckContext, *, pads: bool = True) -> Holes:
         span = np.where(through, float(t_board or 0.0), span)
     else:  # no stated board thickness: the stack-up's sum where it has one
         t_basis = facts.thickness if np.isfinite(geom.length([0], [2 * n_layers - 1])[0]) else None
-    uuids = vias.uuid
-    ids = tuple(uuids[int(i)] if int(i) < len(uuids) else "" for i in keep.tolist())
     return Holes(
         kind=kind,
         types=tuple(vtypes[i] for i in keep.tolist()) + ("PTH pad",) * npd,
@@ -117,7 +134,9 @@ def plated_holes(ctx: CheckContext, *, pads: bool = True) -> Holes:
         end=end,
         span_mm=span,
         span_basis=(t_basis, facts.thickness),
-        ids=ids + tuple(r[4] for r in pad_rows),
+        via_rows=keep,
+        via_uuids=vias.uuid,
+        pad_ids=tuple(r[4] for r in pad_rows),
         layer_names=tuple(c.name for c in board.copper_layers),
     )
 

@@ -114,7 +114,7 @@ def _finding(
         limit=need,
         unit="mm",
         pos=(round(x, 4), round(y, 4)),
-        items=[holes.ids[int(k)] for k in rows[:200].tolist() if holes.ids[int(k)]],
+        items=holes.ids_of(rows),
         evidence={
             "count": n,
             "drill_mm": round(drill, 4),

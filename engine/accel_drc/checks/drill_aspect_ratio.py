@@ -104,7 +104,10 @@ def _group_finding(ctx: CheckContext, rule: Rule, holes: Holes, g: np.ndarray, l
     what = holes.types[i] + (" via" if holes.types[i] != "PTH pad" else "")
     count = len(g)
     plural = "s" if count > 1 and not what.endswith("pad") else ("s" if count > 1 else "")
-    need = ceil_to(span / lim.limit, _DRILL_STEP)
+    # the drill that passes the limit; for a group that passes the assumed fab and fails a
+    # less capable class, the drill that passes every class (then no fab is assumed)
+    target = lim.limit if ratio > lim.limit + _TOL else lim.classes[0].aspect_ratio_max
+    need = ceil_to(span / target, _DRILL_STEP)
     builds = next((c for c in lim.classes if ratio <= c.aspect_ratio_max + _TOL), None)
     if builds is not None:
         fab_txt = f"or a {builds.id} fab ({builds.aspect_ratio_max:g}:1) builds it"
@@ -114,8 +117,7 @@ def _group_finding(ctx: CheckContext, rule: Rule, holes: Holes, g: np.ndarray, l
             for c in lim.classes[1:]
         )
     remedy = (
-        f"a drill of at least {span / lim.limit:.3f} mm ({need:.2f} mm) passes {lim.limit:g}:1; "
-        f"{fab_txt}"
+        f"a drill of at least {span / target:.3f} mm ({need:.2f} mm) passes {target:g}:1; {fab_txt}"
     )
     basis = {"span": holes.basis_of(i) or "default", "drill": "measured", "fab": lim.basis}
     ev: dict[str, Any] = {
@@ -152,7 +154,7 @@ def _group_finding(ctx: CheckContext, rule: Rule, holes: Holes, g: np.ndarray, l
         limit=lim.limit,
         unit=":1",
         pos=(round(x, 4), round(y, 4)),
-        items=list(dict.fromkeys(holes.ids[int(k)] for k in g.tolist() if holes.ids[int(k)]))[:200],
+        items=holes.ids_of(g),
         evidence=ev,
         basis=basis,
     )
@@ -169,7 +171,7 @@ def _unknown_span(rule: Rule, holes: Holes, rows: np.ndarray) -> Finding:
         f"stack-up does not give every thickness, or the board no thickness), aspect ratio "
         f"not checked; first at ({x:.3f}, {y:.3f})",
         pos=(round(x, 4), round(y, 4)),
-        items=[holes.ids[int(k)] for k in rows[:200].tolist() if holes.ids[int(k)]],
+        items=holes.ids_of(rows),
         evidence={
             "count": int(len(rows)),
             "positions": positions(holes, rows),

@@ -43,7 +43,6 @@ from ._holes import (
     microvia_rows,
     plated_holes,
     positions,
-    via_rows_with_holes,
 )
 
 KIND = "microvia"
@@ -113,7 +112,7 @@ def check_microvia(ctx: CheckContext, rule: Rule) -> CheckOutcome:
                 f"{len(rows)} microvias: the dielectric they cross has no thickness in the "
                 f"stack-up, aspect ratio and depth not checked; first at ({x:.3f}, {y:.3f})",
                 pos=(round(x, 4), round(y, 4)),
-                items=[holes.ids[int(k)] for k in rows[:200].tolist() if holes.ids[int(k)]],
+                items=holes.ids_of(rows),
                 evidence={
                     "count": int(len(rows)),
                     "positions": positions(holes, rows),
@@ -156,7 +155,7 @@ def _shape_finding(
         limit=ar_max,
         unit=":1",
         pos=(round(x, 4), round(y, 4)),
-        items=[holes.ids[int(k)] for k in rows[:200].tolist() if holes.ids[int(k)]],
+        items=holes.ids_of(rows),
         evidence={
             "count": int(len(rows)),
             "drill_mm": round(drill, 4),
@@ -212,7 +211,7 @@ def _stacks(
     max_stack = int((rule.params or {}).get("max_stack") or 2)
     last = len(holes.layer_names) - 1
     prot = ctx.board.vias.protection
-    via_row = _via_rows(ctx, holes)
+    via_row = {k: int(r) for k, r in enumerate(holes.via_rows.tolist())}
     groups: dict[tuple[Any, ...], list[list[int]]] = {}
     for chain in chains:
         # the levels another lands on: all but the outermost (the one on an outer layer)
@@ -233,12 +232,6 @@ def _stacks(
         out.append(_stack_finding(rule, holes, levels, span, verdict, too_tall, cs, max_stack,
                                   spec))  # fmt: skip
     return out
-
-
-def _via_rows(ctx: CheckContext, holes: Holes) -> dict[int, int]:
-    """holes row -> via-table row (holes keep only vias with a drill, in table order)."""
-    keep = via_rows_with_holes(ctx.board.vias)
-    return {k: int(r) for k, r in enumerate(keep.tolist())}
 
 
 def _state(p: ViaProtection | None) -> str:
@@ -271,7 +264,7 @@ def _stack_finding(
     if too_tall:
         reasons.append(f"{levels} levels > {max_stack}")
     n = len(chains)
-    items = [holes.ids[r] for c in chains for r in c if holes.ids[r]]
+    items = holes.ids_of([r for c in chains for r in c])
     return finding(
         rule,
         Status.VIOLATION,

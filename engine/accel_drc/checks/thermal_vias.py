@@ -38,7 +38,7 @@ import numpy as np
 from ..results import Finding, Rule, Status
 from . import CheckContext, CheckOutcome, register
 from ._common import finding
-from ._holes import Holes, fab_data, plated_holes, positions, via_rows_with_holes
+from ._holes import Holes, fab_data, plated_holes, positions
 
 KIND = "thermal_vias"
 
@@ -118,7 +118,7 @@ def _field_rows(ctx: CheckContext, holes: Holes, fp: Any) -> tuple[np.ndarray, f
     area = (x1 - x0) * (y1 - y0)
     if not len(rows):
         return rows, area
-    via_net = np.asarray(ctx.board.vias.net)[via_rows_with_holes(ctx.board.vias)]
+    via_net = np.asarray(ctx.board.vias.net)[holes.via_rows]
     last = len(holes.layer_names) - 1
     planes: dict[int, set[int]] = {}
     for z in ctx.board.zones:
@@ -169,7 +169,7 @@ def _part_finding(
             basis={"part": part_basis},
         )  # fmt: skip
     prot = ctx.board.vias.protection
-    keep = via_rows_with_holes(ctx.board.vias)
+    keep = holes.via_rows
     filled = np.array([bool(getattr(prot.get(int(keep[r])), "filling", False)) for r in rows])
     fill_k_cfg = ctx.config.thermal.fill_k_w_per_mk
     fill_k = np.where(filled, float(fill_k_cfg) if fill_k_cfg else np.nan, np.nan)
