@@ -215,3 +215,15 @@ def test_config_fab_and_thermal_typed_and_refused(tmp_path):
     p.write_text("thermal:\n  parts: {U1: {theta_max_k_per_w: 1}}\n")
     with pytest.raises(InputError, match=r"accel-drc.yaml:2"):
         load_config(str(p), None, LIB)
+
+
+def test_board_thickness_basis_is_the_stackup_owners():
+    from accel_drc.analysis.stackup import StackupBasis
+
+    auto = read_board(str(FIX / "drill_aspect_ratio" / "kicad_default_16.kicad_pcb"))
+    facts = StackupBasis(auto.stackup, LIB.materials)
+    assert facts.auto and facts.board_thickness(1.6) == "default"
+    assert facts.board_thickness(1.711) == "declared"  # a thickness someone typed
+    assert facts.board_thickness(None) is None
+    thick = read_board(str(FIX / "drill_aspect_ratio" / "thick_10layer.kicad_pcb"))
+    assert StackupBasis(thick.stackup, LIB.materials).board_thickness(1.6) == "declared"

@@ -69,3 +69,17 @@ def test_protection_as_kicad10_writes_it_now(tmp_path):
     assert got[12.0] == ViaProtection(filling=False)
     assert got[14.0] is None
     assert got[16.0] == ViaProtection(tenting_front=True, covering_back=True, plugging_front=True)
+
+
+def test_protection_words_other_than_yes_no_state_nothing(tmp_path):
+    """``none`` (KiCad: from the board's default) and an unknown word are "not stated" (None),
+    never a yes; a via stating only those keeps an all-None protection."""
+    text = SAVED.read_text()
+    text = text.replace("(capping yes)", "(capping none)").replace(
+        "(filling yes)", "(filling maybe)"
+    )
+    p = tmp_path / "odd.kicad_pcb"
+    p.write_text(text)
+    got = _by_x(read_board(str(p)))
+    assert got[10.0] == ViaProtection()
+    assert not got[10.0].filled_and_capped
