@@ -227,3 +227,29 @@ def test_board_thickness_basis_is_the_stackup_owners():
     assert facts.board_thickness(None) is None
     thick = read_board(str(FIX / "drill_aspect_ratio" / "thick_10layer.kicad_pcb"))
     assert StackupBasis(thick.stackup, LIB.materials).board_thickness(1.6) == "declared"
+
+
+def test_init_writes_the_fab_entry_that_decides(tmp_path):
+    """``accel-drc init`` gives the 13.2:1 group's cannot-verify its entry (``fab:
+    aspect_ratio_max``); filled in, the finding is decided."""
+    import shutil
+
+    from accel_drc.cli import main
+    from accel_drc.starter_config import PLACEHOLDER_RE, uncomment
+
+    board = tmp_path / "thick.kicad_pcb"
+    shutil.copy(FIX / "drill_aspect_ratio" / "thick_10layer.kicad_pcb", board)
+    assert main(["init", str(board), "--output", str(tmp_path / "start.yaml")]) == 0
+    text = (tmp_path / "start.yaml").read_text()
+    assert "#  aspect_ratio_max: <ratio>" in text
+    fab = "\n".join(ln for ln in text.splitlines() if ln.startswith(("#fab:", "#  aspect")))
+    cfg = tmp_path / "accel-drc.yaml"
+    cfg.write_text(PLACEHOLDER_RE.sub("12", uncomment(fab)) + "\n")
+    assert main(["check", str(board), "--config", str(cfg), "--json", str(tmp_path / "r.json"),
+                 "--quiet"]) == 5  # fmt: skip
+    import json
+
+    found = json.loads((tmp_path / "r.json").read_text())["findings"]
+    f = next(f for f in found if f["check"] == "drill_aspect_ratio"
+             and f["evidence"]["drill_mm"] == 0.13)  # fmt: skip
+    assert f["status"] == "violation" and f["limit"] == 12
