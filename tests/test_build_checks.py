@@ -253,3 +253,26 @@ def test_init_writes_the_fab_entry_that_decides(tmp_path):
     f = next(f for f in found if f["check"] == "drill_aspect_ratio"
              and f["evidence"]["drill_mm"] == 0.13)  # fmt: skip
     assert f["status"] == "violation" and f["limit"] == 12
+
+
+def test_jetson_agx_thor_carrier_17_to_1():
+    """KiCad 10's Jetson AGX Thor carrier: 3,235 through vias of 0.10 mm in a 1.711 mm board
+    (17.1:1) fail every fab class of rules/fab.yaml: a fact, with the remedy."""
+    import kicad10
+    from conftest import need
+
+    path = kicad10.DEMO_DIR10 / "jetson-agx-thor-baseboard" / "jetson-agx-thor-baseboard.kicad_pcb"
+    need(path.is_file(), f"no KiCad 10 demos at {path.parent} (run .ci/kicad10)")
+    board = read_board(str(path))
+    rules, _ = rules_for_class(LIB, "edge")
+    rule = next(r for r in rules if r.check == "drill_aspect_ratio")
+    a = Analysis(board, {})
+    a.library = LIB
+    out = load_all()["drill_aspect_ratio"](CheckContext(board, a, "edge"), rule)
+    found = [settle(f) for f in out.findings]
+    vias = next(f for f in found if f.evidence["type"] == "through")
+    assert vias.evidence["count"] == 3235 and vias.evidence["drill_mm"] == 0.1
+    assert vias.evidence["span_mm"] == pytest.approx(1.711)
+    assert vias.status == Status.VIOLATION and vias.measured == pytest.approx(17.11)
+    assert vias.evidence["remedy"]["min_drill_mm"] == 0.2  # 0.171 mm for 10:1
+    assert "high_aspect (15:1) needs 0.114 mm" in vias.message
