@@ -165,7 +165,11 @@ def _shape_finding(
             "positions": positions(holes, rows),
             "remedy": remedy,
             "standard": spec.get("source", ""),
-            "declare": "the dielectric thicknesses of your fab's stack-up",
+            **(
+                {"declare": "the dielectric thicknesses of your fab's stack-up"}
+                if basis != "declared"
+                else {}
+            ),
             "group": f"microvia {drill:.3f} mm {layers}",
         },
         basis={"depth": basis, "drill": "measured"},
