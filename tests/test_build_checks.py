@@ -276,3 +276,11 @@ def test_jetson_agx_thor_carrier_17_to_1():
     assert vias.status == Status.VIOLATION and vias.measured == pytest.approx(17.11)
     assert vias.evidence["remedy"]["min_drill_mm"] == 0.2  # 0.171 mm for 10:1
     assert "high_aspect (15:1) needs 0.114 mm" in vias.message
+
+
+def test_a_drill_below_10_um_is_no_hole():
+    """KiCad's RoyalBlue54L demo draws 183 copper-only pads as vias with a 0.00001 mm drill:
+    not holes (no 171,100:1 finding), while the real 0.10 mm via beside one is judged."""
+    found, out = run("drill_aspect_ratio", "copper_only_via")
+    assert out.checked == 1
+    assert [f.evidence["drill_mm"] for f in found] == [0.1]
