@@ -110,7 +110,7 @@ def _group_finding(ctx: CheckContext, rule: Rule, holes: Holes, g: np.ndarray, l
     need = ceil_to(span / target, _DRILL_STEP)
     builds = next((c for c in lim.classes if ratio <= c.aspect_ratio_max + _TOL), None)
     if builds is not None:
-        fab_txt = f"or a {builds.id} fab ({builds.aspect_ratio_max:g}:1) builds it"
+        fab_txt = f"or the {builds.id} fab ({builds.aspect_ratio_max:g}:1) builds it"
     else:
         fab_txt = "no fab class in rules/fab.yaml builds it" + "".join(
             f"; {c.id} ({c.aspect_ratio_max:g}:1) needs {span / c.aspect_ratio_max:.3f} mm"
