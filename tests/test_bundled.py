@@ -257,7 +257,9 @@ def test_a_clean_check_imports_no_validator_metadata_or_templates():
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=ROOT
     )
     assert out.returncode == 0, out.stderr
-    assert out.stdout.split("\n")[-2] == "0 []", out.stdout
+    # exit 5 since issue 33: the board's hand-written microvia (0.10 mm drill through the
+    # 0.21 mm dielectric 3) is 2.1:1, over IPC-2226's 1:1 (the `microvia` check)
+    assert out.stdout.split("\n")[-2] == "5 []", out.stdout
 
 
 # --- precompiled dataclass methods (accel_drc.dccode) ------------------------------------------

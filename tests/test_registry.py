@@ -343,7 +343,16 @@ def test_schemas_are_json_files_beside_the_data():
     schemas = sorted(p.name for p in (ROOT / "rules/schemas").glob("*.schema.json"))
     assert schemas == [
         f"{n}.schema.json"
-        for n in ("config", "connectors", "foils", "materials", "pack", "references", "signals")
+        for n in (
+            "config",
+            "connectors",
+            "fab",
+            "foils",
+            "materials",
+            "pack",
+            "references",
+            "signals",
+        )
     ]
     from accel_drc.config import CONFIG_SCHEMA
 

@@ -52,6 +52,7 @@ FORMAT = 1
 VALIDATED = (
     "references.yaml",
     "foils.yaml",
+    "fab.yaml",
     "signals.yaml",
     "materials.yaml",
     "capacitors.yaml",

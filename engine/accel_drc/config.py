@@ -341,6 +341,55 @@ class LossConfig:
 
 
 @dataclass(frozen=True)
+class FabConfig:
+    """``fab:``: the fabricator's own capabilities (declared), which replace the fab class a
+    class pack assumes (``rules/fab.yaml``)."""
+
+    aspect_ratio_max: float | None = None
+    fab_class: str | None = None  #: ``class:`` in the YAML, an id of ``rules/fab.yaml``
+    ipc6012_class: int | None = None
+    extra: Mapping[str, Any] = field(default_factory=_empty)
+
+    @classmethod
+    def of(cls, data: Mapping[str, Any] | None) -> FabConfig:
+        d = dict(data or {})
+        if "class" in d:
+            d["fab_class"] = d.pop("class")
+        return _build(cls, d, aspect_ratio_max=float, fab_class=str, ipc6012_class=int)
+
+
+@dataclass(frozen=True)
+class ThermalPart:
+    """One hot part of ``thermal: parts:``: its dissipation and the via field's limits."""
+
+    power_w: float
+    theta_max_k_per_w: float | None = None
+    rise_max_k: float | None = None
+    extra: Mapping[str, Any] = field(default_factory=_empty)
+
+
+@dataclass(frozen=True)
+class ThermalConfig:
+    """``thermal:``: hot parts by reference and the via-fill conductivity (the barrel plating
+    is ``stackup: via_plating_um``)."""
+
+    parts: Mapping[str, ThermalPart] = field(default_factory=_empty)
+    fill_k_w_per_mk: float | None = None
+    extra: Mapping[str, Any] = field(default_factory=_empty)
+
+    @classmethod
+    def of(cls, data: Mapping[str, Any] | None) -> ThermalConfig:
+        parts = lambda v: MappingProxyType(  # noqa: E731
+            {
+                str(k): _build(ThermalPart, x, power_w=float, theta_max_k_per_w=float,
+                               rise_max_k=float)
+                for k, x in v.items()
+            }
+        )  # fmt: skip
+        return _build(cls, data, parts=parts, fill_k_w_per_mk=float)
+
+
+@dataclass(frozen=True)
 class ReportConfig:
     """``report:``: where reports go and which layer carries the markers."""
 
@@ -375,6 +424,8 @@ class ProjectConfig:
     capacitors: CapacitorConfig = field(init=False, default_factory=CapacitorConfig)
     loss: LossConfig = field(init=False, default_factory=LossConfig)
     report: ReportConfig = field(init=False, default_factory=ReportConfig)
+    fab: FabConfig = field(init=False, default_factory=FabConfig)
+    thermal: ThermalConfig = field(init=False, default_factory=ThermalConfig)
 
     def __post_init__(self) -> None:
         d = self.data or {}
@@ -402,6 +453,8 @@ class ProjectConfig:
             "capacitors": CapacitorConfig.of(d.get("capacitors")),
             "loss": LossConfig.of(d.get("loss")),
             "report": _build(ReportConfig, d.get("report")),
+            "fab": FabConfig.of(d.get("fab")),
+            "thermal": ThermalConfig.of(d.get("thermal")),
         }
         for name, value in sections.items():
             object.__setattr__(self, name, value)
@@ -556,6 +609,12 @@ def _validated(
                 ("stackup", "foil", layer),
                 f"unknown foil grade {grade!r} for {layer} (known: {', '.join(lib.foils.ids)})",
             )
+    fab_class = (data.get("fab") or {}).get("class")
+    fab_ids = [c.id for c in lib.fab.classes]
+    if fab_class is not None and fab_ids and fab_class not in fab_ids:
+        raise doc.error(
+            ("fab", "class"), f"unknown fab class {fab_class!r} (known: {', '.join(fab_ids)})"
+        )
     for i, w in enumerate(data.get("waivers", [])):
         for key in ("net", "layer", "uuid"):
             if key in w:

@@ -383,6 +383,30 @@ class Backdrill:
     source: str = "board"  # board | ipc2581 | config
 
 
+@dataclass(frozen=True)
+class ViaProtection:
+    """A via's IPC-4761 protection as the board file states it (KiCad 10: ``(tenting (front yes)
+    (back no))``, ``(covering …)``, ``(plugging …)``, ``(filling yes)``, ``(capping yes)``).
+
+    Each field is True (``yes``), False (``no``) or None (not written, or ``none``: the board's
+    default applies).  Filled and capped together is IPC-4761 type VII, what a stacked
+    microvia needs under the next one."""
+
+    tenting_front: bool | None = None
+    tenting_back: bool | None = None
+    covering_front: bool | None = None
+    covering_back: bool | None = None
+    plugging_front: bool | None = None
+    plugging_back: bool | None = None
+    filling: bool | None = None
+    capping: bool | None = None
+
+    @property
+    def filled_and_capped(self) -> bool:
+        """IPC-4761 type VII: filled and capped (both stated yes)."""
+        return bool(self.filling) and bool(self.capping)
+
+
 def via_type_for_span(start: int, end: int, layer_count: int, micro: bool = False) -> str:
     """KiCad's classification: micro if flagged, through if it spans F.Cu..B.Cu, blind if it
     touches one outer layer, buried otherwise."""
@@ -419,6 +443,8 @@ class Vias:
     unused_removed: np.ndarray = field(default_factory=lambda: _empty((0,), bool))
     #: KiCad's ``(keep_end_layers yes)``: with the above, the pads on the start and end layers stay
     keep_end: np.ndarray = field(default_factory=lambda: _empty((0,), bool))
+    #: row -> the IPC-4761 protection the file states (KiCad 10); rows not here state none
+    protection: Mapping[int, ViaProtection] = field(default_factory=dict)
 
     def __len__(self) -> int:
         return int(self.drill.shape[0])
@@ -486,6 +512,7 @@ class Vias:
             uuid=RowsOf(self.uuid, rows),
             backdrills={new_of[r]: b for r, b in self.backdrills.items() if r in new_of},
             declared={new_of[r]: t for r, t in self.declared.items() if r in new_of},
+            protection={new_of[r]: p for r, p in self.protection.items() if r in new_of},
             unused_removed=cut(self.unused_removed),
             keep_end=cut(self.keep_end),
         )

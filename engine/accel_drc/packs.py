@@ -40,6 +40,7 @@ MATERIALS_SCHEMA: dict[str, Any] = load_schema("materials")
 FOILS_SCHEMA: dict[str, Any] = load_schema("foils")
 SIGNALS_SCHEMA: dict[str, Any] = load_schema("signals")
 PACK_SCHEMA: dict[str, Any] = load_schema("pack")
+FAB_SCHEMA: dict[str, Any] = load_schema("fab")
 
 
 def __getattr__(name: str) -> Any:
@@ -156,6 +157,32 @@ class ClassPack:
 
 
 @dataclass(frozen=True)
+class FabClass:
+    """One fab capability class of ``rules/fab.yaml`` (least capable first)."""
+
+    id: str
+    name: str
+    aspect_ratio_max: float
+    source: str
+
+
+@dataclass(frozen=True)
+class FabData:
+    """``rules/fab.yaml``: fab capability classes, the microvia definition, annular-ring minima
+    per IPC-6012 class and the via-barrel thermal data; each block keeps its ``source``."""
+
+    classes: tuple[FabClass, ...] = ()
+    microvia: Mapping[str, Any] = field(default_factory=dict)
+    annular_ring: Mapping[int, Mapping[str, Any]] = field(default_factory=dict)
+    thermal: Mapping[str, Any] = field(default_factory=dict)
+    version: str = ""
+
+    def fab_class(self, fid: str | None) -> FabClass | None:
+        """The class ``fid`` names; None if unknown."""
+        return next((c for c in self.classes if c.id == fid), None)
+
+
+@dataclass(frozen=True)
 class Library:
     """Everything under ``rules/``, validated."""
 
@@ -168,6 +195,7 @@ class Library:
     files: Mapping[str, str]  # kind -> path
     versions: Mapping[str, str]  # kind -> version
     references: References = field(default_factory=References)
+    fab: FabData = field(default_factory=FabData)
 
     def pack_info(self, names: Iterable[str]) -> list[dict[str, str]]:
         out = []
@@ -250,6 +278,35 @@ def load_foils(path: Path, refs: Mapping[str, Any] | None = None) -> Foils:
             )  # type: ignore[arg-type]
         )
     return Foils(tuple(grades), str(doc.data["version"]))
+
+
+def load_fab(path: Path, refs: Mapping[str, Any] | None = None) -> FabData:
+    """``rules/fab.yaml``, validated, every ``source`` citing known references; an empty
+    :class:`FabData` when the file is absent (a rules directory of an older layout)."""
+    if not Path(path).is_file():
+        return FabData()
+    doc = load_yaml(path)
+    validate(doc, FAB_SCHEMA)
+    d = doc.data
+    where: list[tuple[Any, ...]] = [
+        ("fab_classes", i, "source") for i in range(len(d["fab_classes"]))
+    ]
+    where += [("microvia", "source"), ("microvia", "stacked_source"), ("thermal", "source")]
+    where += [("annular_ring", i, "source") for i in range(len(d["annular_ring"]))]
+    check_sources(doc, refs, where)
+    ratios = [float(c["aspect_ratio_max"]) for c in d["fab_classes"]]
+    if ratios != sorted(ratios):
+        raise doc.error(("fab_classes",), "fab classes must be listed least capable first")
+    return FabData(
+        classes=tuple(
+            FabClass(str(c["id"]), str(c["name"]), float(c["aspect_ratio_max"]), str(c["source"]))
+            for c in d["fab_classes"]
+        ),
+        microvia=dict(d["microvia"]),
+        annular_ring={int(a["ipc6012_class"]): dict(a) for a in d["annular_ring"]},
+        thermal=dict(d["thermal"]),
+        version=str(d["version"]),
+    )
 
 
 def load_materials(path: Path, refs: Mapping[str, Any] | None = None) -> MaterialLibrary:
@@ -377,8 +434,10 @@ def load_library(rules_dir: str | Path | None = None) -> Library:
         "signals": base / "signals.yaml",
         "materials": base / "materials.yaml",
         "references": base / "references.yaml",
+        "fab": base / "fab.yaml",
     }
     refs = load_references(files["references"])
+    fab = load_fab(files["fab"], refs)
     foils = load_foils(files["foils"], refs)
     signals, families, exclude = load_signals(files["signals"], foils, refs)
     materials = load_materials(files["materials"], refs)
@@ -398,6 +457,7 @@ def load_library(rules_dir: str | Path | None = None) -> Library:
         "signals": str(load_yaml(files["signals"]).data["version"]),
         "materials": materials.version,
         "references": refs.version,
+        "fab": fab.version,
     }
     return Library(
         signals=signals,
@@ -409,6 +469,7 @@ def load_library(rules_dir: str | Path | None = None) -> Library:
         files={k: str(v) for k, v in files.items()},
         versions=versions,
         references=refs,
+        fab=fab,
     )
 
 

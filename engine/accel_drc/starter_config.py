@@ -56,6 +56,10 @@ PLACEHOLDERS: dict[str, str] = {
     "<net regex>": "a whole-name regular expression of the rail's net(s)",
     "<footprint>": "a footprint reference (U1, L3, …)",
     "<class>": "training, inference or edge",
+    "<ratio>": "your fab's largest aspect ratio (plated span / finished hole), e.g. 12",
+    "<2|3>": "the IPC-6012 class you order the board to: 2 or 3",
+    "<W>": "the part's dissipated power (W)",
+    "<K/W>": "the largest thermal resistance of the via field under the part (K/W)",
 }
 
 #: finds the placeholders in generated text (the tests fill each one in)
@@ -85,7 +89,10 @@ def uncomment(text: str, fill: Mapping[str, str] | None = None) -> str:
 MAX_PATTERNS = 64
 
 #: the sections in the order the file lists them (the schema's order)
-_SECTIONS = ("class", "signals", "stackup", "rails", "capacitors", "backdrill", "loss", "rules")
+_SECTIONS = (
+    "class", "signals", "stackup", "rails", "capacitors", "backdrill", "loss", "fab", "thermal",
+    "rules",
+)  # fmt: skip
 
 #: the group titles of the cannot-verify section, by the section of a finding's first entry
 GROUP_TITLES: dict[str, str] = {
@@ -96,6 +103,8 @@ GROUP_TITLES: dict[str, str] = {
     "capacitors": "declare the capacitors' mounted ESL/ESR",
     "backdrill": "declare the backdrill",
     "loss": "declare the loss budget",
+    "fab": "declare your fabricator's capabilities",
+    "thermal": "declare the hot parts' power and limit",
     "rules": "declare the target (rule parameters)",
     "notes": "declare it where the board is drawn (KiCad)",
 }
@@ -399,6 +408,8 @@ class _Gather:
             self.foil(i, f)
         elif kind == "insertion_loss":
             self.loss(i, f)
+        elif kind in ("drill_aspect_ratio", "annular_ring", "thermal_vias"):
+            self.build(i, f, kind, weak)
         declare = str(ev.get("declare") or "")
         if weak & _SIGNAL_INPUTS and kind not in ("signal_type", "coverage"):
             sid = f.rule.rsplit(".", 1)[-1]
@@ -601,6 +612,29 @@ class _Gather:
                            "the interface has no impedance target of its own: give the one "
                            "your design targets")  # fmt: skip
         self.doc.decides(it, "rules", i, f)
+
+    def build(self, i: int | None, f: Finding, kind: str, weak: set[str]) -> None:
+        """The build checks' entries: the fab's aspect ratio or IPC-6012 class, a hot part's
+        power and limit (issue 33)."""
+        if kind == "drill_aspect_ratio" and "fab" in weak:
+            it = self.doc.item("fab", "aspect_ratio_max", ["aspect_ratio_max: <ratio>"],
+                               "your fab's largest plated span / finished hole (else the "
+                               "class's assumed fab class of rules/fab.yaml)")  # fmt: skip
+            self.doc.decides(it, "fab", i, f)
+        elif kind == "annular_ring" and "ipc6012_class" in weak:
+            it = self.doc.item("fab", "ipc6012_class", ["ipc6012_class: <2|3>"],
+                               "the IPC-6012 class you order the board to")  # fmt: skip
+            self.doc.decides(it, "fab", i, f)
+        elif kind == "thermal_vias":
+            ref = str((f.evidence or {}).get("part") or "")
+            if not ref:
+                return
+            it = self.doc.item("thermal", "parts", ["parts:"],
+                               "each hot part's dissipation and the via field's limit")  # fmt: skip
+            line = f"  {_q(ref)}: {{power_w: <W>, theta_max_k_per_w: <K/W>}}"
+            if line not in it.lines:
+                it.lines.append(line)
+            self.doc.decides(it, "thermal", i, f)
 
     def backdrill(self, i: int | None, f: Finding) -> None:
         sid = f.rule.rsplit(".", 1)[-1]

@@ -36,6 +36,8 @@ if TYPE_CHECKING:
 
 #: KiCad's default copper thickness (``BOARD_STACKUP::BuildDefaultStackupList``: 35 µm, 1 oz)
 KICAD_DEFAULT_COPPER_MM = 0.035
+#: KiCad's default board thickness (``BOARD_DESIGN_SETTINGS``: 1.6 mm)
+KICAD_DEFAULT_BOARD_MM = 1.6
 #: thicknesses equal within this are "equal" (KiCad writes them to the nanometre)
 _EQUAL_MM = 1e-4
 
@@ -120,6 +122,17 @@ class StackupBasis:
     def copper_thickness(self, name: str) -> str:
         """Basis of copper layer ``name``'s thickness (its stack-up name, ``F.Cu``)."""
         return self.declared(name, "thickness") or self._stated_thickness
+
+    def board_thickness(self, thickness_mm: float | None) -> str | None:
+        """Basis of the board's finished thickness (``Board.board_thickness_mm``): None when
+        the board states none; ``default`` when it is KiCad's 1.6 mm with KiCad's untouched
+        auto stack-up (or no stack-up at all: nobody set it); else ``declared``."""
+        if thickness_mm is None or not thickness_mm > 0:
+            return None
+        untouched = self.stackup is None or self.auto
+        if untouched and abs(thickness_mm - KICAD_DEFAULT_BOARD_MM) <= _EQUAL_MM:
+            return "default"
+        return "declared"
 
     def dielectric(self, name: str) -> dict[str, str]:
         """Basis of one dielectric's ``epsilon_r``, ``loss_tangent`` and ``height``."""

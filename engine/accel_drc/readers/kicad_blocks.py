@@ -138,6 +138,9 @@ def _kid_codes(u64: np.ndarray, pos: np.ndarray, words: Sequence[tuple[bytes, in
 #: first bytes of the nested nodes whose fields must not be taken for a via's own
 #: (``kicad_file._NESTED_DRILL``): vias holding one are read the slow way
 _NESTED_PREFIXES = (b"backdri", b"tertiar", b"padstac", b"primiti")
+#: first bytes of KiCad 10's IPC-4761 via protection nodes (``tenting``, ``covering``,
+#: ``plugging``, ``filling``, ``capping``): vias stating one are read the slow way, which reads them
+_VIA_PROTECTION_PREFIXES = (b"tenting", b"coverin", b"pluggin", b"filling", b"capping")
 
 
 def _kid_prefix(u64: np.ndarray, pos: np.ndarray, prefixes: Sequence[bytes]) -> np.ndarray:

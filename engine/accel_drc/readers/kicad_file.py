@@ -59,6 +59,7 @@ from ..model import (
     Pad,
     Stackup,
     Tracks,
+    ViaProtection,
     Vias,
     Zone,
     via_type_for_span,
@@ -73,6 +74,7 @@ from .kicad_blocks import (
     _TRACK_WORDS,
     _VIA_KW_LEN,
     _VIA_NUMS,
+    _VIA_PROTECTION_PREFIXES,
     _VIA_WORDS,
     SpanStrings,
     _find_property,
@@ -171,6 +173,9 @@ _VIA_FIELD = re.compile(rb"\((at|size|drill|layers|net|uuid|tstamp)\s+" + _VALUE
 _PAD_HEAD = re.compile(rb"\(pad\s+(" + _ATOM + rb")\s+([^\s()]+)\s+([^\s()]+)")
 _PAD_FIELD = re.compile(rb"\((at|size|drill|layers|net|uuid|tstamp)\s+" + _VALUE)
 _NESTED_DRILL = re.compile(rb"\((backdrill|tertiary_drill|padstack|primitives)\b")
+#: KiCad 10's IPC-4761 via protection: ``(filling yes)``, ``(tenting (front yes) (back none))``
+_VIA_PROTECT = re.compile(rb"\((tenting|covering|plugging|filling|capping)\b")
+_PROTECT_VALUE = {b"yes": True, b"no": False}
 _FP_HEAD = re.compile(rb"\((?:footprint|module)\s+(" + _ATOM + rb")")
 _FP_TEXT = re.compile(rb"\(fp_text\s+(reference|value)\s+(" + _ATOM + rb")")
 _SIMPLE = re.compile(rb"\(([a-z_]+)\s+([^()]*)\)")
@@ -1086,6 +1091,7 @@ class _Reader:
         # backdrill / tertiary_drill / padstack / primitives (by prefix: a superset is safe)
         for kpos, kpar in ((ko, parent), (dko, dpar)):
             good[kpar[_kid_prefix(u64, kpos, _NESTED_PREFIXES)]] = False
+        good[parent[_kid_prefix(u64, ko, _VIA_PROTECTION_PREFIXES)]] = False  # IPC-4761
         # "(via" then only whitespace up to the first child: no type keyword, not locked
         first_kid = np.full(m, -1, dtype=np.int64)
         if parent.size:  # parent is sorted: the first child of each via starts a new value
@@ -1223,6 +1229,7 @@ class _Reader:
         overrides: dict[int, str] = {}
         backdrills: dict[int, Backdrill] = {}
         declared: dict[int, str] = {}
+        protection: dict[int, ViaProtection] = {}
 
         def parse(i0: int) -> tuple[int, np.ndarray, tuple[np.ndarray, _TokenKeys] | None]:
             i1 = min(n, i0 + _TRACK_BLOCK)
@@ -1244,6 +1251,8 @@ class _Reader:
                 if got[8] is not None:
                     backdrills[row] = got[8]
                 removed[row], keep_end[row] = got[10], got[11]
+                if got[12] is not None:
+                    protection[row] = got[12]
                 # KiCad <= 9 writes 'blind' for blind and buried alike (the span tells them
                 # apart); only a blind/buried via whose layers span the whole board keeps a
                 # type its span does not give (KiCad reports it blind/buried, not through)
@@ -1274,6 +1283,7 @@ class _Reader:
             declared=declared,
             unused_removed=removed,
             keep_end=keep_end,
+            protection=protection,
         )
 
     def _via_slow(
@@ -1291,9 +1301,11 @@ class _Reader:
         str,
         bool,
         bool,
+        ViaProtection | None,
     ]:
         """One via, any layout: (pos, diameter, drill, start, end, micro, net, uuid, backdrill,
-        the type the file declares, unused layers removed, end layers kept)."""
+        the type the file declares, unused layers removed, end layers kept, IPC-4761
+        protection)."""
         data = self.data
         last = len(self.copper) - 1
         backdrill: Backdrill | None = None
@@ -1335,8 +1347,33 @@ class _Reader:
                 keep_end = on
         return (
             xy, dia, drill, a, b, vtype == b"micro", net, uuid, backdrill, vtype.decode(),
-            removed, keep_end,
+            removed, keep_end, self._via_protection(s, e, skips),
         )  # fmt: skip
+
+    def _via_protection(
+        self, s: int, e: int, skips: Sequence[tuple[int, int]]
+    ) -> ViaProtection | None:
+        """The IPC-4761 protection a via states (KiCad 10, format 20250228 on): ``(filling
+        yes)``, ``(capping no)``, ``(tenting (front yes) (back none))``; ``none`` or an unknown
+        word = not stated (None).  None when the via states none of them."""
+        data = self.data
+        got: dict[str, bool | None] = {}
+        for m in _VIA_PROTECT.finditer(data, s, e):
+            if skips and any(a0 <= m.start() < b0 for a0, b0 in skips):
+                continue
+            try:
+                node = self.node(m.start(), find_balanced(data, m.start()))
+            except ValueError:
+                raise self.fail("unbalanced via protection node", m.start()) from None
+            if not isinstance(node, list) or not node:
+                continue
+            word = m.group(1).decode()
+            for part in node[1:]:
+                if isinstance(part, list) and len(part) > 1 and part[0] in ("front", "back"):
+                    got[f"{word}_{part[0]}"] = _PROTECT_VALUE.get(str(part[1]).encode())
+                elif not isinstance(part, list) and word in ("filling", "capping"):
+                    got[word] = _PROTECT_VALUE.get(str(part).encode())
+        return ViaProtection(**got) if got else None
 
     # -- zones -------------------------------------------------------------------------------
 
