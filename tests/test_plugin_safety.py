@@ -318,3 +318,64 @@ def test_selection_that_grows_beyond_the_markers_is_cleared() -> None:
     board = RunBoard(OCULINK)
     board.add_to_selection = lambda refs: ["marker", "zone"]  # type: ignore[method-assign]
     assert select_items(board, ["marker"]) == 0 and board.selected == []
+
+
+# ---------------------------------------------------------------------------------------------
+# #31 item 3: the click never waits on the browser, and a browser that fails is said
+# ---------------------------------------------------------------------------------------------
+
+
+def test_markers_do_not_wait_for_a_browser_in_the_foreground(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A ``$BROWSER`` that stays in the foreground (65 s in the issue) held the markers back
+    until it was closed: the click now places its markers while the browser still runs."""
+    import threading
+    import webbrowser
+
+    from accel_drc_kicad import action
+
+    fake, kicad, _board_file = click_setup(
+        tmp_path / "p", FIXTURE_BOARDS["coral-tpu-m2-adapter"], monkeypatch
+    )
+    release = threading.Event()
+    opened: list[str] = []
+
+    def foreground_browser(uri: str, *a: Any, **kw: Any) -> bool:
+        opened.append(uri)
+        release.wait(60)  # the user reads the report
+        return True
+
+    monkeypatch.setattr(webbrowser, "open", foreground_browser)
+    t0 = time.monotonic()
+    try:
+        result = action.run(open_browser=True, kicad=kicad)
+        took = time.monotonic() - t0
+    finally:
+        release.set()
+    assert result.ok, result.error
+    assert opened and opened[0].endswith(".html")
+    assert result.markers.get("created", 0) > 0 and fake.items  # placed while it was open
+    assert result.browser == "opening"
+    assert took < 30, took
+
+
+def test_a_browser_that_fails_to_open_is_said(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """``webbrowser.open`` answering False (no browser) or raising used to pass unseen."""
+    import logging
+    import webbrowser
+
+    from accel_drc_kicad import action
+
+    _fake, kicad, _board_file = click_setup(
+        tmp_path / "p", FIXTURE_BOARDS["coral-tpu-m2-adapter"], monkeypatch
+    )
+    monkeypatch.setattr(webbrowser, "open", lambda uri, *a, **kw: False)
+    with caplog.at_level(logging.ERROR, logger="accel_drc_kicad.action"):
+        result = action.run(open_browser=True, kicad=kicad)
+    assert result.ok, result.error
+    assert result.browser.startswith("failed: no browser could be started"), result.browser
+    assert result.report in result.browser
+    assert any("could not be opened in a browser" in r.getMessage() for r in caplog.records)

@@ -16,6 +16,7 @@ import math
 import os
 import stat
 import tempfile
+import threading
 import time
 import traceback
 import webbrowser
@@ -42,6 +43,45 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
+class BrowserOpen:
+    """The report opened in the user's browser without waiting for the browser.
+
+    ``webbrowser.open`` runs a ``$BROWSER`` that stays in the foreground (a text browser, a
+    wrapper script) to its end: done in line, the markers appeared only after the browser was
+    closed (65 s in issue #31).  So it runs on a thread of its own, the click goes on to the
+    markers, and :meth:`outcome` says afterwards whether a browser took the page: ``False``
+    (no browser, or it failed) is logged with the report's path, never swallowed."""
+
+    def __init__(self, page: Path) -> None:
+        self.page = page
+        self.ok: bool | None = None
+        self.error = ""
+        self._thread = threading.Thread(target=self._open, name="accel-drc-browser", daemon=True)
+        self._thread.start()
+
+    def _open(self) -> None:
+        try:
+            self.ok = bool(webbrowser.open(self.page.resolve().as_uri()))
+            if not self.ok:
+                self.error = "no browser could be started (webbrowser found none)"
+        except Exception as exc:  # a broken $BROWSER, a missing display
+            self.ok = False
+            self.error = f"{type(exc).__name__}: {exc}"
+
+    def outcome(self, wait_s: float = 0.0) -> str:
+        """``opened``, ``opening`` (the browser still runs in the foreground) or ``failed: …``
+        (logged with where the page is), waiting at most ``wait_s`` for the answer."""
+        self._thread.join(wait_s)
+        if self.ok is None:
+            return "opening"
+        if self.ok:
+            return "opened"
+        log.error(
+            "the report could not be opened in a browser (%s): open %s", self.error, self.page
+        )
+        return f"failed: {self.error}; the report is {self.page}"
+
+
 @dataclass
 class ActionResult:
     """What one click produced (the log and the tests read it)."""
@@ -58,6 +98,8 @@ class ActionResult:
     #: a second click while a run was in progress: nothing done (see :class:`RunLock`)
     ignored: bool = False
     timings: dict[str, float] = field(default_factory=dict)
+    #: whether the browser took the report (:meth:`BrowserOpen.outcome`); empty: not asked
+    browser: str = ""
     #: CPU seconds of the process (all threads) per stage; "start": before :func:`run` (the
     #: interpreter and the imports)
     cpu: dict[str, float] = field(default_factory=dict)
@@ -316,8 +358,7 @@ def run(open_browser: bool = True, kicad: Any = None) -> ActionResult:
         html_report.write(str(report), check, live, editor_note=note)
         result.report = str(report)
         timer.lap("report")
-        if open_browser:
-            webbrowser.open(report.resolve().as_uri())
+        browser = BrowserOpen(report) if open_browser else None  # never waits on the browser
         timer.lap("browser")
         json_path = report_dir / f"{stem}.json"  # for CI and scripts; after the user's report
         write_outputs(check, live, json=str(json_path))
@@ -350,7 +391,7 @@ def run(open_browser: bool = True, kicad: Any = None) -> ActionResult:
                     name=MARKER_ERROR_PAGE,
                 )
                 if open_browser:
-                    webbrowser.open(page.resolve().as_uri())
+                    BrowserOpen(page)
             except Exception:
                 log.error("could not write the marker error page:\n%s", traceback.format_exc())
         timer.lap("markers")
@@ -364,6 +405,8 @@ def run(open_browser: bool = True, kicad: Any = None) -> ActionResult:
         timer.lap("select")
         result.findings = len(check.findings)
         result.errors = len(check.unwaived_errors())
+        if browser is not None:
+            result.browser = browser.outcome(wait_s=0.5)
         result.ok = True
     except LiveError as exc:
         result.error = str(exc)
@@ -437,9 +480,9 @@ def _finish(
                 result.selected = select_items(board, list(stale.ids))
         except Exception as exc:
             log.warning("could not mark the previous markers stale: %s", exc)
-    log.info("result: %s", json.dumps(asdict(result), default=str))
     if page is not None and open_browser:
-        webbrowser.open(page.resolve().as_uri())
+        result.browser = BrowserOpen(page).outcome(wait_s=0.5)
+    log.info("result: %s", json.dumps(asdict(result), default=str))
 
 
 def _marker_dict(marks: Any) -> dict[str, Any]:
