@@ -1,0 +1,140 @@
+"""Issue #27 §2-§4: what a net is comes from the pins it lands on; the designer's declared
+impedance is the target; every member of a family is evaluated.  Fixture boards:
+fixtures/checks/signals/ (make_fixtures.py writes them; EXPECTED.md says what each gives)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+SIG = Path(__file__).resolve().parents[1] / "fixtures" / "checks" / "signals"
+
+
+def _board(name: str):
+    from accel_drc.readers import read_board
+
+    return read_board(str(SIG / f"{name}.kicad_pcb"))
+
+
+def _analysis(name: str, config=None):
+    from accel_drc.analysis import Analysis
+
+    return Analysis(_board(name), config)
+
+
+def _by_name(board, mapping):
+    return {board.nets[k]: v for k, v in mapping.items()}
+
+
+def test_pads_carry_pinfunction_and_pintype() -> None:
+    b = _board("usb_c_sbu")
+    pads = {p.number: p for fp in b.footprints for p in fp.pads}
+    assert pads["A8"].pin_function == "SBU1" and pads["A8"].pin_type == "bidirectional"
+
+
+def test_usb_c_sbu_in_a_usb_ss_class_is_sideband_not_a_lane() -> None:
+    a = _analysis("usb_c_sbu")
+    side = _by_name(a.board, a.net_sideband)
+    assert side["/USB/USBC1_X_P"].how == "connector" and "A8" in side["/USB/USBC1_X_P"].pattern
+    typed = _by_name(a.board, a.net_signal)
+    assert "/USB/USBC1_X_P" not in typed and "/USB/USBC1_X_N" not in typed
+    assert typed["/USB/USBC1_TX1_P"].family == "usb_ss"  # the lane: family, rate assumed
+    from accel_drc.pipeline import check_board
+
+    res = check_board(a.board, board_class="edge")
+    assert not [f for f in res.findings if f.net and "USBC1_X" in f.net]
+    row = next(r for r in res.coverage["pairs"] if r["name"].endswith("USBC1_X"))
+    assert row["interface"] == "sideband" and row["recognised_by"] == "connector"
+
+
+def test_hdmi_cec_by_name_and_by_contact_13() -> None:
+    a = _analysis("hdmi_cec")
+    side = _by_name(a.board, a.net_sideband)
+    assert side["/HDMI/NET_A"].how == "connector"  # named by nothing but contact 13
+    assert "/HDMI/CEC" in side
+    assert "/HDMI/CEC" not in _by_name(a.board, a.net_signal)
+
+
+def test_ddr5_x8_recognised_by_its_ball_names() -> None:
+    a = _analysis("ddr5_x8")
+    typed = _by_name(a.board, a.net_signal)
+    lanes = {n: s for n, s in typed.items() if s.signal == "ddr5"}
+    assert len(lanes) == 27  # DQ0-7, DQS_t/c, CK_t/c, CS_n, CA0-13
+    one = next(iter(lanes.values()))
+    assert one.how == "pin" and one.basis == "assumed"  # the speed grade is not a fact
+    side = _by_name(a.board, a.net_sideband)
+    assert {s.kind for s in side.values()} == {"dram_ctl"} and len(side) == 3  # ZQ RESET ALERT
+
+
+def test_lpddr4_channel_strobe_names_pair() -> None:
+    from accel_drc.model import find_diff_pairs
+
+    pairs = find_diff_pairs(["", "DQ_S0_TA", "DQ_S0_CA", "CK_TA", "CK_CA"])
+    assert len(pairs) == 2
+
+
+def test_net_class_ohm_is_the_target_and_the_departure_is_one_warning() -> None:
+    from accel_drc.pipeline import check_board
+    from accel_drc.results import Severity
+
+    res = check_board(_board("class_ohm"), board_class="edge")
+    imp = [f for f in res.findings if f.check == "impedance" and f.layer]
+    for f in imp:
+        assert f.limit == 85.0 and f.evidence["band"]["target_from"]["how"] == "net_class"
+    dep = [f for f in res.findings if f.rule.endswith(".declared_target")]
+    assert len(dep) == 1 and dep[0].severity == Severity.WARNING
+    assert "85" in dep[0].message and "100" in dep[0].message
+
+
+def test_kicad_dru_width_gap_per_layer() -> None:
+    b = _board("dru_per_layer")
+    rules = b.net_classes.design_rules
+    assert [r.name for r in rules] == ["90_ohm_outer", "90_ohm_inner"]
+    inner = rules[1]
+    assert inner.track_width == (None, pytest.approx(0.127), None)
+    assert inner.diff_pair_uncoupled == (None, None, 5.0)
+    from accel_drc.analysis.signals import declared_target
+
+    n = b.nets.index("/HS/PCIE_TX0_P")
+    outer = declared_target(b, n, "F.Cu")
+    assert outer is not None and outer.zdiff_ohm == 90 and outer.how == "kicad_dru"
+    assert outer.width_mm == 0.17 and outer.gap_mm == 0.18
+
+
+def test_kicad_dru_unbalanced_is_bad_input(tmp_path) -> None:
+    from accel_drc.errors import InputError
+    from accel_drc.readers.kicad_dru import parse_dru
+
+    with pytest.raises(InputError) as e:
+        parse_dru('(version 1)\n(rule "x"\n (condition "A.NetClass == \'a\'")\n', "b.kicad_dru")
+    assert "b.kicad_dru" in str(e.value) and "2" in str(e.value)
+
+
+def test_cm4_pcie2_declared_is_checked() -> None:
+    from accel_drc.pipeline import check_board
+
+    cfg = {"class": "edge", "signals": {"pcie2": ["/CM4/PCIE_.*"]}}  # cm4_pcie2.accel-drc.yaml
+    res = check_board(_board("cm4_pcie2"), config=cfg)
+    rules = {f.rule for f in res.findings}
+    assert "edge.impedance.pcie2" in rules
+    imp = next(f for f in res.findings if f.rule == "edge.impedance.pcie2")
+    assert imp.limit == 90.0  # the designer's 90 Ω (net class 90Ohm_PCIe), not 85
+
+
+def test_every_pcie_generation_is_a_member() -> None:
+    from accel_drc.analysis.signals import family_members
+    from accel_drc.packs import load_library
+
+    lib = load_library()
+    assert family_members(lib, "pcie4") == ("pcie1", "pcie2", "pcie3", "pcie4", "pcie5", "pcie6")
+    assert set(family_members(lib, "eth10g")) >= {"eth1g", "eth10g", "eth25g"}
+    for cls in ("edge", "inference", "training"):
+        sigs = {r.signal for r in lib.packs[cls].rules if r.check == "via_stub"}
+        assert {"pcie1", "pcie2", "usb3_gen1", "usb3_gen2x2", "eth1g"} <= sigs
+
+
+def test_config_sideband_declares_more() -> None:
+    a = _analysis("class_ohm", {"signals": {"sideband": ["/DP/DP0_TX0_.*"]}})
+    assert not a.net_signal
+    assert {s.how for s in a.net_sideband.values()} == {"config"}
