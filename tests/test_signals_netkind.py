@@ -138,3 +138,24 @@ def test_config_sideband_declares_more() -> None:
     a = _analysis("class_ohm", {"signals": {"sideband": ["/DP/DP0_TX0_.*"]}})
     assert not a.net_signal
     assert {s.how for s in a.net_sideband.values()} == {"config"}
+
+
+def test_ic_pin_names_type_a_lane_no_name_class_or_connector_tells(tmp_path) -> None:
+    """The m2-oculink adapter, pairs renamed /L.*, its connectors' footprints made unknown: the
+    connectors' pin names (PETp0, PERn1, …) still say PCIe."""
+    from conftest import FIXTURES
+
+    src = FIXTURES / "boards" / "m2-oculink-adapter" / "antmicro-m2-oculink-adapter-hw.kicad_pcb"
+    text = src.read_text(encoding="utf-8").replace("/PCIe_{x4}.", "/L.")
+    text = text.replace("PCB-Edge_M.2_Key-M", "PCB-Edge_X").replace("OCuLink", "Thing")
+    text = text.replace("G14A421211112HR", "G00")
+    path = tmp_path / "anon.kicad_pcb"
+    path.write_text(text, encoding="utf-8")
+    from accel_drc.analysis import Analysis
+    from accel_drc.readers import read_board
+
+    a = Analysis(read_board(str(path)), {})
+    typed = _by_name(a.board, a.net_signal)
+    lanes = {n: s for n, s in typed.items() if n.startswith("/L.")}
+    assert lanes and {s.family for s in lanes.values()} == {"pcie"}
+    assert "pin" in {s.how for s in lanes.values()}

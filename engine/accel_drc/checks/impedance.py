@@ -502,8 +502,9 @@ def check_impedance(ctx: CheckContext, rule: Rule) -> CheckOutcome:
             "tol_pct": tol,
             "min_ohm": round(lo, 2),
             "max_ohm": round(hi, 2),
-            "target_from": dt.to_dict() if dt is not None else {"how": "interface specification"},
         }
+        if dt is not None:  # the designer's declaration, not the interface specification
+            band["target_from"] = dt.to_dict()
         geo = _geometry(row)
         geo["breakout_mm"] = round(kinds[id(row)][1], 3)
         if row.zdiff_ohm is None:
