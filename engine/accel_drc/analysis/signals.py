@@ -294,7 +294,8 @@ def _by_pin_names(
     board: Board, lib: Library, out: dict[int, SignalAssignment], side: Mapping[int, Any]
 ) -> None:
     """Nets no config, connector, class or name typed, landing on an IC pin whose name names
-    an interface (``PCIE_TX0_P``, ``LPDDR4_DQ0_A``): the name patterns on the pin name."""
+    an interface family (``PCIE_TX0_P``, ``PETp0``): the family name patterns on the pin name;
+    the member stays assumed."""
     rec = recogniser(lib)
     memo: dict[str, SignalAssignment | None] = {}
     for fp, pad in board.pads:
@@ -304,7 +305,10 @@ def _by_pin_names(
         if rec.exclude.any(board.nets[n]):  # an unconnected pin, a supply
             continue
         if pf not in memo:
-            memo[pf] = None if rec.exclude.any(pf) else rec.recognise(pf, "")
+            got = None if rec.exclude.any(pf) else rec.recognise(pf, "")
+            # a pin name gives the family only: its digits are often a port number (a USB 2.0
+            # hub's ``USB4D+`` is port 4, not USB4), never a generation
+            memo[pf] = got if got is not None and got.how == "family_net_name" else None
         got = memo[pf]
         if got is not None:
             out[n] = dataclasses.replace(
