@@ -159,3 +159,20 @@ def test_ic_pin_names_type_a_lane_no_name_class_or_connector_tells(tmp_path) -> 
     lanes = {n: s for n, s in typed.items() if n.startswith("/L.")}
     assert lanes and {s.family for s in lanes.values()} == {"pcie"}
     assert "pin" in {s.how for s in lanes.values()}
+
+
+def test_false_friends_in_names_are_not_lanes() -> None:
+    """A sheet named "SGMII PHYs" does not make its supplies SGMII; QSGMII (5 GBd) is not the
+    1.25 Gb/s SGMII member; an FPGA's multi-function pin name (CSI_B: configuration chip
+    select) names no MIPI lane; a hub's port-4 pin USB4D+ is a name match the pin path refuses."""
+    from accel_drc.analysis import signals as sg
+    from accel_drc.packs import load_library
+
+    rec = sg.recogniser(load_library())
+    assert rec.recognise("/SGMII PHYs/DP_A1V8", "") is None
+    assert rec.recognise("/SGMII PHYs/ETH12_SGMII_RX_P", "").signal == "eth1g"
+    got = rec.recognise("/QSGMII PHY/QSGMII_0_RX_P", "")
+    assert got is None or got.signal != "eth1g"
+    assert sg._MULTI_FUNCTION_PIN.match("IO_L16P_T2_CSI_B_14")
+    assert not sg._MULTI_FUNCTION_PIN.match("PETp0")
+    assert rec.recognise("USB4D+", "").how == "net_name"  # a member: refused on a pin name

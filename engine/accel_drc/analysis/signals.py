@@ -290,6 +290,11 @@ def _by_dram_balls(
                 )
 
 
+#: an FPGA's or MCU's multi-function I/O name lists every function the pin *may* have
+#: (Xilinx ``IO_L16P_T2_CSI_B_14``: CSI_B is the configuration chip select, not MIPI CSI)
+_MULTI_FUNCTION_PIN = re.compile(r"^(IO|PL|PS|GPIO|PIO|MIO|P[A-K]\d)[_\d]", re.IGNORECASE)
+
+
 def _by_pin_names(
     board: Board, lib: Library, out: dict[int, SignalAssignment], side: Mapping[int, Any]
 ) -> None:
@@ -305,7 +310,8 @@ def _by_pin_names(
         if rec.exclude.any(board.nets[n]):  # an unconnected pin, a supply
             continue
         if pf not in memo:
-            got = None if rec.exclude.any(pf) else rec.recognise(pf, "")
+            multi = _MULTI_FUNCTION_PIN.match(pf) is not None
+            got = None if multi or rec.exclude.any(pf) else rec.recognise(pf, "")
             # a pin name gives the family only: its digits are often a port number (a USB 2.0
             # hub's ``USB4D+`` is port 4, not USB4), never a generation
             memo[pf] = got if got is not None and got.how == "family_net_name" else None
