@@ -176,3 +176,17 @@ def test_false_friends_in_names_are_not_lanes() -> None:
     assert sg._MULTI_FUNCTION_PIN.match("IO_L16P_T2_CSI_B_14")
     assert not sg._MULTI_FUNCTION_PIN.match("PETp0")
     assert rec.recognise("USB4D+", "").how == "net_name"  # a member: refused on a pin name
+
+
+def test_a_routing_class_gives_way_to_the_family_the_name_states() -> None:
+    """``DP 100 5mil`` is a routing class: an HDMI pair in it is HDMI; a plain lane in it is DP
+    (family, rate assumed); ``85Ohm-diff_SFI`` gives the SFP family, not 10G as a fact."""
+    from accel_drc.analysis import signals as sg
+    from accel_drc.packs import load_library
+
+    rec = sg.recogniser(load_library())
+    assert rec.recognise("/HDMI/TMDS_D0_P", "DP 100 5mil").family == "hdmi"
+    dp = rec.recognise("/X/LANE0_P", "DP 100 5mil")
+    assert dp.family == "displayport" and dp.basis == "assumed"
+    sfi = rec.recognise("/SFP/SFI.RX_P", "85Ohm-diff_SFI")
+    assert sfi.family == "sfp" and sfi.basis == "assumed"
