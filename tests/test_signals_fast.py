@@ -121,6 +121,7 @@ def ref_assign(board: Any, lib: Any, config: Any = None) -> dict[int, sg.SignalA
             fam = lib.families[hit.type]
             note = f"recognised by its connector pin {where}; {fam.note}"
             out[net] = sg.SignalAssignment(fam.assume, "connector", where, note, fam.id)
+    sg._part_rate_across_ac_caps(board, lib, out)
     sg._by_pin_names(board, lib, out, side)
     sg._across_ac_caps(board, out, side)
     for pair in board.diff_pairs:

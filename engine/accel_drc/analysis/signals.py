@@ -210,6 +210,7 @@ def assign_signals(
             out[idx] = got
     _by_dram_balls(board, lib, out, side)
     _by_connector(board, lib, out, side)
+    _part_rate_across_ac_caps(board, lib, out)
     _by_pin_names(board, lib, out, side)
     _across_ac_caps(board, out, side)
     for pair in board.diff_pairs:
@@ -397,6 +398,42 @@ def _across_ac_caps(
                 out[n] = SignalAssignment(
                     src.signal, "ac_coupled", board.nets[partner], src.assumption, src.family
                 )
+            todo.append(j)
+
+
+def _part_rate_across_ac_caps(board: Board, lib: Library, out: dict[int, SignalAssignment]) -> None:
+    """The member a part tells (an SFP28 connector: ``eth25g``) crosses the AC-coupling caps:
+    a pair behind them whose type is only a family guess of the same family (``85Ohm-diff_SFI``
+    -> SFP, assumed 10G) is the same lane at the same rate (``how`` = ``ac_coupled``)."""
+    from .channels import pair_links, series_links
+
+    pairs = board.diff_pairs
+    told = (
+        [
+            k
+            for k, p in enumerate(pairs)
+            if (a := out.get(p.positive)) is not None and a.how == "connector" and not a.assumption
+        ]
+        if pairs
+        else []
+    )
+    if not told:
+        return
+    adj = pair_links(pairs, series_links(board))
+    todo = [k for k in told if k in adj]
+    while todo:
+        k = todo.pop()
+        src = out[pairs[k].positive]
+        fam = lib.family_of(src.signal)
+        for j in adj.get(k, ()):
+            p = pairs[j]
+            cur = out.get(p.positive)
+            if cur is None or fam is None or not cur.assumption or cur.family != fam.id:
+                continue
+            if cur.how not in ("family_net_class", "family_net_name", "ac_coupled", "pair"):
+                continue
+            for n, partner in ((p.positive, pairs[k].positive), (p.negative, pairs[k].negative)):
+                out[n] = SignalAssignment(src.signal, "ac_coupled", board.nets[partner])
             todo.append(j)
 
 
