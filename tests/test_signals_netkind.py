@@ -190,3 +190,15 @@ def test_a_routing_class_gives_way_to_the_family_the_name_states() -> None:
     assert dp.family == "displayport" and dp.basis == "assumed"
     sfi = rec.recognise("/SFP/SFI.RX_P", "85Ohm-diff_SFI")
     assert sfi.family == "sfp" and sfi.basis == "assumed"
+
+
+def test_sfp28_lanes_are_25g_on_both_sides_of_the_caps() -> None:
+    """``85Ohm-diff_SFI`` names the family; the SFP28 connector tells 25.78 Gb/s, and the pair
+    behind the AC-coupling caps is the same lane; TX_DISABLE on contact 3 is sideband."""
+    a = _analysis("sfp28_cage")
+    typed = _by_name(a.board, a.net_signal)
+    for n in ("/SFP/SFI_CONN_TX_P", "/SFP/SFI_CONN_TX_N", "/SFP/SFI.TX_P", "/SFP/SFI.TX_N"):
+        assert typed[n].signal == "eth25g" and typed[n].basis == "declared", n
+    assert typed["/SFP/SFI_CONN_TX_P"].how == "connector"
+    assert typed["/SFP/SFI.TX_P"].how == "ac_coupled"
+    assert "/SFP/TX_DISABLE" in _by_name(a.board, a.net_sideband)
