@@ -1,11 +1,19 @@
-"""Which signal type each net carries.
+"""Which signal type each net carries, on what basis, and what impedance the designer declared.
 
-Order of evidence, strongest first: the project config's ``signals:`` (the designer said so;
-its regexes match the whole net name, like every regex in the config),
-then the net class patterns of each signal type, then its net-name patterns, then the *families*
-whose generation a name does not tell (``PCIe_TX0``): those get the family's assumed type and a
-note that says so, and the report shows it.  The two nets of a differential pair always share a
-type: a pair half-declared is still one link.
+Order of evidence, strongest first (docs/rules.md "How a net's interface, rate and target are
+decided"): the project config's ``signals:`` (the designer said so; its regexes match the whole
+net name, like every regex in the config; ``signals: sideband:`` declares sideband nets); the
+pins the net lands on; the net class; its name.  **Sideband first**: a net on a sideband contact
+(USB-C SBU, HDMI CEC, SFP TX_DISABLE: ``rules/connectors.yaml``), on a pin whose name is a
+sideband name (``pinfunction``), or so named, is never a lane (:func:`assign_sidebands`), whatever
+its net class.  **Pins**: a DRAM recognised by its ball names types its lanes (generation a
+fact, speed grade assumed); a connector lane pin fills a net nothing else typed and replaces a
+family *guess* by the member the part tells (an SFP28 connector: 25G), across the AC caps too;
+an IC pin name gives the family.  **The net class is a routing class**: it gives the family
+(rate assumed) unless it names the member (``PCIe_Gen4``), and gives way to the family the
+net's own name states.  Then the net name, then the *families* whose generation a name does not
+tell (``PCIe_TX0``): those get the family's assumed type and a note that says so.  The two nets
+of a differential pair always share a type: a pair half-declared is still one link.
 
 A net or class name longer than ``hostile.MAX_MATCH_NAME`` is matched by no pattern, so no
 pattern can backtrack for minutes on a hostile 160 KB net name.
@@ -44,7 +52,7 @@ class SignalAssignment:
     """Net -> signal type, with how it was recognised and any assumption made."""
 
     signal: str
-    how: str  # config | net_class | net_name | family_net_class | family_net_name | connector | ac_coupled | pair
+    how: str  # config | pin | connector | net_class | net_name | family_net_class | family_net_name | ac_coupled | pair
     pattern: str = ""  # the pattern (or partner net) that matched
     assumption: str | None = None  # set when the type was assumed (generation unknown)
     family: str | None = None
