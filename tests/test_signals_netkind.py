@@ -202,3 +202,38 @@ def test_sfp28_lanes_are_25g_on_both_sides_of_the_caps() -> None:
     assert typed["/SFP/SFI_CONN_TX_P"].how == "connector"
     assert typed["/SFP/SFI.TX_P"].how == "ac_coupled"
     assert "/SFP/TX_DISABLE" in _by_name(a.board, a.net_sideband)
+
+
+def test_kicad10_tuning_profile_is_the_declared_target(tmp_path) -> None:
+    """A KiCad 10 tuning profile (``tuning_profiles_impedance_geometric``) a net class names:
+    its target impedance and, on the layer, its width and gap (nm in the file)."""
+    import json
+    import shutil
+
+    from accel_drc.analysis.signals import declared_target
+    from accel_drc.readers import read_board
+
+    for ext in ("kicad_pcb", "kicad_pro"):
+        shutil.copy(SIG / f"class_ohm.{ext}", tmp_path / f"b.{ext}")
+    pro = json.loads((tmp_path / "b.kicad_pro").read_text())
+    pro["net_settings"]["classes"][1]["tuning_profile"] = "DP90"
+    pro["tuning_profiles"] = {
+        "meta": {"version": 1},
+        "tuning_profiles_impedance_geometric": [
+            {
+                "profile_name": "DP90",
+                "type": 1,
+                "target_impedance": 90,
+                "layer_entries": [
+                    {"signal_layer": "F.Cu", "width": 150000, "diff_pair_gap": 200000, "delay": 0},
+                    "junk",
+                ],
+            },
+            {"profile_name": "bad", "target_impedance": "x"},
+        ],
+    }
+    (tmp_path / "b.kicad_pro").write_text(json.dumps(pro))
+    b = read_board(str(tmp_path / "b.kicad_pcb"))
+    got = declared_target(b, b.nets.index("/DP/DP0_TX0_P"), "F.Cu")
+    assert got is not None and got.how == "tuning_profile" and got.zdiff_ohm == 90
+    assert (got.width_mm, got.gap_mm) == (0.15, 0.2)

@@ -223,6 +223,20 @@ class NetClass:
     via_diameter_mm: float | None = None
     via_drill_mm: float | None = None
     priority: int | None = None
+    #: the KiCad 10 tuning profile the class names ("" when none)
+    tuning_profile: str = ""
+
+
+@dataclass(frozen=True)
+class TuningProfile:
+    """A KiCad 10 impedance tuning profile (``.kicad_pro`` ``tuning_profiles``): the designer's
+    target impedance and, per signal layer, the width and pair gap that give it (mm; a gap of 0
+    or None on every layer: a single-ended profile)."""
+
+    name: str
+    target_ohm: float
+    differential: bool
+    layers: tuple[tuple[str, float | None, float | None], ...] = ()  # (layer, width, gap)
 
 
 @dataclass(frozen=True)
@@ -250,6 +264,8 @@ class NetClassRules:
     assignments: Mapping[str, str] = field(default_factory=dict)  # net name -> class name
     #: the ``.kicad_dru`` rules on net classes (readers/kicad_dru.py), in file order
     design_rules: tuple[DesignRule, ...] = ()
+    #: KiCad 10 tuning profiles by name (a class names one in ``NetClass.tuning_profile``)
+    tuning_profiles: Mapping[str, TuningProfile] = field(default_factory=dict)
 
     def class_of(self, net: str) -> str:
         """The net class KiCad would give ``net``: explicit assignment, else first pattern, else Default."""

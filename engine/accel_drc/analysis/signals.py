@@ -567,12 +567,13 @@ _ZDIFF_RANGE = (70.0, 130.0)
 
 @dataclass(frozen=True)
 class DeclaredTarget:
-    """The differential impedance the designer declared for a net on a layer: the Ω in its net
-    class's name, else in the name of the ``.kicad_dru`` rule for its class on that layer; with
-    that rule's width and gap (opt, else min) where it gives them."""
+    """The differential impedance the designer declared for a net on a layer: the target of the
+    KiCad 10 tuning profile its net class names (with that profile's width and gap on the
+    layer), else the Ω in its net class's name, else in the name of the ``.kicad_dru`` rule for
+    its class on that layer; with that rule's width and gap (opt, else min) where it gives them."""
 
     zdiff_ohm: float
-    how: str  # net_class | kicad_dru
+    how: str  # tuning_profile | net_class | kicad_dru
     source: str  # "net class 85Ohm-diff_DP" / ".kicad_dru rule 85_ohm_inner (line 4)"
     width_mm: float | None = None
     gap_mm: float | None = None
@@ -637,7 +638,22 @@ def declared_target(
     gap = _pick(dru.diff_pair_gap) if dru else None
     got = None
     z = ohm_in_name(cls) if cls != "Default" else None
-    if z is not None:
+    nc = rules.by_name(cls)
+    tp = (
+        rules.tuning_profiles.get(nc.tuning_profile)
+        if nc is not None and nc.tuning_profile
+        else None
+    )
+    if tp is not None and tp.differential:
+        row = next((r for r in tp.layers if r[0] == layer_name), None)
+        got = DeclaredTarget(
+            tp.target_ohm,
+            "tuning_profile",
+            f"KiCad tuning profile {tp.name} of net class {cls}",
+            row[1] if row else width,
+            row[2] if row else gap,
+        )
+    elif z is not None:
         got = DeclaredTarget(z, "net_class", f"net class {cls}", width, gap)
     elif dru is not None and ohm_in_name(dru.name) is not None:
         got = DeclaredTarget(
