@@ -237,3 +237,30 @@ def test_kicad10_tuning_profile_is_the_declared_target(tmp_path) -> None:
     got = declared_target(b, b.nets.index("/DP/DP0_TX0_P"), "F.Cu")
     assert got is not None and got.how == "tuning_profile" and got.zdiff_ohm == 90
     assert (got.width_mm, got.gap_mm) == (0.15, 0.2)
+
+
+def test_hostile_dru_and_pin_names(tmp_path) -> None:
+    """A .kicad_dru that is not UTF-8 is bad input; deep nesting, expressions and conditions on
+    several classes are not read (KiCad's own DRC judges them); a 200 KB pin name is matched by
+    no pattern."""
+    from accel_drc.errors import InputError
+    from accel_drc.readers.kicad_dru import parse_dru, read_dru
+
+    bad = tmp_path / "x.kicad_dru"
+    bad.write_bytes(b"(version 1)\n\xff\xfe")
+    with pytest.raises(InputError, match="not UTF-8"):
+        read_dru(str(bad))
+    assert parse_dru("(" * 3000 + ")" * 3000, "d") == ()
+    two = "(rule a (condition \"A.NetClass == 'x' || A.NetClass == 'y'\") (constraint track_width (opt 1mm)))"
+    assert parse_dru(two, "d") == ()
+    expr = "(rule a (condition \"A.NetClass == 'x'\") (constraint track_width (opt 2*0.1mm)))"
+    assert parse_dru(expr, "d")[0].track_width == (None, None, None)
+    text = (SIG / "usb_c_sbu.kicad_pcb").read_text(encoding="utf-8")
+    text = text.replace('(pinfunction "SBU1")', '(pinfunction "' + "SBU1" * 50_000 + '")')
+    (tmp_path / "h.kicad_pcb").write_text(text, encoding="utf-8")
+    from accel_drc.analysis import Analysis
+    from accel_drc.readers import read_board
+
+    a = Analysis(read_board(str(tmp_path / "h.kicad_pcb")), {})
+    side = _by_name(a.board, a.net_sideband)
+    assert side["/USB/USBC1_X_P"].how == "connector"  # the contact still tells; the name is skipped

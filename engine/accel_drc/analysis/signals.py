@@ -155,6 +155,8 @@ def assign_sidebands(
         n = pad.net
         if n <= 0 or n in out or n in typed_by_config or not pad.pin_function:
             continue
+        if len(pad.pin_function) > MAX_MATCH_NAME:  # a hostile pin name: matched by no pattern
+            continue
         k = _sideband_kind(kinds, pad.pin_function, memo)
         if k is not None:
             out[n] = Sideband(
