@@ -353,7 +353,12 @@ def test_material_consistency():
         ("NVLINK5_TX3_N", "Default", "nvlink5", "net_name"),
         ("/DDR5/DQ0", "Default", "ddr5", "net_name"),
         ("/LPDDR5/DQ0", "Default", "lpddr5", "net_name"),
-        ("USB3_SSTX_P", "Default", "usb3", "net_name"),
+        (
+            "USB3_SSTX_P",
+            "Default",
+            "usb3",
+            "family_net_name",
+        ),  # USB3 names the family (Gen 1/2/2x2)
         ("/PCIe_REFCLK_P", "Default", None, None),
         ("/PCIe_{REF0}.CK+", "85Ohm-diff_PCIE", None, None),
         ("PERST#", "PCIe", None, None),

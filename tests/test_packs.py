@@ -492,7 +492,8 @@ def test_via_stub_why_states_the_basis_of_each_limit():
             assert r.source.startswith("[bogatin2015-stub] stub length (in) < 0.3 / symbol"), r.id
             if r.params["require_backdrill"]:
                 assert r.why.endswith("This class requires backdrill on these vias."), r.id
-    assert seen == 39 + 3 * 11  # + the 11 interfaces of issue 19 §3 in each class pack
+    # + the 11 interfaces of issue 19 §3 and the 7 family members of issue 27 §4 in each pack
+    assert seen == 39 + 3 * 11 + 3 * 7
     by = {r.id: r for r in LIB.packs["edge"].rules}
     assert "would allow 0.250 mm" in by["edge.via_stub.pcie5"].why
     assert "would allow 0.151 mm" in by["edge.via_stub.nvlink4"].why

@@ -45,22 +45,29 @@ def ref_recognise(name: str, net_class: str, lib: Any) -> sg.SignalAssignment | 
         for p in sig.name_patterns:
             if p.search(name):
                 return sg.SignalAssignment(sig.id, "net_name", p.pattern)
-    for fam in lib.families.values():
-        if net_class and net_class != "Default":
-            for p in fam.class_patterns:
-                if p.search(net_class):
-                    return sg.SignalAssignment(
-                        fam.assume,
-                        "family_net_class",
-                        f"{net_class} ~ {p.pattern}",
-                        fam.note,
-                        fam.id,
-                    )
-        for p in fam.name_patterns:
-            if p.search(name):
-                return sg.SignalAssignment(
-                    fam.assume, "family_net_name", p.pattern, fam.note, fam.id
-                )
+    # a net class is a routing class: its family decides unless the name names another family
+    by_class = None
+    if net_class and net_class != "Default":
+        by_class = next(
+            (
+                (f, p)
+                for f in lib.families.values()
+                for p in f.class_patterns
+                if p.search(net_class)
+            ),
+            None,
+        )
+    by_name = next(
+        ((f, p) for f in lib.families.values() for p in f.name_patterns if p.search(name)), None
+    )
+    if by_class is not None and (by_name is None or by_name[0] is by_class[0]):
+        fam, p = by_class
+        return sg.SignalAssignment(
+            fam.assume, "family_net_class", f"{net_class} ~ {p.pattern}", fam.note, fam.id
+        )
+    if by_name is not None:
+        fam, p = by_name
+        return sg.SignalAssignment(fam.assume, "family_net_name", p.pattern, fam.note, fam.id)
     return None
 
 
@@ -83,6 +90,7 @@ def ref_connector_nets(board: Any, connectors: Any) -> dict[int, ch.ConnectorHit
 
 def ref_assign(board: Any, lib: Any, config: Any = None) -> dict[int, sg.SignalAssignment]:
     declared = [(sid, p) for sid, pats in as_config(config).signals.items() for p in pats]
+    side = sg.assign_sidebands(board, lib, config)
     out: dict[int, sg.SignalAssignment] = {}
     for idx, name in enumerate(board.nets):
         if idx == 0 or not name or len(name) > MAX_MATCH_NAME:
@@ -90,15 +98,21 @@ def ref_assign(board: Any, lib: Any, config: Any = None) -> dict[int, sg.SignalA
         got = None
         for sid, pat in declared:
             if pat.fullmatch(name):
-                got = sg.SignalAssignment(sid, "config", pat.pattern)
+                if sid != sg.SIDEBAND:
+                    got = sg.SignalAssignment(sid, "config", pat.pattern)
                 break
-        if got is None and not any(p.search(name) for p in lib.exclude):
+        if got is None and idx not in side and not any(p.search(name) for p in lib.exclude):
             got = ref_recognise(name, board.net_classes.class_of(name), lib)
         if got is not None:
             out[idx] = got
+    sg._by_dram_balls(board, lib, out, side)
     for net, hit in ref_connector_nets(board, sg.connectors_for(lib)).items():
         name = board.nets[net]
-        if net in out or hit.type == "refclk" or any(p.search(name) for p in lib.exclude):
+        if hit.type in ("refclk", "sideband") or net in side:
+            continue
+        if any(p.search(name) for p in lib.exclude):
+            continue
+        if net in out and not sg._connector_beats(lib, out[net], hit.type):
             continue
         where = f"{hit.ref}.{hit.pin} on {hit.connector_name} ({hit.what})"
         if hit.type in lib.signals:
@@ -107,14 +121,16 @@ def ref_assign(board: Any, lib: Any, config: Any = None) -> dict[int, sg.SignalA
             fam = lib.families[hit.type]
             note = f"recognised by its connector pin {where}; {fam.note}"
             out[net] = sg.SignalAssignment(fam.assume, "connector", where, note, fam.id)
-    sg._across_ac_caps(board, out)
+    sg._part_rate_across_ac_caps(board, lib, out)
+    sg._by_pin_names(board, lib, out, side)
+    sg._across_ac_caps(board, out, side)
     for pair in board.diff_pairs:
         a, b = out.get(pair.positive), out.get(pair.negative)
-        if a is not None and b is None:
+        if a is not None and b is None and pair.negative not in side:
             out[pair.negative] = sg.SignalAssignment(
                 a.signal, "pair", board.nets[pair.positive], a.assumption, a.family
             )
-        elif b is not None and a is None:
+        elif b is not None and a is None and pair.positive not in side:
             out[pair.positive] = sg.SignalAssignment(
                 b.signal, "pair", board.nets[pair.negative], b.assumption, b.family
             )

@@ -590,7 +590,8 @@ def _validated(
         return rx
 
     for sid, pats in data.get("signals", {}).items():
-        if sid not in lib.signals:
+        # ``sideband:`` declares sideband / control nets (analysis.signals.SIDEBAND)
+        if sid not in lib.signals and sid != "sideband":
             raise doc.error(
                 ("signals", sid), f"unknown signal type {sid!r} (known: {', '.join(lib.signals)})"
             )

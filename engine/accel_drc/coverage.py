@@ -168,7 +168,18 @@ def build(
         else:
             excl = next((p.pattern for p in lib.exclude for n in nets if p.search(names[n])), None)
             clock = next((hits[n] for n in nets if n in hits and hits[n].type == "refclk"), None)
-            if clock is not None:
+            side = next(
+                (analysis.net_sideband[n] for n in nets if n in analysis.net_sideband), None
+            )
+            if side is not None:
+                row.update(
+                    interface="sideband",
+                    interface_name=side.what,
+                    basis=basis_of(None),
+                    recognised_by=side.how,
+                    evidence=side.pattern,
+                )
+            elif clock is not None:
                 row.update(
                     interface="refclk",
                     interface_name="reference clock",
@@ -215,7 +226,7 @@ def build(
             itf = row["interface"]
             if itf is None:
                 why = "interface unknown: declare it in accel-drc.yaml (signals:)"
-            elif itf in ("refclk", "excluded"):
+            elif itf in ("refclk", "excluded", "sideband"):
                 why = "a reference clock or sideband net, not a data lane (signals.yaml exclude)"
             elif not is_routed:
                 why = "not routed: no track or zone of this net on the board"
@@ -226,7 +237,7 @@ def build(
                 why = "breakout / escape runs only (listed, never judged): " + "; ".join(runs_left)
             else:
                 why = "its rules found nothing to measure (no connected via, no coupled run)"
-        elif kind == "pair" and row["interface"] not in (None, "refclk", "excluded"):
+        elif kind == "pair" and row["interface"] not in (None, "refclk", "excluded", "sideband"):
             imp = [
                 r for r in examined if r[0].check == "impedance" and r[0].signal == row["interface"]
             ]
@@ -245,14 +256,14 @@ def build(
     n_pairs = len(pair_rows)
     checked = sum(1 for r in pair_rows if r["checked"])
     unknown = sum(1 for r in pair_rows if r["interface"] is None)
-    clocks = sum(1 for r in pair_rows if r["interface"] in ("refclk", "excluded"))
+    clocks = sum(1 for r in pair_rows if r["interface"] in ("refclk", "excluded", "sideband"))
     breakouts = sum(1 for r in pair_rows if r["breakout"])
     breakout_runs = sum(len(r["breakout_runs"]) for r in pair_rows)
     unrouted = sum(
         1
         for r in pair_rows
         if not r["checked"]
-        and r["interface"] not in (None, "refclk", "excluded")
+        and r["interface"] not in (None, "refclk", "excluded", "sideband")
         and not r["routed"]
     )
     no_rule = (

@@ -228,6 +228,36 @@ class NetClass:
     via_diameter_mm: float | None = None
     via_drill_mm: float | None = None
     priority: int | None = None
+    #: the KiCad 10 tuning profile the class names ("" when none)
+    tuning_profile: str = ""
+
+
+@dataclass(frozen=True)
+class TuningProfile:
+    """A KiCad 10 impedance tuning profile (``.kicad_pro`` ``tuning_profiles``): the designer's
+    target impedance and, per signal layer, the width and pair gap that give it (mm; a gap of 0
+    or None on every layer: a single-ended profile)."""
+
+    name: str
+    target_ohm: float
+    differential: bool
+    layers: tuple[tuple[str, float | None, float | None], ...] = ()  # (layer, width, gap)
+
+
+@dataclass(frozen=True)
+class DesignRule:
+    """One rule of the ``.kicad_dru`` beside the board that constrains a net class (KiCad's
+    custom rules): the class glob of its ``A.NetClass == '…'`` condition, its layer selector
+    (``inner``, ``outer``, a layer name or "" for every layer) and its constraints in mm as
+    (min, opt, max), each None where not written."""
+
+    name: str
+    net_class: str  # the glob of the condition (``85Ohm-diff*``)
+    layer: str = ""
+    track_width: tuple[float | None, float | None, float | None] | None = None
+    diff_pair_gap: tuple[float | None, float | None, float | None] | None = None
+    diff_pair_uncoupled: tuple[float | None, float | None, float | None] | None = None
+    line: int = 0
 
 
 @dataclass(frozen=True)
@@ -237,6 +267,10 @@ class NetClassRules:
     classes: tuple[NetClass, ...] = ()
     patterns: tuple[tuple[str, str], ...] = ()  # (wildcard pattern, class name), in file order
     assignments: Mapping[str, str] = field(default_factory=dict)  # net name -> class name
+    #: the ``.kicad_dru`` rules on net classes (readers/kicad_dru.py), in file order
+    design_rules: tuple[DesignRule, ...] = ()
+    #: KiCad 10 tuning profiles by name (a class names one in ``NetClass.tuning_profile``)
+    tuning_profiles: Mapping[str, TuningProfile] = field(default_factory=dict)
 
     def class_of(self, net: str) -> str:
         """The net class KiCad would give ``net``: explicit assignment, else first pattern, else Default."""
@@ -608,6 +642,10 @@ class Pad:
     copper_layers: tuple[int, ...] = ()  # copper stack indexes the pad has copper on
     layers: tuple[str, ...] = ()  # layer names as written ("*.Cu", "F.Mask", …)
     uuid: str = ""
+    #: the schematic pin's name and electrical type (KiCad 6+ ``pinfunction`` / ``pintype``):
+    #: a DRAM's ball name (``DQS_t``), a connector's contact (``SBU1``); "" when not written
+    pin_function: str = ""
+    pin_type: str = ""
 
     def __post_init__(self) -> None:
         # readers pass the file's words; a word KiCad 9 does not write is UNKNOWN, not an error
@@ -750,7 +788,8 @@ def dp_base(net: str) -> tuple[str, str, int] | None:
 #: JEDEC's true/complement names (JESD79-4, JESD209-4): ``CK_t``/``CK_c``, ``DQS0_t``/``DQS0_c``,
 #: ``WCK_t``/``WCK_c``; only clock and strobe names, so an ``X_T``/``X_C`` pair of anything else
 #: is left alone.
-_JEDEC_DP = re.compile(r"^(.*(?:dqs|ck|clk|strobe)[a-z0-9]*)_([tc])(\d*)$", re.IGNORECASE)
+#: LPDDR4 channel names append the channel: ``CK_TA``/``CK_CA``, ``DQ_S0_TA``/``DQ_S0_CA``.
+_JEDEC_DP = re.compile(r"^(.*(?:dqs|dq_s|ck|clk|strobe)[a-z0-9]*)_([tc])(\d*|[ab])$", re.IGNORECASE)
 
 
 def _jedec_pairs(nets: Sequence[str], taken: set[int]) -> list[DiffPair]:

@@ -112,6 +112,20 @@ class SignalFamily:
     note: str
     class_patterns: tuple[re.Pattern[str], ...] = ()
     name_patterns: tuple[re.Pattern[str], ...] = ()
+    #: every signal type of the family users route (PCIe 1-6): the candidates a guess is
+    #: evaluated against; ``assume`` is one of them
+    members: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class SidebandKind:
+    """Nets that are sideband or control, never lanes (``signals.yaml`` ``sideband:``): matched
+    on the net name and on the pin names of the pads the net lands on."""
+
+    id: str
+    what: str
+    patterns: tuple[re.Pattern[str], ...]
+    source: str
 
 
 @dataclass(frozen=True)
@@ -196,6 +210,14 @@ class Library:
     versions: Mapping[str, str]  # kind -> version
     references: References = field(default_factory=References)
     fab: FabData = field(default_factory=FabData)
+    sideband: tuple[SidebandKind, ...] = ()
+
+    def family_of(self, signal: str) -> SignalFamily | None:
+        """The family ``signal`` is a member of (its first in file order), or None."""
+        for fam in self.families.values():
+            if signal in fam.members or signal == fam.assume:
+                return fam
+        return None
 
     def pack_info(self, names: Iterable[str]) -> list[dict[str, str]]:
         out = []
@@ -257,9 +279,37 @@ def load_signals(
             note=" ".join(f["note"].split()),
             class_patterns=_compile(f.get("net_class", ()), doc, ("families", fid, "net_class")),
             name_patterns=_compile(f.get("net_name", ()), doc, ("families", fid, "net_name")),
+            members=_members(f, signals, doc, fid),
         )
     exclude = _compile(data.get("exclude", ()), doc, ("exclude",))
     return signals, families, exclude
+
+
+def _members(f: Mapping[str, Any], signals: Mapping[str, Any], doc: Any, fid: str) -> tuple:
+    """A family's ``members`` (its ``assume`` among them), each a known signal type."""
+    members = tuple(f.get("members") or (f["assume"],))
+    for i, m in enumerate(members):
+        if m not in signals:
+            raise doc.error(("families", fid, "members", i), f"unknown signal type {m!r}")
+    if f["assume"] not in members:
+        raise doc.error(("families", fid, "members"), f"{f['assume']!r} (assume) is not a member")
+    return members
+
+
+def load_sideband(path: Path, refs: Mapping[str, Any] | None = None) -> tuple:
+    """``signals.yaml`` ``sideband:``: the kinds of sideband / control net, compiled."""
+    doc = load_yaml(path)
+    data = doc.data.get("sideband") or {}
+    check_sources(doc, refs, (("sideband", k, "source") for k in data))
+    return tuple(
+        SidebandKind(
+            k,
+            v["what"],
+            _compile(v["match"], doc, ("sideband", k, "match")),
+            " ".join(v["source"].split()),
+        )
+        for k, v in data.items()
+    )
 
 
 def load_foils(path: Path, refs: Mapping[str, Any] | None = None) -> Foils:
@@ -440,6 +490,7 @@ def load_library(rules_dir: str | Path | None = None) -> Library:
     fab = load_fab(files["fab"], refs)
     foils = load_foils(files["foils"], refs)
     signals, families, exclude = load_signals(files["signals"], foils, refs)
+    sideband = load_sideband(files["signals"], refs)
     materials = load_materials(files["materials"], refs)
     check_capacitor_sources(base / "capacitors.yaml", refs)
     packs = {}
@@ -470,6 +521,7 @@ def load_library(rules_dir: str | Path | None = None) -> Library:
         versions=versions,
         references=refs,
         fab=fab,
+        sideband=sideband,
     )
 
 

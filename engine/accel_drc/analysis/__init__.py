@@ -146,6 +146,14 @@ class Analysis:
         return assign_signals(self.board, self.library, self.config)
 
     @functools.cached_property
+    def net_sideband(self) -> dict[int, Any]:
+        """Net index -> :class:`~accel_drc.analysis.signals.Sideband`: the sideband and control
+        nets (SBU, AUX, HPD, CEC, SFP management, …) no data-lane rule judges."""
+        from .signals import assign_sidebands
+
+        return assign_sidebands(self.board, self.library, self.config)
+
+    @functools.cached_property
     def _signal_nets(self) -> dict[str, tuple[int, ...]]:
         out: dict[str, list[int]] = {}
         for n, a in sorted(self.net_signal.items()):

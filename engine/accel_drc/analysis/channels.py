@@ -131,7 +131,7 @@ def load_connectors(
     p = Path(path) if path is not None else RULES_DIR / "connectors.yaml"
     doc = load_yaml(p)
     validate(doc, CONNECTORS_SCHEMA)
-    known = set(known_types) | {"refclk"}
+    known = set(known_types) | {"refclk", "sideband"}
     out = []
     for cid, c in doc.data["connectors"].items():
         pats: list[Any] = []
@@ -147,7 +147,7 @@ def load_connectors(
             if known_types and itf["type"] not in known:
                 raise doc.error(
                     ("connectors", cid, "interfaces", j, "type"),
-                    f"unknown interface type {itf['type']!r} (a signal or family id of signals.yaml, or refclk)",
+                    f"unknown interface type {itf['type']!r} (a signal or family id of signals.yaml, refclk or sideband)",
                 )
             for pin in itf["pins"]:
                 pins[str(pin)] = (itf["type"], itf.get("what", ""))

@@ -1,11 +1,19 @@
-"""Which signal type each net carries.
+"""Which signal type each net carries, on what basis, and what impedance the designer declared.
 
-Order of evidence, strongest first: the project config's ``signals:`` (the designer said so;
-its regexes match the whole net name, like every regex in the config),
-then the net class patterns of each signal type, then its net-name patterns, then the *families*
-whose generation a name does not tell (``PCIe_TX0``): those get the family's assumed type and a
-note that says so, and the report shows it.  The two nets of a differential pair always share a
-type: a pair half-declared is still one link.
+Order of evidence, strongest first (docs/rules.md "How a net's interface, rate and target are
+decided"): the project config's ``signals:`` (the designer said so; its regexes match the whole
+net name, like every regex in the config; ``signals: sideband:`` declares sideband nets); the
+pins the net lands on; the net class; its name.  **Sideband first**: a net on a sideband contact
+(USB-C SBU, HDMI CEC, SFP TX_DISABLE: ``rules/connectors.yaml``), on a pin whose name is a
+sideband name (``pinfunction``), or so named, is never a lane (:func:`assign_sidebands`), whatever
+its net class.  **Pins**: a DRAM recognised by its ball names types its lanes (generation a
+fact, speed grade assumed); a connector lane pin fills a net nothing else typed and replaces a
+family *guess* by the member the part tells (an SFP28 connector: 25G), across the AC caps too;
+an IC pin name gives the family.  **The net class is a routing class**: it gives the family
+(rate assumed) unless it names the member (``PCIe_Gen4``), and gives way to the family the
+net's own name states.  Then the net name, then the *families* whose generation a name does not
+tell (``PCIe_TX0``): those get the family's assumed type and a note that says so.  The two nets
+of a differential pair always share a type: a pair half-declared is still one link.
 
 A net or class name longer than ``hostile.MAX_MATCH_NAME`` is matched by no pattern, so no
 pattern can backtrack for minutes on a hostile 160 KB net name.
@@ -24,6 +32,7 @@ assumption, so its basis is the basis of the net it inherits from (a lane behind
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -43,7 +52,7 @@ class SignalAssignment:
     """Net -> signal type, with how it was recognised and any assumption made."""
 
     signal: str
-    how: str  # config | net_class | net_name | family_net_class | family_net_name | connector | ac_coupled | pair
+    how: str  # config | pin | connector | net_class | net_name | family_net_class | family_net_name | ac_coupled | pair
     pattern: str = ""  # the pattern (or partner net) that matched
     assumption: str | None = None  # set when the type was assumed (generation unknown)
     family: str | None = None
@@ -85,7 +94,13 @@ def nets_signal_basis(
     return "assumed" if "assumed" in bases or not bases else "declared"
 
 
+#: the key of the config's ``signals:`` that declares sideband nets (not a signal type)
+SIDEBAND = "sideband"
+
+
 def _compile_config(config: ProjectConfig) -> list[tuple[str, re.Pattern[str]]]:
+    """The config's ``signals:`` patterns in config order, ``sideband`` among them (first
+    declared wins, like ``config.unmatched_entries`` says)."""
     out = []
     for sid, pats in config.signals.items():
         for p in pats:
@@ -93,12 +108,101 @@ def _compile_config(config: ProjectConfig) -> list[tuple[str, re.Pattern[str]]]:
     return out
 
 
+@dataclass(frozen=True)
+class Sideband:
+    """A net that is sideband or control (SBU, AUX, HPD, CEC, SFP management, …), never a
+    lane: judged by no data-lane rule, listed as sideband in the coverage."""
+
+    kind: str  # the signals.yaml sideband id, or "config"
+    what: str
+    how: str  # config | connector | pin | net_name
+    pattern: str  # the evidence: the pattern, or ``J9.A8 SBU_{1}``
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, "what": self.what, "how": self.how, "pattern": self.pattern}
+
+
+def assign_sidebands(
+    board: Board, lib: Library, config: ProjectConfig | Mapping[str, Any] | None = None
+) -> dict[int, Sideband]:
+    """Net index -> :class:`Sideband` for every sideband / control net, in the order of
+    evidence: the config (``signals: sideband:``, unless an earlier ``signals:`` entry types
+    the net), the connector pin it lands on, the IC pin name it lands on, its name."""
+    declared = _compile_config(as_config(config))
+    kinds = getattr(lib, "sideband", ())
+    out: dict[int, Sideband] = {}
+    names = board.nets
+    for idx, name in enumerate(names):
+        if idx == 0 or not name or len(name) > MAX_MATCH_NAME:
+            continue
+        for sid, pat in declared:
+            if pat.fullmatch(name):
+                if sid == SIDEBAND:
+                    out[idx] = Sideband("config", "declared sideband", "config", pat.pattern)
+                break
+    if not kinds:
+        return out
+    _sideband_by_connector(board, lib, out)
+    typed_by_config = {
+        i
+        for i, n in enumerate(names)
+        if i and n and len(n) <= MAX_MATCH_NAME
+        for sid, pat in declared
+        if sid != SIDEBAND and pat.fullmatch(n)
+    }
+    memo: dict[str, Any] = {}
+    for fp, pad in board.pads:
+        n = pad.net
+        if n <= 0 or n in out or n in typed_by_config or not pad.pin_function:
+            continue
+        if len(pad.pin_function) > MAX_MATCH_NAME:  # a hostile pin name: matched by no pattern
+            continue
+        k = _sideband_kind(kinds, pad.pin_function, memo)
+        if k is not None:
+            out[n] = Sideband(
+                k.id, k.what, "pin", f"{fp.reference}.{pad.number} {pad.pin_function}"
+            )
+    for idx, name in enumerate(names):
+        if idx == 0 or idx in out or idx in typed_by_config or not name:
+            continue
+        if len(name) > MAX_MATCH_NAME:
+            continue
+        k = _sideband_kind(kinds, name, memo)
+        if k is not None:
+            pat = next(p.pattern for p in k.patterns if p.search(name))
+            out[idx] = Sideband(k.id, k.what, "net_name", pat)
+    return out
+
+
+def _sideband_kind(kinds: Iterable[Any], text: str, memo: dict[str, Any]) -> Any:
+    """The first sideband kind one of whose patterns finds ``text`` (memoised per text)."""
+    if text not in memo:
+        memo[text] = next((k for k in kinds if any(p.search(text) for p in k.patterns)), None)
+    return memo[text]
+
+
+def _sideband_by_connector(board: Board, lib: Library, out: dict[int, Sideband]) -> None:
+    """Nets on a connector's sideband contact (rules/connectors.yaml ``type: sideband``)."""
+    from .channels import connector_nets
+
+    for net, hit in connector_nets(board, connectors_for(lib)).items():
+        if net not in out and hit.type == SIDEBAND:
+            where = f"{hit.ref}.{hit.pin} on {hit.connector_name} ({hit.what})"
+            out[net] = Sideband("connector", hit.what, "connector", where)
+
+
 def assign_signals(
     board: Board, lib: Library, config: ProjectConfig | Mapping[str, Any] | None = None
 ) -> dict[int, SignalAssignment]:
-    """Net index -> assignment for every net that carries a known signal type."""
+    """Net index -> assignment for every net that carries a known signal type.
+
+    Order of evidence (docs/rules.md "How a net's interface, rate and target are decided"):
+    the config; the pins the net lands on (sideband contacts and pin names first: such a net
+    gets no type; a connector whose part tells the rate, an SFP28 cage, over a family guess;
+    DRAM ball names); the net class; its name."""
     declared = _compile_config(as_config(config))
     rec = recogniser(lib)
+    side = assign_sidebands(board, lib, config)
     out: dict[int, SignalAssignment] = {}
     rules = board.net_classes
     for idx, name in enumerate(board.nets):
@@ -107,25 +211,126 @@ def assign_signals(
         got = None
         for sid, pat in declared:
             if pat.fullmatch(name):
-                got = SignalAssignment(sid, "config", pat.pattern)
+                if sid != SIDEBAND:
+                    got = SignalAssignment(sid, "config", pat.pattern)
                 break
-        if got is None and not rec.exclude.any(name):
+        if got is None and idx not in side and not rec.exclude.any(name):
             got = rec.recognise(name, rules.class_of(name))
         if got is not None:
             out[idx] = got
-    _by_connector(board, lib, out)
-    _across_ac_caps(board, out)
+    _by_dram_balls(board, lib, out, side)
+    _by_connector(board, lib, out, side)
+    _part_rate_across_ac_caps(board, lib, out)
+    _by_pin_names(board, lib, out, side)
+    _across_ac_caps(board, out, side)
     for pair in board.diff_pairs:
         a, b = out.get(pair.positive), out.get(pair.negative)
-        if a is not None and b is None:
+        if a is not None and b is None and pair.negative not in side:
             out[pair.negative] = SignalAssignment(
                 a.signal, "pair", board.nets[pair.positive], a.assumption, a.family
             )
-        elif b is not None and a is None:
+        elif b is not None and a is None and pair.positive not in side:
             out[pair.positive] = SignalAssignment(
                 b.signal, "pair", board.nets[pair.negative], b.assumption, b.family
             )
     return out
+
+
+#: DRAM generations by the ball names of the part (JESD79-3/-4/-5, JESD209-4/-5), tried in
+#: order on the set of a footprint's pin names (upper case, ``{}``/``#`` dropped): LPDDR5 has
+#: WCK, LPDDR4 suffixes its channel (``DQ0_A``, ``CA0_A``), DDR5 has CA0-13 and CS_n but no bank
+#: address, DDR4 has ACT_n and BG, DDR3 has RAS/CAS/WE
+_DRAM_KINDS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("lpddr5", re.compile(r"^WCK\d?_?[TC]")),
+    ("lpddr4", re.compile(r"^(DQ\d+|CA\d|DQS\d?_?[TC])_[AB]$")),
+    ("ddr4", re.compile(r"^(ACT_?N|BG\d)$")),
+    ("ddr3", re.compile(r"^(RAS|CAS|WE)(_?N)?$")),
+    ("ddr5", re.compile(r"^CA1[0-3]$")),
+)
+#: a DRAM's lane balls: data, strobes, masks, command/address, chip select, clocks
+_DRAM_LANE = re.compile(
+    r"^(DQ\d+|DQS|DM|DMI|TDQS|RDQS|WCK|CA\d|A\d|BA\d|BG\d|CS|CK|CKE|ODT|ACT|RAS|CAS|WE|PAR|MIR|CAI)",
+)
+_DQ = re.compile(r"^DQ\d+(_[AB])?$")
+
+
+def _ball(name: str) -> str:
+    return name.upper().replace("{", "").replace("}", "").replace("#", "_N")
+
+
+def dram_kind(fp: Any) -> tuple[str, str] | None:
+    """(signal id, evidence) when ``fp``'s pin names are a DRAM's (at least 8 DQ balls and
+    the signature of one generation: :data:`_DRAM_KINDS`), else None."""
+    balls = {_ball(p.pin_function) for p in fp.pads if p.pin_function}
+    if sum(1 for b in balls if _DQ.match(b)) < 8:
+        return None
+    for sid, sig in _DRAM_KINDS:
+        hits = sorted(b for b in balls if sig.match(b))
+        if hits:
+            return sid, f"{fp.reference} ball names ({', '.join(hits[:4])} …)"
+    return None
+
+
+def _by_dram_balls(
+    board: Board, lib: Library, out: dict[int, SignalAssignment], side: Mapping[int, Any]
+) -> None:
+    """Nets on the lane balls of a DRAM recognised by its ball names (``pinfunction``): its
+    generation is a fact of the part; its speed grade is not, so the rate is assumed."""
+    for fp in board.footprints:
+        if len(fp.pads) < 60:  # a DRAM has 78 balls (x4/x8 DDR4/5) or more
+            continue
+        got = dram_kind(fp)
+        if got is None or got[0] not in lib.signals:
+            continue
+        sid, where = got
+        st = lib.signals[sid]
+        note = (
+            f"{st.name.split(' (')[0]} recognised by {where}; the parts do not tell the speed "
+            f"grade: assumed {st.name} (declare it in accel-drc.yaml signals: {sid}: [...])"
+        )
+        for pad in fp.pads:
+            n = pad.net
+            if n <= 0 or n in side or not pad.pin_function:
+                continue
+            if not _DRAM_LANE.match(_ball(pad.pin_function)):
+                continue
+            cur = out.get(n)
+            if cur is None or (cur.assumption and cur.how != "config"):
+                out[n] = SignalAssignment(
+                    sid, "pin", f"{fp.reference}.{pad.number} {pad.pin_function}", note, sid
+                )
+
+
+#: an FPGA's or MCU's multi-function I/O name lists every function the pin *may* have
+#: (Xilinx ``IO_L16P_T2_CSI_B_14``: CSI_B is the configuration chip select, not MIPI CSI)
+_MULTI_FUNCTION_PIN = re.compile(r"^(IO|PL|PS|GPIO|PIO|MIO|P[A-K]\d)[_\d]", re.IGNORECASE)
+
+
+def _by_pin_names(
+    board: Board, lib: Library, out: dict[int, SignalAssignment], side: Mapping[int, Any]
+) -> None:
+    """Nets no config, connector, class or name typed, landing on an IC pin whose name names
+    an interface family (``PCIE_TX0_P``, ``PETp0``): the family name patterns on the pin name;
+    the member stays assumed."""
+    rec = recogniser(lib)
+    memo: dict[str, SignalAssignment | None] = {}
+    for fp, pad in board.pads:
+        n, pf = pad.net, pad.pin_function
+        if n <= 0 or n in out or n in side or not pf or len(pf) > MAX_MATCH_NAME:
+            continue
+        if rec.exclude.any(board.nets[n]):  # an unconnected pin, a supply
+            continue
+        if pf not in memo:
+            multi = _MULTI_FUNCTION_PIN.match(pf) is not None
+            got = None if multi or rec.exclude.any(pf) else rec.recognise(pf, "")
+            # a pin name gives the family only: its digits are often a port number (a USB 2.0
+            # hub's ``USB4D+`` is port 4, not USB4), never a generation
+            memo[pf] = got if got is not None and got.how == "family_net_name" else None
+        got = memo[pf]
+        if got is not None:
+            out[n] = dataclasses.replace(
+                got, how="pin", pattern=f"{fp.reference}.{pad.number} {pf} ~ {got.pattern}"
+            )
 
 
 _CONNECTORS: dict[tuple[str, ...], list[Any]] = {}
@@ -142,14 +347,21 @@ def connectors_for(lib: Library) -> list[Any]:
     return _CONNECTORS[key]
 
 
-def _by_connector(board: Board, lib: Library, out: dict[int, SignalAssignment]) -> None:
-    """Nets no name or class recognised, landing on a connector's lane pin (M.2, OCuLink, CEM
-    edge, SFP, QSFP): the connector's interface; a family's generation stays an assumption."""
+def _by_connector(
+    board: Board, lib: Library, out: dict[int, SignalAssignment], side: Mapping[int, Any]
+) -> None:
+    """Nets landing on a connector's lane pin (M.2, OCuLink, CEM edge, SFP, SFP28, QSFP, HDMI,
+    DP): the connector's interface.  It fills nets nothing else typed, and it replaces a
+    guess: a family assumed from a net class or a name gives way to the member the part tells
+    (an SFP28 cage: 25G) or to the interface of the connector (an HDMI pair in a DP class)."""
     from .channels import connector_nets
 
     exclude = recogniser(lib).exclude
     for net, hit in connector_nets(board, connectors_for(lib)).items():
-        if net in out or hit.type == "refclk" or exclude.any(board.nets[net]):
+        if hit.type in ("refclk", SIDEBAND) or net in side or exclude.any(board.nets[net]):
+            continue
+        cur = out.get(net)
+        if cur is not None and not _connector_beats(lib, cur, hit.type):
             continue
         where = f"{hit.ref}.{hit.pin} on {hit.connector_name} ({hit.what})"
         if hit.type in lib.signals:
@@ -160,7 +372,22 @@ def _by_connector(board: Board, lib: Library, out: dict[int, SignalAssignment]) 
             out[net] = SignalAssignment(fam.assume, "connector", where, note, fam.id)
 
 
-def _across_ac_caps(board: Board, out: dict[int, SignalAssignment]) -> None:
+def _connector_beats(lib: Library, cur: SignalAssignment, hit_type: str) -> bool:
+    """Whether a connector pin of ``hit_type`` replaces the assignment ``cur``: only a guess
+    (an assumed family, never the config), by a signal the part tells or another family."""
+    if cur.how == "config" or not cur.assumption:
+        return False
+    if hit_type in lib.signals:
+        fam = lib.family_of(hit_type)
+        return fam is not None and fam.id == cur.family
+    # a family guessed from a routing class gives way to the connector's; one guessed from the
+    # net's own name does not (a DisplayPort alt-mode lane on USB-C contacts stays DP)
+    return hit_type in lib.families and hit_type != cur.family and cur.how == "family_net_class"
+
+
+def _across_ac_caps(
+    board: Board, out: dict[int, SignalAssignment], side: Mapping[int, Any] | None = None
+) -> None:
     """A pair joined to a typed pair through series (AC-coupling) capacitors on both halves is
     the same lane under another name: it gets the same type (``how`` = ``ac_coupled``)."""
     from .channels import pair_links, series_links
@@ -175,10 +402,48 @@ def _across_ac_caps(board: Board, out: dict[int, SignalAssignment]) -> None:
             p = pairs[j]
             if p.positive in out or p.negative in out:
                 continue
+            if side and (p.positive in side or p.negative in side):
+                continue
             for n, partner in ((p.positive, pairs[k].positive), (p.negative, pairs[k].negative)):
                 out[n] = SignalAssignment(
                     src.signal, "ac_coupled", board.nets[partner], src.assumption, src.family
                 )
+            todo.append(j)
+
+
+def _part_rate_across_ac_caps(board: Board, lib: Library, out: dict[int, SignalAssignment]) -> None:
+    """The member a part tells (an SFP28 connector: ``eth25g``) crosses the AC-coupling caps:
+    a pair behind them whose type is only a family guess of the same family (``85Ohm-diff_SFI``
+    -> SFP, assumed 10G) is the same lane at the same rate (``how`` = ``ac_coupled``)."""
+    from .channels import pair_links, series_links
+
+    pairs = board.diff_pairs
+    told = (
+        [
+            k
+            for k, p in enumerate(pairs)
+            if (a := out.get(p.positive)) is not None and a.how == "connector" and not a.assumption
+        ]
+        if pairs
+        else []
+    )
+    if not told:
+        return
+    adj = pair_links(pairs, series_links(board))
+    todo = [k for k in told if k in adj]
+    while todo:
+        k = todo.pop()
+        src = out[pairs[k].positive]
+        fam = lib.family_of(src.signal)
+        for j in adj.get(k, ()):
+            p = pairs[j]
+            cur = out.get(p.positive)
+            if cur is None or fam is None or not cur.assumption or cur.family != fam.id:
+                continue
+            if cur.how not in ("family_net_class", "family_net_name", "ac_coupled", "pair"):
+                continue
+            for n, partner in ((p.positive, pairs[k].positive), (p.negative, pairs[k].negative)):
+                out[n] = SignalAssignment(src.signal, "ac_coupled", board.nets[partner])
             todo.append(j)
 
 
@@ -237,8 +502,9 @@ class Recogniser:
         rank, owner, p = self._names[k] if k >= 0 else (len(self.lib.families), None, None)
         if rank < 0:  # a signal's own name pattern
             return SignalAssignment(owner.id, "net_name", p.pattern)
-        if fam_rank < len(self.lib.families) and fam_rank <= rank:
-            # the family's class pattern comes before its (and later families') name patterns
+        if fam_rank < len(self.lib.families) and (owner is None or rank == fam_rank):
+            # a net class is a routing class: it gives the family unless the net's own name
+            # names another one (an HDMI pair in a ``DP 100 5mil`` class is HDMI)
             fam = list(self.lib.families.values())[fam_rank]
             k = self._fam_class_fm.first(net_class)
             return SignalAssignment(
@@ -291,3 +557,120 @@ def signal_groups(board: Board, net_ids: tuple[int, ...]) -> list[SignalGroup]:
             out.append(SignalGroup(board.nets[n], (n,), False))
     out.sort(key=lambda g: g.name)
     return out
+
+
+# -- the designer's declared impedance ---------------------------------------------------------
+
+#: an Ω value in a net-class or rule name: ``85Ohm-diff_DP``, ``90_ohm_inner``, ``100R``
+_OHM_IN_NAME = re.compile(r"(?<![\d.])(\d{2,3}(?:\.\d+)?)\s*[-_ ]?(?:ohms?|Ω|r)(?![a-z])", re.I)
+#: differential targets lie here; a 50 Ω single-ended class name declares no pair target
+_ZDIFF_RANGE = (70.0, 130.0)
+
+
+@dataclass(frozen=True)
+class DeclaredTarget:
+    """The differential impedance the designer declared for a net on a layer: the target of the
+    KiCad 10 tuning profile its net class names (with that profile's width and gap on the
+    layer), else the Ω in its net class's name, else in the name of the ``.kicad_dru`` rule for
+    its class on that layer; with that rule's width and gap (opt, else min) where it gives them."""
+
+    zdiff_ohm: float
+    how: str  # tuning_profile | net_class | kicad_dru
+    source: str  # "net class 85Ohm-diff_DP" / ".kicad_dru rule 85_ohm_inner (line 4)"
+    width_mm: float | None = None
+    gap_mm: float | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"zdiff_ohm": self.zdiff_ohm, "how": self.how, "source": self.source}
+        if self.width_mm is not None:
+            out["width_mm"] = self.width_mm
+        if self.gap_mm is not None:
+            out["gap_mm"] = self.gap_mm
+        return out
+
+
+def ohm_in_name(name: str) -> float | None:
+    """The differential Ω a name states (:data:`_OHM_IN_NAME`, within :data:`_ZDIFF_RANGE`)."""
+    if not name or len(name) > MAX_MATCH_NAME:
+        return None
+    m = _OHM_IN_NAME.search(name)
+    if m is None:
+        return None
+    z = float(m.group(1))
+    return z if _ZDIFF_RANGE[0] <= z <= _ZDIFF_RANGE[1] else None
+
+
+def _layer_matches(selector: str, layer_name: str) -> bool:
+    """A ``.kicad_dru`` ``(layer …)``: "" any, ``outer`` F.Cu/B.Cu, ``inner`` the rest, or a name."""
+    if not selector:
+        return True
+    outer = layer_name in ("F.Cu", "B.Cu")
+    if selector == "outer":
+        return outer
+    if selector == "inner":
+        return not outer
+    return selector == layer_name
+
+
+def _pick(c: tuple[float | None, float | None, float | None] | None) -> float | None:
+    return None if c is None else (c[1] if c[1] is not None else c[0])
+
+
+def declared_target(
+    board: Board, net: int, layer_name: str, cache: dict[Any, Any] | None = None
+) -> DeclaredTarget | None:
+    """The designer's declared Zdiff for ``net`` on ``layer_name`` (:class:`DeclaredTarget`), or
+    None; cached per (net class, layer) in ``cache``."""
+    import fnmatch
+
+    rules = board.net_classes
+    cls = rules.class_of(board.nets[net]) if 0 < net < len(board.nets) else "Default"
+    key = (cls, layer_name)
+    if cache is not None and key in cache:
+        return cache[key]
+    dru = next(
+        (
+            r
+            for r in rules.design_rules
+            if fnmatch.fnmatchcase(cls, r.net_class) and _layer_matches(r.layer, layer_name)
+        ),
+        None,
+    )
+    width = _pick(dru.track_width) if dru else None
+    gap = _pick(dru.diff_pair_gap) if dru else None
+    got = None
+    z = ohm_in_name(cls) if cls != "Default" else None
+    nc = rules.by_name(cls)
+    tp = (
+        rules.tuning_profiles.get(nc.tuning_profile)
+        if nc is not None and nc.tuning_profile
+        else None
+    )
+    if tp is not None and tp.differential:
+        row = next((r for r in tp.layers if r[0] == layer_name), None)
+        got = DeclaredTarget(
+            tp.target_ohm,
+            "tuning_profile",
+            f"KiCad tuning profile {tp.name} of net class {cls}",
+            row[1] if row else width,
+            row[2] if row else gap,
+        )
+    elif z is not None:
+        got = DeclaredTarget(z, "net_class", f"net class {cls}", width, gap)
+    elif dru is not None and ohm_in_name(dru.name) is not None:
+        got = DeclaredTarget(
+            ohm_in_name(dru.name),  # type: ignore[arg-type]
+            "kicad_dru",
+            f".kicad_dru rule {dru.name.lstrip('(')} (line {dru.line}) for net class {cls}",
+            width,
+            gap,
+        )
+    if cache is not None:
+        cache[key] = got
+    return got
+
+
+def family_members(lib: Library, signal: str) -> tuple[str, ...]:
+    """Every member of ``signal``'s family (``signals.yaml`` ``members``), or ``(signal,)``."""
+    fam = lib.family_of(signal) if hasattr(lib, "family_of") else None
+    return fam.members if fam is not None and fam.members else (signal,)

@@ -35,7 +35,6 @@ Example:
 from __future__ import annotations
 
 import dataclasses
-import re
 from typing import TYPE_CHECKING, Any
 
 from ..analysis.signals import signal_basis
@@ -280,52 +279,66 @@ def remedy(
     return out
 
 
-def _family(signal: str) -> str:
-    return re.sub(r"\d+$", "", signal)
-
-
 def _family_signals(ctx: CheckContext, rule: Rule) -> list[str]:
-    """Signals of the rule's family (pcie3 … pcie6) the class pack has an impedance rule for."""
+    """Every member of the rule's signal family (PCIe 1-6, USB 3.2 Gen 1/2/2x2, …:
+    ``signals.yaml`` ``members``), the rule's own signal among them."""
+    from ..analysis.signals import family_members
+
+    lib = getattr(ctx.analysis, "library", None)
+    if lib is None or not rule.signal:
+        return []
+    return list(family_members(lib, rule.signal))
+
+
+def _member_target(ctx: CheckContext, rule: Rule, sid: str) -> tuple[float | None, float | None]:
+    """A member's target: the class pack's impedance rule for it, else the signal type's own
+    (the rule being run carries the config's overrides: it speaks for its own signal)."""
+    if sid == rule.signal:
+        return _target(ctx, rule)
     try:
         pack = ctx.analysis.library.packs.get(ctx.board_class)
     except Exception:  # noqa: BLE001 - no library (stand-in analyses)
-        return []
-    if pack is None or not rule.signal:
-        return []
-    fam = _family(rule.signal)
-    return [
-        r.signal
-        for r in pack.rules
-        if r.check == "impedance" and r.signal and _family(r.signal) == fam
-    ]
+        pack = None
+    for r in pack.rules if pack is not None else ():
+        if r.check == "impedance" and r.signal == sid:
+            return _target(ctx, r)
+    st = ctx.analysis.signal_types.get(sid)
+    z, tol = getattr(st, "zdiff_ohm", None), getattr(st, "zdiff_tol_pct", None)
+    return (None if z is None else float(z), None if tol is None else float(tol))
 
 
-def _candidates(ctx: CheckContext, rule: Rule, z: float) -> dict[str, str]:
-    """Pass/fail of ``z`` under every generation of the rule's signal family the class pack has
-    an impedance rule for (PCIe 3-6: the tolerances differ, ±10 % or ±5 %)."""
+def _candidates(
+    ctx: CheckContext, rule: Rule, z: float, declared: float | None = None
+) -> dict[str, str]:
+    """Pass/fail of ``z`` under every member of the rule's signal family (each member's target
+    and tolerance; the designer's ``declared`` target, when there is one, with each member's
+    tolerance).  Empty for a family of one."""
     out: dict[str, str] = {}
-    try:
-        pack = ctx.analysis.library.packs.get(ctx.board_class)
-    except Exception:  # noqa: BLE001 - no library (stand-in analyses)
-        return out
-    if pack is None or not rule.signal:
-        return out
-    fam = _family(rule.signal)
-    for r in pack.rules:
-        if r.check != "impedance" or not r.signal or _family(r.signal) != fam:
-            continue
-        # the rule being run carries the config's overrides: it speaks for its own signal
-        target, tol = _target(ctx, rule if r.signal == rule.signal else r)
+    for sid in _family_signals(ctx, rule):
+        target, tol = _member_target(ctx, rule, sid)
+        if declared is not None:
+            target = declared
         if target is None or tol is None:
             continue
         ok = target * (1 - tol / 100.0) <= z <= target * (1 + tol / 100.0)
-        out[r.signal] = "pass" if ok else "fail"
+        out[sid] = "pass" if ok else "fail"
     return out if len(out) > 1 else {}
 
 
 def _mask_layer_name(stack: Any) -> str:
     """The soldermask over an outer layer's microstrip (KiCad's names)."""
     return "F.Mask" if stack.layer == 0 else "B.Mask"
+
+
+def _config_sets_target(ctx: CheckContext, rule: Rule) -> bool:
+    """Whether the project config overrides this rule's ``zdiff_ohm`` (then it beats the
+    designer's net-class declaration: the config is the strongest evidence)."""
+    try:
+        ov = ctx.analysis.config.rules.get(rule.id)
+    except AttributeError:
+        return False
+    params = getattr(ov, "params", None) or {}
+    return params.get("zdiff_ohm") is not None
 
 
 def _mask_er_robust(
@@ -444,8 +457,21 @@ def check_impedance(ctx: CheckContext, rule: Rule) -> CheckOutcome:
                 },
             )
         )
+    # the designer's declared target per pair layer (net class name, .kicad_dru), unless the
+    # config sets the rule's target
+    from ..analysis.signals import declared_target
+
+    dcache = a.__dict__["_impedance_cache"].setdefault("declared", {})
+    declared = {}
+    if not _config_sets_target(ctx, rule):
+        for row in rows:
+            dt = declared_target(a.board, row.positive, row.layer_name, dcache)
+            if dt is not None:
+                declared[id(row)] = dt
     # breakouts (kind != routed) never fail: ``inspect --detail pairs`` lists them with their length
-    if target is None or tol is None:
+    if tol is None and declared:
+        tol = 10.0  # [U] the common ±10 % board tolerance around a declared target
+    if (target is None and not declared) or tol is None:
         if rows:
             out.findings.append(
                 _finding(
@@ -462,12 +488,29 @@ def check_impedance(ctx: CheckContext, rule: Rule) -> CheckOutcome:
                 )
             )
         return out
-    lo, hi = target * (1.0 - tol / 100.0), target * (1.0 + tol / 100.0)
-    # ``limit`` is the target (a number, like every other check's); the band is in evidence
-    limit = target
-    band = {"target_ohm": target, "tol_pct": tol, "min_ohm": round(lo, 2), "max_ohm": round(hi, 2)}
+    spec_target = target
+    departures: dict[tuple[float, str], list[str]] = {}
 
     for row in rows:
+        dt = declared.get(id(row))
+        target = dt.zdiff_ohm if dt is not None else spec_target
+        if target is None:
+            continue
+        if dt is not None and (
+            spec_target is None or abs(dt.zdiff_ohm / spec_target - 1.0) * 100.0 > tol
+        ):
+            departures.setdefault((dt.zdiff_ohm, dt.source), []).append(row.pair)
+        lo, hi = target * (1.0 - tol / 100.0), target * (1.0 + tol / 100.0)
+        # ``limit`` is the target (a number, like every other check's); the band is in evidence
+        limit = target
+        band = {
+            "target_ohm": target,
+            "tol_pct": tol,
+            "min_ohm": round(lo, 2),
+            "max_ohm": round(hi, 2),
+        }
+        if dt is not None:  # the designer's declaration, not the interface specification
+            band["target_from"] = dt.to_dict()
         geo = _geometry(row)
         geo["breakout_mm"] = round(kinds[id(row)][1], 3)
         if row.zdiff_ohm is None:
@@ -521,8 +564,10 @@ def check_impedance(ctx: CheckContext, rule: Rule) -> CheckOutcome:
         assumption = getattr(sig, "assumption", None) if sig is not None else None
         if assumption:
             evidence["assumption"] = assumption
+        if dt is not None:
+            basis["target"] = "declared"
         if basis["signal"] == "assumed":
-            cands = _candidates(ctx, rule, z)
+            cands = _candidates(ctx, rule, z, dt.zdiff_ohm if dt is not None else None)
             if cands:
                 evidence["candidates"] = cands
                 evidence["candidates_of"] = "signal"
@@ -558,7 +603,40 @@ def check_impedance(ctx: CheckContext, rule: Rule) -> CheckOutcome:
             evidence={**evidence, "basis": basis},
         )
         out.findings.append(f)
+    for (z_decl, where), pairs_decl in sorted(departures.items()):
+        out.findings.append(
+            _departure(rule, z_decl, where, spec_target, tol, sorted(set(pairs_decl)))
+        )
     return out
+
+
+def _departure(
+    rule: Rule, z_decl: float, where: str, spec: float | None, tol: float, pairs: list[str]
+) -> Finding:
+    """One warning per declared target that departs from the interface specification's: the
+    pairs are judged against the declaration; the warning cites both."""
+    spec_txt = f"{spec:g} Ω ± {tol:g} %" if spec is not None else "no differential target"
+    return _finding(
+        rule,
+        Status.VIOLATION,
+        f"{len(pairs)} {rule.signal} pair layer(s) judged against the designer's {z_decl:g} Ω "
+        f"({where}); the interface specification gives {spec_txt} ({rule.source}). A departure "
+        f"can be deliberate (NVIDIA's Jetson design guides allow 85 Ω for DisplayPort-only "
+        f"links; the Raspberry Pi CM4 datasheet routes PCIe at 90 Ω): confirm it, or change "
+        f"the class",
+        None,
+        measured=z_decl,
+        limit=spec,
+        severity=Severity.WARNING,
+        net=pairs[0],
+        rule_id=f"{rule.id}.declared_target",
+        evidence={
+            "declared": {"zdiff_ohm": z_decl, "source": where},
+            "specification": {"zdiff_ohm": spec, "tol_pct": tol, "source": rule.source},
+            "pairs": pairs[:50],
+            "basis": {"target": "declared"},
+        },
+    )
 
 
 def _sig_basis(a: Analysis, row: PairImpedance) -> str:

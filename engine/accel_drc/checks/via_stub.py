@@ -368,16 +368,17 @@ def _stub_span(stubs: ViaStubs, i: int) -> tuple[int, int]:
 
 
 def _family_candidates(ctx: Any, rule: Rule) -> dict[str, dict[str, Any]]:
-    """The via_stub limits of every generation of the rule's signal family in this class's pack
-    (or, where the pack has none, the signal type's own), keyed by signal id."""
+    """The via_stub limits of every member of the rule's signal family (``signals.yaml``
+    ``members``: PCIe 1-6, USB 3.2 Gen 1/2/2x2, SFP 1G/10G/25G, …) in this class's pack (or,
+    where the pack has none, the signal type's own), keyed by signal id; empty for a family of
+    one."""
+    from ..analysis.signals import family_members
+
     lib = getattr(ctx.analysis, "library", None)
     if lib is None or rule.signal is None:
         return {}
-    fam = None
-    for f in getattr(lib, "families", {}).values():
-        if f.assume == rule.signal:
-            fam = f
-    if fam is None:
+    members = family_members(lib, rule.signal)
+    if len(members) < 2:
         return {}
     pack = getattr(lib, "packs", {}).get(ctx.board_class)
     by_sig = {
@@ -386,8 +387,9 @@ def _family_candidates(ctx: Any, rule: Rule) -> dict[str, dict[str, Any]]:
         if r.check == "via_stub" and r.signal
     }
     out: dict[str, dict[str, Any]] = {}
-    for sid, st in sorted(lib.signals.items()):
-        if not (sid.startswith(fam.id) and sid[len(fam.id) :].isdigit()):
+    for sid in sorted(members):
+        st = lib.signals.get(sid)
+        if st is None:
             continue
         params = by_sig.get(sid) or {
             "max_stub_mm": st.max_stub_mm,

@@ -23,7 +23,7 @@ from ..hostile import (
     MAX_PROJECT_BYTES,
     read_regular,
 )
-from ..model import DesignSettings, NetClass, NetClassRules
+from ..model import DesignSettings, NetClass, NetClassRules, TuningProfile
 
 
 @dataclass(frozen=True)
@@ -63,7 +63,35 @@ def _net_class(raw: Mapping[str, Any]) -> NetClass:
         priority=int(prio)
         if isinstance(prio, (int, float)) and not isinstance(prio, bool)
         else None,
+        tuning_profile=str(raw.get("tuning_profile") or ""),
     )
+
+
+def _tuning_profiles(doc: Mapping[str, Any]) -> dict[str, TuningProfile]:
+    """KiCad 10's ``tuning_profiles.tuning_profiles_impedance_geometric``: per profile its
+    ``target_impedance`` (Ω) and per ``layer_entries`` row the ``width`` and ``diff_pair_gap``
+    (nm).  A profile whose rows give a pair gap is differential.  Rows KiCad would not have
+    written (missing or non-numeric fields) are skipped, like KiCad skips them."""
+    section = doc.get("tuning_profiles")
+    rows = (
+        section.get("tuning_profiles_impedance_geometric") if isinstance(section, Mapping) else None
+    )
+    out: dict[str, TuningProfile] = {}
+    for entry in rows if isinstance(rows, list) else ():
+        if not isinstance(entry, Mapping):
+            continue
+        name, z = entry.get("profile_name"), _num(entry.get("target_impedance"))
+        if not isinstance(name, str) or z is None or not math.isfinite(z) or z <= 0:
+            continue
+        layers = []
+        entries = entry.get("layer_entries")
+        for row in entries if isinstance(entries, list) else ():
+            if isinstance(row, Mapping) and isinstance(row.get("signal_layer"), str):
+                w, g = _num(row.get("width")), _num(row.get("diff_pair_gap"))
+                layers.append((row["signal_layer"], w / 1e6 if w else None, g / 1e6 if g else None))
+        diff = entry.get("type") == 1 or any(g for _, _, g in layers)
+        out[name] = TuningProfile(name, float(z), bool(diff), tuple(layers))
+    return out
 
 
 def parse_project(doc: Mapping[str, Any], path: str, text: str | None = None) -> ProjectInfo:
@@ -106,7 +134,10 @@ def parse_project(doc: Mapping[str, Any], path: str, text: str | None = None) ->
     return ProjectInfo(
         path=path,
         net_classes=NetClassRules(
-            classes=tuple(classes), patterns=tuple(patterns), assignments=assignments
+            classes=tuple(classes),
+            patterns=tuple(patterns),
+            assignments=assignments,
+            tuning_profiles=_tuning_profiles(doc),
         ),
         text_variables=text_vars,
         design=design,
