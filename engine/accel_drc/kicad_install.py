@@ -325,7 +325,7 @@ def run_kicad(args: Any) -> int:
             print("accel-drc: restart KiCad.")
         print(
             "accel-drc: on that first start KiCad builds the plugin's Python environment "
-            "(about 30 s, longer on a slow network, with no progress shown); then the "
+            "(1 to 5 minutes, about 150 MB from PyPI, with no progress shown); then the "
             "'accel-drc check' button appears at the right end of the PCB editor's top toolbar."
         )
         return 0
