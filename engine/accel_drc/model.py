@@ -576,6 +576,10 @@ class Pad:
     copper_layers: tuple[int, ...] = ()  # copper stack indexes the pad has copper on
     layers: tuple[str, ...] = ()  # layer names as written ("*.Cu", "F.Mask", …)
     uuid: str = ""
+    #: pad-to-die length (KiCad ``(die_length mm)``) and delay (KiCad 10 ``(die_delay ps)``):
+    #: the package's share of the net, which the skew check adds to the routed delay
+    die_length_mm: float | None = None
+    die_delay_ps: float | None = None
 
     def __post_init__(self) -> None:
         # readers pass the file's words; a word KiCad 9 does not write is UNKNOWN, not an error

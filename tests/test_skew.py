@@ -1,0 +1,107 @@
+"""``skew``: intra-pair skew in picoseconds, end pad to end pad (fixtures/checks/skew/).
+
+The fixture boards: a 4-layer board, every dielectric εr 3.6, F.Cu and B.Cu planes, so a track
+on In1.Cu or In2.Cu is a stripline in one dielectric (εeff = 3.6 exactly, 6.329 ps/mm) and a
+barrel between In1.Cu and In2.Cu crosses the 1.6 mm core.  N runs 40 mm on In1.Cu.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from accel_drc.analysis import Analysis
+from accel_drc.analysis.delay import net_delays, ps_per_mm
+from accel_drc.checks import CheckContext
+from accel_drc.checks.skew import check_skew
+from accel_drc.readers import read_board
+from accel_drc.results import Rule, Severity, Status
+
+HERE = Path(__file__).resolve().parent.parent / "fixtures" / "checks" / "skew"
+
+
+def _rule(**params: object) -> Rule:
+    return Rule(id="t.skew.pcie4", check="skew", severity=Severity.ERROR, params=dict(params),
+                why="w", source="s", signal="pcie4")  # fmt: skip
+
+
+def _run(name: str, **params: object) -> tuple[list, Analysis]:
+    board = read_board(str(HERE / name))
+    analysis = Analysis(board)
+    ctx = CheckContext(board=board, analysis=analysis, board_class="inference")
+    return check_skew(ctx, _rule(**params)).findings, analysis
+
+
+def _skew_ps(name: str) -> float:
+    board = read_board(str(HERE / name))
+    d = net_delays(Analysis(board), [2, 3])
+    return d[2].total_ps - d[3].total_ps  # type: ignore[operator]
+
+
+def test_one_mm_at_eps_3p6_is_6p33_ps() -> None:
+    assert ps_per_mm(3.6) == pytest.approx(6.329, abs=5e-4)
+    assert round(ps_per_mm(3.6), 2) == 6.33
+
+
+def test_two_barrels_on_one_leg_make_3p667_mm_of_skew() -> None:
+    # 0.467 mm of track and two 1.6 mm In1-In2 barrels on P only: 3.667 mm at 6.329 ps/mm
+    assert _skew_ps("two_barrels_one_leg.kicad_pcb") == pytest.approx(3.667 * ps_per_mm(3.6))
+    assert _skew_ps("planar_only.kicad_pcb") == pytest.approx(0.467 * ps_per_mm(3.6))
+
+
+def test_planar_only_tool_would_pass_what_the_barrels_fail() -> None:
+    # the same 0.467 mm planar difference: under a 0.5 mm limit without the barrels ...
+    assert _run("planar_only.kicad_pcb", max_intra_pair_mm=0.5)[0] == []
+    # ... and 3.667 mm (23.2 ps) with them: a violation that names the barrels and the fix
+    got, _ = _run("two_barrels_one_leg.kicad_pcb", max_intra_pair_mm=0.5)
+    assert len(got) == 1
+    f = got[0]
+    assert f.status is Status.VIOLATION
+    assert f.measured == pytest.approx(round(3.667 * ps_per_mm(3.6), 3), abs=1e-3)
+    assert f.evidence["skew_mm_equivalent"] == pytest.approx(3.667, abs=1e-4)
+    pieces = {w["piece"]: w for w in f.evidence["where"]}
+    assert pieces["via barrels (2 vs 0)"]["delta_mm"] == pytest.approx(3.2)
+    assert "add 3.667 mm on /PCIE4_TX0_N on In1.Cu" in f.evidence["fix"]
+    assert "drop one via from /PCIE4_TX0_P" in f.evidence["fix"]
+    assert f.evidence["basis"]["eps_eff"] == "declared"
+
+
+def test_die_delay_shifts_the_skew_by_exactly_its_value() -> None:
+    assert _skew_ps("matched.kicad_pcb") == 0.0
+    assert _skew_ps("die_delay.kicad_pcb") == pytest.approx(5.0, abs=1e-12)
+    assert _run("die_delay.kicad_pcb", max_intra_pair_ps=5.0)[0] == []
+    got, _ = _run("die_delay.kicad_pcb", max_intra_pair_ps=4.9)
+    assert [w["piece"] for w in got[0].evidence["where"]] == ["pad-to-die delay"]
+
+
+def test_microstrip_is_faster_than_stripline_on_the_same_laminate() -> None:
+    from accel_drc.analysis.delay import layer_velocity
+
+    board = read_board(str(HERE / "matched.kicad_pcb"))
+    a = Analysis(board)
+    inner = layer_velocity(a, 1, 0.15, None)
+    outer = layer_velocity(a, 0, 0.15, None)  # F.Cu is a plane here: B.Cu's side of In2 ...
+    assert inner.eps_eff == 3.6 and inner.structure == "stripline"
+    assert outer.eps_eff is None or outer.eps_eff < 3.6
+
+
+def test_default_stackup_makes_the_skew_cannot_verify(tmp_path: Path) -> None:
+    """KiCad's untouched stack-up (FR4 εr 4.5, equal heights, 35 µm): the εeff is a default, so
+    the same 3.667 mm skew is *cannot verify* with its number, never a FAIL."""
+    from accel_drc.basis import settle
+
+    text = (HERE / "two_barrels_one_leg.kicad_pcb").read_text()
+    text = text.replace("(thickness 1.6)", "(thickness 0.2)").replace("Test 3.6", "FR4")
+    text = text.replace(
+        "(epsilon_r 3.6) (loss_tangent 0.005)", "(epsilon_r 4.5) (loss_tangent 0.02)"
+    )
+    board_file = tmp_path / "auto.kicad_pcb"
+    board_file.write_text(text)
+    board = read_board(str(board_file))
+    a = Analysis(board)
+    ctx = CheckContext(board=board, analysis=a, board_class="inference")
+    (f,) = check_skew(ctx, _rule(max_intra_pair_mm=0.1)).findings
+    assert f.evidence["basis"]["eps_eff"] == "default"
+    settled = settle(f)
+    assert settled.status is Status.CANNOT_VERIFY
+    assert settled.measured == f.measured  # the number stays
