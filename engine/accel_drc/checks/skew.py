@@ -297,6 +297,16 @@ def _mean_pair(d: Mapping[int, NetDelay], pair: Any, unknown: dict, board: Any) 
     return None if a is None or b is None else 0.5 * (a + b)
 
 
+def _pad_counts(board: Any) -> dict[int, int]:
+    """Net -> number of pads on it (a multi-drop net has more than two)."""
+    out: dict[int, int] = {}
+    for fp in board.footprints:
+        for p in fp.pads:
+            if p.net:
+                out[p.net] = out.get(p.net, 0) + 1
+    return out
+
+
 def _judge_group(
     ctx: CheckContext,
     rule: Rule,
@@ -309,8 +319,28 @@ def _judge_group(
     limit: float,
     stated: str,
 ) -> None:
-    """One finding per member whose delay differs from the reference's by more than ``limit``."""
+    """One finding per member whose delay differs from the reference's by more than ``limit``.
+
+    A member or reference on more than two pads is multi-drop (fly-by address/command, a
+    terminated clock): the sum of its tracks is not the delay to any one load, so it is not
+    judged (``out.not_judged``).  The group limits of the controller vendors apply to board and
+    package delay together: where a net's pads declare no ``die_delay``, the package delay is
+    taken as 0, an assumption (``die_delay: assumed``), so a failure is *cannot verify* with its
+    number until the pads carry their package delays."""
+    board = ctx.board
+    pads = ctx.analysis.__dict__.get("_skew_pad_counts")
+    if pads is None:
+        pads = ctx.analysis.__dict__["_skew_pad_counts"] = _pad_counts(board)
+    multi = [d.net for d in ref_ds if pads.get(d.net, 0) > 2]
     for name, ps, ds in members:
+        many = multi + [d.net for d in ds if pads.get(d.net, 0) > 2]
+        if many:
+            for d in ds:
+                out.not_judged.setdefault(d.net, []).append(
+                    f"{what} skew: {', '.join(board.nets[n] for n in many)} is multi-drop "
+                    "(more than two pads): pad-to-pad paths are not traced"
+                )
+            continue
         delta = ps - ref_ps
         if abs(delta) <= limit + _TOL_PS:
             continue
@@ -340,8 +370,18 @@ def _judge_group(
                     "reference_ps": round(ref_ps, 3),
                     "reference": ref_name,
                     "fix": fix,
-                },  # fmt: skip
-                basis=_basis([*ds, *ref_ds], ctx.analysis),
+                    "package": "the limit covers board and package delay; a pad without "
+                    "die_delay counts 0 ps of package",
+                    "declare": "the package delay of each pad of these nets (KiCad 10 pad "
+                    "property 'Pad to die delay', saved as (die_delay ps); from the "
+                    "controller's and the memory's package flight-time tables)",
+                },
+                basis={
+                    **_basis([*ds, *ref_ds], ctx.analysis),
+                    "die_delay": "declared"
+                    if all(d.die_pads for d in (*ds, *ref_ds))
+                    else "assumed",
+                },
             )
         )
 
