@@ -22,7 +22,10 @@ Parameters:
     ``min_break_mm`` (mm, ≥ 1, two sampling steps): shortest uncovered stretch reported;
     ``max_stitch_mm`` (mm, > 0): farthest return via (or stitching capacitor) from a signal via;
     ``error_from_gbps`` (Gb/s, > 0): a crossing or a missing return via on a lane at or above
-    this rate is at the rule's severity, otherwise (and every edge) a warning.
+    this rate is at the rule's severity, otherwise (and every edge) a warning;
+    ``single_ended`` (bool, default false): also judge the type's single-ended nets (DDR DQ and
+    address/command); a serial link's lanes are pairs, and a single net that carries its type
+    is a sideband (hot-plug detect, AUX) that needs no return path.
 Cannot verify when:
     There is no stack-up, or a reference layer holds no stored zone fill (a plane typed in the
     stack-up but not filled: refill the zones): one finding per rule naming the layers.
@@ -57,6 +60,7 @@ PARAMS: dict[str, Any] = {
         "min_break_mm": {"type": "number", "minimum": 1.0},
         "max_stitch_mm": {"type": "number", "exclusiveMinimum": 0},
         "error_from_gbps": {"type": "number", "exclusiveMinimum": 0},
+        "single_ended": {"type": "boolean"},
     },
 }
 
@@ -73,6 +77,20 @@ def check_return_path(ctx: CheckContext, rule: Rule) -> CheckOutcome:
         return out
     board = ctx.board
     params = rule.params or {}
+    if not params.get("single_ended"):
+        typed = set(nets)
+        nets = tuple(
+            sorted(
+                {
+                    n
+                    for p in board.diff_pairs
+                    if p.positive in typed and p.negative in typed
+                    for n in (p.positive, p.negative)
+                }
+            )
+        )
+        if not nets:
+            return out
     st = analysis.signal_types.get(rule.signal)
     rate = float(getattr(st, "data_rate_gbps", 0.0) or 0.0)
     fast = rate >= float(params["error_from_gbps"])
@@ -291,7 +309,8 @@ def _layer_changes(
             boxes = _pad_fields(board, nets)
         if _inside(float(xy[0]), float(xy[1]), boxes):
             out.not_judged.setdefault(int(stubs.net[i]), []).append(
-                f"via at ({xy[0]:.3f}, {xy[1]:.3f}): in a footprint's pad field (breakout), "
+                f"return_path: via at ({xy[0]:.3f}, {xy[1]:.3f}) in a footprint's pad field "
+                "(breakout), "
                 "return vias not judged"
             )
             continue
@@ -328,7 +347,7 @@ def _layer_changes(
             if cap_d < float("inf") or (nets_a and nets_b and not nets_a & nets_b)
             else "a return via"
         )
-        near = "none on the board" if nearest == float("inf") else f"nearest {nearest:.2f} mm"
+        near = "none on the board" if nearest == float("inf") else f"nearest {nearest:.3f} mm"
         out.findings.append(
             finding(
                 rule,

@@ -64,6 +64,9 @@ PARAMS: dict[str, Any] = {
 }
 
 _TOL_PS = 1e-6
+#: the key of ``unknown`` under which unrouted nets are collected (not judged, not unknown)
+_UNROUTED = "!unrouted"
+_INTRA_KEYS = ("max_intra_pair_ps", "max_intra_pair_mm", "max_intra_pair_ui")
 # DDR byte lanes and clocks, MIPI lanes (the leaf of a net or pair name, lower case)
 _DDR_STROBE = re.compile(r"^(.*?)dqs_?(\d+)$")
 _DDR_DATA = re.compile(r"^(.*?)(dq|dmi|dqm|dm)_?(\d+)(?:_?n)?$")
@@ -99,19 +102,30 @@ def check_skew(ctx: CheckContext, rule: Rule) -> CheckOutcome:
     gaps = _pair_gaps(analysis, pairs, board)
     wanted = set(nets)
     delays = net_delays(analysis, sorted(wanted), gaps)
-    out.examined_nets = frozenset(wanted)
     out.checked = len(lanes)
+    judged: set[int] = set()
     unknown: dict[str, list[str]] = {}
     st = analysis.signal_types.get(rule.signal) if rule.signal else None
     ui_ps = 1e3 / float(st.baud_gbd) if st is not None and getattr(st, "baud_gbd", None) else None
     params = rule.params or {}
+    intra = any(params.get(k) is not None for k in _INTRA_KEYS)
     for lane in lanes:
-        _intra_pair(ctx, rule, lane, delays, params, ui_ps, out, unknown)
+        if _intra_pair(ctx, rule, lane, delays, params, ui_ps, out, unknown) and intra:
+            judged.update(n for p in lane for n in (p.positive, p.negative))
     group = params.get("group", "none")
     if group == "ddr":
-        _ddr_groups(ctx, rule, pairs, nets, delays, params, out, unknown)
+        _ddr_groups(ctx, rule, pairs, nets, delays, params, out, unknown, judged)
     elif group == "mipi":
-        _mipi_groups(ctx, rule, lanes, delays, params, ui_ps, out, unknown)
+        _mipi_groups(ctx, rule, lanes, delays, params, ui_ps, out, unknown, judged)
+    unrouted = set(unknown.pop(_UNROUTED, ()))
+    for n in wanted:
+        if board.nets[n] in unrouted:
+            out.not_judged.setdefault(n, []).append("skew: not routed (no track)")
+    # the coverage table lists a net under this rule only where it was judged (or could not be)
+    names_unknown = {n for v in unknown.values() for n in v}
+    judged.update(n for n in wanted if board.nets[n] in names_unknown)
+    judged.difference_update(out.not_judged)
+    out.examined_nets = frozenset(judged)
     if unknown:
         names = sorted({n for v in unknown.values() for n in v})
         out.findings.append(
@@ -143,6 +157,9 @@ def _total(ds: Sequence[NetDelay], unknown: dict[str, list[str]], board: Any) ->
     """Sum of the delays of the nets of one leg (its halves across series capacitors)."""
     tot = 0.0
     for d in ds:
+        if not d.layer_mm:  # not routed: open_channel reports it; nothing to time
+            unknown.setdefault(_UNROUTED, []).append(board.nets[d.net])
+            return None
         t = d.total_ps
         if t is None:
             for m in d.missing or ["a velocity"]:
@@ -244,19 +261,20 @@ def _intra_pair(
     ui_ps: float | None,
     out: CheckOutcome,
     unknown: dict[str, list[str]],
-) -> None:
+) -> bool:
+    """Judge one lane's P against N; True when both delays were known (it was judged)."""
     board = ctx.board
     p = [delays[x.positive] for x in lane]
     n = [delays[x.negative] for x in lane]
     tp, tn = _total(p, unknown, board), _total(n, unknown, board)
     if tp is None or tn is None:
-        return
+        return False
     limit, stated = _limit_ps(params, p + n, ui_ps)
     if limit is None:
-        return
+        return False
     skew = tp - tn
     if abs(skew) <= limit + _TOL_PS:
-        return
+        return True
     long, short = (p, n) if skew > 0 else (n, p)
     main = max(p, key=lambda d: d.track_mm)
     vel = main.velocity.get(main.main_layer) if main.main_layer is not None else None
@@ -289,6 +307,7 @@ def _intra_pair(
             basis=_basis(p + n, ctx.analysis),
         )
     )
+    return True
 
 
 def _mean_pair(d: Mapping[int, NetDelay], pair: Any, unknown: dict, board: Any) -> float | None:
@@ -318,6 +337,7 @@ def _judge_group(
     ref_ds: Sequence[NetDelay],
     limit: float,
     stated: str,
+    judged: set[int],
 ) -> None:
     """One finding per member whose delay differs from the reference's by more than ``limit``.
 
@@ -337,10 +357,11 @@ def _judge_group(
         if many:
             for d in ds:
                 out.not_judged.setdefault(d.net, []).append(
-                    f"{what} skew: {', '.join(board.nets[n] for n in many)} is multi-drop "
+                    f"skew: {what}: {', '.join(board.nets[n] for n in many)} is multi-drop "
                     "(more than two pads): pad-to-pad paths are not traced"
                 )
             continue
+        judged.update(d.net for d in (*ds, *ref_ds))
         delta = ps - ref_ps
         if abs(delta) <= limit + _TOL_PS:
             continue
@@ -395,6 +416,7 @@ def _ddr_groups(
     params: Mapping[str, Any],
     out: CheckOutcome,
     unknown: dict[str, list[str]],
+    judged: set[int],
 ) -> None:
     """DQ/DM against the DQS of their byte lane; address/command against CK."""
     board = ctx.board
@@ -444,7 +466,7 @@ def _ddr_groups(
                     got.append((board.nets[n], t, [delays[n]]))
             _judge_group(ctx, rule, out, what, ref.name, ref_ps, got,
                          [delays[ref.positive], delays[ref.negative]], float(limit),
-                         f"{float(limit):g} ps")  # fmt: skip
+                         f"{float(limit):g} ps", judged)  # fmt: skip
 
 
 def _mipi_groups(
@@ -456,6 +478,7 @@ def _mipi_groups(
     ui_ps: float | None,
     out: CheckOutcome,
     unknown: dict[str, list[str]],
+    judged: set[int],
 ) -> None:
     """Every data lane of a link against its clock lane (mean of P and N, across caps)."""
     u = params.get("max_group_ui")
@@ -491,4 +514,4 @@ def _mipi_groups(
             if x is not None and y is not None:
                 got.append((lane[0].name, 0.5 * (x + y), ds))
         _judge_group(ctx, rule, out, "data–clock", clk[0].name, 0.5 * (a + b), got, cds, limit,
-                     f"{float(u):g} UI of {ui_ps:.1f} ps")  # fmt: skip
+                     f"{float(u):g} UI of {ui_ps:.1f} ps", judged)  # fmt: skip
