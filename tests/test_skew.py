@@ -105,3 +105,35 @@ def test_default_stackup_makes_the_skew_cannot_verify(tmp_path: Path) -> None:
     settled = settle(f)
     assert settled.status is Status.CANNOT_VERIFY
     assert settled.measured == f.measured  # the number stays
+
+
+def _group(name: str, signal: str, **params: object) -> list:
+    from accel_drc.basis import settle
+
+    board = read_board(str(HERE / name))
+    ctx = CheckContext(board=board, analysis=Analysis(board), board_class="inference")
+    rule = Rule(id="t.skew", check="skew", severity=Severity.ERROR, params=dict(params),
+                why="w", source="s", signal=signal)  # fmt: skip
+    return [settle(f) for f in check_skew(ctx, rule).findings]
+
+
+def test_ddr4_dq_against_its_dqs_rests_on_package_delays() -> None:
+    # byte lane 0: DQS0 and DQ0-7/DM0 40 mm each, DQ3 1 mm longer (6.33 ps > 3.5 ps)
+    params = {"group": "ddr", "max_group_ps": 3.5, "max_ca_ck_ps": 20}
+    (f,) = _group("ddr4_byte_lane.kicad_pcb", "ddr4", **params)
+    assert f.net == "/DDR4_DQ3" and f.rule == "t.skew.dq_dqs"
+    assert f.measured == pytest.approx(round(ps_per_mm(3.6), 3), abs=1e-3)
+    # no die_delay on the pads: the controller's package skew is unknown -> cannot verify
+    assert f.status is Status.CANNOT_VERIFY and f.evidence["basis"]["die_delay"] == "assumed"
+    # every pad declares its die delay (0 ps here): a fact
+    (g,) = _group("ddr4_byte_lane_die.kicad_pcb", "ddr4", **params)
+    assert g.status is Status.VIOLATION and "remove 1.000 mm on /DDR4_DQ3" in g.message
+
+
+def test_mipi_data_lane_against_clock_in_ui() -> None:
+    # D-PHY 4.5 Gb/s: 0.15 UI = 33.3 ps = 5.27 mm here; D0 is 6 mm longer than CLK, D1 5 mm
+    got = _group("mipi_lanes.kicad_pcb", "mipi_dphy", max_intra_pair_ui=0.02, group="mipi",
+                 max_group_ui=0.15)  # fmt: skip
+    assert [f.net for f in got] == ["/DPHY_CSI_D0_P"]
+    assert got[0].status is Status.VIOLATION
+    assert got[0].limit == pytest.approx(0.15 * 1000 / 4.5, abs=1e-3)

@@ -338,6 +338,7 @@ def _judge_group(
     limit: float,
     stated: str,
     judged: set[int],
+    package: bool = True,
 ) -> None:
     """One finding per member whose delay differs from the reference's by more than ``limit``.
 
@@ -346,7 +347,8 @@ def _judge_group(
     judged (``out.not_judged``).  The group limits of the controller vendors apply to board and
     package delay together: where a net's pads declare no ``die_delay``, the package delay is
     taken as 0, an assumption (``die_delay: assumed``), so a failure is *cannot verify* with its
-    number until the pads carry their package delays."""
+    number until the pads carry their package delays (``package``; the MIPI interconnect skew
+    budget is the board's and the cable's, without the packages: ``package=False``)."""
     board = ctx.board
     pads = ctx.analysis.__dict__.get("_skew_pad_counts")
     if pads is None:
@@ -399,9 +401,15 @@ def _judge_group(
                 },
                 basis={
                     **_basis([*ds, *ref_ds], ctx.analysis),
-                    "die_delay": "declared"
-                    if all(d.die_pads for d in (*ds, *ref_ds))
-                    else "assumed",
+                    **(
+                        {
+                            "die_delay": "declared"
+                            if all(d.die_pads for d in (*ds, *ref_ds))
+                            else "assumed"
+                        }
+                        if package
+                        else {}
+                    ),
                 },
             )
         )
@@ -514,4 +522,4 @@ def _mipi_groups(
             if x is not None and y is not None:
                 got.append((lane[0].name, 0.5 * (x + y), ds))
         _judge_group(ctx, rule, out, "data–clock", clk[0].name, 0.5 * (a + b), got, cds, limit,
-                     f"{float(u):g} UI of {ui_ps:.1f} ps", judged)  # fmt: skip
+                     f"{float(u):g} UI of {ui_ps:.1f} ps", judged, package=False)  # fmt: skip
