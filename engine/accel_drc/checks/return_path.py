@@ -12,7 +12,8 @@ What it checks:
     breakout, where the planes are cut by the pins' antipads) are not judged.  At every via of
     these nets whose entry and exit layers have different reference layers: a via of a
     reference net within ``max_stitch_mm`` centre to centre, or, where the reference net changes
-    (GND to a supply), a capacitor joining the two reference nets within that distance.
+    (GND to a supply), a capacitor joining the two reference nets within that distance.  A return
+    barrel is a via or a plated footprint hole (a connector's ground pin) of a reference net.
 Why:
     A return current that meets a void detours around it: the loop inductance, the impedance
     and the crosstalk to every trace sharing the detour rise, and the lane radiates.  At a layer
@@ -290,9 +291,9 @@ def _layer_changes(
     if not len(idx):
         return
     names = [c.name for c in board.copper_layers]
-    vias = board.vias
     caps = None
     boxes = None
+    returns = None
     for i in idx.tolist():
         conn = np.flatnonzero(stubs.connected[i])
         if len(conn) < 2:
@@ -314,12 +315,13 @@ def _layer_changes(
                 "return vias not judged"
             )
             continue
-        if len(vias.pos) and ref_nets:
-            mask = np.isin(vias.net, list(ref_nets))
-            d = np.hypot(vias.pos[mask, 0] - xy[0], vias.pos[mask, 1] - xy[1])
-            nearest = float(d.min()) if len(d) else float("inf")
-        else:
-            nearest = float("inf")
+        if returns is None:
+            returns = _return_barrels(board)
+        nearest = float("inf")
+        if ref_nets and len(returns[0]):
+            mask = np.isin(returns[1], list(ref_nets))
+            d = np.hypot(returns[0][mask, 0] - xy[0], returns[0][mask, 1] - xy[1])
+            nearest = float(d.min()) if len(d) else nearest
         if nearest <= max_d + 1e-9:
             continue
         nets_a = set().union(*(fills.nets_of(k) for k in a))
@@ -342,8 +344,8 @@ def _layer_changes(
         ra = "+".join(names[k] for k in sorted(a))
         rb = "+".join(names[k] for k in sorted(b))
         need = (
-            f"a stitching capacitor between {'/'.join(sorted(board.nets[x] for x in nets_a))} "
-            f"and {'/'.join(sorted(board.nets[x] for x in nets_b))}, or a return via,"
+            f"a stitching capacitor between {_few(board, nets_a)} and {_few(board, nets_b)}, "
+            "or a return via,"
             if cap_d < float("inf") or (nets_a and nets_b and not nets_a & nets_b)
             else "a return via"
         )
@@ -374,6 +376,25 @@ def _layer_changes(
                 basis={"geometry": "measured", "signal": _signal_basis(ctx, (int(stubs.net[i]),))},
             )
         )
+
+
+def _few(board: Any, nets: set[int]) -> str:
+    """Up to three net names (a split supply layer carries dozens)."""
+    names = sorted(board.nets[x] for x in nets)
+    return "/".join(names[:3]) + (f" (+{len(names) - 3})" if len(names) > 3 else "")
+
+
+def _return_barrels(board: Any) -> tuple[np.ndarray, np.ndarray]:
+    """(positions (n, 2), nets) of every barrel that can carry a return current between
+    layers: the vias, and the plated holes of footprint pads (a connector's ground pins)."""
+    pts = [board.vias.pos.reshape(-1, 2)]
+    nets = [board.vias.net.astype(np.int64)]
+    pth = [(p.x, p.y, p.net) for fp in board.footprints for p in fp.pads if p.drill_mm and p.net]
+    if pth:
+        arr = np.asarray(pth, dtype=float)
+        pts.append(arr[:, :2])
+        nets.append(arr[:, 2].astype(np.int64))
+    return np.concatenate(pts), np.concatenate(nets)
 
 
 def _caps(board: Any) -> list[tuple[float, float, set[int]]]:

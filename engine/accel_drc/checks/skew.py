@@ -64,6 +64,14 @@ PARAMS: dict[str, Any] = {
 }
 
 _TOL_PS = 1e-6
+#: what a DDR group finding adds: its limit is on board and package delay together
+_PACKAGE_EVIDENCE = {
+    "package": "the limit covers board and package delay; a pad without die_delay counts 0 ps "
+    "of package",
+    "declare": "the package delay of each pad of these nets (KiCad 10 pad property 'Pad to die "
+    "delay', saved as (die_delay ps); from the controller's and the memory's package "
+    "flight-time tables)",
+}
 #: the key of ``unknown`` under which unrouted nets are collected (not judged, not unknown)
 _UNROUTED = "!unrouted"
 _INTRA_KEYS = ("max_intra_pair_ps", "max_intra_pair_mm", "max_intra_pair_ui")
@@ -393,11 +401,7 @@ def _judge_group(
                     "reference_ps": round(ref_ps, 3),
                     "reference": ref_name,
                     "fix": fix,
-                    "package": "the limit covers board and package delay; a pad without "
-                    "die_delay counts 0 ps of package",
-                    "declare": "the package delay of each pad of these nets (KiCad 10 pad "
-                    "property 'Pad to die delay', saved as (die_delay ps); from the "
-                    "controller's and the memory's package flight-time tables)",
+                    **(_PACKAGE_EVIDENCE if package else {}),
                 },
                 basis={
                     **_basis([*ds, *ref_ds], ctx.analysis),
