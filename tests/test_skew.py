@@ -137,3 +137,35 @@ def test_mipi_data_lane_against_clock_in_ui() -> None:
     assert [f.net for f in got] == ["/DPHY_CSI_D0_P"]
     assert got[0].status is Status.VIOLATION
     assert got[0].limit == pytest.approx(0.15 * 1000 / 4.5, abs=1e-3)
+
+
+_DIE_SCRIPT = """
+import sys, pcbnew
+board = pcbnew.LoadBoard(sys.argv[1])
+for fp in board.GetFootprints():
+    for pad in fp.Pads():
+        if pad.GetNetname() == "/PCIE4_TX0_P":
+            pad.SetPadToDieDelay(int(7.25 * 1e6))  # attoseconds: 7.25 ps
+            pad.SetPadToDieLength(pcbnew.FromMM(0.5))
+board.Save(sys.argv[2])
+"""
+
+
+def test_kicad10_die_delay_as_kicad10_writes_it(tmp_path: Path) -> None:
+    """KiCad 10 itself sets a pad's pad-to-die delay and length; the reader reads them (ps, mm)
+    and the skew moves by exactly the delay."""
+    import kicad10
+    from conftest import need
+
+    ok, why = kicad10.available()
+    need(ok, why)
+    src = kicad10.inside(HERE / "die_delay.kicad_pcb")
+    out = src.rsplit("/", 1)[0] + "/die_delay_k10.kicad_pcb"
+    proc = kicad10.python(_DIE_SCRIPT, src, out, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    board = read_board(str(kicad10.outside(out)))
+    p, n = board.nets.index("/PCIE4_TX0_P"), board.nets.index("/PCIE4_TX0_N")  # KiCad renumbers
+    (pad,) = [x for fp in board.footprints for x in fp.pads if x.net == p]
+    assert pad.die_delay_ps == pytest.approx(7.25) and pad.die_length_mm == pytest.approx(0.5)
+    d = net_delays(Analysis(board), [p, n])
+    assert d[p].total_ps - d[n].total_ps == pytest.approx(7.25, abs=1e-9)  # the delay wins
