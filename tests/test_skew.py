@@ -169,3 +169,16 @@ def test_kicad10_die_delay_as_kicad10_writes_it(tmp_path: Path) -> None:
     assert pad.die_delay_ps == pytest.approx(7.25) and pad.die_length_mm == pytest.approx(0.5)
     d = net_delays(Analysis(board), [p, n])
     assert d[p].total_ps - d[n].total_ps == pytest.approx(7.25, abs=1e-9)  # the delay wins
+
+
+def test_non_finite_die_delay_is_a_bad_input_error(tmp_path: Path) -> None:
+    """A pad's (die_delay 1e999) is refused with file:line, never an inf in a delay sum."""
+    from accel_drc.errors import InputError
+
+    text = (HERE / "die_delay.kicad_pcb").read_text().replace("(die_delay 5)", "(die_delay 1e999)")
+    bad = tmp_path / "bad.kicad_pcb"
+    bad.write_text(text)
+    with pytest.raises(InputError) as err:
+        read_board(str(bad))
+    line = next(i for i, t in enumerate(text.splitlines(), 1) if "die_delay" in t)
+    assert f"bad.kicad_pcb:{line}" in str(err.value) and "die_delay" in str(err.value)
