@@ -259,6 +259,9 @@ def net_delays(
     if geom is None:
         geom = memo["_delay_geom"] = StackGeometry.from_board(board)
     stubs = analysis.via_stubs
+    from .stackup import stackup_basis
+
+    sb = stackup_basis(analysis)
     out: dict[int, NetDelay] = {}
     for net in nets:
         d = NetDelay(net)
@@ -296,6 +299,8 @@ def net_delays(
             )
             if math.isnan(length) or math.isnan(eps):
                 d.missing.append("the heights and εr of the stack-up along a via barrel")
+            elif sb.epsilon_r_between(lo, hi) == "default":
+                d.basis = "default"  # the barrel's εr is KiCad's default material
         for pad, dl, dd in die.get(net, ()):
             d.die_pads.append(pad)
             d.die_ps += dd or 0.0
