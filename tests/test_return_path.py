@@ -76,3 +76,14 @@ def test_no_high_speed_nets_reads_no_fills(monkeypatch: pytest.MonkeyPatch) -> N
     monkeypatch.setattr(rp, "plane_fills", lambda *a: pytest.fail("fills read"))
     ctx = CheckContext(board=board, analysis=Analysis(board), board_class="inference")
     assert check_return_path(ctx, rule).findings == []
+
+
+def test_a_split_under_a_segment_joint_is_one_crossing() -> None:
+    """The same 2 mm split, with each trace made of two segments meeting at x 21 inside it:
+    the two 1 mm pieces are joined into one 2 mm crossing (an error), not two plane edges."""
+    got = _run("split_at_joint.kicad_pcb")
+    assert {f.net for f in got} == {"/PCIE4_TX0_P", "/PCIE4_TX0_N"}
+    for f in got:
+        (b,) = f.evidence["breaks"]
+        assert b["kind"] == "crossing" and b["length_mm"] == pytest.approx(2.0, abs=2e-3)
+        assert f.severity is Severity.ERROR

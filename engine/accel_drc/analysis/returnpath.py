@@ -209,3 +209,63 @@ def _bisect(
         lo = np.where(same, mid, lo)
         hi = np.where(same, hi, mid)
     return 0.5 * (lo + hi)
+
+
+def _key(p: tuple[float, float]) -> tuple[int, int]:
+    """A point to the micrometre (segment ends that meet share it)."""
+    return (round(p[0] * 1000), round(p[1] * 1000))
+
+
+def join_breaks(got: Sequence[Break], start: np.ndarray, end: np.ndarray) -> list[Break]:
+    """The breaks of one net on one layer over one reference, joined across the segment ends
+    where a trace's void continues into the next segment; each joined run is a *crossing* when
+    every free end of it lies where the trace goes on over copper, an *edge* when one ends at
+    an end of the trace (a pad or a via: the trace ran off the plane).  ``start``/``end``: the
+    net's segments on that layer (how many segments meet at each point)."""
+    if not got:
+        return []
+    ends: dict[tuple[int, int], int] = {}
+    for a, b in zip(start.tolist(), end.tolist()):
+        for q in (a, b):
+            k = _key(q)
+            ends[k] = ends.get(k, 0) + 1
+    parent = list(range(len(got)))
+
+    def find(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    at: dict[tuple[int, int], list[int]] = {}
+    for i, b in enumerate(got):
+        for q in (b.start, b.end):
+            at.setdefault(_key(q), []).append(i)
+    for idx in at.values():
+        for j in idx[1:]:
+            parent[find(j)] = find(idx[0])
+    groups: dict[int, list[int]] = {}
+    for i in range(len(got)):
+        groups.setdefault(find(i), []).append(i)
+    out = []
+    for members in groups.values():
+        bs = [got[i] for i in members]
+        free = [q for b in bs for q in (b.start, b.end) if len(at[_key(q)]) == 1]
+        # a free end in the middle of a segment, or where another segment goes on, lies next
+        # to copper; one at a point only its own segment reaches is an end of the trace
+        trace_end = any(ends.get(_key(q), 0) == 1 for q in free)
+        first = max(bs, key=lambda b: b.length_mm)
+        a, z = (free + [first.start, first.end])[:2] if len(free) >= 2 else (first.start, first.end)
+        total = sum(b.length_mm for b in bs)
+        out.append(
+            Break(
+                first.row,
+                first.layer,
+                0.0,
+                round(total, 4),
+                a,
+                z,
+                "edge" if trace_end or not free else "crossing",
+            )  # fmt: skip
+        )
+    return out

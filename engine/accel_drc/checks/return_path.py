@@ -178,7 +178,7 @@ def _planar(
     unfilled: set[int],
     out: CheckOutcome,
 ) -> None:
-    from ..analysis.returnpath import breaks
+    from ..analysis.returnpath import breaks, join_breaks
 
     board = ctx.board
     index = ctx.analysis.track_index
@@ -204,10 +204,15 @@ def _planar(
                 sel = net_of == n
                 d["length"] += float(length[sel].sum())
                 d["covered"] += float(covered[sel].sum())
+            by_net: dict[int, list[Break]] = {}
             for b in got:
-                if b.length_mm < min_break - 1e-9 or _in_boxes(b, boxes):
-                    continue
-                per_net[int(board.tracks.net[b.row])]["breaks"].append((b, names[ly], names[ref]))
+                by_net.setdefault(int(board.tracks.net[b.row]), []).append(b)
+            for n, bs in by_net.items():
+                sel = net_of == n
+                for b in join_breaks(bs, s[sel], e[sel]):
+                    if b.length_mm < min_break - 1e-9 or _in_boxes(b, boxes):
+                        continue
+                    per_net[n]["breaks"].append((b, names[ly], names[ref]))
     uuids = board.tracks.uuid
     for n, d in sorted(per_net.items()):
         if not d["breaks"]:
