@@ -87,3 +87,20 @@ def test_a_split_under_a_segment_joint_is_one_crossing() -> None:
         (b,) = f.evidence["breaks"]
         assert b["kind"] == "crossing" and b["length_mm"] == pytest.approx(2.0, abs=2e-3)
         assert f.severity is Severity.ERROR
+
+
+def test_the_void_around_the_nets_own_via_is_an_antipad_not_a_plane_edge() -> None:
+    """An edge break running from the net's own via (0.6 mm pad) up to two diameters + 0.5 mm
+    (1.7 mm) is its antipad merged with the partner's: judged at the via, not as an edge."""
+    from accel_drc.analysis.returnpath import Break
+    from accel_drc.checks.return_path import _antipad
+
+    board = read_board(str(HERE / "gnd_via_1p40.kicad_pcb"))
+    p = board.nets.index("/PCIE4_TX0_P")
+
+    def edge(length: float) -> Break:
+        return Break(0, 1, 0.0, length, (40.0 - length, 10.0), (40.0, 10.0), "edge")
+
+    assert _antipad(edge(1.6), board.vias, p)
+    assert not _antipad(edge(1.8), board.vias, p)  # longer: a real plane edge
+    assert not _antipad(edge(1.6), board.vias, board.nets.index("/PCIE4_TX0_N"))  # not its via

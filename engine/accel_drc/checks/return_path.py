@@ -9,7 +9,9 @@ What it checks:
     filled copper on both sides) or an *edge* (the trace runs off the plane), with its position
     and length; the finding states the fraction of the net's length over solid reference.
     Stretches inside the pad field of a footprint the net lands on (a BGA or connector
-    breakout, where the planes are cut by the pins' antipads) are not judged.  At every via of
+    breakout, where the planes are cut by the pins' antipads) are not judged, nor a stretch
+    that runs from the net's own via no farther than two via diameters + 0.5 mm (the antipads
+    of the via and its partner: the layer change is judged at the via).  At every via of
     these nets whose entry and exit layers have different reference layers: a via of a
     reference net within ``max_stitch_mm`` centre to centre, or, where the reference net changes
     (GND to a supply), a capacitor joining the two reference nets within that distance.  A return
@@ -212,6 +214,8 @@ def _planar(
                 for b in join_breaks(bs, s[sel], e[sel]):
                     if b.length_mm < min_break - 1e-9 or _in_boxes(b, boxes):
                         continue
+                    if b.kind == "edge" and _antipad(b, board.vias, n):
+                        continue
                     per_net[n]["breaks"].append((b, names[ly], names[ref]))
     uuids = board.tracks.uuid
     for n, d in sorted(per_net.items()):
@@ -259,6 +263,27 @@ def _planar(
                 basis={"fills": "measured", "signal": _signal_basis(ctx, (n,))},
             )
         )
+
+
+#: an edge break that starts at the net's own via and is no longer than this many of the via's
+#: pad diameters (plus 0.5 mm) is the antipad of the via and its partner's, merged: the
+#: return's way across the layer change is judged at the via (``.via``), not as a plane edge
+ANTIPAD_DIAMETERS = 2.0
+
+
+def _antipad(b: Break, vias: Any, net: int) -> bool:
+    """Whether edge break ``b`` is the antipad void around a via of ``net`` it starts from."""
+    if not len(vias.pos):
+        return False
+    mine = np.flatnonzero(vias.net == net)
+    if not len(mine):
+        return False
+    for q in (b.start, b.end):
+        d = np.hypot(vias.pos[mine, 0] - q[0], vias.pos[mine, 1] - q[1])
+        k = int(np.argmin(d))
+        if d[k] < 1e-3 and b.length_mm <= ANTIPAD_DIAMETERS * float(vias.diameter[mine[k]]) + 0.5:
+            return True
+    return False
 
 
 def _in_boxes(b: Break, boxes: np.ndarray) -> bool:
