@@ -38,6 +38,8 @@ if TYPE_CHECKING:
 #: checks that judge a net against its interface's limits ("checked" in the summary); a
 #: connectivity check runs on every listed net, known interface or not, and is listed apart
 INTERFACE_CHECKS = ("impedance", "via_stub", "laminate_df", "foil")
+#: the timing and return-path kinds each row states as run (with the result) or not (and why)
+SI_CHECKS = ("skew", "return_path")
 
 _RESULT_RANK = {"violation": 3, "cannot_verify": 2, "waived": 1, "pass": 0}
 
@@ -97,6 +99,38 @@ def _finding_nets(f: Finding, index: Mapping[str, int]) -> set[int]:
         if isinstance(v, (list, tuple)):
             names.update(x for x in v if isinstance(x, str))
     return {index[n] for n in names if n in index}
+
+
+def _si_checks(
+    row: Mapping[str, Any],
+    runs: Sequence[Mapping[str, Any]],
+    nets: Sequence[int],
+    unjudged: Mapping[int, Sequence[str]],
+    examined: Sequence[tuple[Rule, frozenset[int] | None]],
+) -> dict[str, str]:
+    """Per kind of :data:`SI_CHECKS`: ``run: <worst result>``, or ``not run: <why>``."""
+    out = {}
+    itf = row.get("interface")
+    for kind in SI_CHECKS:
+        done = [r["result"] for r in runs if r["check"] == kind]
+        if done:
+            out[kind] = "run: " + max(done, key=lambda r: _RESULT_RANK[r])
+            continue
+        notes = [x for n in nets for x in unjudged.get(n, ()) if x.startswith(kind)]
+        if itf is None:
+            why = "interface unknown"
+        elif itf in ("refclk", "excluded"):
+            why = "a reference clock or sideband net"
+        elif not any(r.check == kind and r.signal == itf for r, _ in examined):
+            why = f"the pack has no {kind} rule for {row.get('interface_name', itf)}"
+        elif notes:
+            why = notes[0]
+        elif kind == "return_path" and row.get("kind") == "net":
+            why = "a single-ended net of a serial link's type (a sideband): not judged"
+        else:
+            why = "nothing to judge (no partner, group or reference change found)"
+        out[kind] = "not run: " + why
+    return out
 
 
 def build(
@@ -211,6 +245,7 @@ def build(
                 runs.append({"rule": rule.id, "check": rule.check, "result": worst})
         runs.sort(key=lambda r: r["rule"])
         row["checks_run"] = runs
+        row["si_checks"] = _si_checks(row, runs, nets, unjudged, examined)
         interface_runs = [r for r in runs if r["check"] in INTERFACE_CHECKS]
         row["checked"] = bool(interface_runs)
         is_routed = any(n in routed for n in nets)

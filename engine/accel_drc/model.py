@@ -646,6 +646,10 @@ class Pad:
     #: a DRAM's ball name (``DQS_t``), a connector's contact (``SBU1``); "" when not written
     pin_function: str = ""
     pin_type: str = ""
+    #: pad-to-die length (KiCad ``(die_length mm)``) and delay (KiCad 10 ``(die_delay ps)``):
+    #: the package's share of the net, which the skew check adds to the routed delay
+    die_length_mm: float | None = None
+    die_delay_ps: float | None = None
 
     def __post_init__(self) -> None:
         # readers pass the file's words; a word KiCad 9 does not write is UNKNOWN, not an error

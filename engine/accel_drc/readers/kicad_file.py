@@ -25,6 +25,7 @@ Format facts used (KiCad source ``pcb_io_kicad_sexpr.h`` version history and the
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 import re
@@ -175,6 +176,9 @@ _PAD_HEAD = re.compile(rb"\(pad\s+(" + _ATOM + rb")\s+([^\s()]+)\s+([^\s()]+)")
 _PAD_FIELD = re.compile(rb"\((at|size|drill|layers|net|uuid|tstamp)\s+" + _VALUE)
 #: a pad's schematic pin name and type (KiCad 6+): ``(pinfunction "DQS_t") (pintype "bidirectional")``
 _PIN_FIELD = re.compile(rb'\((pinfunction|pintype)\s+("(?:[^"\\]|\\.)*"|[^\s()"]+)')
+#: a pad's pad-to-die length (mm) and KiCad 10 delay (ps): read only from a pad whose text holds
+#: ``(die_`` (one bytes search per pad; the package data is rare)
+_PAD_DIE = re.compile(rb"\(die_(length|delay)\s+([-+0-9.eE]+)\s*\)")
 _NESTED_DRILL = re.compile(rb"\((backdrill|tertiary_drill|padstack|primitives)\b")
 #: KiCad 10's IPC-4761 via protection: ``(filling yes)``, ``(tenting (front yes) (back none))``
 _VIA_PROTECT = re.compile(rb"\((tenting|covering|plugging|filling|capping)\b")
@@ -1643,6 +1647,30 @@ class _Reader:
         return got.get(b"pinfunction", ""), got.get(b"pintype", "")
 
     def _pad(self, s: int, e: int, t: _Transform) -> Pad:
+        pad = self._pad_plain(s, e, t)
+        if self.data.find(b"(die_", s, e) < 0:
+            return pad
+        return self._pad_die(pad, s, e)
+
+    def _pad_die(self, pad: Pad, s: int, e: int) -> Pad:
+        """``pad`` with its ``(die_length …)`` / ``(die_delay …)`` (the first of each directly in
+        the pad's text; a value that is not a finite number is a bad-input error)."""
+        got: dict[str, float] = {}
+        for m in _PAD_DIE.finditer(self.data, s, e):
+            key = m.group(1).decode()
+            if key in got:
+                continue
+            v = float(m.group(2))
+            if not math.isfinite(v):
+                raise self.fail(f"pad die_{key}: not a finite number", m.start())
+            got[key] = v
+        if not got:
+            return pad
+        return dataclasses.replace(
+            pad, die_length_mm=got.get("length"), die_delay_ps=got.get("delay")
+        )
+
+    def _pad_plain(self, s: int, e: int, t: _Transform) -> Pad:
         data = self.data
         pin_function, pin_type = self._pin_of(s, e)
         head = _PAD_HEAD.match(data, s, e)

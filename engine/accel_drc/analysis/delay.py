@@ -1,0 +1,310 @@
+"""Propagation delay of a net, pad to pad, in picoseconds: the physics the ``skew`` check uses.
+
+A length-matching tool compares millimetres of track; a receiver sees picoseconds.  The two
+differ wherever the legs of a pair (or the nets of a group) do not see the same velocity:
+
+* **layer**: a track travels at ``v = c / √εeff`` of its own cross-section; εeff comes from the
+  2-D field solver of the impedance package (:func:`fd_coupled`, run on the cross-section
+  :func:`~accel_drc.analysis.impedance.layer_stack` reads from the stack-up owner), as
+  ``(Z_air / Z)²`` (the ratio of the solved impedance without and with the dielectrics).  A
+  microstrip (part of the field in air) is faster than a stripline on the same laminate.  A
+  stripline inside one dielectric needs no solve: εeff = εr exactly (TEM).
+* **via barrel**: the signal travels the barrel from the layer it enters on to the layer it
+  leaves on (the via table's connected layers, not the drill's whole span), at ``c / √εr`` of
+  the dielectrics along that span (stack-up heights; :class:`StackGeometry` of the via table).
+* **pad-to-die**: a pad's KiCad 10 ``(die_delay ps)`` is added as it stands; a pad's
+  ``(die_length mm)`` (KiCad 8+) at the velocity of the net's longest layer.
+* **series parts**: a pair AC-coupled through two capacitors is one lane (``channels``); the
+  delays of the nets on both sides add.  The capacitors themselves are the same on both legs
+  and add no skew (their package delay is not modelled).
+
+A net's length is the sum of all its segments (what KiCad's length tuner reports): a branch is
+counted like a run.  Every number carries its basis: the εeff is ``declared`` only when the
+stack-up's εr and heights are, else ``default`` (KiCad's untouched stack-up) — a skew built on a
+default εr is not a fact, and the check says so with the number.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from . import Analysis
+
+#: speed of light in mm/ps
+C_MM_PER_PS = 0.299792458
+#: mesh resolution of the εeff solve: εeff is a ratio of two capacitances solved on the same
+#: mesh, so the mesh error cancels: on vme-wren's F.Cu (w 0.10-0.125 mm, with mask) εeff at
+#: resolution 0.5 is within 0.05 % of resolution 4 (0.03 % in delay) at 1/150 of the time (0.01 s a
+#: cross-section); the impedance itself needs the finer production setting
+EPS_RESOLUTION = 0.5
+
+
+def ps_per_mm(eps_eff: float) -> float:
+    """Delay of one millimetre at effective permittivity ``eps_eff`` (ps/mm): √εeff / c."""
+    return math.sqrt(eps_eff) / C_MM_PER_PS
+
+
+@dataclass(frozen=True)
+class LayerVelocity:
+    """How fast a track of one width (and gap to its partner) travels on one copper layer."""
+
+    layer: int
+    layer_name: str
+    structure: str  # microstrip | stripline | unknown
+    eps_eff: float | None
+    basis: str  # basis of εeff: declared | default (the weakest of εr and heights)
+    missing: tuple[str, ...] = ()
+
+    @property
+    def ps_per_mm(self) -> float | None:
+        return None if self.eps_eff is None else ps_per_mm(self.eps_eff)
+
+
+def _solve_eps_eff(stack: Any, w_mm: float, s_mm: float, odd: bool) -> float:
+    """εeff of a pair (``odd``: its differential mode) or of a single line (even mode of a
+    partner far away) on cross-section ``stack``: ``(Z_air / Z)²``.
+
+    A stripline in one dielectric is TEM: εeff = εr exactly.  A stripline between two
+    dielectrics: the impedance package's offset-stripline split (each half's air capacitance
+    weighted by its own εr), which is the field solution's own structure for the two halves and
+    costs nothing; its error is in the field that crosses the strip plane beside the strips,
+    which weighs the two εr almost equally (docs/impedance.md: within 2.1 % in Z, so about 1 %
+    in √εeff).  A microstrip (field partly in air and soldermask): the 2-D field solver."""
+    from .impedance import FdLayer, fd_coupled, field_cross_section, offset_coupled_stripline
+
+    k = 1 if odd else 0
+    if stack.structure == "stripline":
+        ha, hb = stack.h_above_mm, stack.h_below_mm
+        era, erb = stack.er_above, stack.er_below
+        if abs(era - erb) < 1e-9:
+            return float(era)
+        t = stack.t_mm or 0.0
+        z = offset_coupled_stripline(w_mm, s_mm, ha, hb, t, era, erb)[k]
+        z_air = offset_coupled_stripline(w_mm, s_mm, ha, hb, t, 1.0, 1.0)[k]
+        return round((z_air / z) ** 2, 4)
+    (w, s, t, y, layers, top), mask = field_cross_section(stack, w_mm, s_mm)
+    z = fd_coupled(w, s, t, y, layers, top, EPS_RESOLUTION, mask)[k]
+    air = tuple(FdLayer(lay.y0, lay.y1, 1.0) for lay in layers)
+    z_air = fd_coupled(
+        w, s, t, y, air, top, EPS_RESOLUTION, None if mask is None else (mask[0], 1.0)
+    )[k]
+    return round((z_air / z) ** 2, 4)
+
+
+def layer_velocity(
+    analysis: Analysis, layer: int, width_mm: float, gap_mm: float | None
+) -> LayerVelocity:
+    """The :class:`LayerVelocity` of a track of ``width_mm`` on ``layer``: of a pair's
+    differential mode at ``gap_mm``, or of a single line (``gap_mm`` None).  Memoised per
+    cross-section on the analysis (a board has a few dozen)."""
+    from .impedance import layer_stack
+    from .stackup import stackup_basis
+
+    memo: dict[Any, LayerVelocity] = analysis.__dict__.setdefault("_velocity_memo", {})
+    # widths and gaps to the nearest 25 µm: εeff moves by well under 1 % across that (a
+    # microstrip's εeff changes ~1 % from w = 0.10 to 0.125 mm), and a board's many slightly
+    # different widths then share a few solves
+    width_mm = max(round(width_mm / 0.025) * 0.025, 0.025)
+    gap_mm = None if gap_mm is None else max(round(gap_mm / 0.025) * 0.025, 0.025)
+    key = (layer, width_mm, gap_mm)
+    got = memo.get(key)
+    if got is not None:
+        return got
+    board = analysis.board
+    name = board.copper_layers[layer].name
+    stack = layer_stack(board, layer, analysis.plane_layers)
+    if stack.missing or stack.structure == "unknown" or stack.h_below_mm is None:
+        got = LayerVelocity(layer, name, stack.structure, None, "default", stack.missing)
+    else:
+        sb = stackup_basis(analysis)
+        bases = {sb.thickness, sb.epsilon_r(stack.dielectrics)}
+        basis = "default" if "default" in bases else "declared"
+        h = min(x for x in (stack.h_below_mm, stack.h_above_mm) if x)
+        odd = gap_mm is not None and gap_mm > 0
+        s = float(gap_mm) if odd else 20.0 * h + width_mm  # a partner far away: a single line
+        try:
+            eps = _solve_eps_eff(stack, max(width_mm, 1e-3), s, odd)
+        except (ValueError, ArithmeticError, np.linalg.LinAlgError) as exc:
+            got = LayerVelocity(layer, name, stack.structure, None, basis, (f"field solve: {exc}",))
+        else:
+            got = LayerVelocity(layer, name, stack.structure, eps, basis)
+    memo[key] = got
+    return got
+
+
+def segment_lengths(tracks: Any, rows: np.ndarray) -> np.ndarray:
+    """Length (mm) of track ``rows``: straight segments by their chord, arcs by r·θ."""
+    s, e = tracks.start[rows], tracks.end[rows]
+    out = np.hypot(e[:, 0] - s[:, 0], e[:, 1] - s[:, 1])
+    mid = getattr(tracks, "mid", None)
+    if mid is None or len(mid) != len(tracks.start) or not len(rows):
+        return out
+    m = mid[rows]
+    arc = ~np.isnan(m[:, 0])
+    if arc.any():
+        from ..geometry import circles_through
+
+        _c, r = circles_through(s[arc], m[arc], e[arc])
+        a = np.hypot(m[arc, 0] - s[arc, 0], m[arc, 1] - s[arc, 1])
+        b = np.hypot(e[arc, 0] - m[arc, 0], e[arc, 1] - m[arc, 1])
+        with np.errstate(invalid="ignore"):
+            th = 2 * np.arcsin(np.clip(a / (2 * r), 0, 1)) + 2 * np.arcsin(
+                np.clip(b / (2 * r), 0, 1)
+            )
+        got = r * th
+        ok = np.isfinite(got)
+        out[np.flatnonzero(arc)[ok]] = got[ok]  # a collinear "arc" keeps its chord
+    return out
+
+
+@dataclass
+class ViaHop:
+    """One barrel a net travels through: where, between which layers, how long and how slow."""
+
+    xy: tuple[float, float]
+    entry: int
+    exit: int
+    length_mm: float | None
+    eps_r: float | None
+    uuid: str = ""
+
+    @property
+    def ps(self) -> float | None:
+        if self.length_mm is None or self.eps_r is None:
+            return None
+        return self.length_mm * ps_per_mm(self.eps_r)
+
+
+@dataclass
+class NetDelay:
+    """The delay of one net from end pad to end pad, piece by piece."""
+
+    net: int
+    layer_mm: dict[int, float] = field(default_factory=dict)
+    layer_ps: dict[int, float | None] = field(default_factory=dict)
+    velocity: dict[int, LayerVelocity] = field(default_factory=dict)
+    vias: list[ViaHop] = field(default_factory=list)
+    die_ps: float = 0.0
+    die_mm: float = 0.0
+    die_pads: list[str] = field(default_factory=list)
+    missing: list[str] = field(default_factory=list)
+    basis: str = "declared"  # of the velocities; lengths are measured
+
+    @property
+    def via_ps(self) -> float | None:
+        got = [v.ps for v in self.vias]
+        return None if any(x is None for x in got) else float(sum(got))  # type: ignore[arg-type]
+
+    @property
+    def track_mm(self) -> float:
+        return float(sum(self.layer_mm.values()))
+
+    @property
+    def main_layer(self) -> int | None:
+        """The layer that carries most of the net (where length is added to tune it)."""
+        return max(self.layer_mm, key=lambda k: self.layer_mm[k]) if self.layer_mm else None
+
+    @property
+    def total_ps(self) -> float | None:
+        """The whole delay, or None when any piece's velocity is unknown."""
+        if self.missing or any(v is None for v in self.layer_ps.values()):
+            return None
+        via = self.via_ps
+        if via is None:
+            return None
+        die_len_ps = 0.0
+        if self.die_mm:
+            main = self.main_layer
+            vel = self.velocity.get(main) if main is not None else None
+            if vel is None or vel.ps_per_mm is None:
+                return None
+            die_len_ps = self.die_mm * vel.ps_per_mm
+        return float(sum(self.layer_ps.values())) + via + self.die_ps + die_len_ps  # type: ignore[arg-type]
+
+
+def _die_of_nets(board: Any) -> dict[int, list[tuple[str, float | None, float | None]]]:
+    """Net -> [(pad, die length mm, die delay ps)] of every pad that declares either."""
+    out: dict[int, list[tuple[str, float | None, float | None]]] = {}
+    for fp in board.footprints:
+        for p in fp.pads:
+            if p.die_delay_ps is not None or p.die_length_mm is not None:
+                out.setdefault(p.net, []).append(
+                    (f"{fp.reference}.{p.number}", p.die_length_mm, p.die_delay_ps)
+                )
+    return out
+
+
+def net_delays(
+    analysis: Analysis, nets: Iterable[int], gaps: Mapping[int, float] | None = None
+) -> dict[int, NetDelay]:
+    """The :class:`NetDelay` of each of ``nets``; ``gaps`` gives a pair net's gap to its
+    partner (then its layers travel at the pair's differential-mode εeff)."""
+    from .via_stubs import StackGeometry
+
+    board = analysis.board
+    tracks = board.tracks
+    index = analysis.track_index
+    gaps = gaps or {}
+    memo = analysis.__dict__
+    die = memo.get("_die_of_nets")
+    if die is None:
+        die = memo["_die_of_nets"] = _die_of_nets(board)
+    geom = memo.get("_delay_geom")
+    if geom is None:
+        geom = memo["_delay_geom"] = StackGeometry.from_board(board)
+    stubs = analysis.via_stubs
+    from .stackup import stackup_basis
+
+    sb = stackup_basis(analysis)
+    out: dict[int, NetDelay] = {}
+    for net in nets:
+        d = NetDelay(net)
+        rows = index.net_rows(net)
+        if len(rows):
+            lengths = segment_lengths(tracks, rows)
+            layers = tracks.layer[rows]
+            widths = tracks.width[rows]
+            for ly in np.unique(layers).tolist():
+                sel = layers == ly
+                d.layer_mm[ly] = float(lengths[sel].sum())
+                w = float(np.median(widths[sel]))
+                vel = layer_velocity(analysis, ly, w, gaps.get(net))
+                d.velocity[ly] = vel
+                d.layer_ps[ly] = None if vel.ps_per_mm is None else d.layer_mm[ly] * vel.ps_per_mm
+                if vel.eps_eff is None:
+                    d.missing.extend(vel.missing or (f"the cross-section of {vel.layer_name}",))
+                if vel.basis == "default":
+                    d.basis = "default"
+        for i in stubs.rows_for_nets((net,)).tolist():
+            conn = np.flatnonzero(stubs.connected[i])
+            if len(conn) < 2:
+                continue
+            lo, hi = int(conn[0]), int(conn[-1])
+            length, eps = geom.span(2 * lo + 1, 2 * hi)
+            d.vias.append(
+                ViaHop(
+                    (float(stubs.xy[i, 0]), float(stubs.xy[i, 1])),
+                    lo,
+                    hi,
+                    None if math.isnan(length) else length,
+                    None if math.isnan(eps) else eps,
+                    stubs.uuid[i],
+                )
+            )
+            if math.isnan(length) or math.isnan(eps):
+                d.missing.append("the heights and εr of the stack-up along a via barrel")
+            elif sb.epsilon_r_between(lo, hi) == "default":
+                d.basis = "default"  # the barrel's εr is KiCad's default material
+        for pad, dl, dd in die.get(net, ()):
+            d.die_pads.append(pad)
+            d.die_ps += dd or 0.0
+            d.die_mm += (dl or 0.0) if dd is None else 0.0  # a delay, where given, wins
+        d.missing = list(dict.fromkeys(d.missing))
+        out[net] = d
+    return out

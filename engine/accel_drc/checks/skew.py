@@ -1,0 +1,529 @@
+"""``skew``: intra-pair and group skew in picoseconds, end pad to end pad.
+
+What it checks:
+    One rule per signal type (``rule.signal``).  Every differential pair of the type, joined
+    across AC-coupling capacitors into one lane (``analysis/channels``): the delay of P minus
+    the delay of N, against ``max_intra_pair_ps`` (or ``max_intra_pair_mm``, a length limit
+    converted at the pair's own velocity on this board, or ``max_intra_pair_ui`` of the unit
+    interval).  With ``group``: ``ddr`` every DQ/DM net against the DQS pair of its byte lane
+    (``max_group_ps``) and every address/command net against CK (``max_ca_ck_ps``); ``mipi``
+    every data lane against the clock lane of its link (``max_group_ui``).  The delay of a net
+    is the sum of its tracks at their layer's velocity (εeff from the field solve of the
+    cross-section: microstrip and stripline differ), its via barrels over the span the signal
+    travels (entry to exit layer), and its pads' KiCad 10 ``die_delay``
+    (``analysis/delay.py``).  The finding says where the skew is made (the layer runs, the
+    vias, the die delays that differ) and the fix.
+Why:
+    Skew within a pair turns differential signal into common mode (EMI, a closed eye); skew
+    between data and strobe eats the receiver's setup/hold window.  A millimetre tool misses
+    what a via barrel on one leg only or a microstrip run on one leg only adds.
+Parameters:
+    ``max_intra_pair_ps`` (ps, > 0, or null); ``max_intra_pair_mm`` (mm of track equivalent,
+    > 0, or null); ``max_intra_pair_ui`` (fraction of a UI, > 0, or null): the first given is
+    the limit; ``group`` (``none`` | ``ddr`` | ``mipi``); ``max_group_ps`` (ps, DQ/DM to DQS);
+    ``max_ca_ck_ps`` (ps, address/command to CK); ``max_group_ui`` (UI, data lane to clock).
+Cannot verify when:
+    A velocity cannot be computed (no stack-up, a layer without a reference or εr, a via span
+    crossing an undeclared height): one finding per rule listing the nets and what to declare.
+    A skew that fails on KiCad's default stack-up (εr 4.5 assumed) is reported with its number
+    as *cannot verify*: declare the stack-up.
+Example:
+    ``{check: skew, signal: pcie4, severity: error, params: {max_intra_pair_mm: 0.127}}``: P
+    routed 0.467 mm longer than N with two extra 1.6 mm barrels on P has 3.667 mm (≈ 23 ps) of
+    skew and fails, where a planar length check sees 0.467 mm.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from ..results import Rule, Status
+from . import CheckContext, CheckOutcome, register
+from ._common import finding
+
+if TYPE_CHECKING:
+    from ..analysis.delay import NetDelay
+
+KIND = "skew"
+
+_LIMIT = {"type": ["number", "null"], "exclusiveMinimum": 0}
+PARAMS: dict[str, Any] = {
+    "type": "object",
+    "additionalProperties": False,
+    "properties": {
+        "max_intra_pair_ps": _LIMIT,
+        "max_intra_pair_mm": _LIMIT,
+        "max_intra_pair_ui": _LIMIT,
+        "group": {"enum": ["none", "ddr", "mipi"]},
+        "max_group_ps": _LIMIT,
+        "max_ca_ck_ps": _LIMIT,
+        "max_group_ui": _LIMIT,
+    },
+}
+
+_TOL_PS = 1e-6
+#: what a DDR group finding adds: its limit is on board and package delay together
+_PACKAGE_EVIDENCE = {
+    "package": "the limit covers board and package delay; a pad without die_delay counts 0 ps "
+    "of package",
+    "declare": "the package delay of each pad of these nets (KiCad 10 pad property 'Pad to die "
+    "delay', saved as (die_delay ps); from the controller's and the memory's package "
+    "flight-time tables)",
+}
+#: the key of ``unknown`` under which unrouted nets are collected (not judged, not unknown)
+_UNROUTED = "!unrouted"
+_INTRA_KEYS = ("max_intra_pair_ps", "max_intra_pair_mm", "max_intra_pair_ui")
+# DDR byte lanes and clocks, MIPI lanes (the leaf of a net or pair name, lower case)
+_DDR_STROBE = re.compile(r"^(.*?)dqs_?(\d+)$")
+_DDR_DATA = re.compile(r"^(.*?)(dq|dmi|dqm|dm)_?(\d+)(?:_?n)?$")
+_DDR_CK = re.compile(r"^(.*?)(?:ck|clk)_?\d*$")
+_DDR_CA = re.compile(r"^(.*?)(?:a\d+|ba\d|bg\d|ca\d+|cs\d*|cke\d*|odt\d*|act|par)(?:_?n)?$")
+_MIPI_CLK = re.compile(r"^(.*?)(?:clk|ck)$")
+_MIPI_DATA = re.compile(r"^(.*?)(?:d|data|lane)_?(\d)$")
+
+
+def _leaf(name: str) -> str:
+    return name.rsplit("/", 1)[-1].lower()
+
+
+def _fmt(ps: float) -> str:
+    return f"{ps:.2f} ps"
+
+
+@register(KIND)
+def check_skew(ctx: CheckContext, rule: Rule) -> CheckOutcome:
+    out = CheckOutcome()
+    analysis = ctx.analysis
+    nets = set(analysis.nets_by_signal(rule.signal)) if rule.signal else set()
+    if not nets:
+        return out
+    board = ctx.board
+    pairs = [p for p in board.diff_pairs if p.positive in nets and p.negative in nets]
+    if not pairs and (rule.params or {}).get("group", "none") != "ddr":
+        return out
+    from ..analysis.channels import channels, series_links
+    from ..analysis.delay import net_delays
+
+    lanes = [[pairs[k] for k in ch] for ch in channels(pairs, series_links(board))]
+    gaps = _pair_gaps(analysis, pairs, board)
+    wanted = set(nets)
+    delays = net_delays(analysis, sorted(wanted), gaps)
+    out.checked = len(lanes)
+    judged: set[int] = set()
+    unknown: dict[str, list[str]] = {}
+    st = analysis.signal_types.get(rule.signal) if rule.signal else None
+    ui_ps = 1e3 / float(st.baud_gbd) if st is not None and getattr(st, "baud_gbd", None) else None
+    params = rule.params or {}
+    intra = any(params.get(k) is not None for k in _INTRA_KEYS)
+    for lane in lanes:
+        if _intra_pair(ctx, rule, lane, delays, params, ui_ps, out, unknown) and intra:
+            judged.update(n for p in lane for n in (p.positive, p.negative))
+    group = params.get("group", "none")
+    if group == "ddr":
+        _ddr_groups(ctx, rule, pairs, nets, delays, params, out, unknown, judged)
+    elif group == "mipi":
+        _mipi_groups(ctx, rule, lanes, delays, params, ui_ps, out, unknown, judged)
+    unrouted = set(unknown.pop(_UNROUTED, ()))
+    for n in wanted:
+        if board.nets[n] in unrouted:
+            out.not_judged.setdefault(n, []).append("skew: not routed (no track)")
+    # the coverage table lists a net under this rule only where it was judged (or could not be)
+    names_unknown = {n for v in unknown.values() for n in v}
+    judged.update(n for n in wanted if board.nets[n] in names_unknown)
+    judged.difference_update(out.not_judged)
+    out.examined_nets = frozenset(judged)
+    if unknown:
+        names = sorted({n for v in unknown.values() for n in v})
+        out.findings.append(
+            finding(
+                rule,
+                Status.CANNOT_VERIFY,
+                f"{rule.signal}: skew of {len(names)} net(s) not computed: "
+                + "; ".join(sorted(unknown)),
+                evidence={"nets": names[:50], "declare": sorted(unknown)},
+            )
+        )
+    return out
+
+
+def _pair_gaps(analysis: Any, pairs: Sequence[Any], board: Any) -> dict[int, float]:
+    """A pair net -> the gap to its partner (the net class's, else none: a single line)."""
+    out: dict[int, float] = {}
+    rules = board.net_classes
+    for p in pairs:
+        cls = rules.class_of(board.nets[p.positive])
+        nc = next((c for c in rules.classes if c.name == cls), None)
+        gap = getattr(nc, "diff_pair_gap_mm", None)
+        if gap:
+            out[p.positive] = out[p.negative] = float(gap)
+    return out
+
+
+def _total(ds: Sequence[NetDelay], unknown: dict[str, list[str]], board: Any) -> float | None:
+    """Sum of the delays of the nets of one leg (its halves across series capacitors)."""
+    tot = 0.0
+    for d in ds:
+        if not d.layer_mm:  # not routed: open_channel reports it; nothing to time
+            unknown.setdefault(_UNROUTED, []).append(board.nets[d.net])
+            return None
+        t = d.total_ps
+        if t is None:
+            for m in d.missing or ["a velocity"]:
+                unknown.setdefault(m, []).append(board.nets[d.net])
+            return None
+        tot += t
+    return tot
+
+
+def _basis(ds: Sequence[NetDelay], analysis: Any) -> dict[str, str]:
+    from ..analysis.signals import nets_signal_basis
+    from ..analysis.stackup import stackup_basis
+
+    eps = "default" if any(d.basis == "default" for d in ds) else "declared"
+    out = {"eps_eff": eps, "lengths": "measured", "heights": stackup_basis(analysis).thickness}
+    ns = getattr(analysis, "net_signal", None)
+    if ns is not None:
+        out["signal"] = nets_signal_basis(ns, [d.net for d in ds])
+    return out
+
+
+def _where(a: Sequence[NetDelay], b: Sequence[NetDelay], board: Any) -> list[dict[str, Any]]:
+    """Where leg ``a`` and leg ``b`` differ: per layer run, via barrels, die delays."""
+    names = [c.name for c in board.copper_layers]
+    rows: list[dict[str, Any]] = []
+    layers = sorted({ly for d in (*a, *b) for ly in d.layer_mm})
+    for ly in layers:
+        la = sum(d.layer_mm.get(ly, 0.0) for d in a)
+        lb = sum(d.layer_mm.get(ly, 0.0) for d in b)
+        pa = sum(d.layer_ps.get(ly) or 0.0 for d in a)
+        pb = sum(d.layer_ps.get(ly) or 0.0 for d in b)
+        if abs(pa - pb) > 0.01:
+            rows.append({"piece": f"tracks on {names[ly]}", "delta_mm": round(la - lb, 4),
+                         "delta_ps": round(pa - pb, 3)})  # fmt: skip
+    va = [v for d in a for v in d.vias]
+    vb = [v for d in b for v in d.vias]
+    pa = sum(v.ps or 0.0 for v in va)
+    pb = sum(v.ps or 0.0 for v in vb)
+    if abs(pa - pb) > 0.01:
+        rows.append({"piece": f"via barrels ({len(va)} vs {len(vb)})",
+                     "delta_mm": round(sum(v.length_mm or 0 for v in va)
+                                       - sum(v.length_mm or 0 for v in vb), 4),
+                     "delta_ps": round(pa - pb, 3),
+                     "spans": sorted({f"{names[v.entry]}-{names[v.exit]}" for v in (*va, *vb)})})  # fmt: skip
+    da = sum(d.die_ps for d in a)
+    db = sum(d.die_ps for d in b)
+    if abs(da - db) > 1e-9:
+        rows.append({"piece": "pad-to-die delay", "delta_ps": round(da - db, 4)})
+    return rows
+
+
+def _fix(long: Sequence[NetDelay], short: Sequence[NetDelay], skew_ps: float, board: Any) -> str:
+    """Add length on the shorter leg's main layer; or drop a via from the longer leg."""
+    names = [c.name for c in board.copper_layers]
+    main = max(short, key=lambda d: d.track_mm)
+    ly = main.main_layer
+    parts = []
+    if ly is not None and main.velocity.get(ly) and main.velocity[ly].ps_per_mm:
+        mm = skew_ps / main.velocity[ly].ps_per_mm  # type: ignore[operator]
+        parts.append(f"add {mm:.3f} mm on {board.nets[main.net]} on {names[ly]}")
+    nl = sum(len(d.vias) for d in long)
+    ns = sum(len(d.vias) for d in short)
+    if nl > ns:
+        hop = max((v for d in long for v in d.vias), key=lambda v: v.ps or 0.0)
+        parts.append(
+            f"or drop one via from {board.nets[long[0].net]} (its {names[hop.entry]}-"
+            f"{names[hop.exit]} barrel at ({hop.xy[0]:.2f}, {hop.xy[1]:.2f}) is "
+            f"{hop.ps or 0.0:.2f} ps)"
+        )
+    return "; ".join(parts)
+
+
+def _limit_ps(
+    params: Mapping[str, Any], ds: Sequence[NetDelay], ui_ps: float | None
+) -> tuple[float | None, str]:
+    """The intra-pair limit in ps and how it was stated."""
+    if params.get("max_intra_pair_ps") is not None:
+        return float(params["max_intra_pair_ps"]), f"{params['max_intra_pair_ps']:g} ps"
+    if params.get("max_intra_pair_mm") is not None:
+        mm = float(params["max_intra_pair_mm"])
+        main = max(ds, key=lambda d: d.track_mm)
+        ly = main.main_layer
+        vel = main.velocity.get(ly) if ly is not None else None
+        if vel is None or vel.ps_per_mm is None:
+            return None, ""
+        return mm * vel.ps_per_mm, f"{mm:g} mm on {vel.layer_name} (εeff {vel.eps_eff:g})"
+    if params.get("max_intra_pair_ui") is not None and ui_ps:
+        u = float(params["max_intra_pair_ui"])
+        return u * ui_ps, f"{u:g} UI of {ui_ps:.1f} ps"
+    return None, ""
+
+
+def _intra_pair(
+    ctx: CheckContext,
+    rule: Rule,
+    lane: Sequence[Any],
+    delays: Mapping[int, NetDelay],
+    params: Mapping[str, Any],
+    ui_ps: float | None,
+    out: CheckOutcome,
+    unknown: dict[str, list[str]],
+) -> bool:
+    """Judge one lane's P against N; True when both delays were known (it was judged)."""
+    board = ctx.board
+    p = [delays[x.positive] for x in lane]
+    n = [delays[x.negative] for x in lane]
+    tp, tn = _total(p, unknown, board), _total(n, unknown, board)
+    if tp is None or tn is None:
+        return False
+    limit, stated = _limit_ps(params, p + n, ui_ps)
+    if limit is None:
+        return False
+    skew = tp - tn
+    if abs(skew) <= limit + _TOL_PS:
+        return True
+    long, short = (p, n) if skew > 0 else (n, p)
+    main = max(p, key=lambda d: d.track_mm)
+    vel = main.velocity.get(main.main_layer) if main.main_layer is not None else None
+    mm_eq = abs(skew) / vel.ps_per_mm if vel is not None and vel.ps_per_mm else None
+    name = " + ".join(x.name for x in lane)
+    where = _where(p, n, board)
+    fix = _fix(long, short, abs(skew), board)
+    out.findings.append(
+        finding(
+            rule,
+            Status.VIOLATION,
+            f"{name}: intra-pair skew {_fmt(abs(skew))}"
+            + (f" (≈ {mm_eq:.3f} mm of {vel.layer_name})" if mm_eq is not None and vel else "")
+            + f" > {_fmt(limit)} ({stated}); "
+            + (f"made by {where[0]['piece']}" if where else "")
+            + (f"; fix: {fix}" if fix else ""),
+            measured=round(abs(skew), 3),
+            limit=round(limit, 3),
+            unit="ps",
+            net=board.nets[lane[0].positive],
+            items=tuple(v.uuid for d in (*p, *n) for v in d.vias if v.uuid),
+            evidence={
+                "p_ps": round(tp, 3),
+                "n_ps": round(tn, 3),
+                "skew_mm_equivalent": None if mm_eq is None else round(mm_eq, 4),
+                "where": where,
+                "fix": fix,
+                "nets": [board.nets[d.net] for d in (*p, *n)],
+            },
+            basis=_basis(p + n, ctx.analysis),
+        )
+    )
+    return True
+
+
+def _mean_pair(d: Mapping[int, NetDelay], pair: Any, unknown: dict, board: Any) -> float | None:
+    a = _total([d[pair.positive]], unknown, board)
+    b = _total([d[pair.negative]], unknown, board)
+    return None if a is None or b is None else 0.5 * (a + b)
+
+
+def _pad_counts(board: Any) -> dict[int, int]:
+    """Net -> number of pads on it (a multi-drop net has more than two)."""
+    out: dict[int, int] = {}
+    for fp in board.footprints:
+        for p in fp.pads:
+            if p.net:
+                out[p.net] = out.get(p.net, 0) + 1
+    return out
+
+
+def _judge_group(
+    ctx: CheckContext,
+    rule: Rule,
+    out: CheckOutcome,
+    what: str,
+    ref_name: str,
+    ref_ps: float,
+    members: Sequence[tuple[str, float, Sequence[NetDelay]]],
+    ref_ds: Sequence[NetDelay],
+    limit: float,
+    stated: str,
+    judged: set[int],
+    package: bool = True,
+) -> None:
+    """One finding per member whose delay differs from the reference's by more than ``limit``.
+
+    A member or reference on more than two pads is multi-drop (fly-by address/command, a
+    terminated clock): the sum of its tracks is not the delay to any one load, so it is not
+    judged (``out.not_judged``).  The group limits of the controller vendors apply to board and
+    package delay together: where a net's pads declare no ``die_delay``, the package delay is
+    taken as 0, an assumption (``die_delay: assumed``), so a failure is *cannot verify* with its
+    number until the pads carry their package delays (``package``; the MIPI interconnect skew
+    budget is the board's and the cable's, without the packages: ``package=False``)."""
+    board = ctx.board
+    pads = ctx.analysis.__dict__.get("_skew_pad_counts")
+    if pads is None:
+        pads = ctx.analysis.__dict__["_skew_pad_counts"] = _pad_counts(board)
+    multi = [d.net for d in ref_ds if pads.get(d.net, 0) > 2]
+    for name, ps, ds in members:
+        many = multi + [d.net for d in ds if pads.get(d.net, 0) > 2]
+        if many:
+            for d in ds:
+                out.not_judged.setdefault(d.net, []).append(
+                    f"skew: {what}: {', '.join(board.nets[n] for n in many)} is multi-drop "
+                    "(more than two pads): pad-to-pad paths are not traced"
+                )
+            continue
+        judged.update(d.net for d in (*ds, *ref_ds))
+        delta = ps - ref_ps
+        if abs(delta) <= limit + _TOL_PS:
+            continue
+        main = max(ds, key=lambda d: d.track_mm)
+        ly = main.main_layer
+        vel = main.velocity.get(ly) if ly is not None else None
+        mm = abs(delta) / vel.ps_per_mm if vel is not None and vel.ps_per_mm else None
+        side = "longer" if delta > 0 else "shorter"
+        fix = (
+            f"{'remove' if delta > 0 else 'add'} {mm:.3f} mm on {name} on {vel.layer_name}"
+            if mm is not None and vel is not None
+            else ""
+        )
+        out.findings.append(
+            finding(
+                rule,
+                Status.VIOLATION,
+                f"{name}: {what} skew to {ref_name} {_fmt(delta)} ({side}) > ±{_fmt(limit)} "
+                f"({stated})" + (f"; fix: {fix}" if fix else ""),
+                measured=round(abs(delta), 3),
+                limit=round(limit, 3),
+                unit="ps",
+                net=ctx.board.nets[ds[0].net],
+                rule_id=f"{rule.id}.{what.replace('–', '_').replace('-', '_').lower()}",
+                evidence={
+                    "member_ps": round(ps, 3),
+                    "reference_ps": round(ref_ps, 3),
+                    "reference": ref_name,
+                    "fix": fix,
+                    **(_PACKAGE_EVIDENCE if package else {}),
+                },
+                basis={
+                    **_basis([*ds, *ref_ds], ctx.analysis),
+                    **(
+                        {
+                            "die_delay": "declared"
+                            if all(d.die_pads for d in (*ds, *ref_ds))
+                            else "assumed"
+                        }
+                        if package
+                        else {}
+                    ),
+                },
+            )
+        )
+
+
+def _ddr_groups(
+    ctx: CheckContext,
+    rule: Rule,
+    pairs: Sequence[Any],
+    nets: set[int],
+    delays: Mapping[int, NetDelay],
+    params: Mapping[str, Any],
+    out: CheckOutcome,
+    unknown: dict[str, list[str]],
+    judged: set[int],
+) -> None:
+    """DQ/DM against the DQS of their byte lane; address/command against CK."""
+    board = ctx.board
+    in_pair = {n for p in pairs for n in (p.positive, p.negative)}
+    strobes: dict[tuple[str, int], Any] = {}
+    clocks: dict[str, Any] = {}
+    for p in pairs:
+        leaf = _leaf(p.name)
+        m = _DDR_STROBE.match(leaf)
+        if m:
+            strobes[(m.group(1), int(m.group(2)))] = p
+            continue
+        m = _DDR_CK.match(leaf)
+        if m:
+            clocks.setdefault(m.group(1), p)
+    lanes: dict[tuple[str, int], list[int]] = {}
+    cas: dict[str, list[int]] = {}
+    for n in sorted(nets - in_pair):
+        leaf = _leaf(board.nets[n])
+        m = _DDR_DATA.match(leaf)
+        if m and not leaf[len(m.group(1)) :].startswith("dqs"):
+            k = int(m.group(3))
+            lane = k // 8 if m.group(2) == "dq" else k
+            lanes.setdefault((m.group(1), lane), []).append(n)
+            continue
+        m = _DDR_CA.match(leaf)
+        if m:
+            cas.setdefault(m.group(1), []).append(n)
+    for groups, refs, limit_key, what in (
+        (lanes, strobes, "max_group_ps", "DQ–DQS"),
+        (cas, clocks, "max_ca_ck_ps", "CA–CK"),
+    ):
+        limit = params.get(limit_key)
+        if limit is None:
+            continue
+        for key, members in sorted(groups.items()):
+            ref = refs.get(key)
+            if ref is None:
+                continue
+            ref_ps = _mean_pair(delays, ref, unknown, board)
+            if ref_ps is None:
+                continue
+            got = []
+            for n in members:
+                t = _total([delays[n]], unknown, board)
+                if t is not None:
+                    got.append((board.nets[n], t, [delays[n]]))
+            _judge_group(ctx, rule, out, what, ref.name, ref_ps, got,
+                         [delays[ref.positive], delays[ref.negative]], float(limit),
+                         f"{float(limit):g} ps", judged)  # fmt: skip
+
+
+def _mipi_groups(
+    ctx: CheckContext,
+    rule: Rule,
+    lanes: Sequence[Sequence[Any]],
+    delays: Mapping[int, NetDelay],
+    params: Mapping[str, Any],
+    ui_ps: float | None,
+    out: CheckOutcome,
+    unknown: dict[str, list[str]],
+    judged: set[int],
+) -> None:
+    """Every data lane of a link against its clock lane (mean of P and N, across caps)."""
+    u = params.get("max_group_ui")
+    if u is None or not ui_ps:
+        return
+    board = ctx.board
+    clocks: dict[str, Sequence[Any]] = {}
+    data: dict[str, list[Sequence[Any]]] = {}
+    for lane in lanes:
+        leaf = _leaf(lane[0].name)
+        m = _MIPI_CLK.match(leaf)
+        if m:
+            clocks[m.group(1)] = lane
+            continue
+        m = _MIPI_DATA.match(leaf)
+        if m:
+            data.setdefault(m.group(1), []).append(lane)
+    limit = float(u) * ui_ps
+    for prefix, members in sorted(data.items()):
+        clk = clocks.get(prefix)
+        if clk is None:
+            continue
+        cds = [delays[n] for p in clk for n in (p.positive, p.negative)]
+        a = _total([delays[p.positive] for p in clk], unknown, board)
+        b = _total([delays[p.negative] for p in clk], unknown, board)
+        if a is None or b is None:
+            continue
+        got = []
+        for lane in members:
+            ds = [delays[n] for p in lane for n in (p.positive, p.negative)]
+            x = _total([delays[p.positive] for p in lane], unknown, board)
+            y = _total([delays[p.negative] for p in lane], unknown, board)
+            if x is not None and y is not None:
+                got.append((lane[0].name, 0.5 * (x + y), ds))
+        _judge_group(ctx, rule, out, "data–clock", clk[0].name, 0.5 * (a + b), got, cds, limit,
+                     f"{float(u):g} UI of {ui_ps:.1f} ps", judged, package=False)  # fmt: skip

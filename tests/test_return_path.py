@@ -1,0 +1,106 @@
+"""``return_path``: breaks in the reference plane under a high-speed trace, and return vias at
+layer changes (fixtures/checks/return_path/, written by fixtures/checks/make_fixtures.py).
+
+The boards: F.Cu signal, GND planes on In1.Cu and In2.Cu (zones with stored fills), B.Cu
+signal; the pair /PCIE4_TX0_P/N (PCIe Gen4, 16 Gb/s) runs 30 mm on F.Cu from x 10 to 40.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from accel_drc.analysis import Analysis
+from accel_drc.checks import CheckContext
+from accel_drc.checks.return_path import check_return_path
+from accel_drc.readers import read_board
+from accel_drc.results import Rule, Severity, Status
+
+HERE = Path(__file__).resolve().parent.parent / "fixtures" / "checks" / "return_path"
+
+
+def _run(name: str, **params: float) -> list:
+    board = read_board(str(HERE / name))
+    p = {"min_break_mm": 1.0, "max_stitch_mm": 1.27, "error_from_gbps": 10.0, **params}
+    rule = Rule(id="t.return_path.pcie4", check="return_path", severity=Severity.ERROR,
+                params=p, why="w", source="s", signal="pcie4")  # fmt: skip
+    ctx = CheckContext(board=board, analysis=Analysis(board), board_class="inference")
+    return check_return_path(ctx, rule).findings
+
+
+def test_half_covered_trace_has_exactly_one_break_on_the_uncovered_half() -> None:
+    # the GND zone covers x 10..25 under a 30 mm F.Cu trace (x 10..40)
+    got = [f for f in _run("half_covered.kicad_pcb") if f.net == "/PCIE4_TX0_P"]
+    assert len(got) == 1
+    (b,) = got[0].evidence["breaks"]
+    assert b["start"] == pytest.approx((25.0, 10.0), abs=1e-3)
+    assert b["end"] == pytest.approx((40.0, 10.0), abs=1e-3)
+    assert b["length_mm"] == pytest.approx(15.0, abs=1e-3)
+    assert b["kind"] == "edge" and b["reference"] == "In1.Cu"
+    assert got[0].measured == pytest.approx(0.5, abs=1e-4)
+    assert got[0].severity is Severity.WARNING  # running off a plane edge: a warning
+
+
+def test_fully_covered_trace_passes() -> None:
+    assert _run("covered.kicad_pcb") == []
+
+
+def test_split_crossing_under_a_16_gbps_lane_is_an_error() -> None:
+    got = _run("split.kicad_pcb")
+    assert {f.net for f in got} == {"/PCIE4_TX0_P", "/PCIE4_TX0_N"}
+    for f in got:
+        (b,) = f.evidence["breaks"]
+        assert b["kind"] == "crossing" and b["length_mm"] == pytest.approx(2.0, abs=1e-3)
+        assert f.severity is Severity.ERROR and f.status is Status.VIOLATION
+    # the same crossing on a slower lane (limit above 16 Gb/s) is a warning
+    assert {f.severity for f in _run("split.kicad_pcb", error_from_gbps=20.0)} == {Severity.WARNING}
+
+
+def test_return_via_at_1p20_mm_passes_at_1p40_fails() -> None:
+    assert _run("gnd_via_1p20.kicad_pcb") == []
+    got = _run("gnd_via_1p40.kicad_pcb")
+    p = [f for f in got if f.net == "/PCIE4_TX0_P"]
+    assert len(p) == 1 and p[0].rule == "t.return_path.pcie4.via"
+    assert p[0].measured == pytest.approx(1.40)
+    assert "In1.Cu → In2.Cu" in p[0].message
+
+
+def test_no_high_speed_nets_reads_no_fills(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Zone fills cost nothing when no net of the rule's signal exists."""
+    board = read_board(str(HERE / "covered.kicad_pcb"))
+    rule = Rule(id="t", check="return_path", severity=Severity.ERROR, why="w", source="s",
+                params={"min_break_mm": 1.0, "max_stitch_mm": 1.27, "error_from_gbps": 10.0},
+                signal="usb3")  # fmt: skip
+    import accel_drc.analysis.returnpath as rp
+
+    monkeypatch.setattr(rp, "plane_fills", lambda *a: pytest.fail("fills read"))
+    ctx = CheckContext(board=board, analysis=Analysis(board), board_class="inference")
+    assert check_return_path(ctx, rule).findings == []
+
+
+def test_a_split_under_a_segment_joint_is_one_crossing() -> None:
+    """The same 2 mm split, with each trace made of two segments meeting at x 21 inside it:
+    the two 1 mm pieces are joined into one 2 mm crossing (an error), not two plane edges."""
+    got = _run("split_at_joint.kicad_pcb")
+    assert {f.net for f in got} == {"/PCIE4_TX0_P", "/PCIE4_TX0_N"}
+    for f in got:
+        (b,) = f.evidence["breaks"]
+        assert b["kind"] == "crossing" and b["length_mm"] == pytest.approx(2.0, abs=2e-3)
+        assert f.severity is Severity.ERROR
+
+
+def test_the_void_around_the_nets_own_via_is_an_antipad_not_a_plane_edge() -> None:
+    """An edge break running from the net's own via (0.6 mm pad) up to two diameters + 0.5 mm
+    (1.7 mm) is its antipad merged with the partner's: judged at the via, not as an edge."""
+    from accel_drc.analysis.returnpath import Break
+    from accel_drc.checks.return_path import _antipad
+
+    board = read_board(str(HERE / "gnd_via_1p40.kicad_pcb"))
+    p = board.nets.index("/PCIE4_TX0_P")
+
+    def edge(length: float) -> Break:
+        return Break(0, 1, 0.0, length, (40.0 - length, 10.0), (40.0, 10.0), "edge")
+
+    assert _antipad(edge(1.6), board.vias, p)
+    assert not _antipad(edge(1.8), board.vias, p)  # longer: a real plane edge
+    assert not _antipad(edge(1.6), board.vias, board.nets.index("/PCIE4_TX0_N"))  # not its via

@@ -1,0 +1,184 @@
+"""``skew``: intra-pair skew in picoseconds, end pad to end pad (fixtures/checks/skew/).
+
+The fixture boards: a 4-layer board, every dielectric εr 3.6, F.Cu and B.Cu planes, so a track
+on In1.Cu or In2.Cu is a stripline in one dielectric (εeff = 3.6 exactly, 6.329 ps/mm) and a
+barrel between In1.Cu and In2.Cu crosses the 1.6 mm core.  N runs 40 mm on In1.Cu.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from accel_drc.analysis import Analysis
+from accel_drc.analysis.delay import net_delays, ps_per_mm
+from accel_drc.checks import CheckContext
+from accel_drc.checks.skew import check_skew
+from accel_drc.readers import read_board
+from accel_drc.results import Rule, Severity, Status
+
+HERE = Path(__file__).resolve().parent.parent / "fixtures" / "checks" / "skew"
+
+
+def _rule(**params: object) -> Rule:
+    return Rule(id="t.skew.pcie4", check="skew", severity=Severity.ERROR, params=dict(params),
+                why="w", source="s", signal="pcie4")  # fmt: skip
+
+
+def _run(name: str, **params: object) -> tuple[list, Analysis]:
+    board = read_board(str(HERE / name))
+    analysis = Analysis(board)
+    ctx = CheckContext(board=board, analysis=analysis, board_class="inference")
+    return check_skew(ctx, _rule(**params)).findings, analysis
+
+
+def _skew_ps(name: str) -> float:
+    board = read_board(str(HERE / name))
+    d = net_delays(Analysis(board), [2, 3])
+    return d[2].total_ps - d[3].total_ps  # type: ignore[operator]
+
+
+def test_one_mm_at_eps_3p6_is_6p33_ps() -> None:
+    assert ps_per_mm(3.6) == pytest.approx(6.329, abs=5e-4)
+    assert round(ps_per_mm(3.6), 2) == 6.33
+
+
+def test_two_barrels_on_one_leg_make_3p667_mm_of_skew() -> None:
+    # 0.467 mm of track and two 1.6 mm In1-In2 barrels on P only: 3.667 mm at 6.329 ps/mm
+    assert _skew_ps("two_barrels_one_leg.kicad_pcb") == pytest.approx(3.667 * ps_per_mm(3.6))
+    assert _skew_ps("planar_only.kicad_pcb") == pytest.approx(0.467 * ps_per_mm(3.6))
+
+
+def test_planar_only_tool_would_pass_what_the_barrels_fail() -> None:
+    # the same 0.467 mm planar difference: under a 0.5 mm limit without the barrels ...
+    assert _run("planar_only.kicad_pcb", max_intra_pair_mm=0.5)[0] == []
+    # ... and 3.667 mm (23.2 ps) with them: a violation that names the barrels and the fix
+    got, _ = _run("two_barrels_one_leg.kicad_pcb", max_intra_pair_mm=0.5)
+    assert len(got) == 1
+    f = got[0]
+    assert f.status is Status.VIOLATION
+    assert f.measured == pytest.approx(round(3.667 * ps_per_mm(3.6), 3), abs=1e-3)
+    assert f.evidence["skew_mm_equivalent"] == pytest.approx(3.667, abs=1e-4)
+    pieces = {w["piece"]: w for w in f.evidence["where"]}
+    assert pieces["via barrels (2 vs 0)"]["delta_mm"] == pytest.approx(3.2)
+    assert "add 3.667 mm on /PCIE4_TX0_N on In1.Cu" in f.evidence["fix"]
+    assert "drop one via from /PCIE4_TX0_P" in f.evidence["fix"]
+    assert f.evidence["basis"]["eps_eff"] == "declared"
+
+
+def test_die_delay_shifts_the_skew_by_exactly_its_value() -> None:
+    assert _skew_ps("matched.kicad_pcb") == 0.0
+    assert _skew_ps("die_delay.kicad_pcb") == pytest.approx(5.0, abs=1e-12)
+    assert _run("die_delay.kicad_pcb", max_intra_pair_ps=5.0)[0] == []
+    got, _ = _run("die_delay.kicad_pcb", max_intra_pair_ps=4.9)
+    assert [w["piece"] for w in got[0].evidence["where"]] == ["pad-to-die delay"]
+
+
+def test_microstrip_is_faster_than_stripline_on_the_same_laminate() -> None:
+    from accel_drc.analysis.delay import layer_velocity
+
+    board = read_board(str(HERE / "matched.kicad_pcb"))
+    a = Analysis(board)
+    inner = layer_velocity(a, 1, 0.15, None)
+    outer = layer_velocity(a, 0, 0.15, None)  # F.Cu is a plane here: B.Cu's side of In2 ...
+    assert inner.eps_eff == 3.6 and inner.structure == "stripline"
+    assert outer.eps_eff is None or outer.eps_eff < 3.6
+
+
+def test_default_stackup_makes_the_skew_cannot_verify(tmp_path: Path) -> None:
+    """KiCad's untouched stack-up (FR4 εr 4.5, equal heights, 35 µm): the εeff is a default, so
+    the same 3.667 mm skew is *cannot verify* with its number, never a FAIL."""
+    from accel_drc.basis import settle
+
+    text = (HERE / "two_barrels_one_leg.kicad_pcb").read_text()
+    text = text.replace("(thickness 1.6)", "(thickness 0.2)").replace("Test 3.6", "FR4")
+    text = text.replace(
+        "(epsilon_r 3.6) (loss_tangent 0.005)", "(epsilon_r 4.5) (loss_tangent 0.02)"
+    )
+    board_file = tmp_path / "auto.kicad_pcb"
+    board_file.write_text(text)
+    board = read_board(str(board_file))
+    a = Analysis(board)
+    ctx = CheckContext(board=board, analysis=a, board_class="inference")
+    (f,) = check_skew(ctx, _rule(max_intra_pair_mm=0.1)).findings
+    assert f.evidence["basis"]["eps_eff"] == "default"
+    settled = settle(f)
+    assert settled.status is Status.CANNOT_VERIFY
+    assert settled.measured == f.measured  # the number stays
+
+
+def _group(name: str, signal: str, **params: object) -> list:
+    from accel_drc.basis import settle
+
+    board = read_board(str(HERE / name))
+    ctx = CheckContext(board=board, analysis=Analysis(board), board_class="inference")
+    rule = Rule(id="t.skew", check="skew", severity=Severity.ERROR, params=dict(params),
+                why="w", source="s", signal=signal)  # fmt: skip
+    return [settle(f) for f in check_skew(ctx, rule).findings]
+
+
+def test_ddr4_dq_against_its_dqs_rests_on_package_delays() -> None:
+    # byte lane 0: DQS0 and DQ0-7/DM0 40 mm each, DQ3 1 mm longer (6.33 ps > 3.5 ps)
+    params = {"group": "ddr", "max_group_ps": 3.5, "max_ca_ck_ps": 20}
+    (f,) = _group("ddr4_byte_lane.kicad_pcb", "ddr4", **params)
+    assert f.net == "/DDR4_DQ3" and f.rule == "t.skew.dq_dqs"
+    assert f.measured == pytest.approx(round(ps_per_mm(3.6), 3), abs=1e-3)
+    # no die_delay on the pads: the controller's package skew is unknown -> cannot verify
+    assert f.status is Status.CANNOT_VERIFY and f.evidence["basis"]["die_delay"] == "assumed"
+    # every pad declares its die delay (0 ps here): a fact
+    (g,) = _group("ddr4_byte_lane_die.kicad_pcb", "ddr4", **params)
+    assert g.status is Status.VIOLATION and "remove 1.000 mm on /DDR4_DQ3" in g.message
+
+
+def test_mipi_data_lane_against_clock_in_ui() -> None:
+    # D-PHY 4.5 Gb/s: 0.15 UI = 33.3 ps = 5.27 mm here; D0 is 6 mm longer than CLK, D1 5 mm
+    got = _group("mipi_lanes.kicad_pcb", "mipi_dphy", max_intra_pair_ui=0.02, group="mipi",
+                 max_group_ui=0.15)  # fmt: skip
+    assert [f.net for f in got] == ["/DPHY_CSI_D0_P"]
+    assert got[0].status is Status.VIOLATION
+    assert got[0].limit == pytest.approx(0.15 * 1000 / 4.5, abs=1e-3)
+
+
+_DIE_SCRIPT = """
+import sys, pcbnew
+board = pcbnew.LoadBoard(sys.argv[1])
+for fp in board.GetFootprints():
+    for pad in fp.Pads():
+        if pad.GetNetname() == "/PCIE4_TX0_P":
+            pad.SetPadToDieDelay(int(7.25 * 1e6))  # attoseconds: 7.25 ps
+            pad.SetPadToDieLength(pcbnew.FromMM(0.5))
+board.Save(sys.argv[2])
+"""
+
+
+def test_kicad10_die_delay_as_kicad10_writes_it(tmp_path: Path) -> None:
+    """KiCad 10 itself sets a pad's pad-to-die delay and length; the reader reads them (ps, mm)
+    and the skew moves by exactly the delay."""
+    import kicad10
+    from conftest import need
+
+    ok, why = kicad10.available()
+    need(ok, why)
+    src = kicad10.inside(HERE / "die_delay.kicad_pcb")
+    out = src.rsplit("/", 1)[0] + "/die_delay_k10.kicad_pcb"
+    proc = kicad10.python(_DIE_SCRIPT, src, out, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    board = read_board(str(kicad10.outside(out)))
+    p, n = board.nets.index("/PCIE4_TX0_P"), board.nets.index("/PCIE4_TX0_N")  # KiCad renumbers
+    (pad,) = [x for fp in board.footprints for x in fp.pads if x.net == p]
+    assert pad.die_delay_ps == pytest.approx(7.25) and pad.die_length_mm == pytest.approx(0.5)
+    d = net_delays(Analysis(board), [p, n])
+    assert d[p].total_ps - d[n].total_ps == pytest.approx(7.25, abs=1e-9)  # the delay wins
+
+
+def test_non_finite_die_delay_is_a_bad_input_error(tmp_path: Path) -> None:
+    """A pad's (die_delay 1e999) is refused with file:line, never an inf in a delay sum."""
+    from accel_drc.errors import InputError
+
+    text = (HERE / "die_delay.kicad_pcb").read_text().replace("(die_delay 5)", "(die_delay 1e999)")
+    bad = tmp_path / "bad.kicad_pcb"
+    bad.write_text(text)
+    with pytest.raises(InputError) as err:
+        read_board(str(bad))
+    line = next(i for i, t in enumerate(text.splitlines(), 1) if "die_delay" in t)
+    assert f"bad.kicad_pcb:{line}" in str(err.value) and "die_delay" in str(err.value)
