@@ -54,10 +54,19 @@ class NetIslands:
     n_vias: int
     pos: tuple[float, float] | None  # where the route breaks (the middle of the smallest gap)
     gap_mm: float | None = None  # the smallest distance between two islands' points
+    #: islands of tracks and vias that reach neither a pad nor a zone fill: the dangling
+    #: copper KiCad's DRC lists as unconnected (a fill island without a pad it does not)
+    dangling: int = 0
 
     @property
     def open(self) -> bool:
         return len(self.pad_groups) > 1
+
+    @property
+    def unconnected(self) -> bool:
+        """Whether KiCad's DRC reports the net among its ``unconnected_items``: more than one
+        piece of copper that holds a pad or a track or via (a fill island alone is not one)."""
+        return len(self.pad_groups) + self.dangling > 1
 
 
 class _DSU:
@@ -364,15 +373,15 @@ def _islands_batched(
             pq, et = pq[ok], et[ok]
             dend = pads.distance(pi_all[pq], ends[et]) <= end_w[et] / 2.0 + _EPS
             dsu.union_many(pq[dend], T0 + end_owner[et[dend]])
-            # ... or the pad centre in the track's copper
+            # ... or the track's body over the pad (a flow-through route)
             on = np.flatnonzero(pad_at[c_net, cl])
             cq, pt = _near_chords(
-                c_mid[on], c_half[on], c_net[on], p_xy, p_net, np.full(P, _EPS + margin)
+                c_mid[on], c_half[on], c_net[on], p_xy, p_net, bound + _EPS + margin
             )
             cq = on[cq]
             ok = p_layers[pt, cl[cq]]
             cq, pt = cq[ok], pt[ok]
-            dc = segment_distance(p_xy[pt], ca[cq], cb[cq]) <= cw[cq] / 2.0 + _EPS
+            dc = pads.segment_distance(pi_all[pt], ca[cq], cb[cq]) <= cw[cq] / 2.0 + _EPS
             dsu.union_many(pt[dc], T0 + owner[cq[dc]])
         if V:
             # track-via: the track's copper touches the via disc on a layer the via spans
@@ -384,6 +393,9 @@ def _islands_batched(
             d = segment_distance(vp[vt], ca[cq], cb[cq])
             hit = (d <= vr[vt] + cw[cq] / 2.0 + _EPS) & (cl[cq] >= vs[vt]) & (cl[cq] <= ve[vt])
             dsu.union_many(V0 + vt[hit], T0 + owner[cq[hit]])
+    # pad-pad: overlapping pads of a net (alternative footprints, a pad inside a pad)
+    qa, qb = pads.overlapping_pairs(pi_all, p_net)
+    dsu.union_many(qa, qb)
     if V:
         vp = np.asarray(v.pos[vi_all], float).reshape(-1, 2)
         vr = np.asarray(v.diameter[vi_all], float) / 2.0
@@ -441,6 +453,8 @@ def _islands_batched(
             + lab_l[Z0 + z0_ : Z0 + z0_ + len(zones[k])]
         )
         loose = len(set(rest) - with_pad)
+        fills = set(lab_l[Z0 + z0_ : Z0 + z0_ + len(zones[k])])
+        dangling = len(set(rest[: n_t + n_v]) - with_pad - fills)
         length = 0.0
         if n_t:
             a0, a1 = int(arc_cum[t0_]), int(arc_cum[t0_ + n_t])
@@ -449,7 +463,7 @@ def _islands_batched(
             )
         pos = (round(float(pads.xy[pi[0], 0]), 4), round(float(pads.xy[pi[0], 1]), 4))
         gap_mm = None
-        if len(groups) > 1:
+        if len(groups) > 1 or dangling:
             # where the route breaks: the closest two points of different islands
             pts = [pads.xy[pi]]
             comp_parts = [lab[p0 : p0 + n_p]]
@@ -462,7 +476,7 @@ def _islands_batched(
             xy = np.concatenate(pts)
             comp = np.concatenate(comp_parts)
             gap_mm, pos = _closest_gap(xy, comp, gap_mm, pos)
-        out[net] = _net_islands(net, groups, loose, length, n_t, n_v, gap_mm, pos)
+        out[net] = _net_islands(net, groups, (loose, dangling), length, n_t, n_v, gap_mm, pos)
     return out
 
 
@@ -554,14 +568,17 @@ def _islands(
                 )
                 cand = cand[np.concatenate([on, on])[cand]]
                 dend = cand[pads.distance(np.full(len(cand), p), ends[cand]) <= reach_end[cand]]
+                # the track's body over the pad's copper (a flow-through route)
+                b = bound[k]
                 cc = np.flatnonzero(
-                    (c_lo_x <= pxy[0])
-                    & (pxy[0] <= c_hi_x)
-                    & (c_lo_y <= pxy[1])
-                    & (pxy[1] <= c_hi_y)
+                    (c_lo_x - b <= pxy[0])
+                    & (pxy[0] <= c_hi_x + b)
+                    & (c_lo_y - b <= pxy[1])
+                    & (pxy[1] <= c_hi_y + b)
                 )
                 cc = cc[on[owner[cc]]]
-                dc = cc[_seg_dist(pxy[None, :], ca[cc], cb[cc])[0] <= cw[cc] / 2.0 + _EPS]
+                d_body = pads.segment_distance(np.full(len(cc), p), ca[cc], cb[cc])
+                dc = cc[d_body <= cw[cc] / 2.0 + _EPS]
                 js = np.unique(np.concatenate([end_owner[dend], owner[dc]]))
                 dsu.union_many(np.full(len(js), k), T0 + js)
         # track-via: the track's copper touches the via disc on a layer the via spans
@@ -612,6 +629,8 @@ def _islands(
         common = np.maximum(vs[:, None], vs[None, :]) <= np.minimum(ve[:, None], ve[None, :])
         va, vb = np.nonzero(np.triu(touch & common, 1))
         dsu.union_many(V0 + va, V0 + vb)
+    qa, qb = pads.overlapping_pairs(pi, np.zeros(n_p, np.int64))
+    dsu.union_many(qa, qb)
     if zones:
         _join_zones(board, pads, pi, ti, vi, zones, dsu, T0, V0, Z0)
 
@@ -622,9 +641,11 @@ def _islands(
         groups.setdefault(int(lab[k]), []).append(names[k])
     with_pad = set(groups)
     loose = len(set(lab[n_p:].tolist()) - with_pad)
+    fills = set(lab[Z0:].tolist())
+    dangling = len(set(lab[n_p:Z0].tolist()) - with_pad - fills)
     pos = (round(float(pads.xy[pi[0], 0]), 4), round(float(pads.xy[pi[0], 1]), 4))
     gap_mm = None
-    if len(groups) > 1:
+    if len(groups) > 1 or dangling:
         # where the route breaks: the closest two points (pad centres, track ends, via centres)
         # of different islands
         pts = [pads.xy[pi]]
@@ -638,7 +659,7 @@ def _islands(
         xy = np.concatenate(pts)
         comp = lab[np.concatenate(own)]
         gap_mm, pos = _closest_gap(xy, comp, gap_mm, pos)
-    return _net_islands(net, groups, loose, length, n_t, n_v, gap_mm, pos)
+    return _net_islands(net, groups, (loose, dangling), length, n_t, n_v, gap_mm, pos)
 
 
 def _closest_gap(
@@ -661,7 +682,7 @@ def _closest_gap(
 def _net_islands(
     net: int,
     groups: dict[Any, list[str]],
-    loose: int,
+    loose: tuple[int, int],
     length: float,
     n_t: int,
     n_v: int,
@@ -676,7 +697,8 @@ def _net_islands(
         pad_groups=tuple(
             tuple(sorted(g)) for g in sorted(groups.values(), key=lambda g: (-len(g), g))
         ),
-        loose=loose,
+        loose=loose[0],
+        dangling=loose[1],
         track_mm=round(length, 3),
         n_tracks=n_t,
         n_vias=n_v,
@@ -700,8 +722,15 @@ def _join_zones(
 
     t = board.tracks
     v = board.vias
-    for zk, (layer, ring) in enumerate(zones):
-        poly = shapely.polygons(ring)
+    polys = [shapely.polygons(ring) for _layer, ring in zones]
+    # zone-zone: two fills of the net on one layer that touch (KiCad joins them; two zones of
+    # one net poured over each other, a fill split by a priority zone and rejoined)
+    for zk, (layer, _ring) in enumerate(zones):
+        for zj in range(zk + 1, len(zones)):
+            if zones[zj][0] == layer and shapely.dwithin(polys[zk], polys[zj], _EPS):
+                dsu.union(Z0 + zk, Z0 + zj)
+    for zk, (layer, _ring) in enumerate(zones):
+        poly = polys[zk]
         node = Z0 + zk
         for k, p in enumerate(pi):
             if pads.layers[p][layer] and shapely.dwithin(
@@ -711,8 +740,10 @@ def _join_zones(
         for k, r in enumerate(ti):
             if int(t.layer[r]) != layer:
                 continue
-            line = shapely.linestrings([t.start[r], t.end[r]])
-            if shapely.dwithin(poly, line, float(t.width[r]) / 2.0 + _EPS):
+            # a track joins a fill where one of its ends lies in it (KiCad tests the track's
+            # anchors, not its body: a fill that only grazes a track's side is not a joint)
+            ends = shapely.points(np.asarray([t.start[r], t.end[r]], float))
+            if shapely.dwithin(poly, ends, _EPS).any():
                 dsu.union(node, T0 + k)
         for k, r in enumerate(vi):
             if int(v.start[r]) <= layer <= int(v.end[r]):

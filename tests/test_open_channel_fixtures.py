@@ -1,0 +1,82 @@
+"""open_channel's connectivity on readable fixture boards (fixtures/checks/open_channel/), held
+against the expected pieces beside them and against KiCad's own DRC (``unconnected_items``).
+
+Issue 27 §1: a track routed flow-through across an ESD array's pads, and two alternative
+footprints whose same-net pads overlap, are joined in KiCad; the analysis joined a track to a
+pad only at the track's end caps or over the pad's centre, and never a pad to a pad."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+import yaml
+from accel_drc.analysis.connectivity import net_islands
+from accel_drc.pipeline import check_board
+from accel_drc.readers import read_board
+from conftest import FIXTURES
+
+HERE = FIXTURES / "checks" / "open_channel"
+EXPECTED = yaml.safe_load((HERE / "expected.yaml").read_text())
+BOARDS = sorted(EXPECTED)
+
+
+def _bench() -> object:
+    """bench/kicad_unconnected.py (the corpus comparison), for its KiCad report parser."""
+    path = Path(__file__).resolve().parents[1] / "bench" / "kicad_unconnected.py"
+    spec = importlib.util.spec_from_file_location("kicad_unconnected", path)
+    mod = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+    spec.loader.exec_module(mod)  # type: ignore[union-attr]
+    return mod
+
+
+def _islands(name: str) -> dict[str, object]:
+    board = read_board(str(HERE / name))
+    nets = {pad.net for _fp, pad in board.pads if pad.net}
+    return {board.nets[n]: isl for n, isl in net_islands(board, nets).items()}
+
+
+@pytest.mark.parametrize("name", BOARDS)
+@pytest.mark.parametrize("batched", [True, False])
+def test_pieces_as_expected(name: str, batched: bool) -> None:
+    board = read_board(str(HERE / name))
+    nets = {pad.net for _fp, pad in board.pads if pad.net}
+    got = {board.nets[n]: i for n, i in net_islands(board, nets, batched=batched).items()}
+    want = EXPECTED[name]
+    assert {n: [list(g) for g in i.pad_groups] for n, i in got.items()} == want["pieces"]
+    assert sorted(n for n, i in got.items() if i.unconnected) == sorted(want["unconnected"])
+
+
+def test_flow_through_pads_join_and_a_stray_track_does_not() -> None:
+    isl = _islands("flow_through.kicad_pcb")
+    assert isl["/USB_D+"].pad_groups == (("J1.1", "U1.1", "U2.6"),)
+    stub = isl["/STUB_D+"]
+    assert not stub.open and stub.dangling == 1 and stub.unconnected
+
+
+@pytest.mark.parametrize("name", BOARDS)
+def test_agrees_with_kicad_drc(name: str, kicad_cli: str, tmp_path: Path) -> None:
+    out = tmp_path / "drc.json"
+    subprocess.run(
+        [kicad_cli, "pcb", "drc", "--format", "json", "--severity-all", "-o", str(out),
+         str(HERE / name)],
+        check=True, capture_output=True, timeout=300,
+    )  # fmt: skip
+    theirs = _bench().kicad_open_nets(json.loads(out.read_text()))  # type: ignore[attr-defined]
+    assert theirs == set(EXPECTED[name]["unconnected"])
+
+
+def test_open_channel_reports_only_the_open_pair_nets() -> None:
+    """The HDMI pair on overlapping footprints is not open (it was: 2 findings); the stray
+    track of /STUB_D+ is reported as dangling copper, /OPEN_D+ as not routed."""
+    res = check_board(read_board(str(HERE / "alternative_footprints.kicad_pcb")))
+    opens = [f for f in res.findings if f.check == "open_channel"]
+    assert not [f for f in opens if f.net in ("/HDMI_D0+", "/HDMI_D0-")]
+    res = check_board(read_board(str(HERE / "flow_through.kicad_pcb")))
+    by_net = {f.net: f for f in res.findings if f.check == "open_channel"}
+    assert "/USB_D+" not in by_net and "/USB_D-" not in by_net
+    if "/STUB_D+" in by_net:  # examined only when the net is typed high-speed
+        assert "dangling copper" in by_net["/STUB_D+"].message
