@@ -64,3 +64,16 @@ def test_thor_rails() -> None:
     # the 1 mΩ shunts: each regulator output is one rail with the net it feeds
     assert {"+5V", "/DCDC/5V_OUT"} <= by["+5V"] and {"+20V", "/DCDC/20V_OUT"} <= by["+20V"]
     assert "/DCDC/16V_OUT" in by["SYS_VIN_HV"]
+
+
+def test_ir_drop_no_copper_path_names_the_pads_and_where() -> None:
+    """A load whose pads no copper joins to a source: the IR-drop error names them, where they
+    are, and that the board's connectivity (the one open_channel uses) does not join them."""
+    from accel_drc.analysis import Analysis
+
+    board = read_board(str(HERE / "buck_shunt_input.kicad_pcb"))
+    rail = {"name": "X", "nets": ["SYS_VIN_HV", r"\+5V"], "voltage": 5.0, "sources": ["C1"],
+            "loads": {"C3": 1.0}}  # fmt: skip
+    [r] = Analysis(board, {"rails": [rail]}).irdrop
+    assert r.error is not None
+    assert "C3.1 (24.00, 15.00)" in r.error and "does not join them to any source (C1)" in r.error
