@@ -40,7 +40,8 @@ def our_open_nets(path: str) -> tuple[set[str], float]:
     t0 = time.perf_counter()
     isl = net_islands(board, nets)
     dt = time.perf_counter() - t0
-    return {board.nets[n] for n, i in isl.items() if i.unconnected}, dt
+    # KiCad prints a net's escaped slash ``{slash}`` as ``/``
+    return {board.nets[n].replace("{slash}", "/") for n, i in isl.items() if i.unconnected}, dt
 
 
 def compare(path: str, drc_path: str) -> bool:

@@ -208,6 +208,7 @@ def test_copper_weight_small_zone_and_a_power_typed_layer_are_not_planes():
     )
     [f] = run(b, "copper_weight", "edge").findings
     assert f.status == Status.CANNOT_VERIFY and "no power-rail plane" in f.message
+    assert f.severity == Severity.INFO  # nothing to judge: not an unverified error
     # a layer KiCad types power with no rail's plane on it is not a plane either (issue 27 §6)
     b2 = make_board(4, ["GND"], [], [], b.stackup, kinds={2: "power"})
     [f] = run(b2, "copper_weight", "edge").findings

@@ -20,8 +20,9 @@ Parameters:
     ``min_plane_fraction`` (0–1, default 0.25): how much of the board a rail's zones must fill
     for its layer to count as the rail's plane.
 Cannot verify when:
-    No power-rail plane is found (no supply zone filling enough of a layer); a plane layer's
-    copper thickness is not declared in the stack-up.
+    No power-rail plane is found (no supply zone filling enough of a layer: *info*, there is
+    nothing to judge); a plane layer's copper thickness is not declared in the stack-up (at
+    most a warning).
 Example:
     ``{check: copper_weight, severity: error, params: {min_oz: 2.0, min_plane_fraction: 0.25}}``
     (training): a VCORE plane of 35 µm (1 oz) with no IR-drop solve is a warning; a GND plane
@@ -105,6 +106,7 @@ def check_copper_weight(ctx: CheckContext, rule: Rule) -> CheckOutcome:
                     Status.CANNOT_VERIFY,
                     f"no power-rail plane found (no supply zone filling ≥ {frac:.0%} of a "
                     "layer): power-plane copper cannot be checked",
+                    severity=Severity.INFO,
                     limit=min_oz,
                     unit="oz",
                     evidence={"declare": "pour the power rails' planes (zones of the rail nets)"},
@@ -141,6 +143,7 @@ def check_copper_weight(ctx: CheckContext, rule: Rule) -> CheckOutcome:
                     rule,
                     Status.CANNOT_VERIFY,
                     f"{name}: plane copper thickness not declared",
+                    severity=_capped(rule),
                     limit=min_oz,
                     unit="oz",
                     layer=name,
@@ -179,7 +182,7 @@ def check_copper_weight(ctx: CheckContext, rule: Rule) -> CheckOutcome:
                     f"{name} ({planes_txt}): {t * 1000:g} µm = {oz:.2f} oz plane copper < "
                     f"{min_oz:g} oz ({min_oz * UM_PER_OZ:g} µm), the {ctx.board_class} class's "
                     "typical power-plane weight; the rail's IR drop is not solved",
-                    severity=Severity.WARNING if rule.severity == Severity.ERROR else None,
+                    severity=_capped(rule),
                     measured=round(oz, 3),
                     limit=min_oz,
                     unit="oz",
@@ -192,6 +195,12 @@ def check_copper_weight(ctx: CheckContext, rule: Rule) -> CheckOutcome:
                 )
             )
     return CheckOutcome(out, checked=len(planes))
+
+
+def _capped(rule: Rule) -> Severity:
+    """The rule's severity, at most a warning: the class's copper weight is a typical value,
+    not a requirement (the IR drop, where it is solved, is)."""
+    return Severity.WARNING if rule.severity == Severity.ERROR else rule.severity
 
 
 def rail_planes(
