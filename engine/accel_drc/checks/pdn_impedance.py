@@ -225,7 +225,10 @@ def _finding(rule: Rule, res: RailResult) -> Finding | None:
         "rule": rule.id,
         "check": "pdn_impedance",
         "severity": Severity.INFO if undescribed else rule.severity,
-        "net": rail.nets[0] if len(rail.nets) == 1 else None,
+        # a rail of several nets (a shunt's two sides) is marked on the net it is named after
+        "net": rail.nets[0]
+        if len(rail.nets) == 1
+        else (rail.name if rail.name in rail.nets else None),
         "layer": rail.layer,
         "pos": rail.pos,
         "why": rule.why,
