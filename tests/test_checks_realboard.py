@@ -88,8 +88,7 @@ def test_tg_names_each_real_dielectric(result, raw):
 def test_copper_weight_leaves_the_ground_planes_alone(result, raw):
     # In1/In2 are GND planes of 35 µm: not judged against the power-plane weight (issue 27 §6)
     fs = by_check(result, "copper_weight")
-    assert not [f for f in fs if f.status == Status.VIOLATION]
-    assert [f.status for f in fs] == [Status.CANNOT_VERIFY]  # no power-rail plane to judge
+    assert fs == []  # ground planes only: nothing the rule judges
 
 
 def test_laminate_df_one_finding_per_pair_and_layer(result, raw):

@@ -211,8 +211,11 @@ def test_copper_weight_small_zone_and_a_power_typed_layer_are_not_planes():
     assert f.severity == Severity.INFO  # nothing to judge: not an unverified error
     # a layer KiCad types power with no rail's plane on it is not a plane either (issue 27 §6)
     b2 = make_board(4, ["GND"], [], [], b.stackup, kinds={2: "power"})
-    [f] = run(b2, "copper_weight", "edge").findings
-    assert f.status == Status.CANNOT_VERIFY and f.layer is None
+    out = run(b2, "copper_weight", "edge")
+    assert (out.findings, out.checked) == ([], 0)
+    # nor is a ground plane: a board whose planes are all ground has nothing to judge
+    b3 = make_board(4, ["GND"], [], [("GND", 1, FULL)], b.stackup)
+    assert run(b3, "copper_weight", "edge").findings == []
 
 
 def test_laminate_df_stripline_takes_both_reference_dielectrics():

@@ -20,9 +20,9 @@ Parameters:
     ``min_plane_fraction`` (0–1, default 0.25): how much of the board a rail's zones must fill
     for its layer to count as the rail's plane.
 Cannot verify when:
-    No power-rail plane is found (no supply zone filling enough of a layer: *info*, there is
-    nothing to judge); a plane layer's copper thickness is not declared in the stack-up (at
-    most a warning).
+    No plane at all is found (no supply or ground zone filling enough of a layer, no layer typed
+    power: *info*); a plane layer's copper thickness is not declared in the stack-up (at most a
+    warning).  A board whose planes are all ground has nothing this rule judges: no finding.
 Example:
     ``{check: copper_weight, severity: error, params: {min_oz: 2.0, min_plane_fraction: 0.25}}``
     (training): a VCORE plane of 35 µm (1 oz) with no IR-drop solve is a warning; a GND plane
@@ -98,7 +98,12 @@ def check_copper_weight(ctx: CheckContext, rule: Rule) -> CheckOutcome:
     board = ctx.board
     min_oz = float(rule.params["min_oz"])
     frac = float(rule.params.get("min_plane_fraction", 0.25))
-    planes = rail_planes(plane_layers(board, ctx.analysis.zone_fractions, frac))
+    every_plane = plane_layers(board, ctx.analysis.zone_fractions, frac)
+    planes = rail_planes(every_plane)
+    if not planes and every_plane:
+        # ground planes (or power-typed layers without a rail's plane) only: nothing this rule
+        # judges, and nothing unknown either
+        return CheckOutcome([], checked=0)
     if not planes:
         return CheckOutcome(
             [
