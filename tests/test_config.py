@@ -245,9 +245,9 @@ def test_waivers_end_to_end_on_a_real_board(tmp_path):
         + textwrap.dedent(
             """\
             waivers:
-              - rule: training.copper_weight
-                layer: In1\\.Cu
-                reason: In1 is a reference plane only, no rail current
+              - rule: training.foil.nvlink4
+                layer: B\\.Cu
+                reason: the fab quotes HVLP on B.Cu, to be written into the stack-up
                 owner: hw-team
                 expires: 2099-12-31
               - rule: training.tg
@@ -265,7 +265,7 @@ def test_waivers_end_to_end_on_a_real_board(tmp_path):
         read_board(str(d / board.name)), load_config(None, str(d / board.name), LIB), library=LIB
     )
     waived = [f for f in res.findings if f.status == Status.WAIVED]
-    assert [(f.rule, f.layer) for f in waived] == [("training.copper_weight", "In1.Cu")]
+    assert [(f.rule, f.layer) for f in waived] == [("training.foil.nvlink4", "B.Cu")]
     assert [(w["state"], w["matched"]) for w in res.waivers] == [
         ("applied", 1),
         ("expired", 3),

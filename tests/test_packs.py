@@ -170,7 +170,8 @@ def test_class_packs_every_rule_sourced_and_seed_numbers():
     by = {cls: {r.id: r for r in p.rules} for cls, p in LIB.packs.items()}
     # seed 000 table: layers, Tg, plane copper, PDN target
     assert by["training"]["training.layer_count"].params == {"min": 20, "max": None}
-    assert by["inference"]["inference.layer_count"].params == {"min": 12, "max": 24}
+    # 8, not 12: the workstation row (8-12) closes the 9-11 gap to edge (issue 27 §6)
+    assert by["inference"]["inference.layer_count"].params == {"min": 8, "max": 24}
     assert by["edge"]["edge.layer_count"].params == {"min": 4, "max": 8}
     assert [by[c][f"{c}.tg"].params["min_tg_c"] for c in ("training", "inference", "edge")] == [
         170,

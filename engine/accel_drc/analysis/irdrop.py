@@ -188,6 +188,36 @@ def _pad_cells(
     return uniq % nx, uniq // nx
 
 
+def no_path_message(
+    board: Board, nets: set[int], ref: str, cut: Sequence[Any], sources: Sequence[str], h: float
+) -> str:
+    """Why a load cannot be solved: its pads without a copper path to a source, named with
+    where they are, and what the board's connectivity (:mod:`.connectivity`, KiCad's joining
+    rules) says of them: not joined to any source pad on the copper (route them), or joined
+    there, so the solver's ``h``-mm grid does not resolve the path (a thin track between
+    fills): the mesh, not the board."""
+    from .connectivity import net_islands
+
+    shown = ", ".join(f"{ref}.{p.number} ({p.x:.2f}, {p.y:.2f})" for p in cut[:4])
+    more = f" and {len(cut) - 4} more" if len(cut) > 4 else ""
+    names = {f"{ref}.{p.number}" for p in cut}
+    src = set(sources)
+    joined = False
+    for isl in net_islands(board, sorted(nets)).values():
+        for group in isl.pad_groups:
+            refs = {g.rsplit(".", 1)[0] for g in group}
+            if names & set(group) and refs & src:
+                joined = True
+    why = (
+        f"the board's copper joins them to a source, but the {h:g} mm solver grid does not "
+        "resolve the path (a track narrower than a cell between fills)"
+        if joined
+        else f"the board's copper does not join them to any source ({', '.join(sources)}): "
+        "not routed, as open_channel / KiCad's DRC count it"
+    )
+    return f"load {ref}: pads {shown}{more} have no copper path to a source: {why}"
+
+
 def solve_net(
     board: Board,
     net_ids: Sequence[int],
@@ -436,6 +466,7 @@ def solve_net(
         for _p, got in by_ref[ref]:
             for li, px, py in got:
                 src_nodes.update(int(n) for n in node[li, py, px])
+    load_pads: dict[str, list[tuple[Any, list[int]]]] = {}
     for ref, amps in loads.items():
         ps = by_ref[ref]
         per_pad = float(amps) / len(ps)
@@ -450,6 +481,7 @@ def solve_net(
                 continue
             np.add.at(inj, cells, -sign * per_pad / len(cells))
             ln += [int(c) for c in cells]
+            load_pads.setdefault(ref, []).append((_p, [int(c) for c in cells]))
         load_nodes[ref] = ln
     # ---- connected component of the sources ------------------------------------------------------
     from scipy.sparse.csgraph import connected_components
@@ -459,7 +491,8 @@ def solve_net(
     live = np.isin(comp, np.unique(comp[src]))
     for ref, ln in load_nodes.items():
         if ln and not live[ln].all():
-            raise ValueError(f"load {ref}: some of its pads have no copper path to a source")
+            cut = [p for p, cells in load_pads.get(ref, []) if not live[cells].all()]
+            raise ValueError(no_path_message(board, nets, ref, cut, list(sources), h))
     fixed = np.zeros(N, bool)
     fixed[src] = True
     free = np.flatnonzero(live & ~fixed)

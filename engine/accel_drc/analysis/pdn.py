@@ -708,6 +708,126 @@ def _default_dielectrics(
     return set(basis.default_dielectrics - declared), basis.auto
 
 
+#: a two-pad part of at most this many ohms joins its nets into one rail (a current-sense
+#: shunt, 1-10 mΩ, or a 0 Ω link: the same node as far as the PDN goes)
+SHUNT_MAX_OHM = 0.010
+#: references of the parts whose value may be such a link (resistors, jumpers, net ties)
+_LINK_REF = re.compile(r"^(R|RS|JP|SJ|NT)\d", re.I)
+#: an inductor, by reference (L12) or library name
+_INDUCTOR_REF = re.compile(r"^L\d", re.I)
+#: a switch-node net name: /DCDC/5V_SW, VCORE_LX, BUCK1_PH, SW1
+_SWITCH_NAME = re.compile(r"(^|[_/.{-])(sw\d*|lx\d*|ph\d*|switch)($|[_/.}-])", re.I)
+
+
+def _union_groups(n: int, pairs: Sequence[tuple[int, int]]) -> dict[int, frozenset[int]]:
+    """Net id -> the ids ``pairs`` join it with (itself included), for every id in a pair."""
+    parent = list(range(n))
+
+    def root(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    for a, b in pairs:
+        parent[root(a)] = root(b)
+    groups: dict[int, set[int]] = {}
+    for a, b in pairs:
+        for i in (a, b):
+            groups.setdefault(root(i), set()).add(i)
+    return {i: frozenset(g) for g in groups.values() for i in g}
+
+
+def linked_nets(board: Board, ground_ids: set[int]) -> dict[int, frozenset[int]]:
+    """Net id -> the nets it forms one rail with: nets joined by a two-pad resistor, jumper or
+    net tie whose value is at most :data:`SHUNT_MAX_OHM` (the two sides of a 1 mΩ shunt, a 0 Ω
+    link), ground never.  A part marked not fitted does not join."""
+    from .railnames import resistance_ohm
+
+    pairs: list[tuple[int, int]] = []
+    for fp in board.footprints:
+        if not _LINK_REF.match(fp.reference) or "dnp" in fp.attributes or not_fitted(fp.value):
+            continue
+        nets = {p.net for p in fp.pads if p.net}
+        if len(nets) != 2 or nets & ground_ids:
+            continue
+        ohm = resistance_ohm(fp.value)
+        if ohm is not None and ohm <= SHUNT_MAX_OHM:
+            a, b = sorted(nets)
+            pairs.append((a, b))
+    return _union_groups(len(board.nets), pairs)
+
+
+def switch_nodes(
+    board: Board, ground_ids: set[int], cap_fps: Sequence[tuple[Any, frozenset[int]]]
+) -> dict[int, str]:
+    """Net id -> why it is a regulator's switch node, not a rail: a net on one side of an
+    inductor (reference ``L…``) whose other side is another non-ground net, and either named
+    like a switch node (``SW``, ``LX``, ``PH``) or decoupled by no capacitor to ground while
+    the other side is (the output filter's capacitors sit on the output, not on the switch)."""
+    decoupled = {
+        n for _fp, nets in cap_fps if nets & ground_ids for n in nets if n not in ground_ids
+    }
+    out: dict[int, str] = {}
+    for fp in board.footprints:
+        if not _INDUCTOR_REF.match(fp.reference):
+            continue
+        nets = sorted({p.net for p in fp.pads if p.net})
+        if len(nets) != 2 or set(nets) & ground_ids:
+            continue
+        for sw, other in (nets, nets[::-1]):
+            name = board.nets[sw]
+            if _SWITCH_NAME.search(_short(name)):
+                why = "named as a switch node"
+            elif sw not in decoupled and other in decoupled:
+                why = "no capacitor to ground, the inductor's other side has"
+            else:
+                continue
+            out[sw] = f"switch node of {fp.reference} ({why}; the rail is {board.nets[other]})"
+    return out
+
+
+def detect_rails(
+    board: Board,
+    ground_ids: set[int],
+    cap_fps: Sequence[tuple[Any, frozenset[int]]],
+    areas: dict[tuple[int, int], float] | None = None,
+) -> list[tuple[str, set[int]]]:
+    """(name, net ids) of the rails the circuit shows: a power-named net (input rails too:
+    ``SYS_VIN_HV``, ``VSYS``, ``DC_IN``) with a plane of at least :data:`MIN_PLANE_MM2`, not a
+    regulator's switch node (:func:`switch_nodes`), with every net a shunt or 0 Ω link joins
+    it to (:func:`linked_nets`) as one rail, named after its board-level net (one without a
+    sheet path, ``SYS_VIN_HV`` rather than ``/DCDC/16V_OUT``), else its largest plane."""
+    plane_area: dict[int, float] = {}
+    for z in board.zones:
+        if z.keepout or z.net <= 0 or z.net in ground_ids or z.net >= len(board.nets):
+            continue
+        plane_area[z.net] = plane_area.get(z.net, 0.0) + sum(
+            _zone_area(z, li, areas) for li in z.filled
+        )
+    cands = [
+        i for i, a in sorted(plane_area.items()) if a >= MIN_PLANE_MM2 and is_power(board.nets[i])
+    ]
+    if not cands:
+        return []
+    switching = switch_nodes(board, ground_ids, cap_fps)
+    links = linked_nets(board, ground_ids)
+    out: list[tuple[str, set[int]]] = []
+    seen: set[int] = set()
+    for net_id in cands:
+        if net_id in switching or net_id in seen:
+            continue
+        ids = set(links.get(net_id, {net_id})) - set(switching)
+        seen |= ids
+
+        def rank(i: int) -> tuple[bool, bool, float, str]:
+            name = board.nets[i]
+            return (name.startswith("/"), not is_power(name), -plane_area.get(i, 0.0), name)
+
+        out.append((board.nets[min(ids, key=rank)], ids))
+    return out
+
+
 def find_rails(
     board: Board,
     config: ProjectConfig | Mapping[str, Any] | None = None,
@@ -728,24 +848,18 @@ def find_rails(
         notes_common.append("no ground net (GND/VSS…) found")
     entries: list[tuple[str, set[int], str, RailSpec | None]] = []
     areas: dict[tuple[int, int], float] = {}
-    if specs:
-        for spec in specs:
-            ids = {i for i, n in enumerate(board.nets) if i and n and _match(spec.nets, n)}
-            entries.append((spec.name, ids, "config", spec))
-    else:
-        plane_area: dict[int, float] = {}
-        for z in board.zones:
-            if z.keepout or z.net <= 0 or z.net in ground_ids:
-                continue
-            plane_area[z.net] = plane_area.get(z.net, 0.0) + sum(
-                _zone_area(z, li, areas) for li in z.filled
-            )
-        for net_id, area in sorted(plane_area.items()):
-            name = board.nets[net_id]
-            if area >= MIN_PLANE_MM2 and is_power(name):
-                entries.append((name, {net_id}, "detected", None))
-    all_pairs = _all_plane_pairs(board, [ids for _n, ids, _s, _sp in entries], ground_ids)
+    declared: set[int] = set()
+    for spec in specs:
+        ids = {i for i, n in enumerate(board.nets) if i and n and _match(spec.nets, n)}
+        entries.append((spec.name, ids, "config", spec))
+        declared |= ids
     cap_fps = _capacitor_footprints(board)
+    # the rails nobody declared: detected from the circuit, listed beside the declared ones
+    # (a rail left out of ``rails:`` is "not declared", never silently dropped)
+    for name, ids in detect_rails(board, ground_ids, cap_fps, areas):
+        if not ids & declared:
+            entries.append((name, ids, "detected", None))
+    all_pairs = _all_plane_pairs(board, [ids for _n, ids, _s, _sp in entries], ground_ids)
     for (name, ids, source, spec), pairs in zip(entries, all_pairs):
         notes = list(notes_common)
         if not ids:

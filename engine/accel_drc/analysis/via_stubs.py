@@ -360,6 +360,38 @@ def near_pairs(
 # ---------------------------------------------------------------------------------------------
 
 
+def _cross(o: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Row-wise z of (a - o) x (b - o)."""
+    return (a[:, 0] - o[:, 0]) * (b[:, 1] - o[:, 1]) - (a[:, 1] - o[:, 1]) * (b[:, 0] - o[:, 0])
+
+
+def _seg_seg(a: np.ndarray, b: np.ndarray, c: np.ndarray, d: np.ndarray) -> np.ndarray:
+    """Row-wise distance between segments ``a``-``b`` and ``c``-``d`` (0 where they cross)."""
+    dist = np.minimum(
+        np.minimum(segment_distance(a, c, d), segment_distance(b, c, d)),
+        np.minimum(segment_distance(c, a, b), segment_distance(d, a, b)),
+    )
+    d1, d2 = _cross(c, d, a), _cross(c, d, b)
+    d3, d4 = _cross(a, b, c), _cross(a, b, d)
+    return np.where((d1 * d2 < 0) & (d3 * d4 < 0), 0.0, dist)
+
+
+def _clips_box(a: np.ndarray, b: np.ndarray, hw: np.ndarray, hh: np.ndarray) -> np.ndarray:
+    """Whether segment ``a``-``b`` enters the box ``|x| <= hw, |y| <= hh`` (Liang-Barsky)."""
+    t0 = np.zeros(len(a))
+    t1 = np.ones(len(a))
+    ok = np.ones(len(a), bool)
+    d = b - a
+    for p, q in ((-d[:, 0], a[:, 0] + hw), (d[:, 0], hw - a[:, 0]),
+                 (-d[:, 1], a[:, 1] + hh), (d[:, 1], hh - a[:, 1])):  # fmt: skip
+        par = p == 0
+        ok &= ~(par & (q < 0))
+        t = np.where(par, 0.0, q / np.where(par, 1.0, p))
+        t0 = np.where(~par & (p < 0), np.maximum(t0, t), t0)
+        t1 = np.where(~par & (p > 0), np.minimum(t1, t), t1)
+    return ok & (t0 <= t1)
+
+
 @dataclass(frozen=True, eq=False)
 class PadTable:
     """All copper pads as columns (for the via-in-pad and PTH tests)."""
@@ -439,6 +471,65 @@ class PadTable:
         qy = np.maximum(ly - np.maximum(hh - r, 0.0), 0.0)
         oval = np.maximum(np.hypot(qx, qy) - r, 0.0)
         return np.where(shp == 1, circ, np.where(shp == 2, oval, rect))
+
+    def segment_distance(self, pad_idx: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """Distance from segment ``a[k]``-``b[k]`` to the copper of pad ``pad_idx[k]`` (0 where
+        they overlap): a track whose body crosses a pad (a flow-through ESD array, a track
+        routed over a pad to the next one) touches it, as in KiCad's connectivity, which
+        collides the track's whole shape with the pad's.  Same shapes as :meth:`distance`."""
+        pad_idx = np.asarray(pad_idx, dtype=np.int64)
+        a = np.asarray(a, float).reshape(-1, 2)
+        b = np.asarray(b, float).reshape(-1, 2)
+        ang = np.radians(self.rot[pad_idx])
+        c, s = np.cos(ang), np.sin(ang)
+
+        def local(p: np.ndarray) -> np.ndarray:
+            d = p - self.xy[pad_idx]
+            return np.stack([c * d[:, 0] - s * d[:, 1], s * d[:, 0] + c * d[:, 1]], -1)
+
+        la, lb = local(a), local(b)
+        hw = self.w[pad_idx] / 2.0
+        hh = self.h[pad_idx] / 2.0
+        shp = self.shape[pad_idx]
+        # circle and oval: the distance to their core segment (a point for a circle) less r
+        r = np.where(shp == 1, hw, np.minimum(hw, hh))
+        ex = np.where(shp == 1, 0.0, np.maximum(hw - r, 0.0))
+        ey = np.where(shp == 1, 0.0, np.maximum(hh - r, 0.0))
+        core = _seg_seg(la, lb, np.stack([-ex, -ey], -1), np.stack([ex, ey], -1))
+        # rectangle: 0 if the segment enters it (Liang-Barsky clip), else the least of its
+        # ends' distances to the box and the corners' distances to the segment
+        box = np.minimum(self.distance(pad_idx, a), self.distance(pad_idx, b))
+        for sx, sy in ((-1, -1), (1, -1), (1, 1), (-1, 1)):
+            corner = np.stack([sx * hw, sy * hh], -1)
+            box = np.minimum(box, segment_distance(corner, la, lb))
+        box = np.where(_clips_box(la, lb, hw, hh), 0.0, box)
+        return np.where(shp == 0, box, np.maximum(core - r, 0.0))
+
+    def overlapping_pairs(
+        self, pad_idx: np.ndarray, key: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """(i, j) positions into ``pad_idx`` (i < j, same ``key``, a copper layer in common) of
+        pads whose copper touches: KiCad joins two pads of a net that overlap (alternative
+        footprints at one place, a pad inside a pad)."""
+        import shapely
+
+        pad_idx = np.asarray(pad_idx, dtype=np.int64)
+        empty = (np.zeros(0, np.int64), np.zeros(0, np.int64))
+        if len(pad_idx) < 2:
+            return empty
+        br = self.bound_radius[pad_idx]
+        xy = self.xy[pad_idx]
+        qa, qb = near_pairs(xy, key, br + float(br.max()) + 2 * _EPS_MM, xy, key)
+        keep = qa < qb
+        qa, qb = qa[keep], qb[keep]
+        keep = np.hypot(*(xy[qa] - xy[qb]).T) <= br[qa] + br[qb] + _EPS_MM
+        keep &= (self.layers[pad_idx[qa]] & self.layers[pad_idx[qb]]).any(axis=1)
+        qa, qb = qa[keep], qb[keep]
+        if not len(qa):
+            return empty
+        geo = self.geometries(pad_idx)
+        touch = np.asarray(shapely.dwithin(geo[qa], geo[qb], _EPS_MM), dtype=bool)
+        return qa[touch], qb[touch]
 
     def contains(self, pad_idx: np.ndarray, pts: np.ndarray, tol: float = _EPS_MM) -> np.ndarray:
         """Whether point ``pts[k]`` lies in pad ``pad_idx[k]``."""

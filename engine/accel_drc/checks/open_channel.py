@@ -2,11 +2,16 @@
 
 What it checks:
     Every differential pair net and every net with a recognised high-speed type (the nets the
-    coverage lists) is traced on the board's own copper (:mod:`..analysis.connectivity`, the via
-    analysis's joining rules: track end caps touching track or pad copper on a layer, track
-    copper touching a via disc on a layer the via spans, via-in-pad, touching vias, zone
-    fills).  A net whose pads fall into more than one island is open; a via of
-    such a net that connects on one layer only is where the route stops.  One finding per net,
+    coverage lists) is traced on the board's own copper (:mod:`..analysis.connectivity`, KiCad's
+    joining rules: copper of the net touching on a layer it has: a track's body over a pad
+    (a flow-through route), two overlapping pads (alternative footprints at one place), track
+    ends on tracks, tracks and pads on via discs, touching vias, zone fills and the fills
+    touching each other, a track joined to a fill by an end in it).  A net whose pads fall into
+    more than one island is open; so is one whose tracks or vias leave a piece that reaches no
+    pad and no fill (the dangling copper KiCad's DRC lists as unconnected): the two agree net
+    for net with ``kicad-cli pcb drc``'s ``unconnected_items`` (docs/rules.md).  A via of such
+    a net that connects on one layer only is where the route stops; on a net whose pads all
+    join, such a via is not reported here (KiCad's ``via_dangling`` is its rule).  One finding per net,
     naming the parts the pieces join ("/PCIe.RX1- is not routed between J1 and J2"), never one per
     pad: a half-routed board gives one line for each net still to route.  The pieces are in
     ``evidence["pieces"]`` with the routed length and via count, the one-layer vias in
@@ -104,7 +109,10 @@ def check_open_channel(ctx: CheckContext, rule: Rule) -> CheckOutcome:
         isl = islands.get(net)
         vias = dangling.get(net, [])
         is_open = isl is not None and isl.open
-        if not is_open and not vias:
+        stray = isl is not None and not isl.open and isl.unconnected
+        if not is_open and not stray:
+            # every pad joined, no dangling copper: connected as KiCad counts it, even with a
+            # via that only one layer reaches (KiCad's own via_dangling rule, not an open route)
             continue
         name = names[net]
         ev: dict[str, Any] = {"nets": [name]}
@@ -141,6 +149,16 @@ def check_open_channel(ctx: CheckContext, rule: Rule) -> CheckOutcome:
                 gap_mm=isl.gap_mm,  # type: ignore[union-attr]
             )
             parts.append(msg)
+        if stray:
+            n_d = isl.dangling  # type: ignore[union-attr]
+            gx, gy = isl.pos or (0.0, 0.0)  # type: ignore[union-attr]
+            parts.append(
+                f"{name}: {n_d} piece{'s' if n_d != 1 else ''} of its track or vias join"
+                f"{'s' if n_d == 1 else ''} none of its pads (nearest gap "
+                f"{isl.gap_mm or 0:.2f} mm, at {gx:.2f}, {gy:.2f}): dangling copper, "  # type: ignore[union-attr]
+                "unconnected in KiCad's DRC too"
+            )
+            ev.update(dangling_pieces=n_d, track_mm=isl.track_mm, gap_mm=isl.gap_mm)  # type: ignore[union-attr]
         if vias:
             label = []
             for i in vias[:_SHOWN]:
@@ -155,7 +173,7 @@ def check_open_channel(ctx: CheckContext, rule: Rule) -> CheckOutcome:
                 f"on one layer or none: {', '.join(label)}{more} (the route stops in the via; "
                 "not a stub to backdrill)"
             )
-            parts.append(txt if is_open else f"{name}: {txt}")
+            parts.append(txt if is_open or stray else f"{name}: {txt}")
             ev["dangling_vias"] = [
                 {
                     "x": round(float(stubs.xy[i][0]), 4),  # type: ignore[union-attr]
@@ -174,7 +192,7 @@ def check_open_channel(ctx: CheckContext, rule: Rule) -> CheckOutcome:
                 rule,
                 Status.VIOLATION,
                 "; ".join(parts),
-                measured=len(isl.pad_groups) if isl is not None else 1,
+                measured=len(isl.pad_groups) + isl.dangling if isl is not None else 1,
                 limit=1,
                 unit="copper pieces joining the pads",
                 net=name,

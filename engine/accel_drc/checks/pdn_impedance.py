@@ -22,6 +22,13 @@ Parameters:
     ``sweep_max_hz`` (Hz): the plotted sweep (1 GHz);
     ``default_voltage`` (V), ``default_ripple_pct`` (%), ``default_transient_a`` (A) and
     ``vrm: {r_ohm, l_h}`` (Ω, H): placeholders for what a core rail leaves out.
+Rails:
+    The declared ``rails:`` and, beside them, every rail the circuit shows that none of them
+    covers (``source: detected``, "not declared"): a power-named net with a plane, input rails
+    (``VIN``, ``VSYS``, ``VBAT``, ``DC_IN``, ``SYS_VIN_HV``) included, a regulator's switch node
+    (the net between its switch pin and the inductor) never, the two sides of a shunt of at
+    most 10 mΩ or a 0 Ω link one rail with all their capacitors.  An undeclared rail's finding
+    is *info* ("declare to check") unless it is the recognised core rail.
 Cannot verify when:
     A rail that is not the core and declares no load (with the load step its network would hold
     and the ``rails:`` entry to paste); a rail that cannot be computed (no VRM, no nets, unknown
@@ -40,7 +47,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..results import Finding, Rule, Status
+from ..results import Finding, Rule, Severity, Status
 from . import CheckContext, CheckOutcome, register
 
 if TYPE_CHECKING:
@@ -211,11 +218,17 @@ def _finding(rule: Rule, res: RailResult) -> Finding | None:
     if rail.role_evidence:
         evidence["role_evidence"] = f"recognised as the core rail: it {rail.role_evidence}"
     basis = dict(res.basis)
+    # a rail nobody described (found on the board, not declared, not the core) is listed for
+    # the designer to declare: info, not an error (issue 27 §5)
+    undescribed = rail.source == "detected" and rail.role != "core"
     common = {
         "rule": rule.id,
         "check": "pdn_impedance",
-        "severity": rule.severity,
-        "net": rail.nets[0] if len(rail.nets) == 1 else None,
+        "severity": Severity.INFO if undescribed else rule.severity,
+        # a rail of several nets (a shunt's two sides) is marked on the net it is named after
+        "net": rail.nets[0]
+        if len(rail.nets) == 1
+        else (rail.name if rail.name in rail.nets else None),
         "layer": rail.layer,
         "pos": rail.pos,
         "why": rule.why,
@@ -227,7 +240,8 @@ def _finding(rule: Rule, res: RailResult) -> Finding | None:
             evidence["basis"] = basis
         return Finding(
             status=Status.CANNOT_VERIFY,
-            message=f"rail {rail.name}{role}: cannot compute |Z(f)|: declare {res.missing[0]}",
+            message=f"rail {rail.name}{role}{' (not declared)' if undescribed else ''}: cannot "
+            f"compute |Z(f)|: declare {res.missing[0]}",
             evidence=evidence,
             **common,
         )
@@ -255,7 +269,8 @@ def _finding(rule: Rule, res: RailResult) -> Finding | None:
         )
         return Finding(
             status=Status.CANNOT_VERIFY,
-            message=f"rail {rail.name}: no target: the class target is the accelerator core "
+            message=f"rail {rail.name}{' (not declared)' if undescribed else ''}: no target: "
+            "the class target is the accelerator core "
             f"rail's, and this rail's own load (ripple, load step) is not declared; {peak}"
             f"{holds}",
             measured=res.worst_z_ohm,
