@@ -36,6 +36,9 @@ NOT_YET = {
     ("pdn_impedance", "confirm it is the core rail"),  # capacitors: {mounting_esl_h, …}
 }
 
+#: hints whose declaration lives in the board file (KiCad), not in accel-drc.yaml
+IN_KICAD = {("skew", "the package delay of each pad")}
+
 #: a plausible value per key a hint leaves open, then per placeholder text
 BY_KEY = {
     "thickness_mm": "0.15",
@@ -60,7 +63,8 @@ BY_PLACEHOLDER = {
     "layer": "default",
     "foil grade": "HVLP",
 }
-ROOTS = ("signals", "stackup", "loss", "rails", "rules", "backdrill", "capacitors", "class")
+#: the top-level keys of accel-drc.yaml, from its schema (a new section is pasteable at once)
+ROOTS = tuple(sorted(__import__("accel_drc.config", fromlist=["x"]).CONFIG_SCHEMA["properties"]))
 _ROOT = "(" + "|".join(ROOTS) + ")"
 
 
@@ -208,6 +212,10 @@ def test_every_hint_is_followable(tmp_path, board, rule, hint):
     f = next(g for g in _baseline(board) if g.evidence.get("declare") == hint)
     if any(f.check == k and hint.startswith(h) for k, h in NOT_YET):
         pytest.skip(f"{f.check}: owned by the PDN change of issue 28")
+    if any(f.check == k and hint.startswith(h) for k, h in IN_KICAD):
+        # declared on the pads in KiCad, not in accel-drc.yaml; that declaring it changes the
+        # finding is tested on a board KiCad 10 wrote (test_skew.py: die_delay shifts the skew)
+        pytest.skip(f"{f.check}: declared in KiCad (pad die_delay), followed in test_skew.py")
     cfg = paste(hint, f)
     assert cfg, f"no accel-drc.yaml in the hint: {hint!r}"
     path = tmp_path / "accel-drc.yaml"

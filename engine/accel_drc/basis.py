@@ -53,8 +53,8 @@ WEAK = frozenset({Basis.DEFAULT, Basis.ASSUMED})
 #: what a user declares to turn a weak input into a fact, for inputs whose check gave no hint
 _DECLARE = {
     "class": "declare the board class (accel-drc.yaml `class:` or `--class`)",
-    "signal": "declare the net's signal type (accel-drc.yaml `signals:`)",
-    "generation": "declare the net's signal type (accel-drc.yaml `signals:`)",
+    "signal": "declare the net's signal type (accel-drc.yaml signals: <type>: [...])",
+    "generation": "declare the net's signal type (accel-drc.yaml signals: <type>: [...])",
     "stackup": "declare your fab's stack-up (KiCad Board Setup > Physical Stackup, or IPC-2581)",
     # the stack-up values (analysis/stackup.py owns them): each is declarable in accel-drc.yaml
     "mask_er": "declare the soldermask εr (accel-drc.yaml stackup: materials: F.Mask: "

@@ -177,6 +177,24 @@ def _total(ds: Sequence[NetDelay], unknown: dict[str, list[str]], board: Any) ->
     return tot
 
 
+def _declare(basis: Mapping[str, str], analysis: Any) -> dict[str, str]:
+    """``{"declare": …}`` for a skew resting on a default stack-up or an assumed signal type:
+    the accel-drc.yaml entries that decide it, with the board's own dielectric names (a hint a
+    user can paste, as every hint must be); empty when nothing is weak."""
+    from ..analysis.stackup import declare_hint
+
+    parts = []
+    if "default" in (basis.get("eps_eff"), basis.get("heights")):
+        stack = getattr(getattr(analysis, "board", None), "stackup", None)
+        names = [sl.name for sl in (stack.layers if stack is not None else ()) if sl.is_dielectric]
+        hint = declare_hint({"h", "epsilon_r"}, dielectrics=names)
+        if hint:
+            parts.append(hint)
+    if basis.get("signal") == "assumed":
+        parts.append("declare the net's signal type (accel-drc.yaml signals: <type>: [...])")
+    return {"declare": "; ".join(parts)} if parts else {}
+
+
 def _basis(ds: Sequence[NetDelay], analysis: Any) -> dict[str, str]:
     from ..analysis.signals import nets_signal_basis
     from ..analysis.stackup import stackup_basis
@@ -311,6 +329,7 @@ def _intra_pair(
                 "where": where,
                 "fix": fix,
                 "nets": [board.nets[d.net] for d in (*p, *n)],
+                **_declare(_basis(p + n, ctx.analysis), ctx.analysis),
             },
             basis=_basis(p + n, ctx.analysis),
         )

@@ -31,6 +31,7 @@ Example:
 from __future__ import annotations
 
 import math
+import re
 from typing import Any
 
 import numpy as np
@@ -165,7 +166,7 @@ def _part_finding(
             pos=(round(x, 4), round(y, 4)),
             items=[fp.uuid] if fp.uuid else [],
             evidence={"part": ref, "vias": 0,
-                      "declare": f"{ref}'s power and limit (accel-drc.yaml `thermal: parts:`)"},
+                      "declare": _declare_hint(ref)},
             basis={"part": part_basis},
         )  # fmt: skip
     prot = ctx.board.vias.protection
@@ -206,7 +207,7 @@ def _part_finding(
         ev.update(power_w=float(power), rise_k=round(rise, 2))
         msg += f", a rise of {rise:.3g} K at {float(power):g} W"
     if power is None or theta_max is None:
-        declare = f"{ref}'s power_w and theta_max_k_per_w (accel-drc.yaml `thermal: parts:`)"
+        declare = _declare_hint(ref)
         ev["declare"] = declare
         return finding(
             rule, Status.CANNOT_VERIFY, f"{msg}; not judged: declare {declare}",
@@ -233,3 +234,9 @@ def _part_finding(
         evidence=ev,
         basis=basis,
     )
+
+
+def _declare_hint(ref: str) -> str:
+    """The ``accel-drc.yaml`` entry that decides a hot part's finding, ready to paste."""
+    key = ref if re.fullmatch(r"[A-Za-z][\w.-]*", ref) else "'" + ref.replace("'", "''") + "'"
+    return f"thermal: parts: {{{key}: {{power_w: <W>, theta_max_k_per_w: <K/W>}}}}"
