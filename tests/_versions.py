@@ -2,10 +2,13 @@
 
 Version 1 is the Coral Edge TPU M.2 adapter as it is (fixtures/boards/coral-tpu-m2-adapter);
 version 2 is the same board after a change a designer makes: the dielectric declared as
-Megtron 6 and the top copper thinned to 18 µm.  Checked as an edge board:
+Megtron 6, the top copper thinned to 18 µm and one via drilled 0.05 mm.  Checked as an edge
+board:
 
 * fixed: ``edge.material_consistency.kicad_default`` (the laminate is now declared);
-* new: ``edge.copper_weight`` on F.Cu (18 µm < the edge class's 1 oz), an error violation;
+* new: ``edge.drill_aspect_ratio`` (the 0.05 mm via through the 0.87 mm board, 17.4:1, beyond
+  every fab class), an error violation (the 18 µm top copper is no power-rail plane, so
+  copper_weight does not judge it);
 * changed: the two ``edge.impedance.pcie4`` findings (they could not be verified on KiCad's
   default dielectric; on Megtron 6 they are violations, their numbers in the message changed);
 * unchanged: ``edge.layer_count`` (an error violation in both), ``edge.pdn_impedance`` and
@@ -30,6 +33,10 @@ EDITS = (
     (
         '(material "FR4") (epsilon_r 4.5) (loss_tangent 0.02)',
         '(material "Megtron 6") (epsilon_r 3.4) (loss_tangent 0.002)',
+    ),
+    (
+        "(via (at 152.2 119.6) (size 0.8) (drill 0.4)",
+        "(via (at 152.2 119.6) (size 0.8) (drill 0.05)",
     ),
 )
 

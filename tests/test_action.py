@@ -781,7 +781,7 @@ def test_action_baseline_file_marks_new_findings_and_fails_only_on_them(tmp_path
     assert "**Fixed since the baseline** in hw/M2.kicad\\_pcb (1):" in summary
     assert "`edge.material_consistency.kicad_default`" in summary
     titles = [c[1]["title"] for c in runner_commands(r.stdout) if c[0] == "error"]
-    assert titles[0] == "accel-drc edge.copper_weight (new)"
+    assert "accel-drc edge.drill_aspect_ratio (new)" in titles  # the one new violation
     # a baseline that does not exist: one clear error, no board checked
     r, _, out = _run_action(tmp_path, "hw/*.kicad_pcb", cwd=repo, ACCEL_DRC_BASELINE="nope.json")
     assert out["exit-code"] == "3" and "baseline: nope.json: no such file" in r.stdout

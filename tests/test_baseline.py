@@ -58,7 +58,7 @@ def test_each_finding_is_new_changed_or_unchanged_and_fixed_ones_listed(versions
     assert r.returncode == 5, r.stderr  # --fail-on error (the default): any error violation
     doc = json.loads((d / "new.json").read_text(encoding="utf-8"))
     assert _states(doc) == {
-        "new": ["edge.copper_weight"],
+        "new": ["edge.drill_aspect_ratio"],
         "changed": ["edge.impedance.pcie4", "edge.impedance.pcie4"],
         "unchanged": ["edge.layer_count", "edge.pdn_impedance", "signals.assumed_type.pcie4"],
     }
@@ -101,7 +101,7 @@ def test_fail_on_new_fails_only_on_what_the_baseline_lacks(versions) -> None:
     )
     assert r.returncode == 0, r.stdout + r.stderr
     back = json.loads((d / "back.json").read_text(encoding="utf-8"))
-    assert [f["rule"] for f in back["extras"]["baseline"]["fixed"]] == ["edge.copper_weight"]
+    assert [f["rule"] for f in back["extras"]["baseline"]["fixed"]] == ["edge.drill_aspect_ratio"]
 
 
 def test_fail_on_new_needs_a_baseline_and_a_bad_baseline_is_bad_input(versions, tmp_path) -> None:

@@ -583,7 +583,8 @@ def test_mistyped_kicad_pro_blames_the_kicad_pro(
 ) -> None:
     b = board(tmp_path, pro=pro)
     code, _, err = run(capsys, "check", str(b))
-    assert code in (0, 3), err
+    # read or refused, never a crash (the board itself has a violation: its 2.1:1 microvia)
+    assert code in (0, 3, 5), err
     if code == 3:
         assert one_line(err).startswith(f"accel-drc: {b.with_suffix('.kicad_pro')}")
 

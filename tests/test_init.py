@@ -134,7 +134,11 @@ def test_every_error_cannot_verify_finding_has_its_entry(starter) -> None:
         rests = (f.evidence.get("conditional") or {}).get("rests_on") or {}
         if "signal" in rests and f.net:
             pats = [p for ps in filled["signals"].values() for p in ps]
-            assert any(re.fullmatch(p, f.net) for p in pats), f"{name}: {f.net} not declared"
+            # a pair finding names the pair (``/EthA``); the file declares its two nets
+            names = [f.net] + [f.net + s for s in ("_P", "_N", "P", "N", "+", "-")]
+            assert any(re.fullmatch(p, n) for p in pats for n in names), (
+                f"{name}: {f.net} not declared"
+            )
 
 
 def test_placeholders_are_all_known(starter) -> None:

@@ -43,7 +43,11 @@ def test_usb_c_sbu_in_a_usb_ss_class_is_sideband_not_a_lane() -> None:
     from accel_drc.pipeline import check_board
 
     res = check_board(a.board, board_class="edge")
-    assert not [f for f in res.findings if f.net and "USBC1_X" in f.net]
+    # no lane check judges a sideband (connectivity still does: an open is an open; this
+    # fixture's SBU track is drawn to show the net class, not routed pad to pad)
+    lane_checks = {"via_stub", "impedance", "laminate_df", "foil", "insertion_loss", "skew",
+                   "return_path"}  # fmt: skip
+    assert not [f for f in res.findings if f.net and "USBC1_X" in f.net and f.check in lane_checks]
     row = next(r for r in res.coverage["pairs"] if r["name"].endswith("USBC1_X"))
     assert row["interface"] == "sideband" and row["recognised_by"] == "connector"
 
