@@ -86,10 +86,12 @@ def _assert_first_screen(browser: Browser, path: Path, result) -> None:
     s = _first_screen(browser, path)
     assert s["scroll"] == 0
     assert _inside(s["verdict"], s["w"], s["h"]), s
-    # the first row is the first failing finding: an error violation
+    # the first row is the first failing finding: an error violation, else an error-severity
+    # result that could not be verified (what keeps the verdict from PASS)
     f = result.findings[s["i"]]
-    assert (s["sev"], s["st"]) == ("error", "violation")
-    assert f.severity == Severity.ERROR and f.status == Status.VIOLATION
+    want = Status.VIOLATION if result.unwaived_errors() else Status.CANNOT_VERIFY
+    assert (s["sev"], s["st"]) == ("error", want.value)
+    assert f.severity == Severity.ERROR and f.status == want
     assert _inside(s["row"], s["w"], s["h"]), s
     assert f.message in s["text"]  # its cells are filled, not an empty placeholder row
     shots = ROOT / "artifacts"  # gitignored; CI keeps them
@@ -100,7 +102,10 @@ def _assert_first_screen(browser: Browser, path: Path, result) -> None:
 @pytest.mark.slow
 def test_vme_wren_opens_on_verdict_and_first_violation(browser: Browser, vme_report) -> None:
     path, result = vme_report
-    assert len(result.unwaived_errors()) == 6
+    # with no config vme-wren has no error violation (this round's review: its former six were
+    # a GND plane's weight and a generation-dependent impedance) but 52 error cannot-verify:
+    # the first screen is then the first of those
+    assert result.unwaived_errors() or result.unverified_errors()
     _assert_first_screen(browser, path, result)
 
 
