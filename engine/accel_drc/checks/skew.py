@@ -353,6 +353,11 @@ def _pad_counts(board: Any) -> dict[int, int]:
     return out
 
 
+#: at most this many members of a group listed in each of its findings (a DDR byte lane has 9,
+#: an address/command group about 30)
+MAX_GROUP_MEMBERS = 64
+
+
 def _judge_group(
     ctx: CheckContext,
     rule: Rule,
@@ -381,6 +386,12 @@ def _judge_group(
     if pads is None:
         pads = ctx.analysis.__dict__["_skew_pad_counts"] = _pad_counts(board)
     multi = [d.net for d in ref_ds if pads.get(d.net, 0) > 2]
+    # every judged member's delay (ps), for a drawing of the group against its limit
+    group = [
+        [name, round(ps, 3)]
+        for name, ps, ds in members
+        if not multi and all(pads.get(d.net, 0) <= 2 for d in ds)
+    ][:MAX_GROUP_MEMBERS]
     for name, ps, ds in members:
         many = multi + [d.net for d in ds if pads.get(d.net, 0) > 2]
         if many:
@@ -419,6 +430,7 @@ def _judge_group(
                     "member_ps": round(ps, 3),
                     "reference_ps": round(ref_ps, 3),
                     "reference": ref_name,
+                    "group": group,
                     "fix": fix,
                     **(_PACKAGE_EVIDENCE if package else {}),
                 },

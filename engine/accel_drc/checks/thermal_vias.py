@@ -101,15 +101,29 @@ def _hot_parts(ctx: CheckContext) -> list[tuple[Any, Any, str]]:
     return [(best, None, basis)]
 
 
-def _field_rows(ctx: CheckContext, holes: Holes, fp: Any) -> tuple[np.ndarray, float]:
-    """Vias under ``fp``'s pads' box, on its nets, reaching an internal layer where the same
-    net has a zone; and the box's area (mm²)."""
+#: at most this many via positions of one field in a finding's evidence (the HTML report draws
+#: the field from them; an accelerator's field is hundreds of vias, 648 on the synthetic one)
+MAX_FIELD_POSITIONS = 4096
+
+
+def _pad_box(fp: Any) -> tuple[float, float, float, float] | None:
+    """(x0, y0, x1, y1) mm: the box of ``fp``'s connected pads (its die shadow), or None."""
     pads = [p for p in fp.pads if p.net > 0]
-    if not pads or not len(holes):
-        return np.zeros(0, np.int64), 0.0
+    if not pads:
+        return None
     xs = [p.x - p.width / 2 for p in pads] + [p.x + p.width / 2 for p in pads]
     ys = [p.y - p.height / 2 for p in pads] + [p.y + p.height / 2 for p in pads]
-    x0, x1, y0, y1 = min(xs), max(xs), min(ys), max(ys)
+    return min(xs), min(ys), max(xs), max(ys)
+
+
+def _field_rows(ctx: CheckContext, holes: Holes, fp: Any) -> tuple[np.ndarray, float]:
+    """Vias under ``fp``'s pads' box (:func:`_pad_box`), on its nets, reaching an internal layer
+    where the same net has a zone; and the box's area (mm²)."""
+    box = _pad_box(fp)
+    if box is None or not len(holes):
+        return np.zeros(0, np.int64), 0.0
+    pads = [p for p in fp.pads if p.net > 0]
+    x0, y0, x1, y1 = box
     nets = {p.net for p in pads}
     inside = (
         (holes.xy[:, 0] >= x0) & (holes.xy[:, 0] <= x1)
@@ -152,6 +166,9 @@ def _part_finding(
     plating = float(cfg_plating or th["plating_um"])
     x, y = fp.x, fp.y
     ref = fp.reference
+    box = _pad_box(fp)
+    # the box judged, for a drawing of the field (the HTML report's board view)
+    outline = None if box is None else [round(v, 4) for v in box]
     power = getattr(spec, "power_w", None)
     theta_max = getattr(spec, "theta_max_k_per_w", None)
     rise_max = getattr(spec, "rise_max_k", None)
@@ -165,7 +182,7 @@ def _part_finding(
             f"path into the board",
             pos=(round(x, 4), round(y, 4)),
             items=[fp.uuid] if fp.uuid else [],
-            evidence={"part": ref, "vias": 0,
+            evidence={"part": ref, "vias": 0, "outline_mm": outline,
                       "declare": _declare_hint(ref)},
             basis={"part": part_basis},
         )  # fmt: skip
@@ -198,6 +215,11 @@ def _part_finding(
         "copper_k_w_per_mk": k,
         "filled_vias": int(filled.sum()),
         "positions": positions(holes, rows),
+        "outline_mm": outline,
+        # every via counted, for a drawing of the field (``positions`` lists the first few)
+        "field": [
+            [round(a, 4), round(b, 4)] for a, b in holes.xy[rows[ok][:MAX_FIELD_POSITIONS]].tolist()
+        ],
     }
     msg = (
         f"{ref}: {n} vias to its planes, θ {theta:.3g} K/W (each ≈ {ev['theta_via_k_per_w']:g} K/W)"

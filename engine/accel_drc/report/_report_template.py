@@ -5,7 +5,7 @@ Regenerate after changing the template, jinja2 or the environment's options:
 (a stale copy is ignored: the report compiles the template itself).
 """
 
-KEY = '4de59a5adb4a11f9c7a6f95cb683e4cb50cebbdd3f72073f42a280f4bc7ab5fb'
+KEY = '5f5f11d9b3e07fb628a380f0f052a4473c5cee0d5dcf5bcc916de8d70cc1c3fd'
 
 from jinja2.runtime import LoopContext, Macro, Markup, Namespace, TemplateNotFound, TemplateReference, TemplateRuntimeError, Undefined, escape, identity, internalcode, markup_join, missing, str_join
 name = 'report.html.j2'
@@ -47,6 +47,7 @@ def root(context, missing=missing):
     l_0_checks = resolve('checks')
     l_0_finding_layers = resolve('finding_layers')
     l_0_layers = resolve('layers')
+    l_0_board_drawings = resolve('board_drawings')
     l_0_heat_layers = resolve('heat_layers')
     l_0_board_svg = resolve('board_svg')
     l_0_grid_mm = resolve('grid_mm')
@@ -343,6 +344,11 @@ def root(context, missing=missing):
         yield '</label>\n'
     l_1_l = missing
     yield '      <label class="lt"><input type="checkbox" data-layer="vias" checked><span class="swatch sw-via" aria-hidden="true"></span>vias</label>\n      <label class="lt"><input type="checkbox" data-layer="markers" checked><span class="swatch sw-mk" aria-hidden="true"></span>findings</label>\n'
+    if (undefined(name='board_drawings') if l_0_board_drawings is missing else l_0_board_drawings):
+        pass
+        yield '<label class="lt"><input type="checkbox" data-layer="drawings" checked><span class="swatch sw-dr" aria-hidden="true"></span>drawings ('
+        yield escape((undefined(name='board_drawings') if l_0_board_drawings is missing else l_0_board_drawings))
+        yield ')</label>'
     for l_1_h in (undefined(name='heat_layers') if l_0_heat_layers is missing else l_0_heat_layers):
         _loop_vars = {}
         pass
@@ -1140,4 +1146,4 @@ def root(context, missing=missing):
     yield '\n</script>\n</body>\n</html>'
 
 blocks = {}
-debug_info = '8=121&9=123&11=125&16=127&17=129&19=131&22=134&23=138&26=141&27=144&38=155&40=157&41=159&42=169&43=171&45=180&52=187&53=191&54=194&56=209&61=225&63=229&66=235&67=239&68=243&69=245&70=247&71=253&78=274&81=278&82=281&83=284&84=287&85=290&89=294&98=298&99=308&130=318&131=322&135=337&144=347&150=349&153=351&156=354&157=377&160=380&162=396&167=416&170=419&176=428&177=447&179=465&180=467&181=474&182=480&184=490&185=505&188=508&190=516&191=522&192=525&193=529&194=548&203=558&205=561&211=563&212=567&213=571&214=578&215=603&216=605&217=607&218=614&219=616&220=618&221=620&222=622&223=624&235=638&238=641&240=643&244=646&245=650&246=659&247=666&248=671&249=687&253=691&258=698&263=701&265=705&266=754&273=759&277=762&278=766&279=783&280=788&281=793&282=798&283=801&284=817&286=833&287=837&288=847&295=860&298=863&300=867&301=869&303=873&304=877&311=882&316=885&318=889&319=910&327=915&328=917&330=921&331=925&332=927&333=932&334=945&344=976&345=979&350=982&351=989&356=1020&361=1023&362=1027&370=1058&371=1060&376=1063&377=1068&378=1074&384=1108&387=1111&390=1113&391=1117&397=1126&399=1128&401=1130'
+debug_info = '8=122&9=124&11=126&16=128&17=130&19=132&22=135&23=139&26=142&27=145&38=156&40=158&41=160&42=170&43=172&45=181&52=188&53=192&54=195&56=210&61=226&63=230&66=236&67=240&68=244&69=246&70=248&71=254&78=275&81=279&82=282&83=285&84=288&85=291&89=295&98=299&99=309&130=319&131=323&135=338&136=343&145=353&151=355&154=357&157=360&158=383&161=386&163=402&168=422&171=425&177=434&178=453&180=471&181=473&182=480&183=486&185=496&186=511&189=514&191=522&192=528&193=531&194=535&195=554&204=564&206=567&212=569&213=573&214=577&215=584&216=609&217=611&218=613&219=620&220=622&221=624&222=626&223=628&224=630&236=644&239=647&241=649&245=652&246=656&247=665&248=672&249=677&250=693&254=697&259=704&264=707&266=711&267=760&274=765&278=768&279=772&280=789&281=794&282=799&283=804&284=807&285=823&287=839&288=843&289=853&296=866&299=869&301=873&302=875&304=879&305=883&312=888&317=891&319=895&320=916&328=921&329=923&331=927&332=931&333=933&334=938&335=951&345=982&346=985&351=988&352=995&357=1026&362=1029&363=1033&371=1064&372=1066&377=1069&378=1074&379=1080&385=1114&388=1117&391=1119&392=1123&398=1132&400=1134&402=1136'

@@ -37,6 +37,7 @@ from ..model import Board
 from ..references import Reference, bibliography
 from ..results import KICAD_ORIGIN, CheckResult, Finding, Severity, Status
 from .board_svg import render_board, start_zones
+from .drawings import drawings
 from .loss_plots import loss_context
 
 log = logging.getLogger(__name__)
@@ -1166,6 +1167,9 @@ def build_context(result: CheckResult, board: Board) -> dict[str, Any]:
         "references": list(cited.values()),
         "cite": functools.partial(cite_html, refs),
     }
+    drawn = drawings(findings)
+    # the drawings on the board view (a skew's is in the finding panel), for the layer toggle
+    ctx["board_drawings"] = sum(d["k"] != "skew" for d in drawn)
     board_svg = render_board(board, _initial_layers(board), zones)
     heat = _heat_layers(result)
     if heat:
@@ -1182,6 +1186,8 @@ def build_context(result: CheckResult, board: Board) -> dict[str, Any]:
         "refs": {rid: refs[rid].short() for rid in cited},
         "layers": board_svg.layers,
         "viewBox": list(board_svg.view_box),
+        # the thermal via fields, skew groups and plane breaks, from the findings' own evidence
+        "drawings": drawn,
     }
     ctx["board_svg"] = Markup(board_svg.svg)
     ctx["heat_layers"] = [{k: v for k, v in h.items() if k != "svg"} for h in heat]

@@ -181,6 +181,101 @@
     t.appendChild(title);
   });
 
+  /* ---------------------------------------------------------------- drawings of findings */
+  /* Beyond a marker, some findings are drawn: the via field under a hot part with its θ and
+     the part's outline, the breaks in a trace's reference plane (on the board, under the
+     markers), and a skew group's delays against its limit (in the panel).  Each from
+     data.drawings, the numbers the check put in its finding, never recomputed
+     (report/drawings.py). */
+  var DRAW = data.drawings || [], drawOf = {}, drawEls = {};
+  function n3(v) { return v === null || v === undefined ? "\u2014" : String(Number(Number(v).toPrecision(3))); }
+  function thermalLabel(d) {
+    return (d.part ? d.part + ": " : "") + "\u03b8 " + n3(d.theta) + " \u00b0C/W" +
+      (d.limit !== null && d.limit !== undefined ? " (max " + n3(d.limit) + ")" : "") +
+      " \u00b7 " + d.n + " via" + (d.n === 1 ? "" : "s") +
+      (d.rise !== null && d.rise !== undefined ? " \u00b7 +" + n3(d.rise) + " \u00b0C at " + n3(d.power) + " W" : "");
+  }
+  function thermalSvg(d, r) {
+    var b = d.box, out = ['<g class="dr dr-thermal st-' + esc(g(r, "status")) + '" data-i="' + Number(d.i) +
+      '" data-theta="' + Number(d.theta) + '" data-n="' + Number(d.n) + '" data-limit="' + esc(d.limit) + '">',
+      '<rect class="dr-box" x="' + Number(b[0]) + '" y="' + Number(b[1]) + '" width="' + Number(b[2] - b[0]) +
+      '" height="' + Number(b[3] - b[1]) + '"/>'];
+    for (var j = 0; j < d.vias.length; j++) {
+      out.push('<circle class="dr-via" cx="' + Number(d.vias[j][0]) + '" cy="' + Number(d.vias[j][1]) + '"/>');
+    }
+    out.push('<text class="dr-label" x="' + Number(b[0]) + '" y="' + Number(b[1]) + '">' + esc(thermalLabel(d)) + "</text></g>");
+    return out.join("");
+  }
+  function breaksSvg(d, r) {
+    var out = ['<g class="dr dr-breaks sev-' + esc(g(r, "severity")) + '" data-i="' + Number(d.i) + '" data-count="' + d.breaks.length + '">'];
+    for (var j = 0; j < d.breaks.length; j++) {
+      var b = d.breaks[j];
+      out.push('<line class="dr-break k-' + esc(b[4]) + '" x1="' + Number(b[0]) + '" y1="' + Number(b[1]) + '" x2="' + Number(b[2]) +
+        '" y2="' + Number(b[3]) + '" data-len="' + Number(b[5]) + '" data-layer="' + esc(b[6]) + '" data-ref="' + esc(b[7]) + '"/>');
+    }
+    out.push("</g>");
+    return out.join("");
+  }
+  /* the box a drawing covers on the board (x0, y0, x1, y1 mm), for the zoom on selection */
+  function drawExtent(d) {
+    if (d.k === "thermal") return d.box;
+    if (d.k !== "breaks") return null;
+    var e = [Infinity, Infinity, -Infinity, -Infinity];
+    d.breaks.forEach(function (b) {
+      e = [Math.min(e[0], b[0], b[2]), Math.min(e[1], b[1], b[3]), Math.max(e[2], b[0], b[2]), Math.max(e[3], b[1], b[3])];
+    });
+    return e;
+  }
+  function buildDrawings() {
+    var parts = [];
+    DRAW.forEach(function (d) {
+      var r = rows[d.i];
+      if (!r) return;
+      drawOf[d.i] = d;
+      if (d.k === "thermal") parts.push(thermalSvg(d, r));
+      else if (d.k === "breaks") parts.push(breaksSvg(d, r));
+    });
+    api.drawings = DRAW.length;
+    if (!parts.length) return;
+    var dg = document.createElementNS(NS, "g");
+    dg.setAttribute("id", "drawings");
+    dg.setAttribute("class", "drawings");
+    dg.setAttribute("data-layer", "drawings");
+    svg.insertBefore(dg, mk);
+    dg.insertAdjacentHTML("beforeend", parts.join(""));
+    for (var el = dg.firstElementChild; el; el = el.nextElementSibling) drawEls[Number(el.getAttribute("data-i"))] = el;
+  }
+  /* a skew group's members as bars of their delay against the reference, the limit dashed */
+  function skewSvg(d) {
+    var W = 272, L = 100, R = 52, H = 17, top = 18;
+    var all = [[d.ref[0], d.ref[1], -1]].concat(d.members.map(function (m, j) { return [m[0], m[1], j]; }));
+    var span = d.limit * 1.25;
+    all.forEach(function (m) { span = Math.max(span, Math.abs(m[1] - d.ref[1]) * 1.1); });
+    var mid = L + (W - L - R) / 2, k = (W - L - R) / 2 / span, h = top + all.length * H + 4;
+    var lx = [mid - d.limit * k, mid + d.limit * k];
+    var out = ['<svg class="skew-bars" width="' + W + '" height="' + h + '" viewBox="0 0 ' + W + " " + h + '" data-i="' + Number(d.i) +
+      '" data-limit="' + Number(d.limit) + '" data-ref-ps="' + Number(d.ref[1]) + '" role="img" aria-label="delay of each member against ' +
+      esc(d.ref[0]) + ", limit \u00b1" + esc(n3(d.limit)) + ' ps">',
+      '<line class="sk-axis" x1="' + mid + '" y1="' + (top - 4) + '" x2="' + mid + '" y2="' + (h - 2) + '"/>',
+      '<line class="sk-limit" x1="' + lx[0] + '" y1="' + (top - 4) + '" x2="' + lx[0] + '" y2="' + (h - 2) + '"/>',
+      '<line class="sk-limit" x1="' + lx[1] + '" y1="' + (top - 4) + '" x2="' + lx[1] + '" y2="' + (h - 2) + '"/>',
+      '<text class="sk-t" x="' + lx[1] + '" y="10" text-anchor="middle">+' + esc(n3(d.limit)) + " ps</text>",
+      '<text class="sk-t" x="' + lx[0] + '" y="10" text-anchor="middle">\u2212' + esc(n3(d.limit)) + " ps</text>"];
+    all.forEach(function (m, row) {
+      var y = top + row * H, delta = m[1] - d.ref[1], x = delta < 0 ? mid + delta * k : mid;
+      var over = Math.abs(delta) > d.limit + 1e-9;
+      var cls = "skew-bar" + (m[2] < 0 ? " ref" : "") + (m[2] === d.me ? " me" : "") + (over ? " over" : "");
+      var name = String(m[0]);
+      out.push('<text class="sk-n" x="' + (L - 4) + '" y="' + (y + 11) + '" text-anchor="end">' + esc(name.length > 16 ? "\u2026" + name.slice(-15) : name) + "</text>",
+        '<rect class="' + cls + '" x="' + x + '" y="' + (y + 2) + '" width="' + Math.max(Math.abs(delta) * k, 1) + '" height="' + (H - 5) +
+        '" data-name="' + esc(name) + '" data-ps="' + Number(m[1]) + '"><title>' + esc(name) + ": " + esc(n3(m[1])) + " ps" +
+        (m[2] < 0 ? " (reference)" : ", " + (delta >= 0 ? "+" : "") + esc(n3(delta)) + " ps to " + esc(d.ref[0])) + "</title></rect>",
+        '<text class="sk-v" x="' + (W - 2) + '" y="' + (y + 11) + '" text-anchor="end">' + (m[2] < 0 ? esc(n3(m[1])) + " ps" : (delta >= 0 ? "+" : "") + esc(n3(delta))) + "</text>");
+    });
+    out.push("</svg>");
+    return out.join("");
+  }
+
   function showLayer(name) {
     if (!name) return;
     var inputs = document.querySelectorAll(".layer-toggles input[data-layer]");
@@ -223,11 +318,17 @@
   }
 
   var cross = null;
-  function zoomTo(x, y) {
+  function zoomTo(x, y, ext) {
     var span = Math.max(Math.min(home[2], home[3]) / 12, 4);
     var cw = svg.clientWidth || 800, ch = svg.clientHeight || 560;
+    var cx = x, cy = y;
+    if (ext && isFinite(ext[0])) {
+      /* a drawing (a via field, a run of plane breaks): all of it in view */
+      span = Math.max(span, (ext[2] - ext[0]) * 1.3, (ext[3] - ext[1]) * 1.3);
+      cx = (ext[0] + ext[2]) / 2; cy = (ext[1] + ext[3]) / 2;
+    }
     var w = span * Math.max(1, cw / ch), h = span * Math.max(1, ch / cw);
-    setVB([x - w / 2, y - h / 2, w, h]);
+    setVB([cx - w / 2, cy - h / 2, w, h]);
     if (!cross) {
       cross = document.createElementNS(NS, "path");
       cross.setAttribute("class", "crosshair");
@@ -292,6 +393,19 @@
     if (w && excludedInKicad(r)) dlRow(dl, "Excluded", w.reason || "excluded in KiCad (.kicad_pro)");
     else if (w) dlRow(dl, "Waiver", JSON.stringify(w));
     detail.appendChild(dl);
+    var d = drawOf[g(r, "i")];
+    if (d && d.k === "skew") {
+      /* the bars right under the message: they are the finding at a glance */
+      var box = document.createElement("div"); box.className = "skew-wrap";
+      box.innerHTML = skewSvg(d); /* numbers and escaped names only */
+      detail.insertBefore(box, dl);
+    } else if (d && d.k === "thermal") {
+      dlRow(dl, "Drawn", "the part's pads' box and the " + d.n + " vias counted, labelled " + thermalLabel(d));
+    } else if (d && d.k === "breaks") {
+      dlRow(dl, "Drawn", d.breaks.length + " break" + (d.breaks.length === 1 ? "" : "s") + " in the reference plane (" +
+        d.breaks.map(function (b) { return n3(b[5]) + " mm " + b[4] + " on " + b[6] + " over " + b[7]; }).slice(0, 4).join("; ") +
+        (d.breaks.length > 4 ? "; …" : "") + ")");
+    }
     var ev = g(r, "evidence");
     if (ev) {
       var pre = document.createElement("pre");
@@ -335,9 +449,10 @@
     opts = opts || {};
     if (k < 0 || k >= N) return;
     if (selected >= 0) {
-      var pr = rowEls[selected], pm = markerEls[selected];
+      var pr = rowEls[selected], pm = markerEls[selected], pd = drawEls[selected];
       if (pr) { pr.classList.remove("sel"); pr.setAttribute("aria-selected", "false"); }
       if (pm) { pm.classList.remove("sel"); pm.removeAttribute("data-selected"); }
+      if (pd) pd.classList.remove("sel");
     }
     selected = k;
     var r = rows[k], row = rowEls[k], m = markerEls[k];
@@ -360,12 +475,19 @@
     }
     highlightLayer(g(r, "whole") ? g(r, "layer") : null);
     if (g(r, "whole") && opts.zoom !== false) setVB(home.slice());
+    var dr = drawEls[k];
+    if (dr) {
+      dr.classList.add("sel");
+      dr.parentNode.appendChild(dr);
+      /* a plane break is read against its plane: show the reference layers it names */
+      if (drawOf[k].k === "breaks") drawOf[k].breaks.forEach(function (b) { showLayer(b[7]); });
+    }
     if (m) {
       m.classList.add("sel");
       m.setAttribute("data-selected", "true");
       mk.appendChild(m); /* draw it on top of its neighbours */
       showLayer(g(r, "layer"));
-      if (opts.zoom !== false) zoomTo(g(r, "x"), g(r, "y"));
+      if (opts.zoom !== false) zoomTo(g(r, "x"), g(r, "y"), drawOf[k] ? drawExtent(drawOf[k]) : null);
     }
     showDetail(r);
   }
@@ -412,6 +534,8 @@
       if (row && row.hidden === ok) row.hidden = !ok;
       var m = markerEls[k];
       if (m) m.style.display = ok ? "" : "none";
+      var de = drawEls[k];
+      if (de) de.style.display = ok ? "" : "none";
       if (ok) shown++;
     }
     if (order) {
@@ -684,6 +808,7 @@
 
   buildRows();
   for (var k0 = 0; k0 < Math.min(N, 40); k0++) fill(order0[k0]);
+  buildDrawings();
   buildMarkers();
   order = order0.slice();
   if (N) setRoving(rowEls[order0[0]]);
