@@ -44,19 +44,49 @@ def run(kind: str, name: str, board_class: str = "edge", config=None, params=Non
 
 def test_aspect_ratio_beyond_every_fab_is_a_fact_with_the_remedy():
     found, out = run("drill_aspect_ratio", "thick_10layer")
-    assert out.checked == 13
+    assert out.checked == 15
     by_drill = {f.evidence["drill_mm"]: f for f in found}
-    f = by_drill[0.1]
-    # 1.711 / 0.10 = 17.1:1 > 15:1, the most capable class: no guess changes it
+    f = by_drill[0.08]
+    # 1.711 / 0.08 = 21.4:1 > 20:1, the most capable class (rules/fab.yaml): no guess changes it
     assert f.status == Status.VIOLATION
-    assert f.evidence["count"] == 6 and f.measured == pytest.approx(17.11)
-    assert f.evidence["candidates"] == {"standard": "fail", "advanced": "fail",
-                                        "high_aspect": "fail"}  # fmt: skip
+    assert f.evidence["count"] == 2 and f.measured == pytest.approx(21.39)
+    assert set(f.evidence["candidates"].values()) == {"fail"}
     assert f.evidence["remedy"]["min_drill_mm"] == 0.2  # 1.711 / 10 = 0.171 -> 0.20 mm
     assert f.evidence["remedy"]["fab_class"] is None
     assert "0.171 mm" in f.message and "no fab class" in f.message
-    assert len(f.evidence["positions"]) == 6 and f.pos == (5.0, 5.0)
+    assert "very_high_aspect (20:1) needs 0.086 mm" in f.message
     assert 0.2 not in by_drill  # 8.6:1 passes every class
+
+
+def test_aspect_ratio_17_to_1_is_built_by_the_20_to_1_class_only():
+    """Thor's 17.1:1: beyond 15:1 but inside the 20:1 that fabs quote on request
+    ([multicb-drills], [emin-high-ratio]): it rests on the assumed fab, with the remedy."""
+    found, _ = run("drill_aspect_ratio", "thick_10layer")
+    f = next(f for f in found if f.evidence["drill_mm"] == 0.1)
+    assert f.measured == pytest.approx(17.11) and f.evidence["count"] == 6
+    assert f.status == Status.CANNOT_VERIFY
+    assert f.evidence["candidates"] == {"standard": "fail", "advanced": "fail",
+                                        "high_aspect": "fail", "very_high_aspect": "pass"}  # fmt: skip
+    assert f.evidence["remedy"]["fab_class"] == "very_high_aspect"
+    assert f.evidence["remedy"]["min_drill_mm"] == 0.2  # 10:1 for the edge class's fab
+    assert "fab: aspect_ratio_max" in f.evidence["declare"]
+    assert len(f.evidence["positions"]) == 6 and f.pos == (5.0, 5.0)
+    # the fab declared: a fact either way
+    found, _ = run("drill_aspect_ratio", "thick_10layer", config={"fab": {"aspect_ratio_max": 20}})
+    assert {g.evidence["drill_mm"] for g in found} == {0.08}
+
+
+def test_fab_classes_cite_public_sources():
+    """Every class of rules/fab.yaml cites a publication; none rests on [U] alone."""
+    import yaml
+
+    data = yaml.safe_load((FIX.parent.parent / "rules" / "fab.yaml").read_text())
+    ratios = {c["id"]: c["aspect_ratio_max"] for c in data["fab_classes"]}
+    assert ratios == {"standard": 10, "advanced": 12, "high_aspect": 15, "very_high_aspect": 20}
+    for c in data["fab_classes"]:
+        assert "[U]" not in c["source"] and "[" in c["source"], c["id"]
+    assert "[multicb-drills]" in data["fab_classes"][-1]["source"]
+    assert "[emin-high-ratio]" in data["fab_classes"][-1]["source"]
 
 
 def test_aspect_ratio_between_classes_rests_on_the_assumed_fab():
@@ -64,15 +94,15 @@ def test_aspect_ratio_between_classes_rests_on_the_assumed_fab():
     f = next(f for f in found if f.evidence["drill_mm"] == 0.13)  # 13.2:1
     assert f.status == Status.CANNOT_VERIFY
     assert f.evidence["candidates"] == {"standard": "fail", "advanced": "fail",
-                                        "high_aspect": "pass"}  # fmt: skip
+                                        "high_aspect": "pass", "very_high_aspect": "pass"}  # fmt: skip
     assert "fab: aspect_ratio_max" in f.evidence["declare"]
     assert f.evidence["remedy"]["fab_class"] == "high_aspect"
 
 
 def test_aspect_ratio_declared_fab_decides():
     found, _ = run("drill_aspect_ratio", "thick_10layer", config={"fab": {"aspect_ratio_max": 14}})
-    assert {f.evidence["drill_mm"] for f in found} == {0.1}  # 13.2:1 now passes
-    assert found[0].status == Status.VIOLATION and found[0].limit == 14
+    assert {f.evidence["drill_mm"] for f in found} == {0.1, 0.08}  # 13.2:1 now passes
+    assert {f.status for f in found} == {Status.VIOLATION} and found[0].limit == 14
     found, _ = run("drill_aspect_ratio", "thick_10layer", config={"fab": {"aspect_ratio_max": 12}})
     f = next(f for f in found if f.evidence["drill_mm"] == 0.13)
     assert f.status == Status.VIOLATION  # declared: a fact
@@ -273,9 +303,11 @@ def test_jetson_agx_thor_carrier_17_to_1():
     vias = next(f for f in found if f.evidence["type"] == "through")
     assert vias.evidence["count"] == 3235 and vias.evidence["drill_mm"] == 0.1
     assert vias.evidence["span_mm"] == pytest.approx(1.711)
-    assert vias.status == Status.VIOLATION and vias.measured == pytest.approx(17.11)
+    # 17.1:1: beyond the edge class's assumed 10:1 and every class but the 20:1 one
+    assert vias.status == Status.CANNOT_VERIFY and vias.measured == pytest.approx(17.11)
     assert vias.evidence["remedy"]["min_drill_mm"] == 0.2  # 0.171 mm for 10:1
-    assert "high_aspect (15:1) needs 0.114 mm" in vias.message
+    assert vias.evidence["remedy"]["fab_class"] == "very_high_aspect"
+    assert "very_high_aspect fab (20:1) builds it" in vias.message
 
 
 def test_a_drill_below_10_um_is_no_hole():

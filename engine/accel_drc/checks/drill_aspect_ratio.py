@@ -6,7 +6,8 @@ What it checks:
     blind or buried via) over the finished hole size (the drill the board file states), against
     the fab's limit: ``fab: aspect_ratio_max`` or ``fab: class`` of accel-drc.yaml when
     declared, else the fab class the pack assumes (``fab_class``, one of ``rules/fab.yaml``:
-    standard 10:1, advanced 12:1, high_aspect 15:1).  One finding per group of identical holes
+    standard 10:1, advanced 12:1, high_aspect 15:1, very_high_aspect 20:1).  One finding per
+    group of identical holes
     (type, drill, span), with the count, the positions and the remedy: the smallest drill that
     passes, and the least capable fab class that builds the ratio (or that none in the data
     does).  Microvias (KiCad's micro type, blind vias across one dielectric) are the
@@ -26,8 +27,10 @@ Cannot verify when:
     cannot be computed (a thickness missing from the stack-up).
 Example:
     ``{check: drill_aspect_ratio, severity: error, params: {fab_class: advanced}}``: 3,235
-    through vias of 0.10 mm in a 1.711 mm board are 17.1:1, beyond every fab class in the data
-    (a fact): "use a 0.15 mm drill (12:1)".
+    through vias of 0.10 mm in a 1.711 mm board are 17.1:1, beyond the assumed 12:1 and built
+    only by the very_high_aspect class (20:1, on request): *cannot verify* until the fab is
+    declared, with the remedy "a drill of at least 0.143 mm (0.15 mm) passes 12:1"; 0.08 mm
+    there is 21.4:1, beyond every class (a fact).
 """
 
 from __future__ import annotations
