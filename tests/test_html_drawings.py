@@ -244,3 +244,30 @@ def test_malformed_evidence_draws_nothing_and_names_stay_text() -> None:
                        "group": [["</text><script>", 12.0], [3, "x"]]}, limit=3.5, net="n")  # fmt: skip
     (d,) = drawings([good])
     assert d["members"] == [["</text><script>", 12.0]] and d["me"] == 0  # by its delay
+
+
+def test_missing_return_via_drawn_as_its_reach_and_the_nearest(
+    browser: Browser, tmp_path: Path
+) -> None:
+    """A layer change whose nearest GND via is 1.40 mm away (limit 1.27 mm): the reach around
+    the signal via and the nearest return via's distance, both the finding's numbers."""
+    path, result = _report(tmp_path, "return_path/gnd_via_1p40.kicad_pcb")
+    found = [(i, f) for i, f in enumerate(result.findings) if f.rule.endswith(".via")]
+    assert found
+    _open(browser, path)
+    for i, f in found:
+        got = _js(
+            browser,
+            f"var g=document.querySelector('#drawings g.dr-stitch[data-i=\"{i}\"]');"
+            "if(!g) return null; function c(s){var e=g.querySelector(s); return e?"
+            "[+e.getAttribute('cx'), +e.getAttribute('cy'), +e.getAttribute('r')]:null}"
+            "return {reach:c('circle.dr-reach'), nearest:c('circle.dr-nearest'),"
+            "label:g.querySelector('text.dr-label').textContent};",
+        )
+        assert got is not None, f"no drawing of {f.net}'s missing return via"
+        x, y = f.pos
+        assert got["reach"] == [x, y, f.limit] and f.limit == 1.27
+        assert got["nearest"] == [x, y, f.measured] == [x, y, f.evidence["nearest_return_via_mm"]]
+        assert got["nearest"][2] > got["reach"][2]  # outside the reach: why it fails
+        assert f"within 1.27 mm: nearest {f.measured:.3g} mm" in got["label"]
+    assert not browser.console_errors()

@@ -1,5 +1,6 @@
 """What the HTML report draws for a finding beyond its marker: the thermal via field under a hot
-part, a skew group's delays against the limit, the breaks in a trace's reference plane.
+part, a skew group's delays against the limit, the breaks in a trace's reference plane and the
+reach of a missing return via.
 
 Each drawing is a compact dict taken from the finding's *own* evidence (its numbers copied, never
 recomputed: the drawing shows what the check judged, so a reader who sees 12.0 K/W on the board
@@ -18,7 +19,10 @@ the finding's index ``i`` in ``data.findings``.  Kinds (``k``):
 * ``skew``: ``ref`` ([name, ps], what the members are measured against), ``members`` ([[name,
   ps], …]), ``me`` (the finding's own member's index, or None), ``limit`` (ps), ``skew`` (the
   finding's measured ps);
-* ``breaks``: ``breaks`` ([[x0, y0, x1, y1, kind, length mm, layer, reference], …]).
+* ``breaks``: ``breaks`` ([[x0, y0, x1, y1, kind, length mm, layer, reference], …]);
+* ``stitch``: a signal via whose reference changes with no return via near: ``c`` (its
+  position), ``limit`` (the distance a return via must be within, mm), ``nearest`` (the nearest
+  one's distance, or None), ``change`` and ``refs`` (the layers and the references).
 """
 
 from __future__ import annotations
@@ -112,6 +116,25 @@ def _skew(f: Finding, ev: Mapping[str, Any]) -> dict[str, Any] | None:
             "members": members, "me": mine, "limit": limit, "skew": _num(f.measured)}  # fmt: skip
 
 
+def _stitch(f: Finding, ev: Mapping[str, Any]) -> dict[str, Any] | None:
+    """A layer change with no return via near enough (``return_path``'s ``.via``): the reach
+    the return via must be within, around the signal via, and the nearest one's distance."""
+    c, reach = _point(f.pos), _num(f.limit)
+    if c is None or reach is None or reach <= 0:
+        return None
+    return {"k": "stitch", "c": c, "limit": reach,
+            "nearest": _num(ev.get("nearest_return_via_mm")),
+            "change": f"{ev.get('from') or ''}→{ev.get('to') or ''}",
+            "refs": f"{ev.get('references_from') or ''} → {ev.get('references_to') or ''}"}  # fmt: skip
+
+
+def _return_path(f: Finding, ev: Mapping[str, Any]) -> dict[str, Any] | None:
+    """A ``return_path`` finding: its plane breaks, or its layer change without a return via."""
+    if "nearest_return_via_mm" in ev:
+        return _stitch(f, ev)
+    return _breaks(f, ev)
+
+
 def _breaks(f: Finding, ev: Mapping[str, Any]) -> dict[str, Any] | None:
     """The breaks in a trace's reference plane (``return_path``)."""
     out: list[list[Any]] = []
@@ -130,7 +153,7 @@ def _breaks(f: Finding, ev: Mapping[str, Any]) -> dict[str, Any] | None:
 _DRAWERS: dict[str, Callable[[Finding, Mapping[str, Any]], dict[str, Any] | None]] = {
     "thermal_vias": _thermal,
     "skew": _skew,
-    "return_path": _breaks,
+    "return_path": _return_path,
 }
 
 

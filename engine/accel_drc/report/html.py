@@ -1186,7 +1186,8 @@ def build_context(result: CheckResult, board: Board) -> dict[str, Any]:
         "refs": {rid: refs[rid].short() for rid in cited},
         "layers": board_svg.layers,
         "viewBox": list(board_svg.view_box),
-        # the thermal via fields, skew groups and plane breaks, from the findings' own evidence
+        # the thermal via fields, skew groups, plane breaks and return-via reaches, from the
+        # findings' own evidence
         "drawings": drawn,
     }
     ctx["board_svg"] = Markup(board_svg.svg)

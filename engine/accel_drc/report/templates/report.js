@@ -216,9 +216,29 @@
     out.push("</g>");
     return out.join("");
   }
+  function stitchLabel(d) {
+    return "return via within " + n3(d.limit) + " mm: " + (d.nearest === null || d.nearest === undefined
+      ? "none on the board" : "nearest " + n3(d.nearest) + " mm");
+  }
+  function stitchSvg(d, r) {
+    var x = Number(d.c[0]), y = Number(d.c[1]);
+    var out = ['<g class="dr dr-stitch sev-' + esc(g(r, "severity")) + '" data-i="' + Number(d.i) + '" data-limit="' +
+      Number(d.limit) + '" data-nearest="' + esc(d.nearest) + '">',
+      '<circle class="dr-reach" cx="' + x + '" cy="' + y + '" r="' + Number(d.limit) + '"/>'];
+    if (d.nearest !== null && d.nearest !== undefined) {
+      out.push('<circle class="dr-nearest" cx="' + x + '" cy="' + y + '" r="' + Number(d.nearest) + '"/>');
+    }
+    out.push('<text class="dr-label" x="' + (x - Number(d.limit)) + '" y="' + (y - Number(d.limit)) + '">' +
+      esc(stitchLabel(d)) + "</text></g>");
+    return out.join("");
+  }
   /* the box a drawing covers on the board (x0, y0, x1, y1 mm), for the zoom on selection */
   function drawExtent(d) {
     if (d.k === "thermal") return d.box;
+    if (d.k === "stitch") {
+      var R = Math.max(d.limit, d.nearest || 0);
+      return [d.c[0] - R, d.c[1] - R, d.c[0] + R, d.c[1] + R];
+    }
     if (d.k !== "breaks") return null;
     var e = [Infinity, Infinity, -Infinity, -Infinity];
     d.breaks.forEach(function (b) {
@@ -234,6 +254,7 @@
       drawOf[d.i] = d;
       if (d.k === "thermal") parts.push(thermalSvg(d, r));
       else if (d.k === "breaks") parts.push(breaksSvg(d, r));
+      else if (d.k === "stitch") parts.push(stitchSvg(d, r));
     });
     api.drawings = DRAW.length;
     if (!parts.length) return;
@@ -401,6 +422,9 @@
       detail.insertBefore(box, dl);
     } else if (d && d.k === "thermal") {
       dlRow(dl, "Drawn", "the part's pads' box and the " + d.n + " vias counted, labelled " + thermalLabel(d));
+    } else if (d && d.k === "stitch") {
+      dlRow(dl, "Drawn", "the reach around the via (dashed, " + n3(d.limit) + " mm) and the nearest return via's distance (solid): " +
+        stitchLabel(d) + "; " + d.change + ", reference " + d.refs);
     } else if (d && d.k === "breaks") {
       dlRow(dl, "Drawn", d.breaks.length + " break" + (d.breaks.length === 1 ? "" : "s") + " in the reference plane (" +
         d.breaks.map(function (b) { return n3(b[5]) + " mm " + b[4] + " on " + b[6] + " over " + b[7]; }).slice(0, 4).join("; ") +
