@@ -12,7 +12,7 @@ What it checks:
     (a uniform-grid join of the segments, linear in the segments).  Each piece's coupling
     comes from the 2-D field solution of the layer's cross-section (the stack-up owner's
     heights, εr, copper and soldermask) at the victim's width and that gap, interpolated
-    between solves at gaps h·2^(k/4): Kb = ¼(Cm/C + Lm/L) and kf = Cm/C − Lm/L.  Summed over
+    between solves at gaps h·2^(k/2): Kb = ¼(Cm/C + Lm/L) and kf = Cm/C − Lm/L.  Summed over
     the pieces and layers: NEXT = (length-weighted Kb)·min(1, 2·TD/tr) and FEXT = Σ kf·TD / 2tr
     (capped at ½).  A pair aggressor drives its legs with ±½ of its swing and a pair victim
     sees P − N: the net-to-net terms are superposed, so a pair beside a pair largely cancels.
@@ -45,16 +45,19 @@ Parameters:
     ``single_ended`` (bool, default false): also judge the type's single nets.
 Cannot verify when:
     No edge rate is declared and the noise is over the budget at the fastest edge the
-    interface allows but not at one unit interval (declare ``rise_ps``: accel-drc.yaml
-    ``rules: <rule id>: {params: {rise_ps: <ps>}}``); the stack-up's heights or εr are KiCad's
+    interface allows but not at one unit interval: info severity, both numbers (declare
+    ``rise_ps``: accel-drc.yaml ``rules: <rule id>: {params: {rise_ps: <ps>}}``); over the
+    budget at one UI, but the stack-up's heights or εr are KiCad's
     defaults, or a victim's or aggressor's type is assumed (the number is kept, conditional);
     a layer's cross-section cannot be built (no stack-up, no reference plane): one finding
     naming the layers.
 Example:
-    ``{check: crosstalk, signal: pcie4, severity: warning, params: {budget_pct: 5,
-    max_gap_h: 4, fastest_rise_ui: 0.125, min_coupled_mm: 1}}``: two single-ended 50 Ω
-    microstrips 0.1 mm apart over 30 mm at 16 GT/s (UI 62.5 ps) give FEXT ≈ 20 % at one UI: a
-    violation naming the aggressor, the layer and the gap that passes.
+    ``{check: crosstalk, signal: ddr4, severity: warning, params: {budget_pct: 5, max_gap_h: 4,
+    fastest_rise_ui: 0.125, min_coupled_mm: 1, single_ended: true}}``: DDR4 DQ0–DQ2, 0.15 mm
+    wide and 0.1 mm apart over 40 mm of stripline, take 17.8 % NEXT from each neighbour: DQ1
+    25.1 % (power sum), a violation naming DQ0, In2.Cu, 0.100 mm and the gap that passes.  Two
+    PCIe Gen4 TX pairs 0.3 mm apart over 40 mm of microstrip: FEXT 0.95 % at a one-UI edge,
+    7.6 % at the fastest: cannot verify (info) until ``rise_ps`` is declared.
 """
 
 from __future__ import annotations
@@ -154,7 +157,7 @@ class _Term:
 
 
 class _Solver:
-    """Field solutions of the board's cross-sections at gap nodes h·2^(k/4), memoised on the
+    """Field solutions of the board's cross-sections at gap nodes h·2^(k/2), memoised on the
     analysis (shared by every crosstalk rule of the run)."""
 
     def __init__(self, ctx: CheckContext) -> None:
