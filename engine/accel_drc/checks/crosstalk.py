@@ -50,7 +50,7 @@ Cannot verify when:
     budget at one UI, but the stack-up's heights or εr are KiCad's
     defaults, or a victim's or aggressor's type is assumed (the number is kept, conditional);
     a layer's cross-section cannot be built (no stack-up, no reference plane): one finding
-    naming the layers.
+    naming the layers, info severity (the other checks that need the stack-up say so too).
 Example:
     ``{check: crosstalk, signal: ddr4, severity: warning, params: {budget_pct: 5, max_gap_h: 4,
     fastest_rise_ui: 0.125, min_coupled_mm: 1, single_ended: true}}``: DDR4 DQ0–DQ2, 0.15 mm
@@ -216,7 +216,8 @@ def check_crosstalk(ctx: CheckContext, rule: Rule) -> CheckOutcome:
         out.findings.append(
             finding(rule, Status.CANNOT_VERIFY, f"{rule.signal}: no stack-up, so no cross-section "
                     "to solve: crosstalk is not checked",
-                    evidence={"declare": "the board stack-up (Board Setup > Physical Stackup)"})
+                    evidence={"declare": "the board stack-up (Board Setup > Physical Stackup)"},
+                    severity=Severity.INFO)
         )  # fmt: skip
         return out
     aggressors = _units(board, sorted(analysis.net_signal))
@@ -230,7 +231,8 @@ def check_crosstalk(ctx: CheckContext, rule: Rule) -> CheckOutcome:
                     "crosstalk there is not checked",
                     evidence={"layers": {k: list(v) for k, v in sorted(unbuilt.items())},
                               "declare": "the missing stack-up values (Board Setup > Physical "
-                              "Stackup)"})
+                              "Stackup)"},
+                    severity=Severity.INFO)
         )  # fmt: skip
     return out
 
