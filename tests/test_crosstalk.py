@@ -154,10 +154,18 @@ def test_microstrip_tx_pairs_depend_on_the_edge_rate() -> None:
         lo, hi = f.evidence["crosstalk_one_ui_edge"], f.evidence["crosstalk_fastest_edge"]
         assert lo < 0.05 < hi
         assert hi == pytest.approx(lo * 8.0, rel=1e-3)  # FEXT ∝ 1/tr; NEXT not judged (TX, TX)
-        assert f.evidence["aggressors"][0]["next_judged"] is False
+        assert f.evidence["aggressors"][0]["judged"] == "FEXT"
     fast = _run("tx_pairs_microstrip_tight.kicad_pcb", "pcie4", rise_ps=10.0)
     assert {f.status for f in fast} == {Status.VIOLATION}
     assert _run("tx_pairs_microstrip_tight.kicad_pcb", "pcie4", rise_ps=20.0) == []
+
+
+def test_tx_beside_rx_counts_next_only() -> None:
+    """The tight microstrip pairs, one TX and one RX: the TX's FEXT arrives at the RX lane's
+    transmitter, so only NEXT (≈ 0.7 % differential, any edge: saturated) reaches a receiver;
+    the same pairs both TX fail at a 5 ps edge on FEXT."""
+    assert _run("tx_rx_pairs_microstrip_tight.kicad_pcb", "pcie4", rise_ps=5.0) == []
+    assert _run("tx_pairs_microstrip_tight.kicad_pcb", "pcie4", rise_ps=5.0) != []
 
 
 def test_spaced_pairs_and_stripline_pairs_pass() -> None:

@@ -18,8 +18,9 @@ What it checks:
     sees P − N: the net-to-net terms are superposed, so a pair beside a pair largely cancels.
     Per aggressor the larger of |NEXT| and |FEXT| counts (which end the receiver sits at is
     not known), except that a victim and an aggressor known from their names to run the same
-    way (both TX, both RX, DDR command/address/clock from the controller) count FEXT only:
-    their NEXT lands on the victim's transmitter.  The victim's noise is the power sum
+    way (both TX, both RX, DDR command/address/clock from the controller) count FEXT only
+    (their NEXT lands on the victim's transmitter), and ones known to run opposite ways (TX
+    beside RX) NEXT only (their FEXT lands there).  The victim's noise is the power sum
     √(Σ x²) over its aggressors (they are not synchronous), against ``budget_pct`` % of the
     swing.
     The edge tr is ``rise_ps`` where declared; otherwise two bounds of each aggressor's
@@ -362,12 +363,24 @@ def direction(name: str) -> str | None:
     return None
 
 
-def _codirectional(board: Any, victim: Mapping[int, int], aggressor: Mapping[int, int]) -> bool:
-    """Whether victim and aggressor are known to travel the same way: their near-end
-    crosstalk then lands on the victim's own transmitter, not on its receiver."""
+def _ends(board: Any, victim: Mapping[int, int], aggressor: Mapping[int, int]) -> str:
+    """Which end's crosstalk reaches the victim's receiver: ``far`` (FEXT) when victim and
+    aggressor are known from their names to run the same way (their NEXT lands on the victim's
+    transmitter), ``near`` (NEXT) when known to run opposite ways (their FEXT lands on it),
+    else ``both`` (the larger counts)."""
     dv = {direction(board.nets[n]) for n in victim}
     da = {direction(board.nets[n]) for n in aggressor}
-    return len(dv) == 1 and dv == da and None not in dv
+    if len(dv) != 1 or len(da) != 1 or None in dv or None in da:
+        return "both"
+    return "far" if dv == da else "near"
+
+
+#: what the message says of a couple whose direction decides the end
+_ENDS_NOTE = {
+    "both": "",
+    "far": " (same direction: NEXT reaches its transmitter, not judged)",
+    "near": " (opposite directions: FEXT reaches its transmitter, not judged)",
+}
 
 
 def _noise(
@@ -393,8 +406,9 @@ def _power_sum(xs: Any) -> float:
     return math.sqrt(sum(x * x for x in xs))
 
 
-def _worst(nf: tuple[float, float], with_next: bool) -> float:
-    return max(abs(nf[0]) if with_next else 0.0, abs(nf[1]))
+def _worst(nf: tuple[float, float], ends: str) -> float:
+    """The (NEXT, FEXT) value that reaches the victim's receiver (:func:`_ends`)."""
+    return max(abs(nf[0]) if ends != "far" else 0.0, abs(nf[1]) if ends != "near" else 0.0)
 
 
 def _judge(
@@ -427,30 +441,28 @@ def _judge(
             keys = [(v, a) for v in victim for a in agg if (v, a) in terms]
             if max(terms[k].length for k in keys) < min_len:
                 continue
-            couples.append((an, agg, keys, not _codirectional(board, victim, agg)))
+            couples.append((an, agg, keys, _ends(board, victim, agg)))
         if not couples:
             continue
         bound = 0.0
-        for _an, agg, keys, with_next in couples:
+        for _an, agg, keys, ends in couples:
             _slow, fast, _d = _rise_bounds(ctx, rule, agg)
             amp = 0.5 if len(agg) > 1 else 1.0
             for k in keys:
                 b = _noise(
                     {k: terms[k].bound(solver)}, {k: terms[k].length}, {k[0]: 1}, {k[1]: 1}, fast
                 )
-                bound += amp * _worst((abs(b[0]), abs(b[1])), with_next)
+                bound += amp * _worst((abs(b[0]), abs(b[1])), ends)
         if bound <= budget:  # a plain sum bounds the power sum
             continue
         rows = []
-        for an, agg, keys, with_next in couples:
+        for an, agg, keys, ends in couples:
             slow, fast, declared = _rise_bounds(ctx, rule, agg)
             sums = {k: terms[k].solve(solver) for k in keys}
             lengths = {k: terms[k].length for k in keys}
             lo = _noise(sums, lengths, victim, agg, slow)
             hi = _noise(sums, lengths, victim, agg, fast)
-            rows.append(
-                (an, agg, [terms[k] for k in keys], lo, hi, slow, fast, declared, with_next)
-            )
+            rows.append((an, agg, [terms[k] for k in keys], lo, hi, slow, fast, declared, ends))
         total_lo = _power_sum(_worst(r[3], r[8]) for r in rows)
         total_hi = _power_sum(_worst(r[4], r[8]) for r in rows)
         if total_hi <= budget:
@@ -488,9 +500,9 @@ def _finding(
     board = ctx.board
     names = [c.name for c in board.copper_layers]
     rows.sort(key=lambda r: -_worst(r[4], r[8]))
-    an, agg, ts, lo, hi, slow, fast, declared, with_next = rows[0]
+    an, agg, ts, lo, hi, slow, fast, declared, ends = rows[0]
     over = total_lo > budget
-    which = "FEXT" if abs(hi[1]) >= abs(hi[0]) or not with_next else "NEXT"
+    which = "FEXT" if ends == "far" or (ends == "both" and abs(hi[1]) >= abs(hi[0])) else "NEXT"
     near = max(ts, key=lambda t: abs(t.solve(solver)[2 if which == "FEXT" else 0]))
     per_layer = near.by_layer()
     layer = max(per_layer, key=lambda k: per_layer[k])
@@ -513,7 +525,7 @@ def _finding(
         f"{name} ({kind}): {head} from {len(rows)} aggressor(s), budget {_pct(budget)}; "
         f"worst {an}: {which} {_pct(worst)} {at}, coupled {near.length:.1f} mm on "
         f"{names[layer]} at {near.min_gap:.3f} mm gap"
-        + ("" if with_next else " (same direction: NEXT reaches its transmitter, not judged)")
+        + _ENDS_NOTE[ends]
         + (f"; {need}" if need else "")
     )
     sb: dict[str, list[str]] = {}
@@ -541,7 +553,7 @@ def _finding(
                 "fext_one_ui": round(r[3][1], 5),
                 "next_fastest": round(r[4][0], 5),
                 "fext_fastest": round(r[4][1], 5),
-                "next_judged": r[8],
+                "judged": {"both": "NEXT, FEXT", "far": "FEXT", "near": "NEXT"}[r[8]],
                 "rise_ps": [round(r[5], 2), round(r[6], 2)],
                 "coupled_mm": round(max(t.length for t in r[2]), 3),
                 "min_gap_mm": round(min(t.min_gap for t in r[2]), 4),
