@@ -196,3 +196,18 @@ def test_no_stackup_is_cannot_verify(tmp_path: Path) -> None:
     got = check_crosstalk(ctx, rule).findings
     assert [f.status for f in got] == [Status.CANNOT_VERIFY]
     assert "no stack-up" in got[0].message and got[0].severity is Severity.INFO
+
+
+def test_parallel_runs_skip_slivers_and_degenerate_segments() -> None:
+    """Hostile geometry: a neighbour 5 µm away (a clearance error, not a coupled run), a
+    zero-length segment and a zero-width one give no run and no error."""
+    vs, ve, vw = (
+        np.array([[0.0, 0.0], [3.0, 3.0]]),
+        np.array([[20.0, 0.0], [3.0, 3.0]]),
+        np.array([0.1, 0.1]),
+    )
+    as_ = np.array([[0.0, 0.105], [5.0, 5.0], [0.0, -0.3]])
+    ae = np.array([[20.0, 0.105], [5.0, 5.0], [20.0, -0.3]])
+    runs = parallel_runs(vs, ve, vw, as_, ae, np.array([0.1, 0.1, 0.0]), 1.0)
+    assert runs.aggressor.tolist() == [2]  # only the zero-width trace 0.25 mm away
+    assert runs.gap_mm[0] == pytest.approx(0.25)

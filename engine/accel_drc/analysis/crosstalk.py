@@ -36,6 +36,9 @@ C0_M_S = 299_792_458.0
 #: the field solver's mesh setting for crosstalk (Richardson-extrapolated from r/2 and r):
 #: Kb and FEXT of TNT-MMTL's published case within 1 % (tests); a solve costs ~20 ms
 XTALK_RESOLUTION = 0.5
+#: closest edge-to-edge gap (mm) taken as a coupled run: 10 µm, under any fab's minimum space
+#: (a closer pair is a clearance error; its field solve would mesh a sliver)
+MIN_GAP_MM = 0.01
 
 
 @dataclass(frozen=True)
@@ -156,7 +159,8 @@ def parallel_runs(
     """Where segments ``a`` (start, end (n, 2), width (n,)) run beside segments ``v`` within an
     edge-to-edge gap of ``max_gap_mm`` (a scalar or one per victim segment), their directions
     within ``max_angle_deg``: the overlap of ``a``'s projection on ``v``, and the gap at its
-    middle.  Touching or crossing copper (gap ≤ 0) is not a run (a short: the DRC's matter).
+    middle.  Copper closer than :data:`MIN_GAP_MM` (touching, crossing, or a sliver no fab
+    etches) is not a run: a short or a clearance error, the DRC's matter.
 
     The candidate couples come from :func:`~accel_drc.analysis.impedance.box_pairs` (a
     uniform grid over the boxes, each victim box grown by its search distance): work linear in
@@ -195,7 +199,7 @@ def parallel_runs(
         rel = mid - as_[ia]
         dist = np.abs(rel[:, 0] * ua[:, 1] - rel[:, 1] * ua[:, 0])
         gap = dist - 0.5 * (vw[iv] + aw[ia])
-        ok &= (gap > 1e-6) & (gap <= max_gap[iv] + 1e-9)
+        ok &= (gap >= MIN_GAP_MM) & (gap <= max_gap[iv] + 1e-9)
         if ok.any():
             parts.append((iv[ok], ia[ok], length[ok], gap[ok], mid[ok]))
     if not parts:
