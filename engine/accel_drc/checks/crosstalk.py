@@ -116,6 +116,8 @@ class _Term:
     pos: tuple[float, float] | None = None
     rows: list[int] = field(default_factory=list)  # victim track rows
     sums: tuple[float, float, float] | None = None  # (Σ Kb·len, Σ TD ps, Σ kf·TD ps)
+    layer_sums: dict[int, tuple[float, float, float]] = field(default_factory=dict)
+    mids: list[tuple[float, float]] = field(default_factory=list)  # each piece's middle
 
     def add(self, layer: int, width: float, gap: float, length: float, row: int, mid: Any) -> None:
         self.layers.append(layer)
@@ -124,6 +126,7 @@ class _Term:
         self.lengths.append(length)
         self.length += length
         self.rows.append(row)
+        self.mids.append((round(float(mid[0]), 4), round(float(mid[1]), 4)))
         if gap < self.min_gap:
             self.min_gap = gap
             self.pos = (round(float(mid[0]), 4), round(float(mid[1]), 4))
@@ -146,15 +149,25 @@ class _Term:
         return kb * self.length, td, kf * td
 
     def solve(self, solver: _Solver) -> tuple[float, float, float]:
+        """(Σ Kb·length, Σ TD, Σ kf·TD) over the pieces; per layer in :attr:`layer_sums`."""
         if self.sums is None:
-            kb_len = td = kf_td = 0.0
+            per: dict[int, list[float]] = {}
             for ly, w, g, ln in zip(self.layers, self.widths, self.gaps, self.lengths):
                 kb, kf, ps = solver.interpolated(ly, w, g)
-                kb_len += kb * ln
-                td += ps * ln
-                kf_td += kf * ps * ln
-            self.sums = (kb_len, td, kf_td)
-        return self.sums
+                acc = per.setdefault(ly, [0.0, 0.0, 0.0])
+                acc[0] += kb * ln
+                acc[1] += ps * ln
+                acc[2] += kf * ps * ln
+            self.layer_sums = {ly: (a[0], a[1], a[2]) for ly, a in per.items()}
+            self.sums = tuple(sum(a[i] for a in per.values()) for i in range(3))  # type: ignore[assignment]
+        return self.sums  # type: ignore[return-value]
+
+    def where(self, layer: int) -> tuple[float, float, tuple[float, float] | None]:
+        """(coupled length, closest gap, its position) of the pieces on ``layer``."""
+        got = [(g, i) for i, (ly, g) in enumerate(zip(self.layers, self.gaps)) if ly == layer]
+        length = sum(ln for ly, ln in zip(self.layers, self.lengths) if ly == layer)
+        g, i = min(got)
+        return length, g, self.mids[i]
 
 
 class _Solver:
@@ -503,9 +516,12 @@ def _finding(
     an, agg, ts, lo, hi, slow, fast, declared, ends = rows[0]
     over = total_lo > budget
     which = "FEXT" if ends == "far" or (ends == "both" and abs(hi[1]) >= abs(hi[0])) else "NEXT"
-    near = max(ts, key=lambda t: abs(t.solve(solver)[2 if which == "FEXT" else 0]))
-    per_layer = near.by_layer()
-    layer = max(per_layer, key=lambda k: per_layer[k])
+    # the net-to-net term and the layer that make the dominant quantity (a FEXT made on the
+    # microstrip pieces of a net that runs mostly in stripline names the microstrip layer)
+    q = 2 if which == "FEXT" else 0
+    near = max(ts, key=lambda t: abs(t.solve(solver)[q]))
+    layer = max(near.layer_sums, key=lambda k: abs(near.layer_sums[k][q]))
+    on_len, on_gap, on_pos = near.where(layer)
     if over or declared:
         head = f"crosstalk {_pct(total_lo)} ({_db(total_lo)})"
         at = "at the declared edge" if declared else "at a one-UI edge"
@@ -519,14 +535,12 @@ def _finding(
         worst = abs(hi[1] if which == "FEXT" else hi[0])
     kind = "pair" if len(victim) == 2 else "net"
     need = _spacing_hint(
-        solver, near, layer, total_lo if over or declared else total_hi, budget, which
+        solver, near, layer, on_gap, total_lo if over or declared else total_hi, budget, which
     )
     text = (
         f"{name} ({kind}): {head} from {len(rows)} aggressor(s), budget {_pct(budget)}; "
-        f"worst {an}: {which} {_pct(worst)} {at}, coupled {near.length:.1f} mm on "
-        f"{names[layer]} at {near.min_gap:.3f} mm gap"
-        + _ENDS_NOTE[ends]
-        + (f"; {need}" if need else "")
+        f"worst {an}: {which} {_pct(worst)} {at}, made on {names[layer]}: coupled "
+        f"{on_len:.1f} mm at {on_gap:.3f} mm gap" + _ENDS_NOTE[ends] + (f"; {need}" if need else "")
     )
     sb: dict[str, list[str]] = {}
     for ly in {ly for t in ts for ly in t.layers}:
@@ -576,7 +590,7 @@ def _finding(
         unit="fraction of the aggressor swing",
         net=board.nets[next(iter(victim))],
         layer=names[layer],
-        pos=near.pos,
+        pos=on_pos,
         items=items,
         evidence=evidence,
         basis=basis,
@@ -595,17 +609,18 @@ MODEL = (
 
 
 def _spacing_hint(
-    solver: _Solver, term: _Term, layer: int, noise: float, budget: float, which: str
+    solver: _Solver, term: _Term, layer: int, gap: float, noise: float, budget: float, which: str
 ) -> str:
-    """ "about X mm": the gap node at which the closest net-to-net coupling, scaled from its
-    closest gap, brings ``noise`` under ``budget`` (an estimate: the other terms scale alike)."""
+    """ "about X mm": the gap at which the dominant net-to-net coupling on ``layer``, scaled
+    from its closest ``gap`` there, brings ``noise`` under ``budget`` (an estimate: the other
+    terms are taken to scale alike)."""
     w = max(term.widths)
-    kb0, kf0, _ = solver.interpolated(layer, w, term.min_gap)
+    kb0, kf0, _ = solver.interpolated(layer, w, gap)
     ref = abs(kf0) if which == "FEXT" else kb0
     if ref <= 0:
         return ""
     for k in range(1, 4 * NODES_PER_OCTAVE + 1):
-        g = term.min_gap * 2.0 ** (k / NODES_PER_OCTAVE)
+        g = gap * 2.0 ** (k / NODES_PER_OCTAVE)
         kb, kf, _ = solver.interpolated(layer, w, g)
         if noise * (abs(kf) if which == "FEXT" else kb) / ref <= budget:
             return f"about {g:.3f} mm edge to edge would meet the budget"
