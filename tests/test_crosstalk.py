@@ -109,7 +109,13 @@ def test_pair_superposition_cancels() -> None:
     ],
 )  # fmt: skip
 def test_direction_from_names(name: str, way: str | None) -> None:
-    assert direction(name) == way
+    assert direction(name, "ddr4" if "DDR4" in name else None) == way
+
+
+def test_a_command_name_outside_ddr_says_nothing() -> None:
+    """/CAM_A1 is not a DDR address line: no direction unless the net is of a DDR type."""
+    assert direction("/CAM_A1", "mipi_dphy") is None
+    assert direction("/DDR4-PS.A12", "ddr4") == "out"
 
 
 def _run(name: str, signal: str, **params: float) -> list:

@@ -362,27 +362,33 @@ _TX = re.compile(r"(?:^|[^a-z]|ss)(?:tx|pet|hso)(?:$|[^a-z]|[pn](?:$|[^a-z]))")
 _RX = re.compile(r"(?:^|[^a-z]|ss)(?:rx|per|hsi)(?:$|[^a-z]|[pn](?:$|[^a-z]))")
 
 
-def direction(name: str) -> str | None:
-    """Which way a net's signal travels, from its name: ``out`` (a transmitter's lane, a DDR
-    command/address/clock from the controller), ``in`` (a receiver's lane), or None (a DQ or
-    strobe, which runs both ways, or a name that does not say)."""
+def direction(name: str, signal: str | None = None) -> str | None:
+    """Which way a net's signal travels, from its name: ``out`` (a transmitter's lane; a DDR
+    command/address/clock from the controller, when ``signal`` is a DDR type), ``in`` (a
+    receiver's lane), or None (a DQ or strobe, which runs both ways, or a name that does not
+    say)."""
     leaf = name.rsplit("/", 1)[-1].lower()
     if _TX.search(leaf) and not _RX.search(leaf):
         return "out"
     if _RX.search(leaf) and not _TX.search(leaf):
         return "in"
-    if _DDR_COMMAND.search(leaf):
+    if (signal or "").startswith(("ddr", "lpddr")) and _DDR_COMMAND.search(leaf):
         return "out"
     return None
 
 
-def _ends(board: Any, victim: Mapping[int, int], aggressor: Mapping[int, int]) -> str:
+def _ends(ctx: CheckContext, victim: Mapping[int, int], aggressor: Mapping[int, int]) -> str:
     """Which end's crosstalk reaches the victim's receiver: ``far`` (FEXT) when victim and
     aggressor are known from their names to run the same way (their NEXT lands on the victim's
     transmitter), ``near`` (NEXT) when known to run opposite ways (their FEXT lands on it),
     else ``both`` (the larger counts)."""
-    dv = {direction(board.nets[n]) for n in victim}
-    da = {direction(board.nets[n]) for n in aggressor}
+
+    def way(n: int) -> str | None:
+        a = ctx.analysis.net_signal.get(n)
+        return direction(ctx.board.nets[n], a.signal if a is not None else None)
+
+    dv = {way(n) for n in victim}
+    da = {way(n) for n in aggressor}
     if len(dv) != 1 or len(da) != 1 or None in dv or None in da:
         return "both"
     return "far" if dv == da else "near"
@@ -439,7 +445,6 @@ def _judge(
     params = rule.params or {}
     budget = float(params["budget_pct"]) / 100.0
     min_len = float(params["min_coupled_mm"])
-    board = ctx.board
     unit_of = {n: name for name, m in aggressors.items() for n in m}
     vname = {n: name for name, m in victims.items() for n in m}
     by_victim: dict[str, set[str]] = {}
@@ -454,7 +459,7 @@ def _judge(
             keys = [(v, a) for v in victim for a in agg if (v, a) in terms]
             if max(terms[k].length for k in keys) < min_len:
                 continue
-            couples.append((an, agg, keys, _ends(board, victim, agg)))
+            couples.append((an, agg, keys, _ends(ctx, victim, agg)))
         if not couples:
             continue
         bound = 0.0
