@@ -38,8 +38,9 @@ if TYPE_CHECKING:
 #: checks that judge a net against its interface's limits ("checked" in the summary); a
 #: connectivity check runs on every listed net, known interface or not, and is listed apart
 INTERFACE_CHECKS = ("impedance", "via_stub", "laminate_df", "foil")
-#: the timing and return-path kinds each row states as run (with the result) or not (and why)
-SI_CHECKS = ("skew", "return_path")
+#: the timing, return-path and crosstalk kinds each row states as run (with the result) or not
+#: (and why)
+SI_CHECKS = ("skew", "return_path", "crosstalk")
 
 _RESULT_RANK = {"violation": 3, "cannot_verify": 2, "waived": 1, "pass": 0}
 
@@ -125,10 +126,10 @@ def _si_checks(
             why = f"the pack has no {kind} rule for {row.get('interface_name', itf)}"
         elif notes:
             why = notes[0]
-        elif kind == "return_path" and row.get("kind") == "net":
+        elif kind in ("return_path", "crosstalk") and row.get("kind") == "net":
             why = "a single-ended net of a serial link's type (a sideband): not judged"
         else:
-            why = "nothing to judge (no partner, group or reference change found)"
+            why = "nothing to judge (no partner, group, reference change or recognised neighbour)"
         out[kind] = "not run: " + why
     return out
 

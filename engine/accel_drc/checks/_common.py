@@ -90,3 +90,21 @@ def assumption_of(analysis: Analysis, nets: Iterable[int]) -> str | None:
         if a is not None and a.assumption:
             return a.assumption
     return None
+
+
+def straight_pieces(board: Any, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(start, end, row) of the straight pieces of track ``rows``: an arc as its two chords
+    through its midpoint (what a check that measures along a trace walks)."""
+    t = board.tracks
+    s, e = t.start[rows], t.end[rows]
+    mid = getattr(t, "mid", None)
+    if mid is None or len(mid) != len(t.start):
+        return s, e, rows
+    m = mid[rows]
+    arc = ~np.isnan(m[:, 0])
+    if not arc.any():
+        return s, e, rows
+    s2 = np.concatenate([s[~arc], s[arc], m[arc]])
+    e2 = np.concatenate([e[~arc], m[arc], e[arc]])
+    r2 = np.concatenate([rows[~arc], rows[arc], rows[arc]])
+    return s2, e2, r2

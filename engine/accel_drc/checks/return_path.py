@@ -48,7 +48,7 @@ import numpy as np
 
 from ..results import Rule, Severity, Status
 from . import CheckContext, CheckOutcome, register
-from ._common import finding
+from ._common import finding, straight_pieces
 
 if TYPE_CHECKING:
     from ..analysis.returnpath import Break, PlaneFills
@@ -152,23 +152,6 @@ def _pad_fields(board: Any, nets: Sequence[int]) -> np.ndarray:
     return np.asarray(boxes, dtype=float).reshape(-1, 4)
 
 
-def _segments(board: Any, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Straight pieces of track ``rows``: an arc as its two chords through its midpoint."""
-    t = board.tracks
-    s, e = t.start[rows], t.end[rows]
-    mid = getattr(t, "mid", None)
-    if mid is None or len(mid) != len(t.start):
-        return s, e, rows
-    m = mid[rows]
-    arc = ~np.isnan(m[:, 0])
-    if not arc.any():
-        return s, e, rows
-    s2 = np.concatenate([s[~arc], s[arc], m[arc]])
-    e2 = np.concatenate([e[~arc], m[arc], e[arc]])
-    r2 = np.concatenate([rows[~arc], rows[arc], rows[arc]])
-    return s2, e2, r2
-
-
 def _planar(
     ctx: CheckContext,
     rule: Rule,
@@ -197,7 +180,7 @@ def _planar(
                 unfilled.add(ref)
                 continue
             rows = np.concatenate(list(rows_by_net.values()))
-            s, e, r = _segments(board, rows)
+            s, e, r = straight_pieces(board, rows)
             covered, got = breaks(fills, ref, s, e, r.tolist())
             length = np.hypot(*(e - s).T)
             net_of = board.tracks.net[r]

@@ -298,6 +298,64 @@ def fd_coupled(
         hi = fd_coupled(*args, resolution, mask, odd_only=odd_only)
         k = 1.0 / (2.0**order - 1.0)
         return hi[0] + k * (hi[0] - lo[0]), hi[1] + k * (hi[1] - lo[1])
+    caps = _mode_capacitances(
+        w_mm, s_mm, t_mm, y_strip_mm, layers, top_plane_mm, resolution, mask, odd_only
+    )
+    z = [math.nan if c is None else 1.0 / (C0 * EPS0 * math.sqrt(c[0] * c[1])) for c in caps]
+    return z[0], z[1]
+
+
+def fd_coupled_modes(
+    w_mm: float,
+    s_mm: float,
+    t_mm: float,
+    y_strip_mm: float,
+    layers: Sequence[FdLayer],
+    top_plane_mm: float | None,
+    resolution: float = 4.0,
+    mask: tuple[float, float] | None = None,
+    order: float = 1.0,
+) -> tuple[float, float, float, float]:
+    """(Z_even, Z_odd, εeff_even, εeff_odd) of the :func:`fd_coupled` cross-section from one
+    solve per mesh (the air and dielectric capacitances of each mode, εeff = C/C_air), meshes
+    ``resolution/2`` and ``resolution`` Richardson-extrapolated at ``order`` like
+    :func:`fd_coupled`.  What crosstalk needs: the coupling is the *difference* of the modes
+    (``analysis/crosstalk.py``)."""
+    args = (w_mm, s_mm, t_mm, y_strip_mm, layers, top_plane_mm)
+    k = 1.0 / (2.0**order - 1.0)
+    out: list[float] = []
+    for fn in (_z, _eeff):
+        lo = [fn(c) for c in _mode_capacitances(*args, resolution / 2.0, mask, False)]
+        hi = [fn(c) for c in _mode_capacitances(*args, resolution, mask, False)]
+        out += [h + k * (h - g) for h, g in zip(hi, lo)]
+    return out[0], out[1], out[2], out[3]
+
+
+def _z(c: tuple[float, float] | None) -> float:
+    """Z (Ω) of a mode from its (air, dielectric) energy capacitances."""
+    assert c is not None
+    return 1.0 / (C0 * EPS0 * math.sqrt(c[0] * c[1]))
+
+
+def _eeff(c: tuple[float, float] | None) -> float:
+    """εeff of a mode from its (air, dielectric) energy capacitances."""
+    assert c is not None
+    return c[1] / c[0]
+
+
+def _mode_capacitances(
+    w_mm: float,
+    s_mm: float,
+    t_mm: float,
+    y_strip_mm: float,
+    layers: Sequence[FdLayer],
+    top_plane_mm: float | None,
+    resolution: float,
+    mask: tuple[float, float] | None,
+    odd_only: bool,
+) -> list[tuple[float, float] | None]:
+    """[(C_air, C) of the even mode (None when ``odd_only``), (C_air, C) of the odd mode], in
+    units of ε0 per strip per unit length: the one mesh and solve behind :func:`fd_coupled`."""
     _check_pos(w_mm=w_mm, s_mm=s_mm)
     h_ref = (
         y_strip_mm if top_plane_mm is None else min(y_strip_mm, top_plane_mm - y_strip_mm - t_mm)
@@ -353,7 +411,7 @@ def fd_coupled(
     else:
         ground |= gy >= y_top - 1e-12
         ground |= gx >= x_far - 1e-12
-    result = [math.nan] if odd_only else []
+    result: list[tuple[float, float] | None] = [None] if odd_only else []
     with _one_blas_thread():
         for odd in (True,) if odd_only else (False, True):
             fixed = ground | on_strip
@@ -366,5 +424,5 @@ def fd_coupled(
             else:
                 c_air, c_die = _fd_capacitances(xs, ys, [np.ones_like(eps), eps], fixed, value)
             # per strip, per unit length: C = ε0·energy (half domain holds one strip)
-            result.append(1.0 / (C0 * EPS0 * math.sqrt(c_die * c_air)))
-    return result[0], result[1]
+            result.append((float(c_air), float(c_die)))
+    return result

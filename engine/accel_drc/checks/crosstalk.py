@@ -1,0 +1,632 @@
+"""``crosstalk``: near- and far-end crosstalk onto every high-speed lane from the recognised
+nets that run beside it, from the field-solved cross-section.
+
+What it checks:
+    One rule per signal type (``rule.signal``): its pairs are the victims, judged on the
+    differential noise their receiver sees (with ``single_ended``, also its single nets: DDR DQ
+    and address/command).  The aggressors are every other net with a signal type (a recognised
+    interface, so its edge rate is known), bar the victim's pair partner; a net with no type
+    is neither.  On each copper layer, the aggressor segments that run beside a victim segment
+    (directions within 10°) with an edge-to-edge gap of at most ``max_gap_h`` × h (h: the
+    layer's height to its nearest reference plane) give a coupled piece: its length and gap
+    (a uniform-grid join of the segments, linear in the segments).  Each piece's coupling
+    comes from the 2-D field solution of the layer's cross-section (the stack-up owner's
+    heights, εr, copper and soldermask) at the victim's width and that gap, interpolated
+    between solves at gaps h·2^(k/2): Kb = ¼(Cm/C + Lm/L) and kf = Cm/C − Lm/L.  Summed over
+    the pieces and layers: NEXT = (length-weighted Kb)·min(1, 2·TD/tr) and FEXT = Σ kf·TD / 2tr
+    (capped at ½).  A pair aggressor drives its legs with ±½ of its swing and a pair victim
+    sees P − N: the net-to-net terms are superposed, so a pair beside a pair largely cancels.
+    Per aggressor the larger of |NEXT| and |FEXT| counts (which end the receiver sits at is
+    not known), except that a victim and an aggressor known from their names to run the same
+    way (both TX, both RX, DDR command/address/clock from the controller) count FEXT only
+    (their NEXT lands on the victim's transmitter), and ones known to run opposite ways (TX
+    beside RX) NEXT only (their FEXT lands there).  The victim's noise is the power sum
+    √(Σ x²) over its aggressors (they are not synchronous), against ``budget_pct`` % of the
+    swing.
+    The edge tr is ``rise_ps`` where declared; otherwise two bounds of each aggressor's
+    interface: one unit interval (no working link has a slower edge, so the noise there is a
+    lower bound) and ``fastest_rise_ui`` UI (the fastest edge its specification allows, an
+    upper bound).  Over the budget at one UI: a violation; only at the fastest edge: cannot
+    verify at *info* severity, with both numbers and what to declare (a guessed edge must not
+    make a warning on every microstrip bus).  The finding names the worst aggressor, the layer, the coupled
+    length, the closest gap and the spacing that would bring the noise under the budget.
+Why:
+    Crosstalk is noise in the victim's eye that equalisation cannot remove: NEXT from a lane
+    running the other way, FEXT (microstrip only: a stripline's homogeneous dielectric cancels
+    it) from one running the same way, growing with the coupled length and the edge rate.  A
+    spacing rule of thumb (3W, 5H) ignores both; the solved cross-section does not.
+Parameters:
+    ``budget_pct`` (%, > 0): the largest crosstalk, as a share of the aggressor's swing;
+    ``max_gap_h`` (> 0): farthest edge-to-edge gap looked at, in heights to the reference
+    (coupling beyond 4 h is under 1 % in microstrip, far less in stripline);
+    ``fastest_rise_ui`` (UI, > 0, ≤ 1): the fastest edge assumed when none is declared;
+    ``rise_ps`` (ps, > 0, optional): the aggressors' declared 10–90 % edge at the coupling;
+    ``min_coupled_mm`` (mm, ≥ 0): a victim/aggressor couple coupled over less than this in
+    total is not judged (a pin escape);
+    ``single_ended`` (bool, default false): also judge the type's single nets.
+Cannot verify when:
+    No edge rate is declared and the noise is over the budget at the fastest edge the
+    interface allows but not at one unit interval: info severity, both numbers (declare
+    ``rise_ps``: accel-drc.yaml ``rules: <rule id>: {params: {rise_ps: <ps>}}``); over the
+    budget at one UI, but the stack-up's heights or εr are KiCad's
+    defaults, or a victim's or aggressor's type is assumed (the number is kept, conditional);
+    a layer's cross-section cannot be built (no stack-up, no reference plane): one finding
+    naming the layers, info severity (the other checks that need the stack-up say so too).
+Example:
+    ``{check: crosstalk, signal: ddr4, severity: warning, params: {budget_pct: 5, max_gap_h: 4,
+    fastest_rise_ui: 0.125, min_coupled_mm: 1, single_ended: true}}``: DDR4 DQ0–DQ2, 0.15 mm
+    wide and 0.1 mm apart over 40 mm of stripline, take 17.8 % NEXT from each neighbour: DQ1
+    25.1 % (power sum), a violation naming DQ0, In2.Cu, 0.100 mm and the gap that passes.  Two
+    PCIe Gen4 TX pairs 0.3 mm apart over 40 mm of microstrip: FEXT 0.95 % at a one-UI edge,
+    7.6 % at the fastest: cannot verify (info) until ``rise_ps`` is declared.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ..results import Rule, Severity, Status
+from . import CheckContext, CheckOutcome, register
+from ._common import finding, straight_pieces
+
+if TYPE_CHECKING:
+    from ..analysis.crosstalk import Coupling
+
+KIND = "crosstalk"
+
+PARAMS: dict[str, Any] = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["budget_pct", "max_gap_h", "fastest_rise_ui", "min_coupled_mm"],
+    "properties": {
+        "budget_pct": {"type": "number", "exclusiveMinimum": 0, "maximum": 100},
+        "max_gap_h": {"type": "number", "exclusiveMinimum": 0, "maximum": 20},
+        "fastest_rise_ui": {"type": "number", "exclusiveMinimum": 0, "maximum": 1},
+        "rise_ps": {"type": "number", "exclusiveMinimum": 0},
+        "min_coupled_mm": {"type": "number", "minimum": 0},
+        "single_ended": {"type": "boolean"},
+    },
+}
+
+#: gap nodes per doubling at which the cross-section is solved (log-log interpolation between)
+NODES_PER_OCTAVE = 2
+#: widths are solved to the nearest 25 µm (Kb moves ~1 % across it)
+WIDTH_STEP_MM = 0.025
+#: most aggressors a finding lists
+MAX_LISTED = 5
+
+
+@dataclass
+class _Term:
+    """One victim net beside one aggressor net: its coupled pieces (layer, width, gap, length)
+    and, once solved (:meth:`solve`), the sums the crosstalk formulas take."""
+
+    layers: list[int] = field(default_factory=list)
+    widths: list[float] = field(default_factory=list)
+    gaps: list[float] = field(default_factory=list)
+    lengths: list[float] = field(default_factory=list)
+    length: float = 0.0
+    min_gap: float = math.inf
+    pos: tuple[float, float] | None = None
+    rows: list[int] = field(default_factory=list)  # victim track rows
+    sums: tuple[float, float, float] | None = None  # (Σ Kb·len, Σ TD ps, Σ kf·TD ps)
+    layer_sums: dict[int, tuple[float, float, float]] = field(default_factory=dict)
+    mids: list[tuple[float, float]] = field(default_factory=list)  # each piece's middle
+
+    def add(self, layer: int, width: float, gap: float, length: float, row: int, mid: Any) -> None:
+        self.layers.append(layer)
+        self.widths.append(width)
+        self.gaps.append(gap)
+        self.lengths.append(length)
+        self.length += length
+        self.rows.append(row)
+        self.mids.append((round(float(mid[0]), 4), round(float(mid[1]), 4)))
+        if gap < self.min_gap:
+            self.min_gap = gap
+            self.pos = (round(float(mid[0]), 4), round(float(mid[1]), 4))
+
+    def by_layer(self) -> dict[int, float]:
+        out: dict[int, float] = {}
+        for ly, ln in zip(self.layers, self.lengths):
+            out[ly] = out.get(ly, 0.0) + ln
+        return out
+
+    def bound(self, solver: _Solver) -> tuple[float, float, float]:
+        """Upper-bound sums: every piece at the term's closest gap (coupling falls with the
+        gap), on the layer with the strongest coupling: one solve per term."""
+        kb = kf = 0.0
+        ps = 0.0
+        for ly in set(self.layers):
+            c = solver.at_node_below(ly, max(self.widths), self.min_gap)
+            kb, kf, ps = max(kb, c.kb), max(kf, abs(c.kf)), max(ps, c.ps_per_mm)
+        td = self.length * ps
+        return kb * self.length, td, kf * td
+
+    def solve(self, solver: _Solver) -> tuple[float, float, float]:
+        """(Σ Kb·length, Σ TD, Σ kf·TD) over the pieces; per layer in :attr:`layer_sums`."""
+        if self.sums is None:
+            per: dict[int, list[float]] = {}
+            for ly, w, g, ln in zip(self.layers, self.widths, self.gaps, self.lengths):
+                kb, kf, ps = solver.interpolated(ly, w, g)
+                acc = per.setdefault(ly, [0.0, 0.0, 0.0])
+                acc[0] += kb * ln
+                acc[1] += ps * ln
+                acc[2] += kf * ps * ln
+            self.layer_sums = {ly: (a[0], a[1], a[2]) for ly, a in per.items()}
+            self.sums = tuple(sum(a[i] for a in per.values()) for i in range(3))  # type: ignore[assignment]
+        return self.sums  # type: ignore[return-value]
+
+    def where(self, layer: int) -> tuple[float, float, tuple[float, float] | None]:
+        """(coupled length, closest gap, its position) of the pieces on ``layer``."""
+        got = [(g, i) for i, (ly, g) in enumerate(zip(self.layers, self.gaps)) if ly == layer]
+        length = sum(ln for ly, ln in zip(self.layers, self.lengths) if ly == layer)
+        g, i = min(got)
+        return length, g, self.mids[i]
+
+
+class _Solver:
+    """Field solutions of the board's cross-sections at gap nodes h·2^(k/2), memoised on the
+    analysis (shared by every crosstalk rule of the run)."""
+
+    def __init__(self, ctx: CheckContext) -> None:
+        from ..analysis.impedance import layer_stack
+
+        self.board = ctx.board
+        self.analysis = ctx.analysis
+        self.memo: dict[Any, Coupling] = ctx.analysis.__dict__.setdefault("_crosstalk_memo", {})
+        self._stacks: dict[int, Any] = {}
+        self._layer_stack = layer_stack
+
+    def stack(self, layer: int) -> Any:
+        got = self._stacks.get(layer)
+        if got is None:
+            got = self._layer_stack(self.board, layer, self.analysis.plane_layers)
+            self._stacks[layer] = got
+        return got
+
+    def height(self, layer: int) -> float:
+        return _height(self.stack(layer))
+
+    def _node(self, layer: int, width: float, k: int) -> Coupling:
+        from ..analysis.crosstalk import coupling_of
+
+        wq = max(round(width / WIDTH_STEP_MM) * WIDTH_STEP_MM, WIDTH_STEP_MM)
+        h = self.height(layer)
+        return coupling_of(self.stack(layer), wq, h * 2.0 ** (k / NODES_PER_OCTAVE), self.memo)
+
+    def at_node_below(self, layer: int, width: float, gap: float) -> Coupling:
+        """The coupling at the gap node at or below ``gap`` (an upper bound of its coupling)."""
+        k = math.floor(NODES_PER_OCTAVE * math.log2(gap / self.height(layer)) + 1e-9)
+        return self._node(layer, width, k)
+
+    def interpolated(self, layer: int, width: float, gap: float) -> tuple[float, float, float]:
+        """(Kb, kf, ps/mm) at ``gap``: Kb log-log between the two nodes around it, kf and the
+        delay linearly in log gap."""
+        x = NODES_PER_OCTAVE * math.log2(gap / self.height(layer))
+        k0 = math.floor(x)
+        f = x - k0
+        lo, hi = self._node(layer, width, k0), self._node(layer, width, k0 + 1)
+        kb = math.exp((1 - f) * math.log(max(lo.kb, 1e-12)) + f * math.log(max(hi.kb, 1e-12)))
+        return kb, (1 - f) * lo.kf + f * hi.kf, (1 - f) * lo.ps_per_mm + f * hi.ps_per_mm
+
+
+@register(KIND)
+def check_crosstalk(ctx: CheckContext, rule: Rule) -> CheckOutcome:
+    out = CheckOutcome()
+    analysis = ctx.analysis
+    board = ctx.board
+    params = rule.params or {}
+    victims = _victims(ctx, rule, bool(params.get("single_ended")))
+    if not victims:
+        return out
+    out.examined_nets = frozenset(n for members in victims.values() for n in members)
+    if board.stackup is None or not board.stackup.layers:
+        out.findings.append(
+            finding(rule, Status.CANNOT_VERIFY, f"{rule.signal}: no stack-up, so no cross-section "
+                    "to solve: crosstalk is not checked",
+                    evidence={"declare": "the board stack-up (Board Setup > Physical Stackup)"},
+                    severity=Severity.INFO)
+        )  # fmt: skip
+        return out
+    aggressors = _units(board, sorted(analysis.net_signal))
+    solver = _Solver(ctx)
+    terms, unbuilt = _terms(ctx, solver, victims, aggressors, float(params["max_gap_h"]))
+    _judge(ctx, rule, solver, victims, aggressors, terms, out)
+    if unbuilt:
+        out.findings.append(
+            finding(rule, Status.CANNOT_VERIFY,
+                    f"{rule.signal}: no cross-section on {', '.join(sorted(unbuilt))}: "
+                    "crosstalk there is not checked",
+                    evidence={"layers": {k: list(v) for k, v in sorted(unbuilt.items())},
+                              "declare": "the missing stack-up values (Board Setup > Physical "
+                              "Stackup)"},
+                    severity=Severity.INFO)
+        )  # fmt: skip
+    return out
+
+
+def _victims(ctx: CheckContext, rule: Rule, single_ended: bool) -> dict[str, dict[int, int]]:
+    """Victim name -> {net: sign}: the rule's pairs (P +1, N −1), and with ``single_ended``
+    its other nets on their own."""
+    nets = tuple(ctx.analysis.nets_by_signal(rule.signal)) if rule.signal else ()
+    if not nets:
+        return {}
+    units = _units(ctx.board, nets)
+    if single_ended:
+        return units
+    return {k: v for k, v in units.items() if len(v) == 2}
+
+
+def _units(board: Any, nets: Sequence[int]) -> dict[str, dict[int, int]]:
+    """Name -> {net: sign} of ``nets`` grouped as the board's pairs (both halves among
+    ``nets``) and single nets."""
+    want = set(nets)
+    out: dict[str, dict[int, int]] = {}
+    paired: set[int] = set()
+    for p in board.diff_pairs:
+        if p.positive in want and p.negative in want:
+            out[p.name] = {p.positive: 1, p.negative: -1}
+            paired |= {p.positive, p.negative}
+    for n in nets:
+        if n not in paired:
+            out[board.nets[n]] = {n: 1}
+    return out
+
+
+def _terms(
+    ctx: CheckContext,
+    solver: _Solver,
+    victims: Mapping[str, Mapping[int, int]],
+    aggressors: Mapping[str, Mapping[int, int]],
+    max_gap_h: float,
+) -> tuple[dict[tuple[int, int], _Term], dict[str, tuple[str, ...]]]:
+    """The coupled pieces of every victim net beside every aggressor net (its partner
+    excepted), over every layer; and the layers whose cross-section cannot be built."""
+    from ..analysis.crosstalk import parallel_runs
+    from ._common import track_rows
+
+    analysis = ctx.analysis
+    board = ctx.board
+    t = board.tracks
+    vnets = sorted({n for m in victims.values() for n in m})
+    anets = sorted({n for m in aggressors.values() for n in m})
+    partner = {n: m for u in victims.values() if len(u) == 2 for n in u for m in u if m != n}
+    terms: dict[tuple[int, int], _Term] = {}
+    unbuilt: dict[str, tuple[str, ...]] = {}
+    for ly in range(board.layer_count):
+        v_rows = track_rows(analysis, vnets, ly)
+        if not len(v_rows):
+            continue
+        a_rows = track_rows(analysis, anets, ly)
+        if not len(a_rows):
+            continue
+        stack = solver.stack(ly)
+        if stack.missing or stack.h_below_mm is None:
+            unbuilt[stack.layer_name] = stack.missing or ("a reference plane",)
+            continue
+        vs, ve, vr = straight_pieces(board, v_rows)
+        as_, ae, ar = straight_pieces(board, a_rows)
+        runs = parallel_runs(
+            vs, ve, t.width[vr], as_, ae, t.width[ar], max_gap_h * solver.height(ly)
+        )
+        if not len(runs.victim):
+            continue
+        rows_v = vr[runs.victim]
+        nv = t.net[rows_v].astype(np.int64).tolist()
+        na = t.net[ar[runs.aggressor]].astype(np.int64).tolist()
+        widths = t.width[rows_v].tolist()
+        for i, (v, a) in enumerate(zip(nv, na)):
+            if v == a or partner.get(v) == a:
+                continue
+            terms.setdefault((v, a), _Term()).add(
+                ly, widths[i], float(runs.gap_mm[i]), float(runs.length_mm[i]),
+                int(rows_v[i]), runs.mid[i],
+            )  # fmt: skip
+    return terms, unbuilt
+
+
+def _height(stack: Any) -> float:
+    """Height (mm) of the layer to its nearest reference plane."""
+    hs = [h for h in (stack.h_below_mm, stack.h_above_mm) if h]
+    return float(min(hs))
+
+
+def _rise_bounds(
+    ctx: CheckContext, rule: Rule, nets: Mapping[int, int]
+) -> tuple[float, float, bool]:
+    """(slow, fast) edge (ps) of an aggressor, and whether it is declared: ``rise_ps`` for
+    both, else one UI and ``fastest_rise_ui`` UI of its interface."""
+    params = rule.params or {}
+    if params.get("rise_ps"):
+        r = float(params["rise_ps"])
+        return r, r, True
+    a = ctx.analysis.net_signal.get(next(iter(nets)))
+    st = ctx.analysis.signal_types.get(a.signal) if a is not None else None
+    baud = float(getattr(st, "baud_gbd", 0.0) or getattr(st, "data_rate_gbps", 0.0) or 1.0)
+    ui = 1000.0 / baud
+    return ui, float(params["fastest_rise_ui"]) * ui, False
+
+
+#: a DDR command/address/clock net: driven by the controller only (the leaf of its name)
+_DDR_COMMAND = re.compile(
+    r"(?:^|[^a-z0-9])(?:a\d+|ba\d|bg\d|ca\d+|cs\d*|cke\d*|odt\d*|act|par|we|cas|ras|ck|clk)"
+    r"(?:_?[ntc])?(?:_?[pn+-])?$"
+)
+_TX = re.compile(r"(?:^|[^a-z]|ss)(?:tx|pet|hso)(?:$|[^a-z]|[pn](?:$|[^a-z]))")
+_RX = re.compile(r"(?:^|[^a-z]|ss)(?:rx|per|hsi)(?:$|[^a-z]|[pn](?:$|[^a-z]))")
+
+
+def direction(name: str, signal: str | None = None) -> str | None:
+    """Which way a net's signal travels, from its name: ``out`` (a transmitter's lane; a DDR
+    command/address/clock from the controller, when ``signal`` is a DDR type), ``in`` (a
+    receiver's lane), or None (a DQ or strobe, which runs both ways, or a name that does not
+    say)."""
+    leaf = name.rsplit("/", 1)[-1].lower()
+    if _TX.search(leaf) and not _RX.search(leaf):
+        return "out"
+    if _RX.search(leaf) and not _TX.search(leaf):
+        return "in"
+    if (signal or "").startswith(("ddr", "lpddr")) and _DDR_COMMAND.search(leaf):
+        return "out"
+    return None
+
+
+def _ends(ctx: CheckContext, victim: Mapping[int, int], aggressor: Mapping[int, int]) -> str:
+    """Which end's crosstalk reaches the victim's receiver: ``far`` (FEXT) when victim and
+    aggressor are known from their names to run the same way (their NEXT lands on the victim's
+    transmitter), ``near`` (NEXT) when known to run opposite ways (their FEXT lands on it),
+    else ``both`` (the larger counts)."""
+
+    def way(n: int) -> str | None:
+        a = ctx.analysis.net_signal.get(n)
+        return direction(ctx.board.nets[n], a.signal if a is not None else None)
+
+    dv = {way(n) for n in victim}
+    da = {way(n) for n in aggressor}
+    if len(dv) != 1 or len(da) != 1 or None in dv or None in da:
+        return "both"
+    return "far" if dv == da else "near"
+
+
+#: what the message says of a couple whose direction decides the end
+_ENDS_NOTE = {
+    "both": "",
+    "far": " (same direction: NEXT reaches its transmitter, not judged)",
+    "near": " (opposite directions: FEXT reaches its transmitter, not judged)",
+}
+
+
+def _noise(
+    sums: Mapping[tuple[int, int], tuple[float, float, float]],
+    lengths: Mapping[tuple[int, int], float],
+    victim: Mapping[int, int],
+    aggressor: Mapping[int, int],
+    rise_ps: float,
+) -> tuple[float, float]:
+    """(NEXT, FEXT) on ``victim`` from ``aggressor`` at edge ``rise_ps``, superposed."""
+    from ..analysis.crosstalk import cap_fext, combine, crosstalk_at
+
+    nxt: dict[tuple[int, int], float] = {}
+    fxt: dict[tuple[int, int], float] = {}
+    for key, (kb_len, td, kf_td) in sums.items():
+        nxt[key], fxt[key] = crosstalk_at(kb_len, td, kf_td, lengths[key], rise_ps)
+    return combine(nxt, victim, aggressor), cap_fext(combine(fxt, victim, aggressor))
+
+
+def _power_sum(xs: Any) -> float:
+    """The power sum √(Σ x²) of the aggressors' noise: the aggressors are not synchronous, so
+    their peaks do not line up (IEEE 802.3ap's power-sum crosstalk)."""
+    return math.sqrt(sum(x * x for x in xs))
+
+
+def _worst(nf: tuple[float, float], ends: str) -> float:
+    """The (NEXT, FEXT) value that reaches the victim's receiver (:func:`_ends`)."""
+    return max(abs(nf[0]) if ends != "far" else 0.0, abs(nf[1]) if ends != "near" else 0.0)
+
+
+def _judge(
+    ctx: CheckContext,
+    rule: Rule,
+    solver: _Solver,
+    victims: Mapping[str, Mapping[int, int]],
+    aggressors: Mapping[str, Mapping[int, int]],
+    terms: Mapping[tuple[int, int], _Term],
+    out: CheckOutcome,
+) -> None:
+    """One finding per victim whose summed noise is over the budget (or may be).  Each victim
+    is first bounded from one solve per term (every piece at its closest gap, no cancellation
+    inside a pair): under the budget there, it passes without its full solution."""
+    params = rule.params or {}
+    budget = float(params["budget_pct"]) / 100.0
+    min_len = float(params["min_coupled_mm"])
+    unit_of = {n: name for name, m in aggressors.items() for n in m}
+    vname = {n: name for name, m in victims.items() for n in m}
+    by_victim: dict[str, set[str]] = {}
+    for v, a in terms:
+        if v in vname and a in unit_of:
+            by_victim.setdefault(vname[v], set()).add(unit_of[a])
+    for name, anames in sorted(by_victim.items()):
+        victim = victims[name]
+        couples = []
+        for an in sorted(anames):
+            agg = aggressors[an]
+            keys = [(v, a) for v in victim for a in agg if (v, a) in terms]
+            if max(terms[k].length for k in keys) < min_len:
+                continue
+            couples.append((an, agg, keys, _ends(ctx, victim, agg)))
+        if not couples:
+            continue
+        bound = 0.0
+        for _an, agg, keys, ends in couples:
+            _slow, fast, _d = _rise_bounds(ctx, rule, agg)
+            amp = 0.5 if len(agg) > 1 else 1.0
+            for k in keys:
+                b = _noise(
+                    {k: terms[k].bound(solver)}, {k: terms[k].length}, {k[0]: 1}, {k[1]: 1}, fast
+                )
+                bound += amp * _worst((abs(b[0]), abs(b[1])), ends)
+        if bound <= budget:  # a plain sum bounds the power sum
+            continue
+        rows = []
+        for an, agg, keys, ends in couples:
+            slow, fast, declared = _rise_bounds(ctx, rule, agg)
+            sums = {k: terms[k].solve(solver) for k in keys}
+            lengths = {k: terms[k].length for k in keys}
+            lo = _noise(sums, lengths, victim, agg, slow)
+            hi = _noise(sums, lengths, victim, agg, fast)
+            rows.append((an, agg, [terms[k] for k in keys], lo, hi, slow, fast, declared, ends))
+        total_lo = _power_sum(_worst(r[3], r[8]) for r in rows)
+        total_hi = _power_sum(_worst(r[4], r[8]) for r in rows)
+        if total_hi <= budget:
+            continue
+        out.findings.append(
+            _finding(ctx, rule, solver, name, victim, rows, total_lo, total_hi, budget)
+        )
+
+
+def _pct(x: float) -> str:
+    return f"{100 * x:.2f} %"
+
+
+def _db(x: float) -> str:
+    return f"{20 * math.log10(abs(x)):.1f} dB" if x else "−∞ dB"
+
+
+def _finding(
+    ctx: CheckContext,
+    rule: Rule,
+    solver: _Solver,
+    name: str,
+    victim: Mapping[int, int],
+    rows: list[Any],
+    total_lo: float,
+    total_hi: float,
+    budget: float,
+) -> Any:
+    """The finding of one victim: a violation when over the budget at the slow bound (or the
+    declared edge), else cannot verify with both numbers."""
+    from ..analysis.impedance import stack_basis
+    from ..analysis.signals import nets_signal_basis
+    from ..analysis.stackup import weakest
+
+    board = ctx.board
+    names = [c.name for c in board.copper_layers]
+    rows.sort(key=lambda r: -_worst(r[4], r[8]))
+    an, agg, ts, lo, hi, slow, fast, declared, ends = rows[0]
+    over = total_lo > budget
+    which = "FEXT" if ends == "far" or (ends == "both" and abs(hi[1]) >= abs(hi[0])) else "NEXT"
+    # the net-to-net term and the layer that make the dominant quantity (a FEXT made on the
+    # microstrip pieces of a net that runs mostly in stripline names the microstrip layer)
+    q = 2 if which == "FEXT" else 0
+    near = max(ts, key=lambda t: abs(t.solve(solver)[q]))
+    layer = max(near.layer_sums, key=lambda k: abs(near.layer_sums[k][q]))
+    on_len, on_gap, on_pos = near.where(layer)
+    if over or declared:
+        head = f"crosstalk {_pct(total_lo)} ({_db(total_lo)})"
+        at = "at the declared edge" if declared else "at a one-UI edge"
+        worst = abs(lo[1] if which == "FEXT" else lo[0])
+    else:
+        head = (
+            f"crosstalk between {_pct(total_lo)} (one-UI edge, {slow:.0f} ps) and "
+            f"{_pct(total_hi)} (fastest edge, {fast:.1f} ps)"
+        )
+        at = "at the fastest edge"
+        worst = abs(hi[1] if which == "FEXT" else hi[0])
+    kind = "pair" if len(victim) == 2 else "net"
+    need = _spacing_hint(
+        solver, near, layer, on_gap, total_lo if over or declared else total_hi, budget, which
+    )
+    text = (
+        f"{name} ({kind}): {head} from {len(rows)} aggressor(s), budget {_pct(budget)}; "
+        f"worst {an}: {which} {_pct(worst)} {at}, made on {names[layer]}: coupled "
+        f"{on_len:.1f} mm at {on_gap:.3f} mm gap" + _ENDS_NOTE[ends] + (f"; {need}" if need else "")
+    )
+    sb: dict[str, list[str]] = {}
+    for ly in {ly for t in ts for ly in t.layers}:
+        for k, b in stack_basis(ctx.analysis, solver.stack(ly)):
+            sb.setdefault(k, []).append(b)
+    basis: dict[str, str] = {k: weakest(v) for k, v in sb.items()}
+    basis["geometry"] = "measured"
+    basis["signal"] = nets_signal_basis(
+        ctx.analysis.net_signal, list(victim) + [n for r in rows for n in r[1]]
+    )
+    if declared:
+        basis["rise"] = "declared"
+    status = Status.VIOLATION if over or declared else Status.CANNOT_VERIFY
+    uuids = board.tracks.uuid
+    items = tuple(dict.fromkeys(uuids[r] for t in ts for r in t.rows[:50] if uuids[r]))
+    evidence: dict[str, Any] = {
+        "budget": budget,
+        "crosstalk_one_ui_edge": round(total_lo, 5),
+        "crosstalk_fastest_edge": round(total_hi, 5),
+        "aggressors": [
+            {
+                "aggressor": r[0],
+                "next_one_ui": round(r[3][0], 5),
+                "fext_one_ui": round(r[3][1], 5),
+                "next_fastest": round(r[4][0], 5),
+                "fext_fastest": round(r[4][1], 5),
+                "judged": {"both": "NEXT, FEXT", "far": "FEXT", "near": "NEXT"}[r[8]],
+                "rise_ps": [round(r[5], 2), round(r[6], 2)],
+                "coupled_mm": round(max(t.length for t in r[2]), 3),
+                "min_gap_mm": round(min(t.min_gap for t in r[2]), 4),
+            }
+            for r in rows[:MAX_LISTED]
+        ],
+        "model": MODEL,
+    }
+    if status == Status.CANNOT_VERIFY:
+        evidence["declare"] = (
+            f"the aggressors' edge rate: accel-drc.yaml rules: {rule.id}: "
+            "{params: {rise_ps: <10-90 % edge at the coupling, ps>}}"
+        )
+    return finding(
+        rule,
+        status,
+        text,
+        measured=round(total_lo if over or declared else total_hi, 5),
+        limit=budget,
+        unit="fraction of the aggressor swing",
+        net=board.nets[next(iter(victim))],
+        layer=names[layer],
+        pos=on_pos,
+        items=items,
+        evidence=evidence,
+        basis=basis,
+        # over the budget only at the assumed fastest edge: shown, with what to declare, but
+        # not a warning (a check that cries wolf on every microstrip bus is worse than none)
+        severity=None if status == Status.VIOLATION else Severity.INFO,
+    )
+
+
+#: what the finding's evidence says of the model and its proof
+MODEL = (
+    "2-D field solution of the layer's cross-section (Kb = (Cm/C + Lm/L)/4, kf = Cm/C - Lm/L); "
+    "TNT-MMTL's published coupled microstrip reproduced within 1 % (Kb -0.4 %, FEXT -1.0 %), "
+    "Cohn's exact coupled stripline within 0.5 % (docs/impedance.md, Crosstalk)"
+)
+
+
+def _spacing_hint(
+    solver: _Solver, term: _Term, layer: int, gap: float, noise: float, budget: float, which: str
+) -> str:
+    """ "about X mm": the gap at which the dominant net-to-net coupling on ``layer``, scaled
+    from its closest ``gap`` there, brings ``noise`` under ``budget`` (an estimate: the other
+    terms are taken to scale alike)."""
+    w = max(term.widths)
+    kb0, kf0, _ = solver.interpolated(layer, w, gap)
+    ref = abs(kf0) if which == "FEXT" else kb0
+    if ref <= 0:
+        return ""
+    for k in range(1, 4 * NODES_PER_OCTAVE + 1):
+        g = gap * 2.0 ** (k / NODES_PER_OCTAVE)
+        kb, kf, _ = solver.interpolated(layer, w, g)
+        if noise * (abs(kf) if which == "FEXT" else kb) / ref <= budget:
+            return f"about {g:.3f} mm edge to edge would meet the budget"
+    return ""

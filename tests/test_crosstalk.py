@@ -1,0 +1,219 @@
+"""``crosstalk``: the coupled-line model against published and exact results, the neighbour
+search, and the check on the fixture boards (fixtures/checks/crosstalk/, written by
+fixtures/checks/make_fixtures.py).
+
+The fixture boards: F.Cu a microstrip 0.2 mm over the In1.Cu plane (εr 3.6, no mask); In2.Cu an
+offset stripline (the 1.6 mm core up to In1.Cu, 0.2 mm of prepreg down to the B.Cu plane, εr 3.6
+both); 0.15 mm traces, 40 mm long, parallel.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from accel_drc.analysis import Analysis
+from accel_drc.analysis.crosstalk import (
+    XTALK_RESOLUTION,
+    combine,
+    coupling_from_modes,
+    crosstalk_at,
+    parallel_runs,
+)
+from accel_drc.analysis.impedance import FIELD_ORDER, cohn_coupled_stripline_zero_t
+from accel_drc.analysis.impedance.solver import FdLayer, fd_coupled_modes
+from accel_drc.basis import settle_all
+from accel_drc.checks import CheckContext
+from accel_drc.checks.crosstalk import check_crosstalk, direction
+from accel_drc.readers import read_board
+from accel_drc.results import Rule, Severity, Status
+
+HERE = Path(__file__).resolve().parent.parent / "fixtures" / "checks" / "crosstalk"
+MIL = 0.0254
+
+# TNT-MMTL bem/tests/test1 (github.com/corecode/mmtl-tnt, bem/tests/test1.xsctn and
+# test1.result): two 18 mil strips 1.4 mil thick, pitch 50 mil (gap 32 mil), on 10 mil of
+# εr 4 over a ground plane, no cover; 25.4 mm coupled, 25 ps rise.  Published: odd 49.9284 Ω,
+# even 53.8841 Ω, odd 1.78905e8 m/s, even 1.71284e8 m/s, backward 1.90729e-2, forward
+# −1.25888e-1.
+MMTL = {"bxt": 1.90729e-2, "fxt": -1.25888e-1, "z_odd": 49.9284, "z_even": 53.8841}
+
+
+def _mmtl_case() -> tuple:
+    return fd_coupled_modes(
+        18 * MIL, 32 * MIL, 1.4 * MIL, 10 * MIL, (FdLayer(0.0, 10 * MIL, 4.0),), None,
+        resolution=XTALK_RESOLUTION, order=FIELD_ORDER,
+    )  # fmt: skip
+
+
+def test_tnt_mmtl_published_coupled_microstrip_within_one_percent() -> None:
+    ze, zo, ee, eo = _mmtl_case()
+    assert ze == pytest.approx(MMTL["z_even"], rel=0.005)
+    assert zo == pytest.approx(MMTL["z_odd"], rel=0.005)
+    c = coupling_from_modes(ze, zo, ee, eo)
+    td = 25.4 * c.ps_per_mm
+    nxt, fxt = crosstalk_at(c.kb * 25.4, td, c.kf * td, 25.4, 25.0)
+    # measured: backward −0.4 %, forward −1.0 % (docs/impedance.md, Crosstalk)
+    assert nxt == pytest.approx(MMTL["bxt"], rel=0.01)
+    assert fxt == pytest.approx(MMTL["fxt"], rel=0.015)
+
+
+@pytest.mark.parametrize(
+    ("w", "s", "b"), [(0.1, 0.1, 0.3), (0.2, 0.1, 0.4), (0.1, 0.3, 0.3), (0.15, 0.05, 0.3)]
+)
+def test_symmetric_stripline_against_cohn_exact(w: float, s: float, b: float) -> None:
+    """Zero-thickness strips centred between planes: Cohn's conformal map is exact; in one
+    dielectric Cm/C = Lm/L, so Kb = (Ze − Zo) / 2(Ze + Zo) and FEXT vanishes."""
+    ze, zo = cohn_coupled_stripline_zero_t(w, s, b, 3.8)
+    exact = (ze - zo) / (2.0 * (ze + zo))
+    got = coupling_from_modes(
+        *fd_coupled_modes(w, s, 0.0, b / 2, (FdLayer(0.0, b, 3.8),), b,
+                          resolution=XTALK_RESOLUTION, order=FIELD_ORDER)
+    )  # fmt: skip
+    # production mesh: −3.2 % … −0.04 % (t = 0 converges as h¹, slower than real copper's h^4/3)
+    assert got.kb == pytest.approx(exact, rel=0.035)
+    assert abs(got.kf) < 1e-12
+    assert got.eeff == pytest.approx(3.8, rel=1e-9)
+
+
+def test_parallel_runs_overlap_gap_and_angle() -> None:
+    # victim 0..20 on y = 0; aggressor A 5..30 at y = 0.4 (parallel), B crossing at x = 10,
+    # C at 5° slope, D touching (gap 0); widths 0.1 -> A's gap 0.3, overlap 15 mm
+    vs, ve, vw = np.array([[0.0, 0.0]]), np.array([[20.0, 0.0]]), np.array([0.1])
+    as_ = np.array([[5.0, 0.4], [10.0, -5.0], [0.0, 0.3], [0.0, 0.1]])
+    ae = np.array([[30.0, 0.4], [10.0, 5.0], [20.0, 0.3 + 20 * np.tan(np.radians(15))], [20, 0.1]])
+    runs = parallel_runs(vs, ve, vw, as_, ae, np.full(4, 0.1), 1.0)
+    assert runs.aggressor.tolist() == [0]
+    assert runs.length_mm[0] == pytest.approx(15.0)
+    assert runs.gap_mm[0] == pytest.approx(0.3)
+    # beyond the search distance: nothing
+    assert len(parallel_runs(vs, ve, vw, as_[:1], ae[:1], np.full(1, 0.1), 0.25).victim) == 0
+
+
+def test_pair_superposition_cancels() -> None:
+    """A pair aggressor N P beside a pair victim P' N': ½(X_PP' − X_PN' − X_NP' + X_NN')."""
+    terms = {(10, 1): 0.04, (11, 1): 0.02, (10, 2): 0.02, (11, 2): 0.01}
+    got = combine(terms, {10: 1, 11: -1}, {1: 1, 2: -1})
+    assert got == pytest.approx(0.5 * (0.04 - 0.02 - 0.02 + 0.01))
+    assert combine({(10, 1): 0.04}, {10: 1}, {1: 1}) == pytest.approx(0.04)
+
+
+@pytest.mark.parametrize(
+    ("name", "way"),
+    [
+        ("/PCIE4_TX0_P", "out"), ("/PCIe/PET0p", "out"), ("USB3_SSTX1+", "out"),
+        ("/PCIE4_RX0_N", "in"), ("/HSI2_P", "in"), ("/DDR4-PS.A12", "out"),
+        ("/DDR4-PS.ACTN", "out"), ("/DDR4_CK_T", "out"), ("/DDR4-PS.WEN", "out"),
+        ("/DDR4_DQ3", None), ("/DDR4_DQS0_P", None), ("/CSI0.D1_P", None),
+    ],
+)  # fmt: skip
+def test_direction_from_names(name: str, way: str | None) -> None:
+    assert direction(name, "ddr4" if "DDR4" in name else None) == way
+
+
+def test_a_command_name_outside_ddr_says_nothing() -> None:
+    """/CAM_A1 is not a DDR address line: no direction unless the net is of a DDR type."""
+    assert direction("/CAM_A1", "mipi_dphy") is None
+    assert direction("/DDR4-PS.A12", "ddr4") == "out"
+
+
+def _run(name: str, signal: str, **params: float) -> list:
+    board = read_board(str(HERE / name))
+    p = {"budget_pct": 5, "max_gap_h": 4, "fastest_rise_ui": 0.125, "min_coupled_mm": 1.0,
+         "single_ended": signal == "ddr4", **params}  # fmt: skip
+    rule = Rule(id=f"t.crosstalk.{signal}", check="crosstalk", severity=Severity.WARNING,
+                params=p, why="w", source="s", signal=signal)  # fmt: skip
+    ctx = CheckContext(board=board, analysis=Analysis(board), board_class="inference")
+    return settle_all(check_crosstalk(ctx, rule).findings)
+
+
+def test_tight_ddr4_dq_on_stripline_is_a_violation() -> None:
+    got = {f.net: f for f in _run("ddr4_dq_stripline_tight.kicad_pcb", "ddr4")}
+    assert set(got) == {"/DDR4_DQ0", "/DDR4_DQ1", "/DDR4_DQ2"}
+    mid = got["/DDR4_DQ1"]
+    assert mid.status is Status.VIOLATION and mid.severity is Severity.WARNING
+    # DQ are bidirectional: NEXT is judged; 40 mm saturates (2·TD ≈ 510 ps ≥ 312.5 ps); a
+    # homogeneous stripline has no FEXT; two equal neighbours power-sum to √2 × one
+    (a, b) = mid.evidence["aggressors"]
+    assert a["next_one_ui"] == pytest.approx(b["next_one_ui"], rel=1e-9)
+    assert abs(a["fext_one_ui"]) < 1e-9
+    assert mid.measured == pytest.approx(np.sqrt(2) * a["next_one_ui"], rel=1e-3)
+    assert 0.15 < a["next_one_ui"] < 0.2
+    assert "edge to edge would meet the budget" in mid.message
+    assert mid.layer == "In2.Cu" and mid.pos is not None
+
+
+def test_spaced_ddr4_dq_passes() -> None:
+    assert _run("ddr4_dq_stripline_spaced.kicad_pcb", "ddr4") == []
+
+
+def test_microstrip_tx_pairs_depend_on_the_edge_rate() -> None:
+    """Two PCIe Gen4 TX pairs 0.3 mm apart on microstrip over 40 mm: differential FEXT ≈ 1 %
+    with a one-UI edge (62.5 ps), ≈ 7.6 % with the fastest (7.8 ps): cannot verify, info;
+    declared 10 ps → 5.9 %: a violation; declared 20 ps → 3 %: nothing."""
+    got = _run("tx_pairs_microstrip_tight.kicad_pcb", "pcie4")
+    assert {f.net for f in got} == {"/PCIE4_TX0_P", "/PCIE4_TX1_P"}
+    for f in got:
+        assert f.status is Status.CANNOT_VERIFY and f.severity is Severity.INFO
+        assert "rise_ps" in f.evidence["declare"]
+        lo, hi = f.evidence["crosstalk_one_ui_edge"], f.evidence["crosstalk_fastest_edge"]
+        assert lo < 0.05 < hi
+        assert hi == pytest.approx(lo * 8.0, rel=1e-3)  # FEXT ∝ 1/tr; NEXT not judged (TX, TX)
+        assert f.evidence["aggressors"][0]["judged"] == "FEXT"
+    fast = _run("tx_pairs_microstrip_tight.kicad_pcb", "pcie4", rise_ps=10.0)
+    assert {f.status for f in fast} == {Status.VIOLATION}
+    assert _run("tx_pairs_microstrip_tight.kicad_pcb", "pcie4", rise_ps=20.0) == []
+
+
+def test_tx_beside_rx_counts_next_only() -> None:
+    """The tight microstrip pairs, one TX and one RX: the TX's FEXT arrives at the RX lane's
+    transmitter, so only NEXT (≈ 0.7 % differential, any edge: saturated) reaches a receiver;
+    the same pairs both TX fail at a 5 ps edge on FEXT."""
+    assert _run("tx_rx_pairs_microstrip_tight.kicad_pcb", "pcie4", rise_ps=5.0) == []
+    assert _run("tx_pairs_microstrip_tight.kicad_pcb", "pcie4", rise_ps=5.0) != []
+
+
+def test_spaced_pairs_and_stripline_pairs_pass() -> None:
+    assert _run("tx_pairs_microstrip_spaced.kicad_pcb", "pcie4") == []
+    # the tight pairs in a stripline: no FEXT (one dielectric), NEXT lands on the transmitters
+    assert _run("tx_pairs_stripline_tight.kicad_pcb", "pcie4", rise_ps=5.0) == []
+
+
+def test_nothing_to_judge_solves_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A rule whose signal has no nets on the board builds no cross-section."""
+    import accel_drc.analysis.crosstalk as xt
+
+    monkeypatch.setattr(xt, "coupling_of", lambda *a, **k: pytest.fail("solved"))
+    assert _run("tx_pairs_microstrip_tight.kicad_pcb", "usb3") == []
+    assert _run("ddr4_dq_stripline_tight.kicad_pcb", "pcie4") == []
+
+
+def test_no_stackup_is_cannot_verify(tmp_path: Path) -> None:
+    text = (HERE / "ddr4_dq_stripline_tight.kicad_pcb").read_text()
+    start = text.index("\t\t(stackup")
+    end = text.index("\t\t)\n", start) + len("\t\t)\n")
+    (tmp_path / "b.kicad_pcb").write_text(text[:start] + text[end:])
+    board = read_board(str(tmp_path / "b.kicad_pcb"))
+    rule = Rule(id="t", check="crosstalk", severity=Severity.WARNING, why="w", source="s",
+                signal="ddr4", params={"budget_pct": 5, "max_gap_h": 4, "fastest_rise_ui": 0.125,
+                                       "min_coupled_mm": 1.0, "single_ended": True})  # fmt: skip
+    ctx = CheckContext(board=board, analysis=Analysis(board), board_class="inference")
+    got = check_crosstalk(ctx, rule).findings
+    assert [f.status for f in got] == [Status.CANNOT_VERIFY]
+    assert "no stack-up" in got[0].message and got[0].severity is Severity.INFO
+
+
+def test_parallel_runs_skip_slivers_and_degenerate_segments() -> None:
+    """Hostile geometry: a neighbour 5 µm away (a clearance error, not a coupled run), a
+    zero-length segment and a zero-width one give no run and no error."""
+    vs, ve, vw = (
+        np.array([[0.0, 0.0], [3.0, 3.0]]),
+        np.array([[20.0, 0.0], [3.0, 3.0]]),
+        np.array([0.1, 0.1]),
+    )
+    as_ = np.array([[0.0, 0.105], [5.0, 5.0], [0.0, -0.3]])
+    ae = np.array([[20.0, 0.105], [5.0, 5.0], [20.0, -0.3]])
+    runs = parallel_runs(vs, ve, vw, as_, ae, np.array([0.1, 0.1, 0.0]), 1.0)
+    assert runs.aggressor.tolist() == [2]  # only the zero-width trace 0.25 mm away
+    assert runs.gap_mm[0] == pytest.approx(0.25)
