@@ -10,15 +10,21 @@ Two ways, picked at run time:
   ``report.marker_layer`` names another enabled layer): a ring around the spot and a short label.
   Findings with no place on the board (stack-up, materials, a rail not found) are listed in one
   legend inside the board outline's top-left corner, which KiCad's Zoom to Fit always shows.
-  All created in **one commit**, so one Undo (Ctrl+Z) removes them all.
+  All created in **one commit**, so one Undo (Ctrl+Z) removes them all.  Issue #31 item 2 (on
+  vme-wren the markers were hair-thin, the legend lay under copper and silkscreen, the labels
+  overlapped): rings, labels and legend are sized to the board as Zoom to Fit shows it
+  (:func:`marker_scale`), a label that would overlap an earlier one joins it ("nearby: E4 W6")
+  while every finding keeps its ring, and the marker layer is made visible and the active
+  layer, which KiCad draws above all others (:func:`raise_layer`).
 
 :func:`plan_markers` decides all of it without KiCad, so the report (written before the markers,
 to open fast) can say in its banner how many markers went where.  After a failed run
 :func:`mark_stale` rewrites the previous run's labels to say so, in one commit.
 
 Markers are tagged so a rerun removes only its own, never the user's drawings: every label's text
-starts with :data:`TAG`, and a ring is a circle of exactly :data:`RING_RADIUS_MM` and
-:data:`RING_WIDTH_NM` centred at a fixed offset from its label on the same layer.  The tag lives in
+starts with :data:`TAG`, and a ring is a circle on a user drawing layer whose stroke width is a
+tenth of its radius rounded to the micrometre plus exactly 100 nm (:func:`ring_width_nm`; the
+rings of earlier versions, 1.5 mm with a 0.1501 mm stroke, have that signature too).  The tag lives in
 the board itself (no state file to lose): a saved board with markers, reopened tomorrow, still
 gets them cleared by the next run.  Removing the old markers and adding the new ones is one
 commit: one Undo reverts exactly what the click did (the new markers go, the previous run's come
@@ -42,14 +48,16 @@ log = logging.getLogger(__name__)
 
 #: every marker label starts with this
 TAG = "accel-drc:"
+#: the ring's radius and the label's text size on a board up to :data:`SCALE_EXTENT_MM` long;
+#: both grow with the board above that (:func:`marker_scale`)
 RING_RADIUS_MM = 1.5
-#: an odd width (0.1501 mm) no user draws by hand: together with the radius and the label offset
-#: it identifies our rings
-RING_WIDTH_NM = 150_100
-#: label position relative to the ring centre (mm)
-LABEL_DX_MM = RING_RADIUS_MM * 0.75
-LABEL_DY_MM = -RING_RADIUS_MM * 0.75
 TEXT_SIZE_MM = 0.8
+#: a label sits up and right of its ring by this fraction of the ring's radius, in x and y
+LABEL_OFFSET = 0.75
+#: at Zoom to Fit the board's longer side fills the canvas (≈ 750-1000 px in a 1400 × 900 or
+#: 1920 × 1080 window): 0.8 mm text on a board 66 mm long is ≈ 10 px high there, the least that
+#: reads; vme-wren (233.5 mm) had 0.8 mm text at ≈ 3 px and rings with a 0.7 px stroke
+SCALE_EXTENT_MM = 66.0
 #: at most this many markers (the report has them all); the editor stays responsive
 MAX_MARKERS = 200
 DEFAULT_LAYER = "Cmts.User"
@@ -117,31 +125,52 @@ def marker_findings(findings: Sequence[Any]) -> list[Any]:
 # ---------------------------------------------------------------------------------------------
 
 
-def _is_our_ring(shape: Any, label_centres: set[tuple[int, int, int]]) -> bool:
+def marker_scale(bbox: tuple[float, float, float, float] | None) -> float:
+    """How much larger than :data:`TEXT_SIZE_MM` / :data:`RING_RADIUS_MM` the markers are
+    drawn: 1 up to a board :data:`SCALE_EXTENT_MM` long, in proportion above (issue #31 item 2).
+    KiCad 9's API cannot tell the editor's zoom, so the size is chosen for the view the banner
+    sends the user to, Zoom to Fit, where the board's longer side fills the canvas."""
+    if bbox is None:
+        return 1.0
+    extent = max(bbox[2] - bbox[0], bbox[3] - bbox[1])
+    return max(1.0, extent / SCALE_EXTENT_MM) if math.isfinite(extent) else 1.0
+
+
+def ring_width_nm(radius_nm: float) -> int:
+    """The stroke of one of our rings of ``radius_nm``: a tenth of the radius, rounded to the
+    micrometre, plus 100 nm (a width nobody draws by hand; the signature that identifies our
+    rings, also those of earlier versions: 1.5 mm → 150,100 nm)."""
+    return int(round(radius_nm / 10 / 1000)) * 1000 + 100
+
+
+def _is_our_ring(shape: Any, layers: set[int]) -> bool:
+    """A circle on one of the marker ``layers`` with our signature stroke (:func:`ring_width_nm`)."""
+    if shape.proto.layer not in layers:
+        return False
     g = shape.proto.shape
     if g.WhichOneof("geometry") != "circle":
         return False
-    if g.attributes.stroke.width.value_nm != RING_WIDTH_NM:
-        return False
     c = g.circle.center
     r = math.hypot(g.circle.radius_point.x_nm - c.x_nm, g.circle.radius_point.y_nm - c.y_nm)
-    if abs(r - _nm(RING_RADIUS_MM)) > 2:
-        return False
-    return (shape.proto.layer, c.x_nm, c.y_nm) in label_centres
+    return r > 0 and g.attributes.stroke.width.value_nm == ring_width_nm(r)
+
+
+def _drawing_layers() -> set[int]:
+    """The API ids of :data:`FALLBACK_LAYERS`, the only layers markers are ever put on."""
+    from kipy.util.board_layer import CANONICAL_LAYER_NAMES
+
+    return {k for k, v in CANONICAL_LAYER_NAMES.items() if v in FALLBACK_LAYERS}
 
 
 def find_markers(board: Any) -> tuple[list[Any], list[Any]]:
-    """(labels, rings) this plugin made earlier, on any layer."""
+    """(labels, rings) this plugin made earlier, on any user drawing layer."""
     labels = [
         t
         for t in retry(board.get_text)
         if hasattr(t.proto, "text") and t.proto.text.text.startswith(TAG)
     ]
-    centres = set()
-    for t in labels:
-        p = t.proto.text.position
-        centres.add((t.proto.layer, p.x_nm - _nm(LABEL_DX_MM), p.y_nm - _nm(LABEL_DY_MM)))
-    rings = [s for s in retry(board.get_shapes) if _is_our_ring(s, centres)] if centres else []
+    layers = _drawing_layers()
+    rings = [s for s in retry(board.get_shapes) if _is_our_ring(s, layers)]
     return labels, rings
 
 
@@ -231,25 +260,31 @@ def resolve_layer_name(kicad: Any, board: Any, wanted: str | None) -> tuple[str,
     return name, kicad10
 
 
-def _ring(layer: int, x_nm: int, y_nm: int) -> Any:
+def _ring(layer: int, x_nm: int, y_nm: int, scale: float = 1.0) -> Any:
     from kipy.board_types import BoardCircle
     from kipy.proto.board import board_types_pb2
 
+    radius = _nm(RING_RADIUS_MM * scale)
     p = board_types_pb2.BoardGraphicShape()
     p.layer = layer
     p.shape.circle.center.x_nm = x_nm
     p.shape.circle.center.y_nm = y_nm
-    p.shape.circle.radius_point.x_nm = x_nm + _nm(RING_RADIUS_MM)
+    p.shape.circle.radius_point.x_nm = x_nm + radius
     p.shape.circle.radius_point.y_nm = y_nm
-    p.shape.attributes.stroke.width.value_nm = RING_WIDTH_NM
+    p.shape.attributes.stroke.width.value_nm = ring_width_nm(radius)
     return BoardCircle(p)
 
 
-def _label(layer: int, x_nm: int, y_nm: int, text: str) -> Any:
-    """A finding's label, at a fixed offset up and right of its ring at (x, y)."""
-    return _text(
-        layer, x_nm + _nm(LABEL_DX_MM), y_nm + _nm(LABEL_DY_MM), text, TEXT_SIZE_MM, top=False
-    )
+def label_offset_mm(scale: float = 1.0) -> tuple[float, float]:
+    """Where a label is anchored (its bottom-left corner) relative to its ring's centre."""
+    r = RING_RADIUS_MM * scale
+    return r * LABEL_OFFSET, -r * LABEL_OFFSET
+
+
+def _label(layer: int, x_nm: int, y_nm: int, text: str, scale: float = 1.0) -> Any:
+    """A finding's label, up and right of its ring at (x, y)."""
+    dx, dy = label_offset_mm(scale)
+    return _text(layer, x_nm + _nm(dx), y_nm + _nm(dy), text, TEXT_SIZE_MM * scale, top=False)
 
 
 def _text(layer: int, x_nm: int, y_nm: int, text: str, size_mm: float, top: bool = True) -> Any:
@@ -510,6 +545,10 @@ class MarkerPlan:
     legend: Legend | None
     anchor_mm: tuple[float, float] | None  # where board-level findings are marked
     total: int  # unwaived findings (the report lists them all)
+    #: marker size over the base size (:func:`marker_scale`)
+    scale: float = 1.0
+    #: the KiCad 9 labels (:func:`plan_labels`): ring centre (mm) and text
+    labels: tuple[tuple[tuple[float, float], str], ...] = ()
 
     def summary(self, layer: str | None, kicad10: bool = False) -> str:
         """One sentence for the report's banner: how many markers, where, and how to undo."""
@@ -582,14 +621,66 @@ def _wrap(paragraphs: Sequence[str], width: int) -> list[list[str]]:
     ]
 
 
+#: at most this many finding numbers after "nearby:" in one label
+NEARBY_MAX = 8
+
+
+def _label_box(
+    centre: tuple[float, float], text: str, scale: float
+) -> tuple[float, float, float, float]:
+    """The box (mm) a one-line label covers, with its ring: from the ring's left edge to the
+    text's end, from the text's top to the ring's bottom (:data:`CHAR_ADVANCE` bounds KiCad's
+    stroke font, so boxes that do not meet here do not meet on screen)."""
+    size = TEXT_SIZE_MM * scale
+    r = RING_RADIUS_MM * scale
+    dx, dy = label_offset_mm(scale)
+    x, y = centre
+    return (x - r, y + dy - FIRST_LINE * size, x + dx + len(text) * size * CHAR_ADVANCE, y + r)
+
+
+def _overlap(a: tuple[float, float, float, float], b: tuple[float, float, float, float]) -> bool:
+    return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
+
+
+def plan_labels(
+    numbered: Sequence[tuple[int, Any]], scale: float
+) -> tuple[tuple[tuple[float, float], str], ...]:
+    """The labels of the placed findings, worst first: each finding gets its own label unless
+    it would overlap one already laid out; then its number joins that label ("nearby: E4 W6",
+    at most :data:`NEARBY_MAX`, then "+N").  Issue #31 item 2: on vme-wren labels lay over
+    each other and none could be read.  Every finding keeps its ring where it is."""
+    out: list[list[Any]] = []  # [centre, head text, box, nearby numbers]
+    for number, f in numbered:
+        if f.pos is None:
+            continue
+        centre = (float(f.pos[0]), float(f.pos[1]))
+        text = label_for(f, number)
+        box = _label_box(centre, text, scale)
+        host = next((lab for lab in out if _overlap(box, lab[2])), None)
+        if host is None:
+            out.append([centre, text, box, []])
+        else:
+            host[3].append(text[len(TAG) :].split()[0])
+    labels = []
+    for centre, text, _box, nearby in out:
+        if nearby:
+            shown = nearby[:NEARBY_MAX]
+            more = len(nearby) - len(shown)
+            text += " · nearby: " + " ".join(shown) + (f" +{more}" if more else "")
+        labels.append((centre, text))
+    return tuple(labels)
+
+
 def plan_legend(
     numbered: Sequence[tuple[int, Any]],
     bbox: tuple[float, float, float, float] | None,
     report: str | None = None,
+    scale: float = 1.0,
 ) -> Legend:
     """Lay the legend out inside ``bbox`` (mm): the text size is chosen so a line holds at least
     :data:`LEGEND_MIN_CHARS` characters in the board's width, and lines that do not fit its
-    height are replaced by "… N more in the report"."""
+    height are replaced by "… N more in the report"; ``scale`` (:func:`marker_scale`) makes it
+    as large as the labels on a big board."""
     paragraphs = legend_lines(numbered, report)
     if bbox is None:  # no outline: at the origin, full size (KiCad's view is the page then)
         x0, y0, width, height = 0.0, 0.0, 200.0, 200.0
@@ -599,8 +690,12 @@ def plan_legend(
     inset = min(LEGEND_INSET_MM, width * 0.05, height * 0.05)
     avail_w = max(width - 2 * inset, 0.1)
     avail_h = max(height - 2 * inset, 0.1)
-    size = min(LEGEND_MM, avail_w / (LEGEND_MIN_CHARS * CHAR_ADVANCE))
+    size = min(LEGEND_MM * scale, avail_w / (LEGEND_MIN_CHARS * CHAR_ADVANCE))
     size = max(size, LEGEND_MIN_MM)
+    if 0.3 * size > inset:  # large text: its box starts 0.25 x size above the anchor
+        inset = min(0.3 * size, width * 0.05, height * 0.05)
+        avail_w = max(width - 2 * inset, 0.1)
+        avail_h = max(height - 2 * inset, 0.1)
     chars = int(avail_w / (size * CHAR_ADVANCE))
     chars = max(min(chars, LEGEND_MAX_CHARS), 16)
     max_lines = int((avail_h - FIRST_LINE * size) / (LINE_PITCH * size)) + 1
@@ -635,7 +730,8 @@ def plan_markers(
     chosen = marker_findings(findings)
     numbered = tuple((i, f) for i, f in enumerate(chosen[:MAX_MARKERS], 1))
     board_level = [(i, f) for i, f in numbered if f.pos is None]
-    legend = plan_legend(board_level, outline_bbox, report) if board_level else None
+    scale = marker_scale(outline_bbox)
+    legend = plan_legend(board_level, outline_bbox, report, scale) if board_level else None
     # KiCad 10 marks board-level findings at the legend's corner; with no outline there is no
     # view to aim at, and those findings get no DRC marker (the report has them)
     anchor = (legend.x_mm, legend.y_mm) if legend is not None and outline_bbox else None
@@ -646,6 +742,8 @@ def plan_markers(
         legend=legend,
         anchor_mm=anchor,
         total=len(chosen),
+        scale=scale,
+        labels=plan_labels(numbered, scale),
     )
 
 
@@ -701,12 +799,10 @@ def place_markers(
             )
     layer, name, note = _resolve_layer(board, layer_name)
     items: list[Any] = []
-    for number, f in plan.numbered:
-        if f.pos is None:
-            continue
-        x, y = _nm(f.pos[0]), _nm(f.pos[1])
-        items.append(_ring(layer, x, y))
-        items.append(_label(layer, x, y, label_for(f, number)))
+    rings = {(_nm(f.pos[0]), _nm(f.pos[1])) for _n, f in plan.numbered if f.pos is not None}
+    items.extend(_ring(layer, x, y, plan.scale) for x, y in sorted(rings))
+    for (x, y), text in plan.labels:
+        items.append(_label(layer, _nm(x), _nm(y), text, plan.scale))
     if plan.legend is not None:
         lg = plan.legend
         items.append(_text(layer, _nm(lg.x_mm), _nm(lg.y_mm), lg.text, lg.size_mm))
@@ -725,6 +821,9 @@ def place_markers(
     refused = len(items) - len(ok)
     if refused:
         log.warning("KiCad refused %d of %d marker items on %s", refused, len(items), name)
+    if ok:
+        on_top = raise_layer(board, layer, name)
+        note = "; ".join(x for x in (note, on_top) if x)
     return MarkerResult(
         "graphics" if items else "none",
         created=len(ok),
@@ -737,6 +836,23 @@ def place_markers(
         ids=tuple(c.proto.id.value for c in ok),
         where=plan.summary(name),
     )
+
+
+def raise_layer(board: Any, layer: int, name: str) -> str:
+    """Make the marker ``layer`` visible and the editor's active layer: KiCad draws the active
+    layer above every other, so the markers and the legend are no longer hidden under copper
+    and silkscreen (issue #31 item 2).  This changes only the view (no undo step, nothing in
+    the board file); the user picks another layer as ever.  Returns what was done, or why not
+    (a KiCad without the commands: the markers are placed all the same)."""
+    try:
+        visible = list(retry(board.get_visible_layers))
+        if layer not in visible:
+            retry(board.set_visible_layers, [*visible, layer])
+        retry(board.set_active_layer, layer)
+    except Exception as exc:
+        log.info("could not make %s the active layer: %s", name, exc)
+        return f"{name} could not be made the active layer ({exc}): select it to see the markers on top"
+    return f"{name} is the active layer, drawn on top"
 
 
 def stale_text(text: str, where: str) -> str:
