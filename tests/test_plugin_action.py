@@ -189,6 +189,7 @@ def test_markers_read_back_through_the_api(session: Session) -> None:
     from accel_drc_kicad.markers import (
         RING_RADIUS_MM,
         TEXT_SIZE_MM,
+        _nm,
         find_markers,
         label_offset_mm,
         marker_scale,
@@ -212,8 +213,8 @@ def test_markers_read_back_through_the_api(session: Session) -> None:
     # then joins it: "nearby: …", issue #31 item 2), and one legend for the board-level ones
     legends = [t for t in labels if "board-level" in t.proto.text.text]
     assert len(legends) == 1 and 1 < len(labels) <= len(rings) + 1
-    boxes = [board.get_item_bounding_box(t) for t in labels if t not in legends]
-    for i, a in enumerate(boxes):  # KiCad's own text boxes: no two labels overlap
+    boxes = [board.get_item_bounding_box(t) for t in labels]  # the legend's too
+    for i, a in enumerate(boxes):  # KiCad's own text boxes: no two labels overlap, nor the legend
         for b in boxes[i + 1 :]:
             assert not (
                 a.pos.x < b.pos.x + b.size.x
@@ -231,12 +232,12 @@ def test_markers_read_back_through_the_api(session: Session) -> None:
     # sized to the board as Zoom to Fit shows it (issue #31 item 2)
     width, height = file["board"]["size_mm"]
     scale = marker_scale((0.0, 0.0, width, height))
-    dx, dy = label_offset_mm(scale)
+    offsets = [label_offset_mm(scale, corner) for corner in range(4)]  # a label's 4 places
     for t in labels:
         if t in legends:
             continue
         p = t.proto.text.position
-        assert (p.x_nm - round(dx * 1e6), p.y_nm - round(dy * 1e6)) in centres
+        assert any((p.x_nm - _nm(dx), p.y_nm - _nm(dy)) in centres for dx, dy in offsets)
         assert abs(t.proto.text.attributes.size.y_nm - TEXT_SIZE_MM * scale * 1e6) <= 1e3
     for r in rings:
         c, rp = r.proto.shape.circle.center, r.proto.shape.circle.radius_point

@@ -87,27 +87,45 @@ def test_our_rings_are_known_by_their_stroke_alone(kipy) -> None:
     ]
 
 
-def test_a_label_that_would_overlap_joins_the_earlier_one(kipy) -> None:
+def test_a_label_that_would_overlap_goes_to_another_corner(kipy) -> None:
+    """Two findings 1 mm apart: the second label goes below its ring, not over the first."""
     from accel_drc_kicad import markers
 
-    findings = [
-        _finding(1, 10.0, 10.0),
-        _finding(2, 11.0, 10.5, "warning"),  # 1 mm away: its label would lie on the first
-        _finding(3, 10.0, 60.0),  # far away: its own label (numbered 2: errors come first)
-    ]
+    findings = [_finding(1, 10.0, 10.0), _finding(2, 11.0, 10.5, "warning")]
     plan = markers.plan_markers(findings, (0.0, 0.0, 50.0, 80.0))
-    assert len(plan.labels) == 2
-    (c1, t1), (c3, t3) = plan.labels
-    assert c1 == (10.0, 10.0) and t1.endswith("· nearby: W3")
-    assert c3 == (10.0, 60.0) and "nearby" not in t3
+    assert [(c, corner) for c, _t, corner in plan.labels] == [((10.0, 10.0), 0), ((11.0, 10.5), 1)]
+    a, b = (markers._label_box(c, t, plan.scale, k) for c, t, k in plan.labels)
+    assert not markers._overlap(a, b)
+
+
+def test_where_no_corner_is_free_the_number_joins_the_nearest_label(kipy) -> None:
+    from accel_drc_kicad import markers
+
+    findings = [_finding(i, 10.0, 10.0) for i in range(1, 7)]  # six at one via
+    plan = markers.plan_markers(findings, (0.0, 0.0, 50.0, 80.0))
+    assert [corner for _c, _t, corner in plan.labels] == [0, 1, 2, 3]
+    assert plan.labels[0][1].endswith("· nearby: E5 E6")
 
 
 def test_nearby_numbers_are_capped(kipy) -> None:
     from accel_drc_kicad import markers
 
-    findings = [_finding(i, 10.0 + 0.01 * i, 10.0) for i in range(1, 13)]
-    ((_c, text),) = markers.plan_markers(findings, (0.0, 0.0, 50.0, 50.0)).labels
-    assert text.endswith("nearby: E2 E3 E4 E5 E6 E7 E8 E9 +3")
+    findings = [_finding(i, 10.0, 10.0) for i in range(1, 17)]
+    text = markers.plan_markers(findings, (0.0, 0.0, 50.0, 50.0)).labels[0][1]
+    assert text.endswith("nearby: E5 E6 E7 E8 E9 E10 E11 E12 +4")
+
+
+def test_labels_keep_clear_of_the_legend(kipy) -> None:
+    """A finding inside the legend's corner: its label goes where the legend is not."""
+    from accel_drc.results import Finding, Severity, Status
+    from accel_drc_kicad import markers
+
+    board_level = Finding("r.stack", "tg", Severity.ERROR, Status.CANNOT_VERIFY, "no Tg")
+    plan = markers.plan_markers([board_level, _finding(2, 3.0, 5.0)], (0.0, 0.0, 60.0, 60.0))
+    legend = markers.legend_box(plan.legend)
+    ((centre, text, corner),) = plan.labels
+    assert markers._overlap(markers._label_box(centre, text, plan.scale, 0), legend)
+    assert not markers._overlap(markers._label_box(centre, text, plan.scale, corner), legend)
 
 
 @pytest.mark.slow
@@ -138,12 +156,14 @@ def test_no_two_labels_overlap_on_vme_wren(kipy) -> None:
     ]
     plan = markers.plan_markers(findings, VME_BBOX)
     assert plan.placed > 20 and len(plan.labels) < plan.placed  # some joined
-    boxes = [markers._label_box(c, t, plan.scale) for c, t in plan.labels]
+    boxes = [markers._label_box(c, t, plan.scale, k) for c, t, k in plan.labels]
+    legend = markers.legend_box(plan.legend)
+    assert not any(markers._overlap(b, legend) for b in boxes)
     for i, a in enumerate(boxes):
         for b in boxes[i + 1 :]:
             assert not markers._overlap(a, b), (a, b)
     named, more = [], 0
-    for _c, text in plan.labels:
+    for _c, text, _k in plan.labels:
         head, _sep, nearby = text.partition(" · nearby: ")
         named.append(int(head[len(markers.TAG) :].split()[0][1:]))
         named += [int(n[1:]) for n in nearby.split() if not n.startswith("+")]
@@ -194,7 +214,7 @@ def test_the_marker_layer_is_made_visible_and_active_after_the_commit(kipy) -> N
     from accel_drc_kicad import markers
 
     board = _GraphicsBoard()
-    findings = [_finding(1, 30.0, 30.0), _finding(2, 30.2, 30.0)]
+    findings = [_finding(1, 30.0, 30.0), _finding(2, 30.2, 30.0)]  # one via, two findings
     made = markers.place_markers(board, findings, use_drc=False, outline_bbox=VME_BBOX)
     cmts = board.by_name["Cmts.User"]
     assert board.calls == [
@@ -204,11 +224,11 @@ def test_the_marker_layer_is_made_visible_and_active_after_the_commit(kipy) -> N
         ("active", cmts),
     ]
     assert "Cmts.User is the active layer, drawn on top" in made.note
-    # two rings (every finding keeps its ring), one label naming both
+    # a ring per place, a label per finding (the second at another corner)
     circles = [i for i in board.created if not hasattr(i.proto, "text")]
     texts = [i for i in board.created if hasattr(i.proto, "text")]
-    assert len(circles) == 2 and len(texts) == 1
-    assert texts[0].proto.text.text.endswith("nearby: E2")
+    assert len(circles) == 2 and len(texts) == 2
+    assert [x.proto.text.text.split()[1] for x in texts] == ["E1", "E2"]  # two corners
     size = texts[0].proto.text.attributes.size.y_nm * 1e-6
     assert size == pytest.approx(markers.TEXT_SIZE_MM * markers.marker_scale(VME_BBOX), abs=1e-6)
 

@@ -13,8 +13,9 @@ Two ways, picked at run time:
   All created in **one commit**, so one Undo (Ctrl+Z) removes them all.  Issue #31 item 2 (on
   vme-wren the markers were hair-thin, the legend lay under copper and silkscreen, the labels
   overlapped): rings, labels and legend are sized to the board as Zoom to Fit shows it
-  (:func:`marker_scale`), a label that would overlap an earlier one joins it ("nearby: E4 W6")
-  while every finding keeps its ring, and the marker layer is made visible and the active
+  (:func:`marker_scale`), a label that would overlap an earlier one or the legend goes to
+  another corner of its ring or joins the nearest label ("nearby: E4 W6") while every finding
+  keeps its ring, and the marker layer is made visible and the active
   layer, which KiCad draws above all others (:func:`raise_layer`).
 
 :func:`plan_markers` decides all of it without KiCad, so the report (written before the markers,
@@ -275,20 +276,38 @@ def _ring(layer: int, x_nm: int, y_nm: int, scale: float = 1.0) -> Any:
     return BoardCircle(p)
 
 
-def label_offset_mm(scale: float = 1.0) -> tuple[float, float]:
-    """Where a label is anchored (its bottom-left corner) relative to its ring's centre."""
-    r = RING_RADIUS_MM * scale
-    return r * LABEL_OFFSET, -r * LABEL_OFFSET
+#: where a label may sit around its ring, in order of preference: (x sign, y sign) of its
+#: anchor from the ring's centre; the text grows away from the ring (KiCad's y points down)
+CORNERS = ((1, -1), (1, 1), (-1, -1), (-1, 1))
 
 
-def _label(layer: int, x_nm: int, y_nm: int, text: str, scale: float = 1.0) -> Any:
-    """A finding's label, up and right of its ring at (x, y)."""
-    dx, dy = label_offset_mm(scale)
-    return _text(layer, x_nm + _nm(dx), y_nm + _nm(dy), text, TEXT_SIZE_MM * scale, top=False)
+def label_offset_mm(scale: float = 1.0, corner: int = 0) -> tuple[float, float]:
+    """Where a label is anchored relative to its ring's centre: up and right (``corner`` 0, its
+    bottom-left corner), or another of :data:`CORNERS`."""
+    r = RING_RADIUS_MM * scale * LABEL_OFFSET
+    sx, sy = CORNERS[corner]
+    return sx * r, sy * r
 
 
-def _text(layer: int, x_nm: int, y_nm: int, text: str, size_mm: float, top: bool = True) -> Any:
-    """Left-aligned text anchored at (x, y): its top-left corner (``top``) or bottom-left."""
+def _label(layer: int, x_nm: int, y_nm: int, text: str, scale: float = 1.0, corner: int = 0) -> Any:
+    """A finding's label beside its ring at (x, y), at one of :data:`CORNERS`."""
+    dx, dy = label_offset_mm(scale, corner)
+    sx, sy = CORNERS[corner]
+    size = TEXT_SIZE_MM * scale
+    return _text(layer, x_nm + _nm(dx), y_nm + _nm(dy), text, size, top=sy > 0, right=sx < 0)
+
+
+def _text(
+    layer: int,
+    x_nm: int,
+    y_nm: int,
+    text: str,
+    size_mm: float,
+    top: bool = True,
+    right: bool = False,
+) -> Any:
+    """Text anchored at (x, y): its top (``top``) or bottom edge, its left edge or its right
+    (``right``)."""
     from kipy.board_types import BoardText
     from kipy.proto.board import board_types_pb2
     from kipy.proto.common.types import enums_pb2
@@ -307,7 +326,7 @@ def _text(layer: int, x_nm: int, y_nm: int, text: str, size_mm: float, top: bool
     # KiCad (its bounding box, hence selection and Zoom to Fit), and a spacing of 0 stacks lines
     a.multiline = "\n" in text
     a.line_spacing = 1.0
-    a.horizontal_alignment = enums_pb2.HA_LEFT
+    a.horizontal_alignment = enums_pb2.HA_RIGHT if right else enums_pb2.HA_LEFT
     a.vertical_alignment = enums_pb2.VA_TOP if top else enums_pb2.VA_BOTTOM
     return BoardText(p)
 
@@ -547,8 +566,8 @@ class MarkerPlan:
     total: int  # unwaived findings (the report lists them all)
     #: marker size over the base size (:func:`marker_scale`)
     scale: float = 1.0
-    #: the KiCad 9 labels (:func:`plan_labels`): ring centre (mm) and text
-    labels: tuple[tuple[tuple[float, float], str], ...] = ()
+    #: the KiCad 9 labels (:func:`plan_labels`): ring centre (mm), text, corner (:data:`CORNERS`)
+    labels: tuple[tuple[tuple[float, float], str, int], ...] = ()
 
     def summary(self, layer: str | None, kicad10: bool = False) -> str:
         """One sentence for the report's banner: how many markers, where, and how to undo."""
@@ -625,50 +644,74 @@ def _wrap(paragraphs: Sequence[str], width: int) -> list[list[str]]:
 NEARBY_MAX = 8
 
 
-def _label_box(
-    centre: tuple[float, float], text: str, scale: float
-) -> tuple[float, float, float, float]:
-    """The box (mm) a one-line label covers, with its ring: from the ring's left edge to the
-    text's end, from the text's top to the ring's bottom (:data:`CHAR_ADVANCE` bounds KiCad's
-    stroke font, so boxes that do not meet here do not meet on screen)."""
+Box = tuple[float, float, float, float]
+
+
+def _label_box(centre: tuple[float, float], text: str, scale: float, corner: int = 0) -> Box:
+    """The box (mm, x0 y0 x1 y1) a one-line label's text covers at ``corner`` of its ring
+    (:data:`CHAR_ADVANCE` bounds KiCad's stroke font, so boxes that do not meet here do not meet
+    on screen)."""
     size = TEXT_SIZE_MM * scale
-    r = RING_RADIUS_MM * scale
-    dx, dy = label_offset_mm(scale)
-    x, y = centre
-    return (x - r, y + dy - FIRST_LINE * size, x + dx + len(text) * size * CHAR_ADVANCE, y + r)
+    dx, dy = label_offset_mm(scale, corner)
+    x, y = centre[0] + dx, centre[1] + dy
+    w, h = len(text) * size * CHAR_ADVANCE, FIRST_LINE * size
+    x0 = x - w if dx < 0 else x
+    y0 = y if dy > 0 else y - h
+    return (x0, y0, x0 + w, y0 + h)
 
 
-def _overlap(a: tuple[float, float, float, float], b: tuple[float, float, float, float]) -> bool:
+def legend_box(legend: Legend) -> Box:
+    """The box (mm) the legend's text covers (its first line starts 0.25 x size above it)."""
+    lines = legend.text.split("\n")
+    w = max(len(line) for line in lines) * legend.size_mm * CHAR_ADVANCE
+    h = (FIRST_LINE + LINE_PITCH * (len(lines) - 1)) * legend.size_mm
+    top = legend.y_mm - 0.25 * legend.size_mm
+    return (legend.x_mm, top, legend.x_mm + w, legend.y_mm + h)
+
+
+def _overlap(a: Box, b: Box) -> bool:
     return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
 
 
 def plan_labels(
-    numbered: Sequence[tuple[int, Any]], scale: float
-) -> tuple[tuple[tuple[float, float], str], ...]:
-    """The labels of the placed findings, worst first: each finding gets its own label unless
-    it would overlap one already laid out; then its number joins that label ("nearby: E4 W6",
-    at most :data:`NEARBY_MAX`, then "+N").  Issue #31 item 2: on vme-wren labels lay over
-    each other and none could be read.  Every finding keeps its ring where it is."""
-    out: list[list[Any]] = []  # [centre, head text, box, nearby numbers]
+    numbered: Sequence[tuple[int, Any]], scale: float, legend: Legend | None = None
+) -> tuple[tuple[tuple[float, float], str, int], ...]:
+    """The labels of the placed findings, worst first: each at the first of :data:`CORNERS`
+    of its ring where it overlaps no label laid out before it and not the ``legend``; where
+    every corner does, its number joins the nearest label ("nearby: E4 W6", at most
+    :data:`NEARBY_MAX`, then "+N").  Issue #31 item 2: on vme-wren labels lay over each other
+    and over the legend, and none could be read.  Every finding keeps its ring."""
+    obstacles = [legend_box(legend)] if legend is not None else []
+    out: list[list[Any]] = []  # [centre, text, corner, box, nearby numbers]
     for number, f in numbered:
         if f.pos is None:
             continue
         centre = (float(f.pos[0]), float(f.pos[1]))
         text = label_for(f, number)
-        box = _label_box(centre, text, scale)
-        host = next((lab for lab in out if _overlap(box, lab[2])), None)
-        if host is None:
-            out.append([centre, text, box, []])
+        taken = obstacles + [lab[3] for lab in out]
+        for corner in range(len(CORNERS)):
+            box = _label_box(centre, text, scale, corner)
+            if not any(_overlap(box, other) for other in taken):
+                out.append([centre, text, corner, box, []])
+                break
         else:
-            host[3].append(text[len(TAG) :].split()[0])
-    labels = []
-    for centre, text, _box, nearby in out:
-        if nearby:
-            shown = nearby[:NEARBY_MAX]
-            more = len(nearby) - len(shown)
-            text += " · nearby: " + " ".join(shown) + (f" +{more}" if more else "")
-        labels.append((centre, text))
-    return tuple(labels)
+            if not out:  # only the legend is in the way: the label goes there all the same
+                out.append([centre, text, 0, _label_box(centre, text, scale), []])
+                continue
+            host = min(out, key=lambda lab: math.dist(lab[0], centre))
+            host[4].append(text[len(TAG) :].split()[0])
+            # the host's text grew: later labels keep clear of all of it
+            host[3] = _label_box(host[0], _with_nearby(host[1], host[4]), scale, host[2])
+    return tuple((c, _with_nearby(text, near), corner) for c, text, corner, _b, near in out)
+
+
+def _with_nearby(text: str, nearby: Sequence[str]) -> str:
+    """A label with the numbers of the findings that joined it (:func:`plan_labels`)."""
+    if not nearby:
+        return text
+    shown = list(nearby[:NEARBY_MAX])
+    more = len(nearby) - len(shown)
+    return text + " · nearby: " + " ".join(shown) + (f" +{more}" if more else "")
 
 
 def plan_legend(
@@ -743,7 +786,7 @@ def plan_markers(
         anchor_mm=anchor,
         total=len(chosen),
         scale=scale,
-        labels=plan_labels(numbered, scale),
+        labels=plan_labels(numbered, scale, legend),
     )
 
 
@@ -801,8 +844,8 @@ def place_markers(
     items: list[Any] = []
     rings = {(_nm(f.pos[0]), _nm(f.pos[1])) for _n, f in plan.numbered if f.pos is not None}
     items.extend(_ring(layer, x, y, plan.scale) for x, y in sorted(rings))
-    for (x, y), text in plan.labels:
-        items.append(_label(layer, _nm(x), _nm(y), text, plan.scale))
+    for (x, y), text, corner in plan.labels:
+        items.append(_label(layer, _nm(x), _nm(y), text, plan.scale, corner))
     if plan.legend is not None:
         lg = plan.legend
         items.append(_text(layer, _nm(lg.x_mm), _nm(lg.y_mm), lg.text, lg.size_mm))
