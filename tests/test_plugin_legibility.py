@@ -240,3 +240,14 @@ def test_a_kicad_without_the_view_commands_still_gets_its_markers(kipy) -> None:
     made = markers.place_markers(board, [_finding(1, 30.0, 30.0)], use_drc=False)
     assert made.created == 2 and board.calls == ["begin", "push"]
     assert "could not be made the active layer" in made.note
+
+
+def test_a_corner_inside_the_outline_comes_first(kipy) -> None:
+    """A finding at the outline's right edge: its label goes left, onto the board, not off it
+    (off the board it runs out of what Zoom to Fit shows)."""
+    from accel_drc_kicad import markers
+
+    bbox = (0.0, 0.0, 60.0, 60.0)
+    ((centre, text, corner),) = markers.plan_markers([_finding(1, 58.0, 30.0)], bbox).labels
+    assert corner == 2  # up-left
+    assert markers._inside(markers._label_box(centre, text, 1.0, corner), bbox)

@@ -669,18 +669,30 @@ def legend_box(legend: Legend) -> Box:
     return (legend.x_mm, top, legend.x_mm + w, legend.y_mm + h)
 
 
+def _inside(box: Box, bbox: Box | None) -> bool:
+    """Whether ``box`` lies within ``bbox`` (True with no ``bbox``)."""
+    if bbox is None:
+        return True
+    return bbox[0] <= box[0] and box[2] <= bbox[2] and bbox[1] <= box[1] and box[3] <= bbox[3]
+
+
 def _overlap(a: Box, b: Box) -> bool:
     return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
 
 
 def plan_labels(
-    numbered: Sequence[tuple[int, Any]], scale: float, legend: Legend | None = None
+    numbered: Sequence[tuple[int, Any]],
+    scale: float,
+    legend: Legend | None = None,
+    bbox: Box | None = None,
 ) -> tuple[tuple[tuple[float, float], str, int], ...]:
     """The labels of the placed findings, worst first: each at the first of :data:`CORNERS`
     of its ring where it overlaps no label laid out before it and not the ``legend``; where
     every corner does, its number joins the nearest label ("nearby: E4 W6", at most
-    :data:`NEARBY_MAX`, then "+N").  Issue #31 item 2: on vme-wren labels lay over each other
-    and over the legend, and none could be read.  Every finding keeps its ring."""
+    :data:`NEARBY_MAX`, then "+N").  A corner whose text stays inside the outline's ``bbox``
+    (what Zoom to Fit shows) is tried before one whose text runs off it.  Issue #31 item 2: on
+    vme-wren labels lay over each other and over the legend, and none could be read.  Every
+    finding keeps its ring."""
     obstacles = [legend_box(legend)] if legend is not None else []
     out: list[list[Any]] = []  # [centre, text, corner, box, nearby numbers]
     for number, f in numbered:
@@ -689,8 +701,9 @@ def plan_labels(
         centre = (float(f.pos[0]), float(f.pos[1]))
         text = label_for(f, number)
         taken = obstacles + [lab[3] for lab in out]
-        for corner in range(len(CORNERS)):
-            box = _label_box(centre, text, scale, corner)
+        boxes = [(_label_box(centre, text, scale, k), k) for k in range(len(CORNERS))]
+        boxes.sort(key=lambda bk: (not _inside(bk[0], bbox), bk[1]))  # stable: CORNERS order
+        for box, corner in boxes:
             if not any(_overlap(box, other) for other in taken):
                 out.append([centre, text, corner, box, []])
                 break
@@ -786,7 +799,7 @@ def plan_markers(
         anchor_mm=anchor,
         total=len(chosen),
         scale=scale,
-        labels=plan_labels(numbered, scale, legend),
+        labels=plan_labels(numbered, scale, legend, outline_bbox),
     )
 
 
