@@ -58,6 +58,7 @@ class LiveKiCad:
         extra_env: dict[str, str] | None = None,
         screen: str | None = None,
         version: str = "9",
+        link_board: bool = False,
     ):
         if version not in VERSIONS:
             raise ValueError(f"KiCad version {version!r} is not one of {VERSIONS}")
@@ -75,6 +76,8 @@ class LiveKiCad:
         self.extra_env = extra_env or {}
         #: Xvfb's screen, e.g. "1600x1000x24" for screenshots (xvfb-run's default is 640x480x8)
         self.screen = screen
+        #: symlink the board instead of copying it (the 69 MB vme-wren is never copied)
+        self.link_board = link_board
         self.proc: subprocess.Popen[bytes] | None = None
 
     # -- paths ---------------------------------------------------------------------------------
@@ -128,6 +131,10 @@ class LiveKiCad:
                 ".kicad_dru",
             ):
                 dest = self.board_dir / sibling.name
+                if self.link_board:
+                    if not dest.is_symlink():
+                        dest.symlink_to(sibling.resolve())
+                    continue
                 shutil.copyfile(sibling, dest)
                 dest.chmod(0o644)
         common: dict[str, Any] = {

@@ -186,7 +186,14 @@ def test_click_writes_the_report_beside_the_board(session: Session) -> None:
 
 
 def test_markers_read_back_through_the_api(session: Session) -> None:
-    from accel_drc_kicad.markers import LABEL_DX_MM, LABEL_DY_MM, RING_RADIUS_MM, find_markers
+    from accel_drc_kicad.markers import (
+        RING_RADIUS_MM,
+        TEXT_SIZE_MM,
+        _nm,
+        find_markers,
+        label_offset_mm,
+        marker_scale,
+    )
     from kipy.proto.board.board_types_pb2 import BoardLayer
 
     _kicad, board = session.board()
@@ -202,9 +209,19 @@ def test_markers_read_back_through_the_api(session: Session) -> None:
     # the markers" took the GND plane's zone with them)
     selected = {i.id.value for i in board.get_selection()}
     assert selected == session.first_ids and session.user_zone not in selected
-    # a ring and a label per placed finding, and one legend (no ring) for the board-level ones
+    # a ring per placed finding, a label per ring unless it would overlap an earlier one (it
+    # then joins it: "nearby: …", issue #31 item 2), and one legend for the board-level ones
     legends = [t for t in labels if "board-level" in t.proto.text.text]
-    assert len(legends) == 1 and len(labels) == len(rings) + 1
+    assert len(legends) == 1 and 1 < len(labels) <= len(rings) + 1
+    boxes = [board.get_item_bounding_box(t) for t in labels]  # the legend's too
+    for i, a in enumerate(boxes):  # KiCad's own text boxes: no two labels overlap, nor the legend
+        for b in boxes[i + 1 :]:
+            assert not (
+                a.pos.x < b.pos.x + b.size.x
+                and b.pos.x < a.pos.x + a.size.x
+                and a.pos.y < b.pos.y + b.size.y
+                and b.pos.y < a.pos.y + a.size.y
+            ), (a, b)
     assert {t.proto.layer for t in labels} == {BoardLayer.BL_Cmts_User}
     # the placed finding (PDN of /3.3V) has its ring at the finding's position
     file = _file_check(session.kicad.board)
@@ -212,14 +229,22 @@ def test_markers_read_back_through_the_api(session: Session) -> None:
     centres = {(r.proto.shape.circle.center.x_nm, r.proto.shape.circle.center.y_nm) for r in rings}
     for f in placed:
         assert (round(f["pos"]["x"] * 1e6), round(f["pos"]["y"] * 1e6)) in centres
+    # sized to the board as Zoom to Fit shows it (issue #31 item 2)
+    width, height = file["board"]["size_mm"]
+    scale = marker_scale((0.0, 0.0, width, height))
+    offsets = [label_offset_mm(scale, corner) for corner in range(4)]  # a label's 4 places
     for t in labels:
         if t in legends:
             continue
         p = t.proto.text.position
-        assert (p.x_nm - round(LABEL_DX_MM * 1e6), p.y_nm - round(LABEL_DY_MM * 1e6)) in centres
+        assert any((p.x_nm - _nm(dx), p.y_nm - _nm(dy)) in centres for dx, dy in offsets)
+        assert abs(t.proto.text.attributes.size.y_nm - TEXT_SIZE_MM * scale * 1e6) <= 1e3
     for r in rings:
         c, rp = r.proto.shape.circle.center, r.proto.shape.circle.radius_point
-        assert abs(rp.x_nm - c.x_nm) == round(RING_RADIUS_MM * 1e6)
+        assert abs(abs(rp.x_nm - c.x_nm) - RING_RADIUS_MM * scale * 1e6) <= 1e3
+    # the marker layer is drawn on top: KiCad draws the active layer above all others
+    assert board.get_active_layer() == BoardLayer.BL_Cmts_User
+    assert BoardLayer.BL_Cmts_User in board.get_visible_layers()
     texts = sorted(t.proto.text.text for t in labels)
     assert any("pdn_impedance" in t for t in texts)
     assert any("board-level" in t for t in texts)

@@ -643,12 +643,13 @@ def test_board_label_is_built_from_the_findings(kipy) -> None:
     assert text.split("\n") == [
         f"{TAG} 2 board-level findings",
         "1. edge.pdn_impedance (error, cannot verify): no power rail found",
-        "2. signals.assumed_type.pcie4 (info, cannot verify): 16 PCIe nets of",
-        "   unknown generation checked as pcie4",
+        "2. signals.assumed_type.pcie4 (info, cannot verify): 16 PCIe nets",
+        "   of unknown generation checked as pcie4",
         "Report: accel-drc/b.html",
     ]
     assert "stack-up" not in text and "materials" not in text
-    assert plan.legend.listed == 2 and plan.legend.size_mm == 1.0
+    # a 300 mm board: the legend is as large as Zoom to Fit needs (issue #31 item 2)
+    assert plan.legend.listed == 2 and plan.legend.size_mm == pytest.approx(300 / 66)
 
 
 @pytest.mark.parametrize(

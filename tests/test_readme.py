@@ -77,3 +77,13 @@ def test_the_commands_install_with_the_constraints() -> None:
     for line in ci.splitlines():
         if "pip install" in line:
             assert "-c constraints.txt" in line, line
+
+
+def test_every_image_the_readme_shows_exists() -> None:
+    """Issue #31: the README shows the report and the KiCad button as they are now; an image
+    it names that is not in the repository is a broken picture on the project's front page."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    images = re.findall(r"!\[[^\]]*\]\(([^)]+)\)", text)
+    assert len(images) >= 4, images
+    for image in images:
+        assert (ROOT / image).is_file(), image

@@ -10,15 +10,22 @@ Two ways, picked at run time:
   ``report.marker_layer`` names another enabled layer): a ring around the spot and a short label.
   Findings with no place on the board (stack-up, materials, a rail not found) are listed in one
   legend inside the board outline's top-left corner, which KiCad's Zoom to Fit always shows.
-  All created in **one commit**, so one Undo (Ctrl+Z) removes them all.
+  All created in **one commit**, so one Undo (Ctrl+Z) removes them all.  Issue #31 item 2 (on
+  vme-wren the markers were hair-thin, the legend lay under copper and silkscreen, the labels
+  overlapped): rings, labels and legend are sized to the board as Zoom to Fit shows it
+  (:func:`marker_scale`), a label that would overlap an earlier one or the legend goes to
+  another corner of its ring or joins the nearest label ("nearby: E4 W6") while every finding
+  keeps its ring, and the marker layer is made visible and the active
+  layer, which KiCad draws above all others (:func:`raise_layer`).
 
 :func:`plan_markers` decides all of it without KiCad, so the report (written before the markers,
 to open fast) can say in its banner how many markers went where.  After a failed run
 :func:`mark_stale` rewrites the previous run's labels to say so, in one commit.
 
 Markers are tagged so a rerun removes only its own, never the user's drawings: every label's text
-starts with :data:`TAG`, and a ring is a circle of exactly :data:`RING_RADIUS_MM` and
-:data:`RING_WIDTH_NM` centred at a fixed offset from its label on the same layer.  The tag lives in
+starts with :data:`TAG`, and a ring is a circle on a user drawing layer whose stroke width is a
+tenth of its radius rounded to the micrometre plus exactly 100 nm (:func:`ring_width_nm`; the
+rings of earlier versions, 1.5 mm with a 0.1501 mm stroke, have that signature too).  The tag lives in
 the board itself (no state file to lose): a saved board with markers, reopened tomorrow, still
 gets them cleared by the next run.  Removing the old markers and adding the new ones is one
 commit: one Undo reverts exactly what the click did (the new markers go, the previous run's come
@@ -42,14 +49,16 @@ log = logging.getLogger(__name__)
 
 #: every marker label starts with this
 TAG = "accel-drc:"
+#: the ring's radius and the label's text size on a board up to :data:`SCALE_EXTENT_MM` long;
+#: both grow with the board above that (:func:`marker_scale`)
 RING_RADIUS_MM = 1.5
-#: an odd width (0.1501 mm) no user draws by hand: together with the radius and the label offset
-#: it identifies our rings
-RING_WIDTH_NM = 150_100
-#: label position relative to the ring centre (mm)
-LABEL_DX_MM = RING_RADIUS_MM * 0.75
-LABEL_DY_MM = -RING_RADIUS_MM * 0.75
 TEXT_SIZE_MM = 0.8
+#: a label sits up and right of its ring by this fraction of the ring's radius, in x and y
+LABEL_OFFSET = 0.75
+#: at Zoom to Fit the board's longer side fills the canvas (≈ 750-1000 px in a 1400 × 900 or
+#: 1920 × 1080 window): 0.8 mm text on a board 66 mm long is ≈ 10 px high there, the least that
+#: reads; vme-wren (233.5 mm) had 0.8 mm text at ≈ 3 px and rings with a 0.7 px stroke
+SCALE_EXTENT_MM = 66.0
 #: at most this many markers (the report has them all); the editor stays responsive
 MAX_MARKERS = 200
 DEFAULT_LAYER = "Cmts.User"
@@ -117,31 +126,52 @@ def marker_findings(findings: Sequence[Any]) -> list[Any]:
 # ---------------------------------------------------------------------------------------------
 
 
-def _is_our_ring(shape: Any, label_centres: set[tuple[int, int, int]]) -> bool:
+def marker_scale(bbox: tuple[float, float, float, float] | None) -> float:
+    """How much larger than :data:`TEXT_SIZE_MM` / :data:`RING_RADIUS_MM` the markers are
+    drawn: 1 up to a board :data:`SCALE_EXTENT_MM` long, in proportion above (issue #31 item 2).
+    KiCad 9's API cannot tell the editor's zoom, so the size is chosen for the view the banner
+    sends the user to, Zoom to Fit, where the board's longer side fills the canvas."""
+    if bbox is None:
+        return 1.0
+    extent = max(bbox[2] - bbox[0], bbox[3] - bbox[1])
+    return max(1.0, extent / SCALE_EXTENT_MM) if math.isfinite(extent) else 1.0
+
+
+def ring_width_nm(radius_nm: float) -> int:
+    """The stroke of one of our rings of ``radius_nm``: a tenth of the radius, rounded to the
+    micrometre, plus 100 nm (a width nobody draws by hand; the signature that identifies our
+    rings, also those of earlier versions: 1.5 mm → 150,100 nm)."""
+    return int(round(radius_nm / 10 / 1000)) * 1000 + 100
+
+
+def _is_our_ring(shape: Any, layers: set[int]) -> bool:
+    """A circle on one of the marker ``layers`` with our signature stroke (:func:`ring_width_nm`)."""
+    if shape.proto.layer not in layers:
+        return False
     g = shape.proto.shape
     if g.WhichOneof("geometry") != "circle":
         return False
-    if g.attributes.stroke.width.value_nm != RING_WIDTH_NM:
-        return False
     c = g.circle.center
     r = math.hypot(g.circle.radius_point.x_nm - c.x_nm, g.circle.radius_point.y_nm - c.y_nm)
-    if abs(r - _nm(RING_RADIUS_MM)) > 2:
-        return False
-    return (shape.proto.layer, c.x_nm, c.y_nm) in label_centres
+    return r > 0 and g.attributes.stroke.width.value_nm == ring_width_nm(r)
+
+
+def _drawing_layers() -> set[int]:
+    """The API ids of :data:`FALLBACK_LAYERS`, the only layers markers are ever put on."""
+    from kipy.util.board_layer import CANONICAL_LAYER_NAMES
+
+    return {k for k, v in CANONICAL_LAYER_NAMES.items() if v in FALLBACK_LAYERS}
 
 
 def find_markers(board: Any) -> tuple[list[Any], list[Any]]:
-    """(labels, rings) this plugin made earlier, on any layer."""
+    """(labels, rings) this plugin made earlier, on any user drawing layer."""
     labels = [
         t
         for t in retry(board.get_text)
         if hasattr(t.proto, "text") and t.proto.text.text.startswith(TAG)
     ]
-    centres = set()
-    for t in labels:
-        p = t.proto.text.position
-        centres.add((t.proto.layer, p.x_nm - _nm(LABEL_DX_MM), p.y_nm - _nm(LABEL_DY_MM)))
-    rings = [s for s in retry(board.get_shapes) if _is_our_ring(s, centres)] if centres else []
+    layers = _drawing_layers()
+    rings = [s for s in retry(board.get_shapes) if _is_our_ring(s, layers)]
     return labels, rings
 
 
@@ -231,29 +261,53 @@ def resolve_layer_name(kicad: Any, board: Any, wanted: str | None) -> tuple[str,
     return name, kicad10
 
 
-def _ring(layer: int, x_nm: int, y_nm: int) -> Any:
+def _ring(layer: int, x_nm: int, y_nm: int, scale: float = 1.0) -> Any:
     from kipy.board_types import BoardCircle
     from kipy.proto.board import board_types_pb2
 
+    radius = _nm(RING_RADIUS_MM * scale)
     p = board_types_pb2.BoardGraphicShape()
     p.layer = layer
     p.shape.circle.center.x_nm = x_nm
     p.shape.circle.center.y_nm = y_nm
-    p.shape.circle.radius_point.x_nm = x_nm + _nm(RING_RADIUS_MM)
+    p.shape.circle.radius_point.x_nm = x_nm + radius
     p.shape.circle.radius_point.y_nm = y_nm
-    p.shape.attributes.stroke.width.value_nm = RING_WIDTH_NM
+    p.shape.attributes.stroke.width.value_nm = ring_width_nm(radius)
     return BoardCircle(p)
 
 
-def _label(layer: int, x_nm: int, y_nm: int, text: str) -> Any:
-    """A finding's label, at a fixed offset up and right of its ring at (x, y)."""
-    return _text(
-        layer, x_nm + _nm(LABEL_DX_MM), y_nm + _nm(LABEL_DY_MM), text, TEXT_SIZE_MM, top=False
-    )
+#: where a label may sit around its ring, in order of preference: (x sign, y sign) of its
+#: anchor from the ring's centre; the text grows away from the ring (KiCad's y points down)
+CORNERS = ((1, -1), (1, 1), (-1, -1), (-1, 1))
 
 
-def _text(layer: int, x_nm: int, y_nm: int, text: str, size_mm: float, top: bool = True) -> Any:
-    """Left-aligned text anchored at (x, y): its top-left corner (``top``) or bottom-left."""
+def label_offset_mm(scale: float = 1.0, corner: int = 0) -> tuple[float, float]:
+    """Where a label is anchored relative to its ring's centre: up and right (``corner`` 0, its
+    bottom-left corner), or another of :data:`CORNERS`."""
+    r = RING_RADIUS_MM * scale * LABEL_OFFSET
+    sx, sy = CORNERS[corner]
+    return sx * r, sy * r
+
+
+def _label(layer: int, x_nm: int, y_nm: int, text: str, scale: float = 1.0, corner: int = 0) -> Any:
+    """A finding's label beside its ring at (x, y), at one of :data:`CORNERS`."""
+    dx, dy = label_offset_mm(scale, corner)
+    sx, sy = CORNERS[corner]
+    size = TEXT_SIZE_MM * scale
+    return _text(layer, x_nm + _nm(dx), y_nm + _nm(dy), text, size, top=sy > 0, right=sx < 0)
+
+
+def _text(
+    layer: int,
+    x_nm: int,
+    y_nm: int,
+    text: str,
+    size_mm: float,
+    top: bool = True,
+    right: bool = False,
+) -> Any:
+    """Text anchored at (x, y): its top (``top``) or bottom edge, its left edge or its right
+    (``right``)."""
     from kipy.board_types import BoardText
     from kipy.proto.board import board_types_pb2
     from kipy.proto.common.types import enums_pb2
@@ -272,7 +326,7 @@ def _text(layer: int, x_nm: int, y_nm: int, text: str, size_mm: float, top: bool
     # KiCad (its bounding box, hence selection and Zoom to Fit), and a spacing of 0 stacks lines
     a.multiline = "\n" in text
     a.line_spacing = 1.0
-    a.horizontal_alignment = enums_pb2.HA_LEFT
+    a.horizontal_alignment = enums_pb2.HA_RIGHT if right else enums_pb2.HA_LEFT
     a.vertical_alignment = enums_pb2.VA_TOP if top else enums_pb2.VA_BOTTOM
     return BoardText(p)
 
@@ -510,6 +564,10 @@ class MarkerPlan:
     legend: Legend | None
     anchor_mm: tuple[float, float] | None  # where board-level findings are marked
     total: int  # unwaived findings (the report lists them all)
+    #: marker size over the base size (:func:`marker_scale`)
+    scale: float = 1.0
+    #: the KiCad 9 labels (:func:`plan_labels`): ring centre (mm), text, corner (:data:`CORNERS`)
+    labels: tuple[tuple[tuple[float, float], str, int], ...] = ()
 
     def summary(self, layer: str | None, kicad10: bool = False) -> str:
         """One sentence for the report's banner: how many markers, where, and how to undo."""
@@ -582,14 +640,103 @@ def _wrap(paragraphs: Sequence[str], width: int) -> list[list[str]]:
     ]
 
 
+#: at most this many finding numbers after "nearby:" in one label
+NEARBY_MAX = 8
+
+
+Box = tuple[float, float, float, float]
+
+
+def _label_box(centre: tuple[float, float], text: str, scale: float, corner: int = 0) -> Box:
+    """The box (mm, x0 y0 x1 y1) a one-line label's text covers at ``corner`` of its ring
+    (:data:`CHAR_ADVANCE` bounds KiCad's stroke font, so boxes that do not meet here do not meet
+    on screen)."""
+    size = TEXT_SIZE_MM * scale
+    dx, dy = label_offset_mm(scale, corner)
+    x, y = centre[0] + dx, centre[1] + dy
+    w, h = len(text) * size * CHAR_ADVANCE, FIRST_LINE * size
+    x0 = x - w if dx < 0 else x
+    y0 = y if dy > 0 else y - h
+    return (x0, y0, x0 + w, y0 + h)
+
+
+def legend_box(legend: Legend) -> Box:
+    """The box (mm) the legend's text covers (its first line starts 0.25 x size above it)."""
+    lines = legend.text.split("\n")
+    w = max(len(line) for line in lines) * legend.size_mm * CHAR_ADVANCE
+    h = (FIRST_LINE + LINE_PITCH * (len(lines) - 1)) * legend.size_mm
+    top = legend.y_mm - 0.25 * legend.size_mm
+    return (legend.x_mm, top, legend.x_mm + w, legend.y_mm + h)
+
+
+def _inside(box: Box, bbox: Box | None) -> bool:
+    """Whether ``box`` lies within ``bbox`` (True with no ``bbox``)."""
+    if bbox is None:
+        return True
+    return bbox[0] <= box[0] and box[2] <= bbox[2] and bbox[1] <= box[1] and box[3] <= bbox[3]
+
+
+def _overlap(a: Box, b: Box) -> bool:
+    return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
+
+
+def plan_labels(
+    numbered: Sequence[tuple[int, Any]],
+    scale: float,
+    legend: Legend | None = None,
+    bbox: Box | None = None,
+) -> tuple[tuple[tuple[float, float], str, int], ...]:
+    """The labels of the placed findings, worst first: each at the first of :data:`CORNERS`
+    of its ring where it overlaps no label laid out before it and not the ``legend``; where
+    every corner does, its number joins the nearest label ("nearby: E4 W6", at most
+    :data:`NEARBY_MAX`, then "+N").  A corner whose text stays inside the outline's ``bbox``
+    (what Zoom to Fit shows) is tried before one whose text runs off it.  Issue #31 item 2: on
+    vme-wren labels lay over each other and over the legend, and none could be read.  Every
+    finding keeps its ring."""
+    obstacles = [legend_box(legend)] if legend is not None else []
+    out: list[list[Any]] = []  # [centre, text, corner, box, nearby numbers]
+    for number, f in numbered:
+        if f.pos is None:
+            continue
+        centre = (float(f.pos[0]), float(f.pos[1]))
+        text = label_for(f, number)
+        taken = obstacles + [lab[3] for lab in out]
+        boxes = [(_label_box(centre, text, scale, k), k) for k in range(len(CORNERS))]
+        boxes.sort(key=lambda bk: (not _inside(bk[0], bbox), bk[1]))  # stable: CORNERS order
+        for box, corner in boxes:
+            if not any(_overlap(box, other) for other in taken):
+                out.append([centre, text, corner, box, []])
+                break
+        else:
+            if not out:  # only the legend is in the way: the label goes there all the same
+                out.append([centre, text, 0, _label_box(centre, text, scale), []])
+                continue
+            host = min(out, key=lambda lab: math.dist(lab[0], centre))
+            host[4].append(text[len(TAG) :].split()[0])
+            # the host's text grew: later labels keep clear of all of it
+            host[3] = _label_box(host[0], _with_nearby(host[1], host[4]), scale, host[2])
+    return tuple((c, _with_nearby(text, near), corner) for c, text, corner, _b, near in out)
+
+
+def _with_nearby(text: str, nearby: Sequence[str]) -> str:
+    """A label with the numbers of the findings that joined it (:func:`plan_labels`)."""
+    if not nearby:
+        return text
+    shown = list(nearby[:NEARBY_MAX])
+    more = len(nearby) - len(shown)
+    return text + " · nearby: " + " ".join(shown) + (f" +{more}" if more else "")
+
+
 def plan_legend(
     numbered: Sequence[tuple[int, Any]],
     bbox: tuple[float, float, float, float] | None,
     report: str | None = None,
+    scale: float = 1.0,
 ) -> Legend:
     """Lay the legend out inside ``bbox`` (mm): the text size is chosen so a line holds at least
     :data:`LEGEND_MIN_CHARS` characters in the board's width, and lines that do not fit its
-    height are replaced by "… N more in the report"."""
+    height are replaced by "… N more in the report"; ``scale`` (:func:`marker_scale`) makes it
+    as large as the labels on a big board."""
     paragraphs = legend_lines(numbered, report)
     if bbox is None:  # no outline: at the origin, full size (KiCad's view is the page then)
         x0, y0, width, height = 0.0, 0.0, 200.0, 200.0
@@ -599,8 +746,12 @@ def plan_legend(
     inset = min(LEGEND_INSET_MM, width * 0.05, height * 0.05)
     avail_w = max(width - 2 * inset, 0.1)
     avail_h = max(height - 2 * inset, 0.1)
-    size = min(LEGEND_MM, avail_w / (LEGEND_MIN_CHARS * CHAR_ADVANCE))
+    size = min(LEGEND_MM * scale, avail_w / (LEGEND_MIN_CHARS * CHAR_ADVANCE))
     size = max(size, LEGEND_MIN_MM)
+    if 0.3 * size > inset:  # large text: its box starts 0.25 x size above the anchor
+        inset = min(0.3 * size, width * 0.05, height * 0.05)
+        avail_w = max(width - 2 * inset, 0.1)
+        avail_h = max(height - 2 * inset, 0.1)
     chars = int(avail_w / (size * CHAR_ADVANCE))
     chars = max(min(chars, LEGEND_MAX_CHARS), 16)
     max_lines = int((avail_h - FIRST_LINE * size) / (LINE_PITCH * size)) + 1
@@ -635,7 +786,8 @@ def plan_markers(
     chosen = marker_findings(findings)
     numbered = tuple((i, f) for i, f in enumerate(chosen[:MAX_MARKERS], 1))
     board_level = [(i, f) for i, f in numbered if f.pos is None]
-    legend = plan_legend(board_level, outline_bbox, report) if board_level else None
+    scale = marker_scale(outline_bbox)
+    legend = plan_legend(board_level, outline_bbox, report, scale) if board_level else None
     # KiCad 10 marks board-level findings at the legend's corner; with no outline there is no
     # view to aim at, and those findings get no DRC marker (the report has them)
     anchor = (legend.x_mm, legend.y_mm) if legend is not None and outline_bbox else None
@@ -646,6 +798,8 @@ def plan_markers(
         legend=legend,
         anchor_mm=anchor,
         total=len(chosen),
+        scale=scale,
+        labels=plan_labels(numbered, scale, legend, outline_bbox),
     )
 
 
@@ -701,12 +855,10 @@ def place_markers(
             )
     layer, name, note = _resolve_layer(board, layer_name)
     items: list[Any] = []
-    for number, f in plan.numbered:
-        if f.pos is None:
-            continue
-        x, y = _nm(f.pos[0]), _nm(f.pos[1])
-        items.append(_ring(layer, x, y))
-        items.append(_label(layer, x, y, label_for(f, number)))
+    rings = {(_nm(f.pos[0]), _nm(f.pos[1])) for _n, f in plan.numbered if f.pos is not None}
+    items.extend(_ring(layer, x, y, plan.scale) for x, y in sorted(rings))
+    for (x, y), text, corner in plan.labels:
+        items.append(_label(layer, _nm(x), _nm(y), text, plan.scale, corner))
     if plan.legend is not None:
         lg = plan.legend
         items.append(_text(layer, _nm(lg.x_mm), _nm(lg.y_mm), lg.text, lg.size_mm))
@@ -725,6 +877,9 @@ def place_markers(
     refused = len(items) - len(ok)
     if refused:
         log.warning("KiCad refused %d of %d marker items on %s", refused, len(items), name)
+    if ok:
+        on_top = raise_layer(board, layer, name)
+        note = "; ".join(x for x in (note, on_top) if x)
     return MarkerResult(
         "graphics" if items else "none",
         created=len(ok),
@@ -737,6 +892,23 @@ def place_markers(
         ids=tuple(c.proto.id.value for c in ok),
         where=plan.summary(name),
     )
+
+
+def raise_layer(board: Any, layer: int, name: str) -> str:
+    """Make the marker ``layer`` visible and the editor's active layer: KiCad draws the active
+    layer above every other, so the markers and the legend are no longer hidden under copper
+    and silkscreen (issue #31 item 2).  This changes only the view (no undo step, nothing in
+    the board file); the user picks another layer as ever.  Returns what was done, or why not
+    (a KiCad without the commands: the markers are placed all the same)."""
+    try:
+        visible = list(retry(board.get_visible_layers))
+        if layer not in visible:
+            retry(board.set_visible_layers, [*visible, layer])
+        retry(board.set_active_layer, layer)
+    except Exception as exc:
+        log.info("could not make %s the active layer: %s", name, exc)
+        return f"{name} could not be made the active layer ({exc}): select it to see the markers on top"
+    return f"{name} is the active layer, drawn on top"
 
 
 def stale_text(text: str, where: str) -> str:
