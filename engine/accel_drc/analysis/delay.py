@@ -60,6 +60,8 @@ class LayerVelocity:
     eps_eff: float | None
     basis: str  # basis of εeff: declared | default (the weakest of εr and heights)
     missing: tuple[str, ...] = ()
+    #: where a declared velocity came from ("" for the field solve of the stack-up)
+    source: str = ""
 
     @property
     def ps_per_mm(self) -> float | None:
@@ -228,6 +230,32 @@ class NetDelay:
         return float(sum(self.layer_ps.values())) + via + self.die_ps + die_len_ps  # type: ignore[arg-type]
 
 
+def eps_of(ps_mm: float) -> float:
+    """The εeff that travels at ``ps_mm`` ps/mm (the inverse of :func:`ps_per_mm`)."""
+    return (ps_mm * C_MM_PER_PS) ** 2
+
+
+def _with_profile(vel: LayerVelocity, profile: Any) -> LayerVelocity:
+    """``vel``, or the designer's own delay on the layer from the KiCad 10 tuning profile of the
+    net's class (time-domain tuning on) where the stack-up cannot give one (no cross-section)
+    or only KiCad's default does: a declared velocity, not a default.  Where the stack-up is
+    declared, its field solve stands (the physics of the stack-up the fab builds)."""
+    if profile is None or (vel.eps_eff is not None and vel.basis != "default"):
+        return vel
+    got = profile.delay_on(vel.layer_name)
+    if got is None:
+        return vel
+    src = f"KiCad tuning profile {profile.name}: {got:g} ps/mm on {vel.layer_name}"
+    return LayerVelocity(vel.layer, vel.layer_name, vel.structure, eps_of(got), "declared", (), src)
+
+
+def _profile_via(profile: Any) -> float | None:
+    """The tuning profile's via delay (ps per mm of height), time-domain tuning on, or None."""
+    if profile is None or not profile.time_domain:
+        return None
+    return profile.via_ps_per_mm
+
+
 def _die_of_nets(board: Any) -> dict[int, list[tuple[str, float | None, float | None]]]:
     """Net -> [(pad, die length mm, die delay ps)] of every pad that declares either."""
     out: dict[int, list[tuple[str, float | None, float | None]]] = {}
@@ -266,6 +294,7 @@ def net_delays(
     for net in nets:
         d = NetDelay(net)
         rows = index.net_rows(net)
+        profile = board.net_classes.tuning_profile_of(board.nets[net])
         if len(rows):
             lengths = segment_lengths(tracks, rows)
             layers = tracks.layer[rows]
@@ -274,7 +303,7 @@ def net_delays(
                 sel = layers == ly
                 d.layer_mm[ly] = float(lengths[sel].sum())
                 w = float(np.median(widths[sel]))
-                vel = layer_velocity(analysis, ly, w, gaps.get(net))
+                vel = _with_profile(layer_velocity(analysis, ly, w, gaps.get(net)), profile)
                 d.velocity[ly] = vel
                 d.layer_ps[ly] = None if vel.ps_per_mm is None else d.layer_mm[ly] * vel.ps_per_mm
                 if vel.eps_eff is None:
@@ -287,6 +316,10 @@ def net_delays(
                 continue
             lo, hi = int(conn[0]), int(conn[-1])
             length, eps = geom.span(2 * lo + 1, 2 * hi)
+            via_ps = _profile_via(profile)
+            weak = math.isnan(eps) or sb.epsilon_r_between(lo, hi) == "default"
+            if via_ps is not None and weak and not math.isnan(length):
+                eps = eps_of(via_ps)  # the designer's via delay per mm of height (KiCad 10)
             d.vias.append(
                 ViaHop(
                     (float(stubs.xy[i, 0]), float(stubs.xy[i, 1])),
@@ -299,7 +332,7 @@ def net_delays(
             )
             if math.isnan(length) or math.isnan(eps):
                 d.missing.append("the heights and εr of the stack-up along a via barrel")
-            elif sb.epsilon_r_between(lo, hi) == "default":
+            elif weak and via_ps is None:
                 d.basis = "default"  # the barrel's εr is KiCad's default material
         for pad, dl, dd in die.get(net, ()):
             d.die_pads.append(pad)
