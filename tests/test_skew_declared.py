@@ -112,3 +112,23 @@ def test_tuning_profile_times_a_default_stackup(tmp_path: Path) -> None:
     (tmp_path / "b.kicad_pro").unlink()
     (g,) = _run(path, max_intra_pair_ps=4.0)
     assert g.status is Status.CANNOT_VERIFY
+
+
+def test_declared_ddr_group_limit(tmp_path: Path) -> None:
+    """DQ3 is 1 mm (6.33 ps) longer than its DQS: over DDR4's published 3.5 ps, inside the
+    designer's 10 ps group rule that selects the byte lane and its strobe."""
+    path = _board(tmp_path, "ddr_group", board="ddr4_byte_lane_die.kicad_pcb")
+    board = read_board(str(path))
+    ctx = CheckContext(board=board, analysis=Analysis(board), board_class="inference")
+    rule = Rule(id="t.skew", check="skew", severity=Severity.ERROR, why="w", source="s",
+                signal="ddr4", params={"group": "ddr", "max_group_ps": 3.5})  # fmt: skip
+    (w,) = [settle(f) for f in check_skew(ctx, rule).findings]
+    assert w.rule == "t.skew.declared_limit" and w.severity is Severity.WARNING
+    assert w.measured == 10.0 and w.limit == 3.5 and len(w.evidence["pairs"]) == 9
+    assert w.evidence["exceed_published"] == ["/DDR4_DQ3"]
+    # without the rule: DQ3 fails the published 3.5 ps
+    (tmp_path / "b.kicad_dru").unlink()
+    board = read_board(str(path))
+    ctx = CheckContext(board=board, analysis=Analysis(board), board_class="inference")
+    (f,) = [settle(f) for f in check_skew(ctx, rule).findings]
+    assert f.net == "/DDR4_DQ3" and f.evidence["basis"]["limit"] == "library"

@@ -462,7 +462,7 @@ def _judge_group(
     stated: str,
     judged: set[int],
     package: bool = True,
-    declared: Callable[[Sequence[NetDelay]], tuple[float, str] | None] | None = None,
+    declared: Callable[[Sequence[NetDelay], float], tuple[float, str] | None] | None = None,
 ) -> None:
     """One finding per member whose delay differs from the reference's by more than ``limit``.
 
@@ -473,8 +473,9 @@ def _judge_group(
     taken as 0, an assumption (``die_delay: assumed``), so a failure is *cannot verify* with its
     number until the pads carry their package delays (``package``; the MIPI interconnect skew
     budget is the board's and the cable's, without the packages: ``package=False``).
-    ``declared`` gives a member the designer's own limit (a ``.kicad_dru`` skew rule that
-    selects it and the reference), which replaces ``limit`` for it."""
+    ``declared`` gives a member (its delays and its skew to the reference) the designer's own
+    limit (a ``.kicad_dru`` skew rule that selects it and the reference), which replaces
+    ``limit`` for it."""
     board = ctx.board
     pads = ctx.analysis.__dict__.get("_skew_pad_counts")
     if pads is None:
@@ -491,7 +492,7 @@ def _judge_group(
             continue
         judged.update(d.net for d in (*ds, *ref_ds))
         delta = ps - ref_ps
-        mine = declared(ds) if declared is not None else None
+        mine = declared(ds, delta) if declared is not None else None
         lim, said = mine if mine is not None else (limit, stated)
         if abs(delta) <= lim + _TOL_PS:
             continue
@@ -611,12 +612,12 @@ def _group_declared(
     published: float,
     what: str,
     loose: dict[TimingRule, list[tuple[str, float, float, str, bool]]],
-) -> Callable[[Sequence[NetDelay]], tuple[float, str] | None]:
+) -> Callable[[Sequence[NetDelay], float], tuple[float, str] | None]:
     """A member's declared group limit: the ``.kicad_dru`` skew rule (not within pairs) that
     selects it and the reference's nets, in ps (a length limit at the member's velocity on its
     main layer); a declared limit looser than ``published`` is noted in ``loose``."""
 
-    def limit_of(ds: Sequence[NetDelay]) -> tuple[float, str] | None:
+    def limit_of(ds: Sequence[NetDelay], delta: float) -> tuple[float, str] | None:
         r = _declared_rule(board, [d.net for d in (*ds, *ref_ds)], False)
         if r is None:
             return None
@@ -625,7 +626,13 @@ def _group_declared(
             return None
         if ps > published + _TOL_PS:
             loose.setdefault(r, []).append(
-                (board.nets[ds[0].net], ps, published, f"{what} {published:g} ps", False)
+                (
+                    board.nets[ds[0].net],
+                    ps,
+                    published,
+                    f"{what} {published:g} ps",
+                    abs(delta) > published + _TOL_PS,
+                )
             )
         return ps, f"{how}, {r.where}"
 
