@@ -197,6 +197,8 @@ class NetDelay:
     die_pads: list[str] = field(default_factory=list)
     missing: list[str] = field(default_factory=list)
     basis: str = "declared"  # of the velocities; lengths are measured
+    #: the gap to its pair partner the velocities were solved at (None: a single line)
+    gap: float | None = None
 
     @property
     def via_ps(self) -> float | None:
@@ -292,7 +294,7 @@ def net_delays(
     sb = stackup_basis(analysis)
     out: dict[int, NetDelay] = {}
     for net in nets:
-        d = NetDelay(net)
+        d = NetDelay(net, gap=gaps.get(net))
         rows = index.net_rows(net)
         profile = board.net_classes.tuning_profile_of(board.nets[net])
         if len(rows):
@@ -341,3 +343,197 @@ def net_delays(
         d.missing = list(dict.fromkeys(d.missing))
         out[net] = d
     return out
+
+
+# -- multi-drop nets: the delay from the driver to each load ------------------------------------
+
+#: track ends closer than this are one node (mm): KiCad snaps joined ends to the same point
+_SNAP_MM = 1e-3
+
+
+@dataclass
+class LoadDelays:
+    """The delay of one multi-drop net from its driver pad to each of its other pads.
+
+    ``driver`` is the reference of the part that drives the net: the part with the most pads on
+    the board among those on the net (the memory controller or FPGA of a fly-by bus; a DRAM has
+    78-96 balls, a termination resistor 2).  ``to_part`` maps each other part's reference to the
+    delay (ps) along the routed copper from the driver's pad to that part's pad on this net
+    (tracks at their layer's velocity, via barrels over the span travelled, both pads' die
+    delays); a part the copper does not reach (through a zone, or not routed) is missing."""
+
+    net: int
+    driver: str
+    to_part: dict[str, float] = field(default_factory=dict)
+    missing: list[str] = field(default_factory=list)
+
+
+def _driver(board: Any, net: int) -> tuple[str, Any] | None:
+    """(reference, pad) of the part with the most pads among the parts with a pad on ``net``;
+    None when two parts tie (no driver can be told)."""
+    best: list[tuple[int, str, Any]] = []
+    for fp in board.footprints:
+        pad = next((p for p in fp.pads if p.net == net), None)
+        if pad is not None:
+            best.append((len(fp.pads), fp.reference, pad))
+    best.sort(key=lambda t: -t[0])
+    if not best or (len(best) > 1 and best[0][0] == best[1][0]):
+        return None
+    return best[0][1], best[0][2]
+
+
+def _on_pad(pad: Any, xy: np.ndarray) -> np.ndarray:
+    """Which points ``xy`` (n, 2) lie on ``pad``'s copper (its rotated rectangle, 1 µm slack)."""
+    a = math.radians(-(pad.rotation or 0.0))
+    d = xy - np.array([pad.x, pad.y])
+    u = d[:, 0] * math.cos(a) + d[:, 1] * math.sin(a)
+    v = -d[:, 0] * math.sin(a) + d[:, 1] * math.cos(a)
+    return (np.abs(u) <= pad.width / 2 + 1e-3) & (np.abs(v) <= pad.height / 2 + 1e-3)
+
+
+def load_delays(analysis: Analysis, d: NetDelay) -> LoadDelays | None:
+    """The :class:`LoadDelays` of net ``d.net`` (timed like ``d``: its gap, its velocities), or
+    None when no driver can be told.  A graph of the net's copper: track ends (joined where they
+    meet, and where an end lands on another track of the layer: a T), via barrels between the
+    layers they connect, pads where a track end or a via lies on them; shortest delay from the
+    driver's pad (Dijkstra; a fly-by net is a tree, so the shortest path is the path)."""
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import dijkstra
+
+    board = analysis.board
+    got = _driver(board, d.net)
+    if got is None:
+        return None
+    driver, dpad = got
+    t = board.tracks
+    rows = analysis.track_index.net_rows(d.net)
+    nodes: dict[tuple[int, int, int], int] = {}
+
+    def node(layer: int, x: float, y: float) -> int:
+        key = (layer, round(x / _SNAP_MM), round(y / _SNAP_MM))
+        return nodes.setdefault(key, len(nodes))
+
+    edges: list[tuple[int, int, float]] = []
+    ends: list[tuple[int, int, float, float]] = []  # (node, layer, x, y)
+    lengths = segment_lengths(t, rows) if len(rows) else np.zeros(0)
+    seg = []
+    for k, r in enumerate(rows.tolist()):
+        ly = int(t.layer[r])
+        vel = d.velocity.get(ly)
+        if vel is None or vel.ps_per_mm is None:
+            return LoadDelays(d.net, driver, missing=[f"the velocity on layer {ly}"])
+        (x0, y0), (x1, y1) = t.start[r].tolist(), t.end[r].tolist()
+        a, b = node(ly, x0, y0), node(ly, x1, y1)
+        edges.append((a, b, float(lengths[k]) * vel.ps_per_mm))
+        ends += [(a, ly, x0, y0), (b, ly, x1, y1)]
+        seg.append((ly, x0, y0, x1, y1, float(t.width[r]) / 2, a, b, vel.ps_per_mm))
+    _tees(seg, ends, edges)
+    pts = np.array([(x, y) for _n, _l, x, y in ends]) if ends else np.zeros((0, 2))
+    lys = np.array([ly for _n, ly, _x, _y in ends], dtype=np.int64)
+    ids = np.array([n for n, _l, _x, _y in ends], dtype=np.int64)
+    pad_nodes: dict[str, int] = {}
+    pads = [(fp.reference, p) for fp in board.footprints for p in fp.pads if p.net == d.net]
+    for ref, p in pads:
+        pn = pad_nodes.setdefault(ref, len(nodes) + len(pad_nodes))
+        if len(pts):
+            on = _on_pad(p, pts) & np.isin(lys, list(p.copper_layers))
+            edges += [(pn, int(n), 0.0) for n in ids[on].tolist()]
+    n_base = len(nodes) + len(pad_nodes)
+    extra = _via_edges(analysis, d, pts, lys, ids, pads, pad_nodes, n_base, edges)
+    if extra is None:
+        return LoadDelays(d.net, driver, missing=["the heights and εr along a via barrel"])
+    n = n_base + extra
+    if not edges or driver not in pad_nodes:
+        return LoadDelays(d.net, driver, missing=["routed copper"])
+    e = np.array(edges)
+    g = coo_matrix((e[:, 2] + 1e-12, (e[:, 0].astype(int), e[:, 1].astype(int))), shape=(n, n))
+    dist = dijkstra(g.tocsr(), directed=False, indices=pad_nodes[driver])
+    die = {f"{fp.reference}.{p.number}": (p.die_delay_ps or 0.0) for fp in board.footprints
+           for p in fp.pads if p.net == d.net}  # fmt: skip
+    out = LoadDelays(d.net, driver)
+    d0 = die.get(f"{driver}.{dpad.number}", 0.0)
+    for ref, p in pads:
+        if ref == driver:
+            continue
+        ps = float(dist[pad_nodes[ref]])
+        if math.isfinite(ps):
+            out.to_part.setdefault(ref, ps + d0 + die.get(f"{ref}.{p.number}", 0.0))
+        else:
+            out.missing.append(ref)
+    return out
+
+
+def _tees(seg: list[tuple], ends: list[tuple[int, int, float, float]], edges: list) -> None:
+    """Join each track end that lands inside another track of its layer (a T junction): edges
+    from the end to both ends of that track, at the delay of the distance along it."""
+    if len(seg) < 3:
+        return
+    arr = np.array([s[:6] for s in seg])
+    for nid, ly, x, y in ends:
+        sel = np.flatnonzero(arr[:, 0] == ly)
+        if not len(sel):
+            continue
+        a = arr[sel]
+        dx, dy = a[:, 3] - a[:, 1], a[:, 4] - a[:, 2]
+        ll = dx * dx + dy * dy
+        with np.errstate(invalid="ignore", divide="ignore"):
+            u = ((x - a[:, 1]) * dx + (y - a[:, 2]) * dy) / ll
+        px, py = a[:, 1] + u * dx, a[:, 2] + u * dy
+        dist = np.hypot(px - x, py - y)
+        hit = (ll > 0) & (u > 1e-6) & (u < 1 - 1e-6) & (dist <= np.maximum(a[:, 5], _SNAP_MM))
+        for k in np.flatnonzero(hit).tolist():
+            s = seg[int(sel[k])]
+            if nid in (s[6], s[7]):
+                continue
+            full = math.sqrt(float(ll[k]))
+            edges.append((nid, s[6], float(u[k]) * full * s[8]))
+            edges.append((nid, s[7], (1 - float(u[k])) * full * s[8]))
+
+
+def _via_edges(
+    analysis: Analysis,
+    d: NetDelay,
+    pts: np.ndarray,
+    lys: np.ndarray,
+    ids: np.ndarray,
+    pads: list[tuple[str, Any]],
+    pad_nodes: dict[str, int],
+    first: int,
+    edges: list[tuple[int, int, float]],
+) -> int | None:
+    """Add each via of the net as one node per copper layer it connects, joined layer to layer
+    by the barrel's delay over that span, and to the track ends and pads on it; returns how many
+    nodes it added (None: a barrel whose heights or εr are unknown)."""
+    from .via_stubs import StackGeometry
+
+    stubs = analysis.via_stubs
+    board = analysis.board
+    geom = analysis.__dict__.get("_delay_geom") or StackGeometry.from_board(board)
+    count = 0
+    for i in stubs.rows_for_nets((d.net,)).tolist():
+        vr = int(stubs.via_row[i])
+        if vr < 0:
+            continue  # a plated pad: the pad node covers it
+        conn = np.flatnonzero(stubs.connected[i]).tolist()
+        if not conn:
+            continue
+        xy = stubs.xy[i]
+        r = float(board.vias.diameter[vr]) / 2 + _SNAP_MM
+        mine = {ly: first + count + k for k, ly in enumerate(conn)}
+        count += len(conn)
+        for lo, hi in zip(conn, conn[1:]):
+            length, eps = geom.span(2 * lo + 1, 2 * hi)
+            if math.isnan(length) or math.isnan(eps):
+                return None
+            edges.append((mine[lo], mine[hi], length * ps_per_mm(eps)))
+        if len(pts):
+            near = np.hypot(pts[:, 0] - xy[0], pts[:, 1] - xy[1]) <= r
+            for k in np.flatnonzero(near).tolist():
+                if int(lys[k]) in mine:
+                    edges.append((mine[int(lys[k])], int(ids[k]), 0.0))
+        for ref, p in pads:
+            if _on_pad(p, xy[None, :])[0]:
+                for ly in p.copper_layers:
+                    if ly in mine:
+                        edges.append((mine[ly], pad_nodes[ref], 0.0))
+    return count

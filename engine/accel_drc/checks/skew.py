@@ -467,8 +467,9 @@ def _judge_group(
     """One finding per member whose delay differs from the reference's by more than ``limit``.
 
     A member or reference on more than two pads is multi-drop (fly-by address/command, a
-    terminated clock): the sum of its tracks is not the delay to any one load, so it is not
-    judged (``out.not_judged``).  The group limits of the controller vendors apply to board and
+    terminated clock): the sum of its tracks is not the delay to any one load, so it is judged
+    load by load (:func:`_per_load`: the routed path from the driver to each part both reach),
+    or, where the paths cannot be traced, not judged (``out.not_judged``, with why).  The group limits of the controller vendors apply to board and
     package delay together: where a net's pads declare no ``die_delay``, the package delay is
     taken as 0, an assumption (``die_delay: assumed``), so a failure is *cannot verify* with its
     number until the pads carry their package delays (``package``; the MIPI interconnect skew
@@ -483,62 +484,128 @@ def _judge_group(
     multi = [d.net for d in ref_ds if pads.get(d.net, 0) > 2]
     for name, ps, ds in members:
         many = multi + [d.net for d in ds if pads.get(d.net, 0) > 2]
-        if many:
-            for d in ds:
-                out.not_judged.setdefault(d.net, []).append(
-                    f"skew: {what}: {', '.join(board.nets[n] for n in many)} is multi-drop "
-                    "(more than two pads): pad-to-pad paths are not traced"
-                )
-            continue
-        judged.update(d.net for d in (*ds, *ref_ds))
-        delta = ps - ref_ps
-        mine = declared(ds, delta) if declared is not None else None
-        lim, said = mine if mine is not None else (limit, stated)
-        if abs(delta) <= lim + _TOL_PS:
-            continue
-        main = max(ds, key=lambda d: d.track_mm)
-        ly = main.main_layer
-        vel = main.velocity.get(ly) if ly is not None else None
-        mm = abs(delta) / vel.ps_per_mm if vel is not None and vel.ps_per_mm else None
-        side = "longer" if delta > 0 else "shorter"
-        fix = (
-            f"{'remove' if delta > 0 else 'add'} {mm:.3f} mm on {name} on {vel.layer_name}"
-            if mm is not None and vel is not None
-            else ""
+        if not many:
+            judged.update(d.net for d in (*ds, *ref_ds))
+            cases = [(name, ps, ref_ps)]
+        else:
+            cases, why = _per_load(ctx.analysis, name, ds, ref_ds)
+            if not cases:
+                for d in ds:
+                    out.not_judged.setdefault(d.net, []).append(
+                        f"skew: {what}: {', '.join(board.nets[n] for n in many)} is multi-drop "
+                        f"(more than two pads) and {why}"
+                    )
+                continue
+            judged.update(d.net for d in (*ds, *ref_ds))
+        # one finding per net: a multi-drop net by its worst load, every load in the evidence
+        worst = max(cases, key=lambda c: abs(c[1] - c[2]))
+        loads = {c[0].rsplit(" at ", 1)[1]: round(c[1] - c[2], 3) for c in cases} if many else {}
+        _group_finding(ctx, rule, out, what, ref_name, worst, name, ds, ref_ds,
+                       (limit, stated), package, declared, loads)  # fmt: skip
+
+
+def _per_load(
+    analysis: Any, name: str, ds: Sequence[NetDelay], ref_ds: Sequence[NetDelay]
+) -> tuple[list[tuple[str, float, float]], str]:
+    """A multi-drop member against a multi-drop (or point-to-point) reference, load by load:
+    for each part both reach from the same driver, ("<member> at <part>", member delay − mean
+    reference delay to that part).  Empty, with the reason, when the paths cannot be traced."""
+    from ..analysis.delay import load_delays
+
+    if len(ds) != 1:
+        return [], "it is joined through series parts: per-load paths are not traced"
+    memo = analysis.__dict__.setdefault("_skew_loads", {})
+
+    def loads(d: NetDelay) -> Any:
+        if d.net not in memo:
+            memo[d.net] = load_delays(analysis, d)
+        return memo[d.net]
+
+    mine, refs = loads(ds[0]), [loads(d) for d in ref_ds]
+    if mine is None or any(r is None for r in refs):
+        return [], "its driver cannot be told (two parts with as many pads)"
+    if any(r.driver != mine.driver for r in refs):
+        return [], f"its driver ({mine.driver}) is not the reference's"
+    common = sorted(set(mine.to_part).intersection(*(r.to_part for r in refs)))
+    if not common:
+        return [], f"no load shares the reference's (from {mine.driver})"
+    out = []
+    for part in common:
+        ref_ps = sum(r.to_part[part] for r in refs) / len(refs)
+        out.append((f"{name} at {part}", mine.to_part[part], ref_ps))
+    return out, ""
+
+
+def _group_finding(
+    ctx: CheckContext,
+    rule: Rule,
+    out: CheckOutcome,
+    what: str,
+    ref_name: str,
+    case: tuple[str, float, float],
+    name: str,
+    ds: Sequence[NetDelay],
+    ref_ds: Sequence[NetDelay],
+    limits: tuple[float, str],
+    package: bool,
+    declared: Callable[[Sequence[NetDelay], float], tuple[float, str] | None] | None,
+    loads: Mapping[str, float],
+) -> None:
+    """The finding of one member ``case`` (label: the net, or the net at one load; its delay;
+    the reference's delay) whose skew to the reference exceeds ``limits`` (ps, how stated), or
+    the designer's limit where ``declared`` gives one."""
+    label, ps, ref_ps = case
+    delta = ps - ref_ps
+    mine = declared(ds, delta) if declared is not None else None
+    lim, said = mine if mine is not None else limits
+    if abs(delta) <= lim + _TOL_PS:
+        return
+    main = max(ds, key=lambda d: d.track_mm)
+    ly = main.main_layer
+    vel = main.velocity.get(ly) if ly is not None else None
+    mm = abs(delta) / vel.ps_per_mm if vel is not None and vel.ps_per_mm else None
+    side = "longer" if delta > 0 else "shorter"
+    fix = (
+        f"{'remove' if delta > 0 else 'add'} {mm:.3f} mm on {name} on {vel.layer_name}"
+        if mm is not None and vel is not None
+        else ""
+    )
+    die = "declared" if all(d.die_pads for d in (*ds, *ref_ds)) else "assumed"
+    out.findings.append(
+        finding(
+            rule,
+            Status.VIOLATION,
+            f"{label}: {what} skew to {ref_name} {_fmt(delta)} ({side}) > ±{_fmt(lim)} "
+            f"({said})" + (f"; fix: {fix}" if fix else ""),
+            measured=round(abs(delta), 3),
+            limit=round(lim, 3),
+            unit="ps",
+            net=ctx.board.nets[ds[0].net],
+            rule_id=f"{rule.id}.{what.replace('–', '_').replace('-', '_').lower()}",
+            evidence={
+                "member_ps": round(ps, 3),
+                "reference_ps": round(ref_ps, 3),
+                "reference": ref_name,
+                "fix": fix,
+                **(
+                    {
+                        "load": label.rsplit(" at ", 1)[1],
+                        "skew_ps_by_load": dict(loads),
+                        "driver_to_load": "the routed path from the driver's pad (the part with "
+                        "the most pads on the net) to each load's pad",
+                    }
+                    if loads
+                    else {}
+                ),
+                **(_PACKAGE_EVIDENCE if package else {}),
+            },
+            basis={
+                **_basis([*ds, *ref_ds], ctx.analysis),
+                "limit": "declared" if mine is not None else "library",
+                **({"die_delay": die} if package else {}),
+            },
         )
-        out.findings.append(
-            finding(
-                rule,
-                Status.VIOLATION,
-                f"{name}: {what} skew to {ref_name} {_fmt(delta)} ({side}) > ±{_fmt(lim)} "
-                f"({said})" + (f"; fix: {fix}" if fix else ""),
-                measured=round(abs(delta), 3),
-                limit=round(lim, 3),
-                unit="ps",
-                net=ctx.board.nets[ds[0].net],
-                rule_id=f"{rule.id}.{what.replace('–', '_').replace('-', '_').lower()}",
-                evidence={
-                    "member_ps": round(ps, 3),
-                    "reference_ps": round(ref_ps, 3),
-                    "reference": ref_name,
-                    "fix": fix,
-                    **(_PACKAGE_EVIDENCE if package else {}),
-                },
-                basis={
-                    **_basis([*ds, *ref_ds], ctx.analysis),
-                    "limit": "declared" if mine is not None else "library",
-                    **(
-                        {
-                            "die_delay": "declared"
-                            if all(d.die_pads for d in (*ds, *ref_ds))
-                            else "assumed"
-                        }
-                        if package
-                        else {}
-                    ),
-                },
-            )
-        )
+    )
 
 
 def _ddr_groups(
