@@ -368,18 +368,26 @@ class LoadDelays:
     missing: list[str] = field(default_factory=list)
 
 
-def _driver(board: Any, net: int) -> tuple[str, Any] | None:
-    """(reference, pad) of the part with the most pads among the parts with a pad on ``net``;
-    None when two parts tie (no driver can be told)."""
-    best: list[tuple[int, str, Any]] = []
-    for fp in board.footprints:
-        pad = next((p for p in fp.pads if p.net == net), None)
-        if pad is not None:
-            best.append((len(fp.pads), fp.reference, pad))
-    best.sort(key=lambda t: -t[0])
-    if not best or (len(best) > 1 and best[0][0] == best[1][0]):
+def _pads_of_nets(analysis: Analysis) -> dict[int, list[tuple[str, Any, int]]]:
+    """Net -> [(part reference, pad, the part's pad count)], built once per analysis."""
+    memo = analysis.__dict__.get("_delay_pads")
+    if memo is None:
+        memo = analysis.__dict__["_delay_pads"] = {}
+        for fp in analysis.board.footprints:
+            for p in fp.pads:
+                if p.net:
+                    memo.setdefault(p.net, []).append((fp.reference, p, len(fp.pads)))
+    return memo
+
+
+def _driver(pads: list[tuple[str, Any, int]]) -> tuple[str, Any] | None:
+    """(reference, pad) of the part with the most pads among the parts with a pad on the net
+    (``pads``: :func:`_pads_of_nets`); None when two parts tie (no driver can be told)."""
+    best = sorted(pads, key=lambda t: -t[2])
+    best = [b for k, b in enumerate(best) if all(b[0] != c[0] for c in best[:k])]
+    if not best or (len(best) > 1 and best[0][2] == best[1][2]):
         return None
-    return best[0][1], best[0][2]
+    return best[0][0], best[0][1]
 
 
 def _on_pad(pad: Any, xy: np.ndarray) -> np.ndarray:
@@ -397,11 +405,9 @@ def load_delays(analysis: Analysis, d: NetDelay) -> LoadDelays | None:
     meet, and where an end lands on another track of the layer: a T), via barrels between the
     layers they connect, pads where a track end or a via lies on them; shortest delay from the
     driver's pad (Dijkstra; a fly-by net is a tree, so the shortest path is the path)."""
-    from scipy.sparse import coo_matrix
-    from scipy.sparse.csgraph import dijkstra
-
     board = analysis.board
-    got = _driver(board, d.net)
+    on_net = _pads_of_nets(analysis).get(d.net, [])
+    got = _driver(on_net)
     if got is None:
         return None
     driver, dpad = got
@@ -432,7 +438,7 @@ def load_delays(analysis: Analysis, d: NetDelay) -> LoadDelays | None:
     lys = np.array([ly for _n, ly, _x, _y in ends], dtype=np.int64)
     ids = np.array([n for n, _l, _x, _y in ends], dtype=np.int64)
     pad_nodes: dict[str, int] = {}
-    pads = [(fp.reference, p) for fp in board.footprints for p in fp.pads if p.net == d.net]
+    pads = [(ref, p) for ref, p, _n in on_net]
     for ref, p in pads:
         pn = pad_nodes.setdefault(ref, len(nodes) + len(pad_nodes))
         if len(pts):
@@ -445,49 +451,74 @@ def load_delays(analysis: Analysis, d: NetDelay) -> LoadDelays | None:
     n = n_base + extra
     if not edges or driver not in pad_nodes:
         return LoadDelays(d.net, driver, missing=["routed copper"])
-    e = np.array(edges)
-    g = coo_matrix((e[:, 2] + 1e-12, (e[:, 0].astype(int), e[:, 1].astype(int))), shape=(n, n))
-    dist = dijkstra(g.tocsr(), directed=False, indices=pad_nodes[driver])
-    die = {f"{fp.reference}.{p.number}": (p.die_delay_ps or 0.0) for fp in board.footprints
-           for p in fp.pads if p.net == d.net}  # fmt: skip
+    dist = _shortest(n, edges, pad_nodes[driver])
     out = LoadDelays(d.net, driver)
-    d0 = die.get(f"{driver}.{dpad.number}", 0.0)
+    d0 = dpad.die_delay_ps or 0.0
     for ref, p in pads:
         if ref == driver:
             continue
         ps = float(dist[pad_nodes[ref]])
         if math.isfinite(ps):
-            out.to_part.setdefault(ref, ps + d0 + die.get(f"{ref}.{p.number}", 0.0))
+            out.to_part.setdefault(ref, ps + d0 + (p.die_delay_ps or 0.0))
         else:
             out.missing.append(ref)
     return out
 
 
+def _shortest(n: int, edges: list[tuple[int, int, float]], source: int) -> list[float]:
+    """Dijkstra over an undirected graph of ``n`` nodes (a net has tens to hundreds: a heap in
+    plain Python costs less than importing a sparse-graph library)."""
+    import heapq
+
+    adj: list[list[tuple[int, float]]] = [[] for _ in range(n)]
+    for a, b, w in edges:
+        adj[a].append((b, w))
+        adj[b].append((a, w))
+    dist = [math.inf] * n
+    dist[source] = 0.0
+    heap = [(0.0, source)]
+    while heap:
+        got, u = heapq.heappop(heap)
+        if got > dist[u]:
+            continue
+        for v, w in adj[u]:
+            nd = got + w
+            if nd < dist[v]:
+                dist[v] = nd
+                heapq.heappush(heap, (nd, v))
+    return dist
+
+
 def _tees(seg: list[tuple], ends: list[tuple[int, int, float, float]], edges: list) -> None:
     """Join each track end that lands inside another track of its layer (a T junction): edges
-    from the end to both ends of that track, at the delay of the distance along it."""
+    from the end to both ends of that track, at the delay of the distance along it.  One
+    ends × tracks array per layer (a net has tens to hundreds of tracks)."""
     if len(seg) < 3:
         return
     arr = np.array([s[:6] for s in seg])
-    for nid, ly, x, y in ends:
-        sel = np.flatnonzero(arr[:, 0] == ly)
-        if not len(sel):
-            continue
-        a = arr[sel]
-        dx, dy = a[:, 3] - a[:, 1], a[:, 4] - a[:, 2]
+    ids = np.array([(s[6], s[7]) for s in seg], dtype=np.int64)
+    e_arr = np.array([(ly, x, y) for _n, ly, x, y in ends])
+    e_ids = np.array([n for n, _l, _x, _y in ends], dtype=np.int64)
+    for ly in np.unique(arr[:, 0]).tolist():
+        si, ei = np.flatnonzero(arr[:, 0] == ly), np.flatnonzero(e_arr[:, 0] == ly)
+        a, p = arr[si], e_arr[ei]
+        dx, dy = (a[:, 3] - a[:, 1])[None, :], (a[:, 4] - a[:, 2])[None, :]
         ll = dx * dx + dy * dy
+        rx, ry = p[:, 1:2] - a[None, :, 1], p[:, 2:3] - a[None, :, 2]
         with np.errstate(invalid="ignore", divide="ignore"):
-            u = ((x - a[:, 1]) * dx + (y - a[:, 2]) * dy) / ll
-        px, py = a[:, 1] + u * dx, a[:, 2] + u * dy
-        dist = np.hypot(px - x, py - y)
-        hit = (ll > 0) & (u > 1e-6) & (u < 1 - 1e-6) & (dist <= np.maximum(a[:, 5], _SNAP_MM))
-        for k in np.flatnonzero(hit).tolist():
-            s = seg[int(sel[k])]
-            if nid in (s[6], s[7]):
-                continue
-            full = math.sqrt(float(ll[k]))
-            edges.append((nid, s[6], float(u[k]) * full * s[8]))
-            edges.append((nid, s[7], (1 - float(u[k])) * full * s[8]))
+            u = (rx * dx + ry * dy) / ll
+            dist = np.hypot(rx - u * dx, ry - u * dy)
+        hit = (ll > 0) & (u > 1e-6) & (u < 1 - 1e-6)
+        hit &= dist <= np.maximum(a[None, :, 5], _SNAP_MM)
+        hit &= (e_ids[ei][:, None] != ids[si, 0][None, :]) & (
+            e_ids[ei][:, None] != ids[si, 1][None, :]
+        )
+        for i, j in zip(*np.nonzero(hit)):
+            k = int(si[j])
+            full = math.sqrt(float(ll[0, j])) * seg[k][8]
+            nid, t = int(e_ids[ei[i]]), float(u[i, j])
+            edges.append((nid, seg[k][6], t * full))
+            edges.append((nid, seg[k][7], (1 - t) * full))
 
 
 def _via_edges(
