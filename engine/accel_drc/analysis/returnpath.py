@@ -269,3 +269,88 @@ def join_breaks(got: Sequence[Break], start: np.ndarray, end: np.ndarray) -> lis
             )  # fmt: skip
         )
     return out
+
+
+@dataclass(frozen=True)
+class Approach:
+    """A stretch of segment ``row`` over the copper of reference layer ``layer`` but within
+    ``keepout`` of that plane's edge, on one side: ``near_mm`` is the nearest probe found off
+    the plane (a quarter of the keep-out at best)."""
+
+    row: int
+    layer: int
+    t0: float
+    t1: float
+    start: tuple[float, float]
+    end: tuple[float, float]
+    near_mm: float
+
+    @property
+    def length_mm(self) -> float:
+        return self.t1 - self.t0
+
+
+def approaches(
+    fills: PlaneFills,
+    layer: int,
+    start: np.ndarray,
+    end: np.ndarray,
+    rows: Sequence[int],
+    keepout: float,
+) -> list[Approach]:
+    """The stretches of the segments ``start``→``end`` that run over the copper of reference
+    layer ``layer`` within ``keepout`` of its edge (sampled every :data:`STEP_MM`, probed
+    across the segment on both sides).  A side is near an edge where the probe at ``keepout``
+    and the one at twice that both lie off the copper: a plane edge, a split or a void wider
+    than the keep-out; a small void (another net's antipad) that the far probe passes is not
+    an edge.  The nearest off-copper probe of {¼, ½, ¾, 1} × ``keepout`` is the distance."""
+    vec = end - start
+    length = np.hypot(vec[:, 0], vec[:, 1])
+    ok = length > 0
+    n_s = np.maximum(np.ceil(length / STEP_MM).astype(np.int64), 1) + 1
+    seg = np.repeat(np.arange(len(start)), n_s)
+    first = np.concatenate(([0], np.cumsum(n_s)[:-1]))
+    k = np.arange(len(seg)) - np.repeat(first, n_s)
+    frac = k / np.repeat(n_s - 1, n_s)
+    px = start[seg, 0] + frac * vec[seg, 0]
+    py = start[seg, 1] + frac * vec[seg, 1]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        nx = np.where(ok, -vec[:, 1] / length, 0.0)[seg]
+        ny = np.where(ok, vec[:, 0] / length, 0.0)[seg]
+    on = fills.covered(layer, px, py) & ok[seg]
+    near = np.full(len(seg), np.inf)
+    for side in (1.0, -1.0):
+        idx = np.flatnonzero(on)
+        far = idx[~fills.covered(layer, px[idx] + side * keepout * nx[idx],
+                                 py[idx] + side * keepout * ny[idx])]  # fmt: skip
+        far = far[~fills.covered(layer, px[far] + 2 * side * keepout * nx[far],
+                                 py[far] + 2 * side * keepout * ny[far])]  # fmt: skip
+        got = np.full(len(far), keepout)
+        for q in (0.75, 0.5, 0.25):
+            off = ~fills.covered(layer, px[far] + side * q * keepout * nx[far],
+                                 py[far] + side * q * keepout * ny[far])  # fmt: skip
+            got = np.where(off, q * keepout, got)
+        near[far] = np.minimum(near[far], got)
+    hit = np.isfinite(near)
+    out: list[Approach] = []
+    t = frac * length[seg]
+    # runs of consecutive near samples within one segment
+    edges = np.flatnonzero(np.diff(np.concatenate(([0], hit.astype(np.int8), [0]))))
+    for a, b in zip(edges[::2].tolist(), edges[1::2].tolist()):
+        for s in np.unique(seg[a:b]).tolist():
+            sel = np.arange(a, b)[seg[a:b] == s]
+            t0, t1 = float(t[sel[0]]), float(t[sel[-1]])
+            if t1 - t0 <= EDGE_TOL_MM:
+                continue
+            out.append(
+                Approach(
+                    int(rows[s]),
+                    layer,
+                    round(t0, 4),
+                    round(t1, 4),
+                    (round(float(px[sel[0]]), 4), round(float(py[sel[0]]), 4)),
+                    (round(float(px[sel[-1]]), 4), round(float(py[sel[-1]]), 4)),
+                    float(near[sel].min()),
+                )
+            )
+    return out
