@@ -116,8 +116,8 @@ def test_trace_near_the_plane_edge_is_a_warning_and_clear_of_it_is_not() -> None
     assert {f.net for f in got} == {"/PCIE4_TX0_P", "/PCIE4_TX0_N"}
     for f in got:
         assert f.rule == "t.return_path.pcie4.edge_approach" and f.severity is Severity.WARNING
-        # the samples at x 10.5 .. 39.5 (the ends lie on the zone's own x edges)
-        assert f.evidence["length_mm"] == pytest.approx(29.0, abs=1e-6)
+        # the probes every 1 mm at x 11 .. 39 (the ends lie on the zone's own x edges)
+        assert f.evidence["length_mm"] == pytest.approx(28.0, abs=1e-6)
         # the nearest probe off the plane: ½ of 2.286 mm (1.14 mm; ¼ = 0.57 mm is on it)
         assert f.measured == pytest.approx(0.5 * 2.286)
         assert {s["reference"] for s in f.evidence["stretches"]} == {"In1.Cu"}

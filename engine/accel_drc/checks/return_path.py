@@ -148,17 +148,23 @@ def check_return_path(ctx: CheckContext, rule: Rule) -> CheckOutcome:
     return out
 
 
-def _pad_fields(board: Any, nets: Sequence[int]) -> np.ndarray:
-    """(k, 4) boxes of the pads of every footprint that has a pad on one of ``nets``."""
+def _pad_fields(analysis: Any, nets: Sequence[int]) -> np.ndarray:
+    """(k, 4) boxes of the pads of every footprint that has a pad on one of ``nets``; the box
+    of each footprint and the nets it touches are found once per board (the planar pass, the
+    edge approach and the layer changes of every rule ask)."""
+    memo = analysis.__dict__.get("_rp_fp_boxes")
+    if memo is None:
+        memo = analysis.__dict__["_rp_fp_boxes"] = []
+        for fp in analysis.board.footprints:
+            if not fp.pads:
+                continue
+            xs = [p.x for p in fp.pads]
+            ys = [p.y for p in fp.pads]
+            r = max(max(p.width, p.height) for p in fp.pads) / 2 + PAD_FIELD_MARGIN_MM
+            box = (min(xs) - r, min(ys) - r, max(xs) + r, max(ys) + r)
+            memo.append((frozenset(p.net for p in fp.pads), box))
     want = set(nets)
-    boxes = []
-    for fp in board.footprints:
-        if not any(p.net in want for p in fp.pads):
-            continue
-        xs = [p.x for p in fp.pads]
-        ys = [p.y for p in fp.pads]
-        r = max(max(p.width, p.height) for p in fp.pads) / 2 + PAD_FIELD_MARGIN_MM
-        boxes.append((min(xs) - r, min(ys) - r, max(xs) + r, max(ys) + r))
+    boxes = [box for touched, box in memo if not touched.isdisjoint(want)]
     return np.asarray(boxes, dtype=float).reshape(-1, 4)
 
 
@@ -194,7 +200,7 @@ def _planar(
 
     board = ctx.board
     index = ctx.analysis.track_index
-    boxes = _pad_fields(board, nets)
+    boxes = _pad_fields(ctx.analysis, nets)
     names = [c.name for c in board.copper_layers]
     per_net: dict[int, dict[str, Any]] = {}
     for ly in range(board.layer_count):
@@ -296,7 +302,7 @@ def _edge_approach(
     min_run = max(min_run, 2.0 * keepout)
     board = ctx.board
     index = ctx.analysis.track_index
-    boxes = _pad_fields(board, nets)
+    boxes = _pad_fields(ctx.analysis, nets)
     names = [c.name for c in board.copper_layers]
     per_net: dict[int, list[tuple[Any, str, str]]] = {}
     for ly in range(board.layer_count):
@@ -308,7 +314,7 @@ def _edge_approach(
         for ref in refs.get(ly, ()):
             if not fills.has_fill(ref):
                 continue  # reported by the planar pass
-            got = approaches(fills, ref, s, e, r.tolist(), keepout)
+            got = approaches(fills, ref, s, e, r.tolist(), keepout, boxes)
             for chain in _chains([a for a in got if not _in_boxes(a, boxes)], board):
                 if sum(a.length_mm for a in chain) < min_run - 1e-9:
                     continue
@@ -457,7 +463,7 @@ def _layer_changes(
             ref_nets |= fills.nets_of(k)
         xy = stubs.xy[i]
         if boxes is None:
-            boxes = _pad_fields(board, nets)
+            boxes = _pad_fields(ctx.analysis, nets)
         if _inside(float(xy[0]), float(xy[1]), boxes):
             out.not_judged.setdefault(int(stubs.net[i]), []).append(
                 f"return_path: via at ({xy[0]:.3f}, {xy[1]:.3f}) in a footprint's pad field "
