@@ -132,3 +132,33 @@ def test_declared_ddr_group_limit(tmp_path: Path) -> None:
     ctx = CheckContext(board=board, analysis=Analysis(board), board_class="inference")
     (f,) = [settle(f) for f in check_skew(ctx, rule).findings]
     assert f.net == "/DDR4_DQ3" and f.evidence["basis"]["limit"] == "library"
+
+
+def test_kicad10_reads_the_same_time_domain_rule_on_the_same_nets(tmp_path: Path) -> None:
+    """KiCad 10.0.7's own DRC on the length_ps case: it takes the rule in the time domain
+    (its report states the limit in ps: ``255000fs`` and ``100ps`` read as KiCad reads them) and
+    applies it to the nets our reader selects.  (kicad-cli 10.0.7 times every item of this
+    board at 0 ps, the profile's delays unused, so its verdict is not compared: only what the
+    rule is and whom it selects.)"""
+    import json
+
+    import kicad10
+    from conftest import need
+
+    ok, why = kicad10.available()
+    need(ok, why)
+    board = read_board(str(_board(tmp_path, "length_ps")))
+    (rule,) = board.net_classes.timing_rules
+    assert (rule.kind, rule.min, rule.max, rule.time) == ("length", 100.0, 255.0, True)
+    src = kicad10.inside(tmp_path / "b.kicad_pcb")
+    out = src.rsplit("/", 1)[0] + "/drc.json"
+    proc = kicad10.run(["/usr/bin/kicad-cli", "pcb", "drc", "--format", "json", "--severity-all",
+                        "-o", out, src], timeout=600)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(kicad10.outside(out).read_text())
+    got = [v for v in doc["violations"] if v["type"] == "length_out_of_range"]
+    assert got and all("rule 'pcie_delay'" in v["description"] for v in got)
+    assert all(" ps" in v["description"] for v in got)  # the time domain, as we read it
+    named = {n for v in got for i in v["items"] for n in ("/PCIE4_TX0_P", "/PCIE4_TX0_N")
+             if f"[{n}]" in i["description"]}  # fmt: skip
+    assert named == {"/PCIE4_TX0_P", "/PCIE4_TX0_N"}
