@@ -211,3 +211,19 @@ def test_non_finite_die_delay_is_a_bad_input_error(tmp_path: Path) -> None:
         read_board(str(bad))
     line = next(i for i, t in enumerate(text.splitlines(), 1) if "die_delay" in t)
     assert f"bad.kicad_pcb:{line}" in str(err.value) and "die_delay" in str(err.value)
+
+
+def test_a_huge_multi_drop_net_is_not_traced_and_says_why(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A net over the tracing bound (hostile.MAX_TRACE_SEGMENTS; here lowered to 5 so the
+    fly-by fixture's nets exceed it) is not traced: not judged, with the count."""
+    import accel_drc.hostile as hostile
+
+    monkeypatch.setattr(hostile, "MAX_TRACE_SEGMENTS", 5)
+    board = read_board(str(HERE / "flyby.kicad_pcb"))
+    ctx = CheckContext(board=board, analysis=Analysis(board), board_class="inference")
+    rule = Rule(id="t.skew", check="skew", severity=Severity.ERROR, why="w", source="s",
+                signal="ddr4", params={"group": "ddr", "max_ca_ck_ps": 20})  # fmt: skip
+    out = check_skew(ctx, rule)
+    assert out.findings == []
+    why = out.not_judged[board.nets.index("/DDR4_A1")]
+    assert any("more than 5 are not traced" in w for w in why)

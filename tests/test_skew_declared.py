@@ -162,3 +162,19 @@ def test_kicad10_reads_the_same_time_domain_rule_on_the_same_nets(tmp_path: Path
     named = {n for v in got for i in v["items"] for n in ("/PCIE4_TX0_P", "/PCIE4_TX0_N")
              if f"[{n}]" in i["description"]}  # fmt: skip
     assert named == {"/PCIE4_TX0_P", "/PCIE4_TX0_N"}
+
+
+def test_a_tuning_profile_delay_no_line_travels_at_is_not_used(tmp_path: Path) -> None:
+    """``delay`` 1e15 as/mm (1e9 ps/mm) or 1 as/mm (faster than light) is no velocity: the
+    profile declares none on that layer (hostile.TUNING_DELAY_PS_PER_MM)."""
+    import json
+
+    path = _board(tmp_path, None)
+    for bad in (1e15, 1, -7000000, "x"):
+        pro = json.loads((HERE / "board.kicad_pro").read_text())
+        entry = pro["tuning_profiles"]["tuning_profiles_impedance_geometric"][0]
+        entry["layer_entries"][0]["delay"] = bad
+        entry["via_prop_delay"] = bad
+        (tmp_path / "b.kicad_pro").write_text(json.dumps(pro))
+        tp = read_board(str(path)).net_classes.tuning_profile_of("/PCIE4_TX0_P")
+        assert tp is not None and tp.delay_on("In1.Cu") is None and tp.via_ps_per_mm is None

@@ -405,6 +405,8 @@ def load_delays(analysis: Analysis, d: NetDelay) -> LoadDelays | None:
     meet, and where an end lands on another track of the layer: a T), via barrels between the
     layers they connect, pads where a track end or a via lies on them; shortest delay from the
     driver's pad (Dijkstra; a fly-by net is a tree, so the shortest path is the path)."""
+    from ..hostile import MAX_TRACE_SEGMENTS
+
     board = analysis.board
     on_net = _pads_of_nets(analysis).get(d.net, [])
     got = _driver(on_net)
@@ -413,6 +415,9 @@ def load_delays(analysis: Analysis, d: NetDelay) -> LoadDelays | None:
     driver, dpad = got
     t = board.tracks
     rows = analysis.track_index.net_rows(d.net)
+    if len(rows) > MAX_TRACE_SEGMENTS:
+        return LoadDelays(d.net, driver, missing=[f"a net of {len(rows)} tracks (more than "
+                                                  f"{MAX_TRACE_SEGMENTS} are not traced)"])  # fmt: skip
     nodes: dict[tuple[int, int, int], int] = {}
 
     def node(layer: int, x: float, y: float) -> int:
@@ -500,25 +505,38 @@ def _tees(seg: list[tuple], ends: list[tuple[int, int, float, float]], edges: li
     e_arr = np.array([(ly, x, y) for _n, ly, x, y in ends])
     e_ids = np.array([n for n, _l, _x, _y in ends], dtype=np.int64)
     for ly in np.unique(arr[:, 0]).tolist():
-        si, ei = np.flatnonzero(arr[:, 0] == ly), np.flatnonzero(e_arr[:, 0] == ly)
-        a, p = arr[si], e_arr[ei]
-        dx, dy = (a[:, 3] - a[:, 1])[None, :], (a[:, 4] - a[:, 2])[None, :]
-        ll = dx * dx + dy * dy
-        rx, ry = p[:, 1:2] - a[None, :, 1], p[:, 2:3] - a[None, :, 2]
-        with np.errstate(invalid="ignore", divide="ignore"):
-            u = (rx * dx + ry * dy) / ll
-            dist = np.hypot(rx - u * dx, ry - u * dy)
-        hit = (ll > 0) & (u > 1e-6) & (u < 1 - 1e-6)
-        hit &= dist <= np.maximum(a[None, :, 5], _SNAP_MM)
-        hit &= (e_ids[ei][:, None] != ids[si, 0][None, :]) & (
-            e_ids[ei][:, None] != ids[si, 1][None, :]
-        )
-        for i, j in zip(*np.nonzero(hit)):
-            k = int(si[j])
-            full = math.sqrt(float(ll[0, j])) * seg[k][8]
-            nid, t = int(e_ids[ei[i]]), float(u[i, j])
-            edges.append((nid, seg[k][6], t * full))
-            edges.append((nid, seg[k][7], (1 - t) * full))
+        si, all_ei = np.flatnonzero(arr[:, 0] == ly), np.flatnonzero(e_arr[:, 0] == ly)
+        for c0 in range(0, len(all_ei), 256):  # ends × tracks in blocks: bounded memory
+            _tees_block(seg, arr[si], si, ids, e_arr, e_ids, all_ei[c0 : c0 + 256], edges)
+
+
+def _tees_block(
+    seg: list[tuple],
+    a: np.ndarray,
+    si: np.ndarray,
+    ids: np.ndarray,
+    e_arr: np.ndarray,
+    e_ids: np.ndarray,
+    ei: np.ndarray,
+    edges: list,
+) -> None:
+    """:func:`_tees` for the ends ``ei`` against the tracks ``si`` (``a``) of one layer."""
+    p = e_arr[ei]
+    dx, dy = (a[:, 3] - a[:, 1])[None, :], (a[:, 4] - a[:, 2])[None, :]
+    ll = dx * dx + dy * dy
+    rx, ry = p[:, 1:2] - a[None, :, 1], p[:, 2:3] - a[None, :, 2]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        u = (rx * dx + ry * dy) / ll
+        dist = np.hypot(rx - u * dx, ry - u * dy)
+    hit = (ll > 0) & (u > 1e-6) & (u < 1 - 1e-6)
+    hit &= dist <= np.maximum(a[None, :, 5], _SNAP_MM)
+    hit &= (e_ids[ei][:, None] != ids[si, 0][None, :]) & (e_ids[ei][:, None] != ids[si, 1][None, :])
+    for i, j in zip(*np.nonzero(hit)):
+        k = int(si[j])
+        full = math.sqrt(float(ll[0, j])) * seg[k][8]
+        nid, t = int(e_ids[ei[i]]), float(u[i, j])
+        edges.append((nid, seg[k][6], t * full))
+        edges.append((nid, seg[k][7], (1 - t) * full))
 
 
 def _via_edges(

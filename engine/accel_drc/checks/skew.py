@@ -528,6 +528,9 @@ def _per_load(
         return [], f"its driver ({mine.driver}) is not the reference's"
     common = sorted(set(mine.to_part).intersection(*(r.to_part for r in refs)))
     if not common:
+        lost = [m for x in (mine, *refs) for m in x.missing if not x.to_part]
+        if lost:
+            return [], f"its paths cannot be traced: {lost[0]}"
         return [], f"no load shares the reference's (from {mine.driver})"
     out = []
     for part in common:

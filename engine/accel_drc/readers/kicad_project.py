@@ -21,6 +21,7 @@ from ..hostile import (
     MAX_NET_PATTERN_CHARS,
     MAX_NET_PATTERNS,
     MAX_PROJECT_BYTES,
+    TUNING_DELAY_PS_PER_MM,
     read_regular,
 )
 from ..model import DesignSettings, NetClass, NetClassRules, TuningProfile
@@ -104,9 +105,13 @@ def _tuning_profiles(doc: Mapping[str, Any]) -> dict[str, TuningProfile]:
 
 def _ps_per_mm(value: Any) -> float | None:
     """A KiCad delay per length (attoseconds per mm, ``IU_PER_PS_PER_MM`` = 1e6) in ps/mm; None
-    for a missing, non-finite or non-positive value."""
+    for a missing or non-finite value or one no line can travel at
+    (:data:`~accel_drc.hostile.TUNING_DELAY_PS_PER_MM`)."""
     v = _num(value)
-    return v / 1e6 if v is not None and math.isfinite(v) and v > 0 else None
+    if v is None or not math.isfinite(v):
+        return None
+    lo, hi = TUNING_DELAY_PS_PER_MM
+    return v / 1e6 if lo <= v / 1e6 <= hi else None
 
 
 def _layer_delays(entries: Any) -> tuple[tuple[str, float], ...]:
