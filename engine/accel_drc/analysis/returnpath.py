@@ -60,6 +60,7 @@ class PlaneFills:
     def __init__(self, analysis: Analysis) -> None:
         self.analysis = analysis
         self._layers: dict[int, list[Any]] = {}
+        self._bounds: dict[int, np.ndarray] = {}
 
     def nets_of(self, layer: int) -> frozenset[int]:
         """Nets whose zones on ``layer`` count as reference copper: the layer's plane nets, and
@@ -103,15 +104,25 @@ class PlaneFills:
         return bool(self.polygons(layer))
 
     def covered(self, layer: int, x: np.ndarray, y: np.ndarray) -> np.ndarray:
-        """Whether each point lies on the filled copper of ``layer``."""
+        """Whether each point lies on the filled copper of ``layer``.  Only the fill polygons
+        whose box meets the points' box are tried (the boxes of a layer's polygons are found
+        once: a plane is hundreds of fill polygons and the checks ask hundreds of times)."""
         import shapely
 
         out = np.zeros(len(x), bool)
-        for poly in self.polygons(layer):
-            x0, y0, x1, y1 = shapely.bounds(poly)
+        polys = self.polygons(layer)
+        if not len(x) or not polys:
+            return out
+        bb = self._bounds.get(layer)
+        if bb is None:
+            bb = self._bounds[layer] = np.asarray(shapely.bounds(polys), dtype=float).reshape(-1, 4)
+        x_lo, x_hi, y_lo, y_hi = x.min(), x.max(), y.min(), y.max()
+        near = (bb[:, 0] <= x_hi) & (bb[:, 2] >= x_lo) & (bb[:, 1] <= y_hi) & (bb[:, 3] >= y_lo)
+        for i in np.flatnonzero(near).tolist():
+            x0, y0, x1, y1 = bb[i]
             sel = ~out & (x >= x0) & (x <= x1) & (y >= y0) & (y <= y1)
             if sel.any():
-                out[sel] = shapely.contains_xy(poly, x[sel], y[sel])
+                out[sel] = shapely.contains_xy(polys[i], x[sel], y[sel])
         return out
 
 
@@ -330,18 +341,20 @@ def approaches(
     on = np.zeros(len(seg), bool)
     on[want] = fills.covered(layer, px[want], py[want])
     near = np.full(len(seg), np.inf)
-    for side in (1.0, -1.0):
-        idx = np.flatnonzero(on)
-        far = idx[~fills.covered(layer, px[idx] + side * keepout * nx[idx],
-                                 py[idx] + side * keepout * ny[idx])]  # fmt: skip
-        far = far[~fills.covered(layer, px[far] + 2 * side * keepout * nx[far],
-                                 py[far] + 2 * side * keepout * ny[far])]  # fmt: skip
-        got = np.full(len(far), keepout)
-        for q in (0.75, 0.5, 0.25):
-            off = ~fills.covered(layer, px[far] + side * q * keepout * nx[far],
-                                 py[far] + side * q * keepout * ny[far])  # fmt: skip
-            got = np.where(off, q * keepout, got)
-        near[far] = np.minimum(near[far], got)
+    idx = np.flatnonzero(on)
+    # both sides in one call per probe distance (each call walks the layer's fill polygons)
+    idx, side = np.concatenate([idx, idx]), np.repeat([1.0, -1.0], len(idx))
+
+    def off(sel: np.ndarray, d: float) -> np.ndarray:
+        i = idx[sel]
+        return ~fills.covered(layer, px[i] + side[sel] * d * nx[i], py[i] + side[sel] * d * ny[i])
+
+    far = np.flatnonzero(off(np.arange(len(idx)), keepout))
+    far = far[off(far, 2 * keepout)]
+    got = np.full(len(far), keepout)
+    for q in (0.75, 0.5, 0.25):
+        got = np.where(off(far, q * keepout), q * keepout, got)
+    np.minimum.at(near, idx[far], got)
     hit = np.isfinite(near)
     out: list[Approach] = []
     t = frac * length[seg]
