@@ -178,3 +178,29 @@ def test_a_tuning_profile_delay_no_line_travels_at_is_not_used(tmp_path: Path) -
         (tmp_path / "b.kicad_pro").write_text(json.dumps(pro))
         tp = read_board(str(path)).net_classes.tuning_profile_of("/PCIE4_TX0_P")
         assert tp is not None and tp.delay_on("In1.Cu") is None and tp.via_ps_per_mm is None
+
+
+def test_timing_rules_kicad_would_refuse_or_we_cannot_evaluate_are_not_read() -> None:
+    """An exponent, a negative value, mixed time and length units (KiCad refuses them), a
+    condition with ``&&`` or another field, a rule limited to a layer: no limit is taken from
+    them; ``fs`` is a thousandth of a ps; a comment line is a comment."""
+    from accel_drc.readers.kicad_dru import parse_timing
+
+    text = """(version 1)
+(rule a (condition "A.NetClass == 'x'") (constraint skew (max 1e999ps)))
+(rule b (condition "A.NetClass == 'x'") (constraint skew (max -5ps)))
+(rule c (condition "A.NetClass == 'x'") (constraint length (min 1mm) (max 5ps)))
+(rule d (condition "A.NetClass == 'x' && A.Layer == 'F.Cu'") (constraint skew (max 1ps)))
+(rule e (condition "A.Type == 'Track'") (constraint skew (max 1ps)))
+# (rule f (condition "A.NetClass == 'x'") (constraint skew (max 1ps)))
+(rule g (layer inner) (condition "A.hasNetclass('x')") (constraint skew (max 2500fs)))
+"""
+    (g,) = parse_timing(text, "t.kicad_dru")
+    assert (g.name, g.max, g.time, g.layer, g.terms) == (
+        "g",
+        2.5,
+        True,
+        "inner",
+        (("NetClass", "x"),),
+    )
+    # a layer-limited rule is read but never taken as a net's limit (the skew check's rule)
