@@ -104,3 +104,29 @@ def test_the_void_around_the_nets_own_via_is_an_antipad_not_a_plane_edge() -> No
     assert _antipad(edge(1.6), board.vias, p)
     assert not _antipad(edge(1.8), board.vias, p)  # longer: a real plane edge
     assert not _antipad(edge(1.6), board.vias, board.nets.index("/PCIE4_TX0_N"))  # not its via
+
+
+def test_trace_near_the_plane_edge_is_a_warning_and_clear_of_it_is_not() -> None:
+    """TI's 90 mil (2.286 mm) from the reference plane's edge: the GND planes stop at y 11.0,
+    1.0 mm from P (y 10) and 0.7 mm from N (y 10.3), over the whole 30 mm run: one warning per
+    net; stopping at y 12.6 (2.6 mm and 2.3 mm away) gives none.  Without the parameter the
+    approach is not judged."""
+    keep = {"edge_keepout_mm": 2.286}
+    got = _run("edge_near.kicad_pcb", **keep)
+    assert {f.net for f in got} == {"/PCIE4_TX0_P", "/PCIE4_TX0_N"}
+    for f in got:
+        assert f.rule == "t.return_path.pcie4.edge_approach" and f.severity is Severity.WARNING
+        # the probes every 1 mm at x 11 .. 39 (the ends lie on the zone's own x edges)
+        assert f.evidence["length_mm"] == pytest.approx(28.0, abs=1e-6)
+        # the nearest probe off the plane: ½ of 2.286 mm (1.14 mm; ¼ = 0.57 mm is on it)
+        assert f.measured == pytest.approx(0.5 * 2.286)
+        assert {s["reference"] for s in f.evidence["stretches"]} == {"In1.Cu"}
+    assert _run("edge_clear.kicad_pcb", **keep) == []
+    assert _run("edge_near.kicad_pcb") == []
+
+
+def test_a_short_pass_by_a_plane_corner_is_not_an_edge_approach() -> None:
+    """The planes stop at y 11.0 only for x 10-14 (then run to y 20): the pair is within
+    2.286 mm of that edge for about 3 mm, less than twice the keep-out, which passing a void's
+    corner alone can give: not reported (a 1 mm floor would report it)."""
+    assert _run("edge_short.kicad_pcb", edge_keepout_mm=2.286) == []

@@ -130,6 +130,35 @@ def test_ddr4_dq_against_its_dqs_rests_on_package_delays() -> None:
     assert g.status is Status.VIOLATION and "remove 1.000 mm on /DDR4_DQ3" in g.message
 
 
+def test_flyby_address_is_timed_to_each_dram_from_the_controller() -> None:
+    """A fly-by bus: CA against CK at each DRAM, along the routed path from the controller's
+    pad (fixtures/checks/make_fixtures.py ``flyby_board``).  A0 meets U2's and U3's pads
+    through T junctions 0.5 mm longer than CK (3.2 ps: passes); A1 is 3 mm longer at U2
+    (18.99 ps: passes 20 ps) and 6.2 mm at U3 (3 mm + two 1.6 mm barrels: 39.24 ps: fails).
+    The sum of each net's tracks (A1: 51.2 mm + barrels, CK 45 mm) would judge neither load."""
+    board = read_board(str(HERE / "flyby.kicad_pcb"))
+    ctx = CheckContext(board=board, analysis=Analysis(board), board_class="inference")
+    rule = Rule(id="t.skew", check="skew", severity=Severity.ERROR, why="w", source="s",
+                signal="ddr4", params={"group": "ddr", "max_ca_ck_ps": 20})  # fmt: skip
+    from accel_drc.basis import settle
+
+    out = check_skew(ctx, rule)
+    (f,) = [settle(x) for x in out.findings]
+    v = ps_per_mm(3.6)
+    assert f.rule == "t.skew.ca_ck" and f.net == "/DDR4_A1" and f.status is Status.VIOLATION
+    assert f.message.startswith("/DDR4_A1 at U3: CA–CK skew to /DDR4_CK")
+    assert f.measured == pytest.approx(round(6.2 * v, 3), abs=1e-3)
+    assert f.evidence["skew_ps_by_load"] == pytest.approx({"U2": 3 * v, "U3": 6.2 * v}, abs=1e-3)
+    assert not out.not_judged
+    # two parts with as many pads: no driver, not judged, and the coverage says why
+    board = read_board(str(HERE / "flyby_no_driver.kicad_pcb"))
+    ctx = CheckContext(board=board, analysis=Analysis(board), board_class="inference")
+    out = check_skew(ctx, rule)
+    assert out.findings == []
+    why = out.not_judged[board.nets.index("/DDR4_A1")]
+    assert any("driver cannot be told" in w for w in why)
+
+
 def test_mipi_data_lane_against_clock_in_ui() -> None:
     # D-PHY 4.5 Gb/s: 0.15 UI = 33.3 ps = 5.27 mm here; D0 is 6 mm longer than CLK, D1 5 mm
     got = _group("mipi_lanes.kicad_pcb", "mipi_dphy", max_intra_pair_ui=0.02, group="mipi",
@@ -182,3 +211,19 @@ def test_non_finite_die_delay_is_a_bad_input_error(tmp_path: Path) -> None:
         read_board(str(bad))
     line = next(i for i, t in enumerate(text.splitlines(), 1) if "die_delay" in t)
     assert f"bad.kicad_pcb:{line}" in str(err.value) and "die_delay" in str(err.value)
+
+
+def test_a_huge_multi_drop_net_is_not_traced_and_says_why(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A net over the tracing bound (hostile.MAX_TRACE_SEGMENTS; here lowered to 5 so the
+    fly-by fixture's nets exceed it) is not traced: not judged, with the count."""
+    import accel_drc.hostile as hostile
+
+    monkeypatch.setattr(hostile, "MAX_TRACE_SEGMENTS", 5)
+    board = read_board(str(HERE / "flyby.kicad_pcb"))
+    ctx = CheckContext(board=board, analysis=Analysis(board), board_class="inference")
+    rule = Rule(id="t.skew", check="skew", severity=Severity.ERROR, why="w", source="s",
+                signal="ddr4", params={"group": "ddr", "max_ca_ck_ps": 20})  # fmt: skip
+    out = check_skew(ctx, rule)
+    assert out.findings == []
+    why = out.not_judged[board.nets.index("/DDR4_A1")]
+    assert any("more than 5 are not traced" in w for w in why)

@@ -162,18 +162,7 @@ def _board_path(name: str, generated: Path) -> Path:
     return committed if committed.exists() else generated / f"{name}.kicad_pcb"
 
 
-#: the synthetic inference card's PCIe lanes leave their reference planes for their first
-#: 7.15 mm (the generator starts them 7 mm outside the In1/In10 plane outlines): return_path,
-#: new in this round, reports 64 plane-edge warnings there, which neither the expected
-#: defects nor the clean variant list yet.  Strict: the day the generator's planes cover the
-#: lanes (or lists this as a deliberate defect), these pass and the mark must go (issue 32).
-_RETURN_PATH_GAP = pytest.param(
-    "inference-pcie5",
-    marks=pytest.mark.xfail(
-        strict=True, reason="synthetic lanes start 7 mm off their planes: return_path (issue 32)"
-    ),
-)
-_NAMES = ["edge-carrier", _RETURN_PATH_GAP, "training-hgx"]
+_NAMES = ["edge-carrier", "inference-pcie5", "training-hgx"]
 
 
 @pytest.mark.slow

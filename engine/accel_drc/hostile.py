@@ -51,6 +51,15 @@ MAX_NET_PATTERN = 256
 #: 2–20 µs per character (1.6 MB of patterns took 32 s and 866 MB): this keeps it under a second
 MAX_NET_PATTERN_CHARS = 64 << 10
 
+#: most track segments of one multi-drop net whose driver-to-load paths are traced (the skew
+#: check): a DDR fly-by net has 30-200 (vme-wren's longest: 98); a net of more is not traced and
+#: the coverage says so
+MAX_TRACE_SEGMENTS = 5000
+
+#: a propagation delay a KiCad 10 tuning profile may declare (ps/mm): light in vacuum is 3.336
+#: ps/mm, and 100 ps/mm is an εeff of 900; a value outside is no velocity and is not used
+TUNING_DELAY_PS_PER_MM = (3.3, 100.0)
+
 #: largest IPC-2581 document, as a file or unzipped (vme-wren exports 99.8 MB, 1.45 M elements)
 MAX_XML_BYTES = 4 << 30
 #: most a zipped IPC-2581 document may unpack to per byte of its compressed data: real exports

@@ -242,6 +242,18 @@ class TuningProfile:
     target_ohm: float
     differential: bool
     layers: tuple[tuple[str, float | None, float | None], ...] = ()  # (layer, width, gap)
+    #: ``enable_time_domain_tuning``: KiCad times this class's tracks by the delays below
+    time_domain: bool = False
+    #: per signal layer the designer's propagation delay (ps/mm; the file's ``delay`` in as/mm)
+    delays: tuple[tuple[str, float], ...] = ()
+    #: ``via_prop_delay``: a via's delay per mm of stack-up height it crosses (ps/mm)
+    via_ps_per_mm: float | None = None
+
+    def delay_on(self, layer: str) -> float | None:
+        """The designer's delay (ps/mm) on ``layer`` when time-domain tuning is on, else None."""
+        if not self.time_domain:
+            return None
+        return next((d for ly, d in self.delays if ly == layer and d > 0), None)
 
 
 @dataclass(frozen=True)
@@ -261,6 +273,38 @@ class DesignRule:
 
 
 @dataclass(frozen=True)
+class TimingRule:
+    """A ``.kicad_dru`` rule with a ``(constraint skew …)`` or ``(constraint length …)``: the
+    designer's own skew or length limit for the nets its condition selects.
+
+    ``terms`` are the condition's alternatives (joined by ``||``), each (field, glob) with field
+    ``NetClass``, ``NetName`` or ``inDiffPair`` (the pair's base name, without its +/-/P/N);
+    ``time`` says the values are picoseconds (KiCad's time domain, ``ps``/``fs`` in the file),
+    else millimetres of track.  ``within_diff_pairs``: a skew rule judged between the two nets
+    of each pair, not across the whole set."""
+
+    name: str
+    kind: str  # skew | length
+    terms: tuple[tuple[str, str], ...]
+    min: float | None = None
+    max: float | None = None
+    time: bool = True
+    within_diff_pairs: bool = False
+    layer: str = ""
+    line: int = 0
+
+    @property
+    def where(self) -> str:
+        """How a finding names the rule: ``.kicad_dru rule "name" (line N)``."""
+        return f'.kicad_dru rule "{self.name}" (line {self.line})'
+
+    def limit_text(self) -> str:
+        """``5 ps`` / ``0.1 mm`` (the max, else the min)."""
+        v = self.max if self.max is not None else self.min
+        return f"{v:g} {'ps' if self.time else 'mm'}"
+
+
+@dataclass(frozen=True)
 class NetClassRules:
     """Net classes and how nets are assigned to them."""
 
@@ -271,6 +315,13 @@ class NetClassRules:
     design_rules: tuple[DesignRule, ...] = ()
     #: KiCad 10 tuning profiles by name (a class names one in ``NetClass.tuning_profile``)
     tuning_profiles: Mapping[str, TuningProfile] = field(default_factory=dict)
+    #: the ``.kicad_dru`` skew and length rules (readers/kicad_dru.py), in file order
+    timing_rules: tuple[TimingRule, ...] = ()
+
+    def tuning_profile_of(self, net: str) -> TuningProfile | None:
+        """The tuning profile ``net``'s class names, or None."""
+        nc = self.by_name(self.class_of(net))
+        return self.tuning_profiles.get(nc.tuning_profile) if nc and nc.tuning_profile else None
 
     def class_of(self, net: str) -> str:
         """The net class KiCad would give ``net``: explicit assignment, else first pattern, else Default."""

@@ -60,6 +60,8 @@ class LayerVelocity:
     eps_eff: float | None
     basis: str  # basis of εeff: declared | default (the weakest of εr and heights)
     missing: tuple[str, ...] = ()
+    #: where a declared velocity came from ("" for the field solve of the stack-up)
+    source: str = ""
 
     @property
     def ps_per_mm(self) -> float | None:
@@ -195,6 +197,8 @@ class NetDelay:
     die_pads: list[str] = field(default_factory=list)
     missing: list[str] = field(default_factory=list)
     basis: str = "declared"  # of the velocities; lengths are measured
+    #: the gap to its pair partner the velocities were solved at (None: a single line)
+    gap: float | None = None
 
     @property
     def via_ps(self) -> float | None:
@@ -226,6 +230,32 @@ class NetDelay:
                 return None
             die_len_ps = self.die_mm * vel.ps_per_mm
         return float(sum(self.layer_ps.values())) + via + self.die_ps + die_len_ps  # type: ignore[arg-type]
+
+
+def eps_of(ps_mm: float) -> float:
+    """The εeff that travels at ``ps_mm`` ps/mm (the inverse of :func:`ps_per_mm`)."""
+    return (ps_mm * C_MM_PER_PS) ** 2
+
+
+def _with_profile(vel: LayerVelocity, profile: Any) -> LayerVelocity:
+    """``vel``, or the designer's own delay on the layer from the KiCad 10 tuning profile of the
+    net's class (time-domain tuning on) where the stack-up cannot give one (no cross-section)
+    or only KiCad's default does: a declared velocity, not a default.  Where the stack-up is
+    declared, its field solve stands (the physics of the stack-up the fab builds)."""
+    if profile is None or (vel.eps_eff is not None and vel.basis != "default"):
+        return vel
+    got = profile.delay_on(vel.layer_name)
+    if got is None:
+        return vel
+    src = f"KiCad tuning profile {profile.name}: {got:g} ps/mm on {vel.layer_name}"
+    return LayerVelocity(vel.layer, vel.layer_name, vel.structure, eps_of(got), "declared", (), src)
+
+
+def _profile_via(profile: Any) -> float | None:
+    """The tuning profile's via delay (ps per mm of height), time-domain tuning on, or None."""
+    if profile is None or not profile.time_domain:
+        return None
+    return profile.via_ps_per_mm
 
 
 def _die_of_nets(board: Any) -> dict[int, list[tuple[str, float | None, float | None]]]:
@@ -264,8 +294,9 @@ def net_delays(
     sb = stackup_basis(analysis)
     out: dict[int, NetDelay] = {}
     for net in nets:
-        d = NetDelay(net)
+        d = NetDelay(net, gap=gaps.get(net))
         rows = index.net_rows(net)
+        profile = board.net_classes.tuning_profile_of(board.nets[net])
         if len(rows):
             lengths = segment_lengths(tracks, rows)
             layers = tracks.layer[rows]
@@ -274,7 +305,7 @@ def net_delays(
                 sel = layers == ly
                 d.layer_mm[ly] = float(lengths[sel].sum())
                 w = float(np.median(widths[sel]))
-                vel = layer_velocity(analysis, ly, w, gaps.get(net))
+                vel = _with_profile(layer_velocity(analysis, ly, w, gaps.get(net)), profile)
                 d.velocity[ly] = vel
                 d.layer_ps[ly] = None if vel.ps_per_mm is None else d.layer_mm[ly] * vel.ps_per_mm
                 if vel.eps_eff is None:
@@ -287,6 +318,10 @@ def net_delays(
                 continue
             lo, hi = int(conn[0]), int(conn[-1])
             length, eps = geom.span(2 * lo + 1, 2 * hi)
+            via_ps = _profile_via(profile)
+            weak = math.isnan(eps) or sb.epsilon_r_between(lo, hi) == "default"
+            if via_ps is not None and weak and not math.isnan(length):
+                eps = eps_of(via_ps)  # the designer's via delay per mm of height (KiCad 10)
             d.vias.append(
                 ViaHop(
                     (float(stubs.xy[i, 0]), float(stubs.xy[i, 1])),
@@ -299,7 +334,7 @@ def net_delays(
             )
             if math.isnan(length) or math.isnan(eps):
                 d.missing.append("the heights and εr of the stack-up along a via barrel")
-            elif sb.epsilon_r_between(lo, hi) == "default":
+            elif weak and via_ps is None:
                 d.basis = "default"  # the barrel's εr is KiCad's default material
         for pad, dl, dd in die.get(net, ()):
             d.die_pads.append(pad)
@@ -308,3 +343,246 @@ def net_delays(
         d.missing = list(dict.fromkeys(d.missing))
         out[net] = d
     return out
+
+
+# -- multi-drop nets: the delay from the driver to each load ------------------------------------
+
+#: track ends closer than this are one node (mm): KiCad snaps joined ends to the same point
+_SNAP_MM = 1e-3
+
+
+@dataclass
+class LoadDelays:
+    """The delay of one multi-drop net from its driver pad to each of its other pads.
+
+    ``driver`` is the reference of the part that drives the net: the part with the most pads on
+    the board among those on the net (the memory controller or FPGA of a fly-by bus; a DRAM has
+    78-96 balls, a termination resistor 2).  ``to_part`` maps each other part's reference to the
+    delay (ps) along the routed copper from the driver's pad to that part's pad on this net
+    (tracks at their layer's velocity, via barrels over the span travelled, both pads' die
+    delays); a part the copper does not reach (through a zone, or not routed) is missing."""
+
+    net: int
+    driver: str
+    to_part: dict[str, float] = field(default_factory=dict)
+    missing: list[str] = field(default_factory=list)
+
+
+def _pads_of_nets(analysis: Analysis) -> dict[int, list[tuple[str, Any, int]]]:
+    """Net -> [(part reference, pad, the part's pad count)], built once per analysis."""
+    memo = analysis.__dict__.get("_delay_pads")
+    if memo is None:
+        memo = analysis.__dict__["_delay_pads"] = {}
+        for fp in analysis.board.footprints:
+            for p in fp.pads:
+                if p.net:
+                    memo.setdefault(p.net, []).append((fp.reference, p, len(fp.pads)))
+    return memo
+
+
+def _driver(pads: list[tuple[str, Any, int]]) -> tuple[str, Any] | None:
+    """(reference, pad) of the part with the most pads among the parts with a pad on the net
+    (``pads``: :func:`_pads_of_nets`); None when two parts tie (no driver can be told)."""
+    best = sorted(pads, key=lambda t: -t[2])
+    best = [b for k, b in enumerate(best) if all(b[0] != c[0] for c in best[:k])]
+    if not best or (len(best) > 1 and best[0][2] == best[1][2]):
+        return None
+    return best[0][0], best[0][1]
+
+
+def _on_pad(pad: Any, xy: np.ndarray) -> np.ndarray:
+    """Which points ``xy`` (n, 2) lie on ``pad``'s copper (its rotated rectangle, 1 µm slack)."""
+    a = math.radians(-(pad.rotation or 0.0))
+    d = xy - np.array([pad.x, pad.y])
+    u = d[:, 0] * math.cos(a) + d[:, 1] * math.sin(a)
+    v = -d[:, 0] * math.sin(a) + d[:, 1] * math.cos(a)
+    return (np.abs(u) <= pad.width / 2 + 1e-3) & (np.abs(v) <= pad.height / 2 + 1e-3)
+
+
+def load_delays(analysis: Analysis, d: NetDelay) -> LoadDelays | None:
+    """The :class:`LoadDelays` of net ``d.net`` (timed like ``d``: its gap, its velocities), or
+    None when no driver can be told.  A graph of the net's copper: track ends (joined where they
+    meet, and where an end lands on another track of the layer: a T), via barrels between the
+    layers they connect, pads where a track end or a via lies on them; shortest delay from the
+    driver's pad (Dijkstra; a fly-by net is a tree, so the shortest path is the path)."""
+    from ..hostile import MAX_TRACE_SEGMENTS
+
+    board = analysis.board
+    on_net = _pads_of_nets(analysis).get(d.net, [])
+    got = _driver(on_net)
+    if got is None:
+        return None
+    driver, dpad = got
+    t = board.tracks
+    rows = analysis.track_index.net_rows(d.net)
+    if len(rows) > MAX_TRACE_SEGMENTS:
+        return LoadDelays(d.net, driver, missing=[f"a net of {len(rows)} tracks (more than "
+                                                  f"{MAX_TRACE_SEGMENTS} are not traced)"])  # fmt: skip
+    nodes: dict[tuple[int, int, int], int] = {}
+
+    def node(layer: int, x: float, y: float) -> int:
+        key = (layer, round(x / _SNAP_MM), round(y / _SNAP_MM))
+        return nodes.setdefault(key, len(nodes))
+
+    edges: list[tuple[int, int, float]] = []
+    ends: list[tuple[int, int, float, float]] = []  # (node, layer, x, y)
+    lengths = segment_lengths(t, rows) if len(rows) else np.zeros(0)
+    seg = []
+    for k, r in enumerate(rows.tolist()):
+        ly = int(t.layer[r])
+        vel = d.velocity.get(ly)
+        if vel is None or vel.ps_per_mm is None:
+            return LoadDelays(d.net, driver, missing=[f"the velocity on layer {ly}"])
+        (x0, y0), (x1, y1) = t.start[r].tolist(), t.end[r].tolist()
+        a, b = node(ly, x0, y0), node(ly, x1, y1)
+        edges.append((a, b, float(lengths[k]) * vel.ps_per_mm))
+        ends += [(a, ly, x0, y0), (b, ly, x1, y1)]
+        seg.append((ly, x0, y0, x1, y1, float(t.width[r]) / 2, a, b, vel.ps_per_mm))
+    _tees(seg, ends, edges)
+    pts = np.array([(x, y) for _n, _l, x, y in ends]) if ends else np.zeros((0, 2))
+    lys = np.array([ly for _n, ly, _x, _y in ends], dtype=np.int64)
+    ids = np.array([n for n, _l, _x, _y in ends], dtype=np.int64)
+    pad_nodes: dict[str, int] = {}
+    pads = [(ref, p) for ref, p, _n in on_net]
+    for ref, p in pads:
+        pn = pad_nodes.setdefault(ref, len(nodes) + len(pad_nodes))
+        if len(pts):
+            on = _on_pad(p, pts) & np.isin(lys, list(p.copper_layers))
+            edges += [(pn, int(n), 0.0) for n in ids[on].tolist()]
+    n_base = len(nodes) + len(pad_nodes)
+    extra = _via_edges(analysis, d, pts, lys, ids, pads, pad_nodes, n_base, edges)
+    if extra is None:
+        return LoadDelays(d.net, driver, missing=["the heights and εr along a via barrel"])
+    n = n_base + extra
+    if not edges or driver not in pad_nodes:
+        return LoadDelays(d.net, driver, missing=["routed copper"])
+    dist = _shortest(n, edges, pad_nodes[driver])
+    out = LoadDelays(d.net, driver)
+    d0 = dpad.die_delay_ps or 0.0
+    for ref, p in pads:
+        if ref == driver:
+            continue
+        ps = float(dist[pad_nodes[ref]])
+        if math.isfinite(ps):
+            out.to_part.setdefault(ref, ps + d0 + (p.die_delay_ps or 0.0))
+        else:
+            out.missing.append(ref)
+    return out
+
+
+def _shortest(n: int, edges: list[tuple[int, int, float]], source: int) -> list[float]:
+    """Dijkstra over an undirected graph of ``n`` nodes (a net has tens to hundreds: a heap in
+    plain Python costs less than importing a sparse-graph library)."""
+    import heapq
+
+    adj: list[list[tuple[int, float]]] = [[] for _ in range(n)]
+    for a, b, w in edges:
+        adj[a].append((b, w))
+        adj[b].append((a, w))
+    dist = [math.inf] * n
+    dist[source] = 0.0
+    heap = [(0.0, source)]
+    while heap:
+        got, u = heapq.heappop(heap)
+        if got > dist[u]:
+            continue
+        for v, w in adj[u]:
+            nd = got + w
+            if nd < dist[v]:
+                dist[v] = nd
+                heapq.heappush(heap, (nd, v))
+    return dist
+
+
+def _tees(seg: list[tuple], ends: list[tuple[int, int, float, float]], edges: list) -> None:
+    """Join each track end that lands inside another track of its layer (a T junction): edges
+    from the end to both ends of that track, at the delay of the distance along it.  One
+    ends × tracks array per layer (a net has tens to hundreds of tracks)."""
+    if len(seg) < 3:
+        return
+    arr = np.array([s[:6] for s in seg])
+    ids = np.array([(s[6], s[7]) for s in seg], dtype=np.int64)
+    e_arr = np.array([(ly, x, y) for _n, ly, x, y in ends])
+    e_ids = np.array([n for n, _l, _x, _y in ends], dtype=np.int64)
+    for ly in np.unique(arr[:, 0]).tolist():
+        si, all_ei = np.flatnonzero(arr[:, 0] == ly), np.flatnonzero(e_arr[:, 0] == ly)
+        for c0 in range(0, len(all_ei), 256):  # ends × tracks in blocks: bounded memory
+            _tees_block(seg, arr[si], si, ids, e_arr, e_ids, all_ei[c0 : c0 + 256], edges)
+
+
+def _tees_block(
+    seg: list[tuple],
+    a: np.ndarray,
+    si: np.ndarray,
+    ids: np.ndarray,
+    e_arr: np.ndarray,
+    e_ids: np.ndarray,
+    ei: np.ndarray,
+    edges: list,
+) -> None:
+    """:func:`_tees` for the ends ``ei`` against the tracks ``si`` (``a``) of one layer."""
+    p = e_arr[ei]
+    dx, dy = (a[:, 3] - a[:, 1])[None, :], (a[:, 4] - a[:, 2])[None, :]
+    ll = dx * dx + dy * dy
+    rx, ry = p[:, 1:2] - a[None, :, 1], p[:, 2:3] - a[None, :, 2]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        u = (rx * dx + ry * dy) / ll
+        dist = np.hypot(rx - u * dx, ry - u * dy)
+    hit = (ll > 0) & (u > 1e-6) & (u < 1 - 1e-6)
+    hit &= dist <= np.maximum(a[None, :, 5], _SNAP_MM)
+    hit &= (e_ids[ei][:, None] != ids[si, 0][None, :]) & (e_ids[ei][:, None] != ids[si, 1][None, :])
+    for i, j in zip(*np.nonzero(hit)):
+        k = int(si[j])
+        full = math.sqrt(float(ll[0, j])) * seg[k][8]
+        nid, t = int(e_ids[ei[i]]), float(u[i, j])
+        edges.append((nid, seg[k][6], t * full))
+        edges.append((nid, seg[k][7], (1 - t) * full))
+
+
+def _via_edges(
+    analysis: Analysis,
+    d: NetDelay,
+    pts: np.ndarray,
+    lys: np.ndarray,
+    ids: np.ndarray,
+    pads: list[tuple[str, Any]],
+    pad_nodes: dict[str, int],
+    first: int,
+    edges: list[tuple[int, int, float]],
+) -> int | None:
+    """Add each via of the net as one node per copper layer it connects, joined layer to layer
+    by the barrel's delay over that span, and to the track ends and pads on it; returns how many
+    nodes it added (None: a barrel whose heights or εr are unknown)."""
+    from .via_stubs import StackGeometry
+
+    stubs = analysis.via_stubs
+    board = analysis.board
+    geom = analysis.__dict__.get("_delay_geom") or StackGeometry.from_board(board)
+    count = 0
+    for i in stubs.rows_for_nets((d.net,)).tolist():
+        vr = int(stubs.via_row[i])
+        if vr < 0:
+            continue  # a plated pad: the pad node covers it
+        conn = np.flatnonzero(stubs.connected[i]).tolist()
+        if not conn:
+            continue
+        xy = stubs.xy[i]
+        r = float(board.vias.diameter[vr]) / 2 + _SNAP_MM
+        mine = {ly: first + count + k for k, ly in enumerate(conn)}
+        count += len(conn)
+        for lo, hi in zip(conn, conn[1:]):
+            length, eps = geom.span(2 * lo + 1, 2 * hi)
+            if math.isnan(length) or math.isnan(eps):
+                return None
+            edges.append((mine[lo], mine[hi], length * ps_per_mm(eps)))
+        if len(pts):
+            near = np.hypot(pts[:, 0] - xy[0], pts[:, 1] - xy[1]) <= r
+            for k in np.flatnonzero(near).tolist():
+                if int(lys[k]) in mine:
+                    edges.append((mine[int(lys[k])], int(ids[k]), 0.0))
+        for ref, p in pads:
+            if _on_pad(p, xy[None, :])[0]:
+                for ly in p.copper_layers:
+                    if ly in mine:
+                        edges.append((mine[ly], pad_nodes[ref], 0.0))
+    return count

@@ -60,6 +60,7 @@ class PlaneFills:
     def __init__(self, analysis: Analysis) -> None:
         self.analysis = analysis
         self._layers: dict[int, list[Any]] = {}
+        self._bounds: dict[int, np.ndarray] = {}
 
     def nets_of(self, layer: int) -> frozenset[int]:
         """Nets whose zones on ``layer`` count as reference copper: the layer's plane nets, and
@@ -103,15 +104,25 @@ class PlaneFills:
         return bool(self.polygons(layer))
 
     def covered(self, layer: int, x: np.ndarray, y: np.ndarray) -> np.ndarray:
-        """Whether each point lies on the filled copper of ``layer``."""
+        """Whether each point lies on the filled copper of ``layer``.  Only the fill polygons
+        whose box meets the points' box are tried (the boxes of a layer's polygons are found
+        once: a plane is hundreds of fill polygons and the checks ask hundreds of times)."""
         import shapely
 
         out = np.zeros(len(x), bool)
-        for poly in self.polygons(layer):
-            x0, y0, x1, y1 = shapely.bounds(poly)
+        polys = self.polygons(layer)
+        if not len(x) or not polys:
+            return out
+        bb = self._bounds.get(layer)
+        if bb is None:
+            bb = self._bounds[layer] = np.asarray(shapely.bounds(polys), dtype=float).reshape(-1, 4)
+        x_lo, x_hi, y_lo, y_hi = x.min(), x.max(), y.min(), y.max()
+        near = (bb[:, 0] <= x_hi) & (bb[:, 2] >= x_lo) & (bb[:, 1] <= y_hi) & (bb[:, 3] >= y_lo)
+        for i in np.flatnonzero(near).tolist():
+            x0, y0, x1, y1 = bb[i]
             sel = ~out & (x >= x0) & (x <= x1) & (y >= y0) & (y <= y1)
             if sel.any():
-                out[sel] = shapely.contains_xy(poly, x[sel], y[sel])
+                out[sel] = shapely.contains_xy(polys[i], x[sel], y[sel])
         return out
 
 
@@ -268,4 +279,102 @@ def join_breaks(got: Sequence[Break], start: np.ndarray, end: np.ndarray) -> lis
                 "edge" if trace_end or not free else "crossing",
             )  # fmt: skip
         )
+    return out
+
+
+@dataclass(frozen=True)
+class Approach:
+    """A stretch of segment ``row`` over the copper of reference layer ``layer`` but within
+    ``keepout`` of that plane's edge, on one side: ``near_mm`` is the nearest probe found off
+    the plane (a quarter of the keep-out at best)."""
+
+    row: int
+    layer: int
+    t0: float
+    t1: float
+    start: tuple[float, float]
+    end: tuple[float, float]
+    near_mm: float
+
+    @property
+    def length_mm(self) -> float:
+        return self.t1 - self.t0
+
+
+#: sample spacing of the edge-approach probes (mm): the shortest stretch judged is twice the
+#: keep-out (4.6 mm at 90 mil), so 1 mm finds every one to within a millimetre, at half the
+#: point tests of the break sampling
+PROBE_STEP_MM = 1.0
+
+
+def approaches(
+    fills: PlaneFills,
+    layer: int,
+    start: np.ndarray,
+    end: np.ndarray,
+    rows: Sequence[int],
+    keepout: float,
+    skip: np.ndarray | None = None,
+) -> list[Approach]:
+    """The stretches of the segments ``start``→``end`` that run over the copper of reference
+    layer ``layer`` within ``keepout`` of its edge (sampled every :data:`PROBE_STEP_MM`, probed
+    across the segment on both sides; samples inside a ``skip`` box (k, 4) are not probed).  A side is near an edge where the probe at ``keepout``
+    and the one at twice that both lie off the copper: a plane edge, a split or a void wider
+    than the keep-out; a small void (another net's antipad) that the far probe passes is not
+    an edge.  The nearest off-copper probe of {¼, ½, ¾, 1} × ``keepout`` is the distance."""
+    vec = end - start
+    length = np.hypot(vec[:, 0], vec[:, 1])
+    ok = length > 0
+    n_s = np.maximum(np.ceil(length / PROBE_STEP_MM).astype(np.int64), 1) + 1
+    seg = np.repeat(np.arange(len(start)), n_s)
+    first = np.concatenate(([0], np.cumsum(n_s)[:-1]))
+    k = np.arange(len(seg)) - np.repeat(first, n_s)
+    frac = k / np.repeat(n_s - 1, n_s)
+    px = start[seg, 0] + frac * vec[seg, 0]
+    py = start[seg, 1] + frac * vec[seg, 1]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        nx = np.where(ok, -vec[:, 1] / length, 0.0)[seg]
+        ny = np.where(ok, vec[:, 0] / length, 0.0)[seg]
+    want = ok[seg]
+    for x0, y0, x1, y1 in skip if skip is not None else ():
+        want &= ~((px >= x0) & (px <= x1) & (py >= y0) & (py <= y1))
+    on = np.zeros(len(seg), bool)
+    on[want] = fills.covered(layer, px[want], py[want])
+    near = np.full(len(seg), np.inf)
+    idx = np.flatnonzero(on)
+    # both sides in one call per probe distance (each call walks the layer's fill polygons)
+    idx, side = np.concatenate([idx, idx]), np.repeat([1.0, -1.0], len(idx))
+
+    def off(sel: np.ndarray, d: float) -> np.ndarray:
+        i = idx[sel]
+        return ~fills.covered(layer, px[i] + side[sel] * d * nx[i], py[i] + side[sel] * d * ny[i])
+
+    far = np.flatnonzero(off(np.arange(len(idx)), keepout))
+    far = far[off(far, 2 * keepout)]
+    got = np.full(len(far), keepout)
+    for q in (0.75, 0.5, 0.25):
+        got = np.where(off(far, q * keepout), q * keepout, got)
+    np.minimum.at(near, idx[far], got)
+    hit = np.isfinite(near)
+    out: list[Approach] = []
+    t = frac * length[seg]
+    # runs of consecutive near samples within one segment
+    edges = np.flatnonzero(np.diff(np.concatenate(([0], hit.astype(np.int8), [0]))))
+    for a, b in zip(edges[::2].tolist(), edges[1::2].tolist()):
+        for s in np.unique(seg[a:b]).tolist():
+            sel = np.arange(a, b)[seg[a:b] == s]
+            t0, t1 = float(t[sel[0]]), float(t[sel[-1]])
+            if t1 - t0 <= EDGE_TOL_MM:
+                continue
+            out.append(
+                Approach(
+                    int(rows[s]),
+                    layer,
+                    round(t0, 4),
+                    round(t1, 4),
+                    (round(float(px[sel[0]]), 4), round(float(py[sel[0]]), 4)),
+                    (round(float(px[sel[-1]]), 4), round(float(py[sel[-1]]), 4)),
+                    float(near[sel].min()),
+                )
+            )
     return out

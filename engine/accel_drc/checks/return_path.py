@@ -28,7 +28,12 @@ Parameters:
     this rate is at the rule's severity, otherwise (and every edge) a warning;
     ``single_ended`` (bool, default false): also judge the type's single-ended nets (DDR DQ and
     address/command); a serial link's lanes are pairs, and a single net that carries its type
-    is a sideband (hot-plug detect, AUX) that needs no return path.
+    is a sideband (hot-plug detect, AUX) that needs no return path;
+    ``edge_keepout_mm`` (mm, > 0, optional): a trace over its plane but within this distance of
+    the plane's edge (a side where the copper stops within it and is still absent at twice it)
+    along a stretch longer than twice this distance (shorter ones pass a corner of a void, not
+    an edge) is a warning (``.edge_approach``): the fringe field and the return current crowd
+    at the edge, the impedance rises and the edge radiates.
 Cannot verify when:
     There is no stack-up, or a reference layer holds no stored zone fill (a plane typed in the
     stack-up but not filled: refill the zones): one finding per rule naming the layers.
@@ -36,7 +41,8 @@ Example:
     ``{check: return_path, signal: pcie4, severity: error, params: {min_break_mm: 1.0,
     max_stitch_mm: 1.27, error_from_gbps: 10}}``: a 30 mm F.Cu lane over a GND zone that stops
     half-way has one 15 mm edge break; a layer change with the nearest GND via 1.40 mm away
-    fails, 1.20 mm passes.
+    fails, 1.20 mm passes; with ``edge_keepout_mm: 2.286`` (TI's 90 mil) a lane 1 mm inside
+    the plane's edge is a warning, one 3 mm inside is not.
 """
 
 from __future__ import annotations
@@ -51,7 +57,7 @@ from . import CheckContext, CheckOutcome, register
 from ._common import finding, straight_pieces
 
 if TYPE_CHECKING:
-    from ..analysis.returnpath import Break, PlaneFills
+    from ..analysis.returnpath import Approach, Break, PlaneFills
 
 KIND = "return_path"
 
@@ -64,6 +70,7 @@ PARAMS: dict[str, Any] = {
         "max_stitch_mm": {"type": "number", "exclusiveMinimum": 0},
         "error_from_gbps": {"type": "number", "exclusiveMinimum": 0},
         "single_ended": {"type": "boolean"},
+        "edge_keepout_mm": {"type": "number", "exclusiveMinimum": 0},
     },
 }
 
@@ -127,6 +134,9 @@ def check_return_path(ctx: CheckContext, rule: Rule) -> CheckOutcome:
     unfilled: set[int] = set()
     _planar(ctx, rule, nets, refs, fills, fast, float(params["min_break_mm"]), unfilled, out)
     _layer_changes(ctx, rule, nets, refs, fills, fast, float(params["max_stitch_mm"]), out)
+    if params.get("edge_keepout_mm"):
+        _edge_approach(ctx, rule, nets, refs, fills, float(params["edge_keepout_mm"]),
+                       float(params["min_break_mm"]), out)  # fmt: skip
     if unfilled:
         names = [board.copper_layers[k].name for k in sorted(unfilled)]
         out.findings.append(
@@ -138,17 +148,23 @@ def check_return_path(ctx: CheckContext, rule: Rule) -> CheckOutcome:
     return out
 
 
-def _pad_fields(board: Any, nets: Sequence[int]) -> np.ndarray:
-    """(k, 4) boxes of the pads of every footprint that has a pad on one of ``nets``."""
+def _pad_fields(analysis: Any, nets: Sequence[int]) -> np.ndarray:
+    """(k, 4) boxes of the pads of every footprint that has a pad on one of ``nets``; the box
+    of each footprint and the nets it touches are found once per board (the planar pass, the
+    edge approach and the layer changes of every rule ask)."""
+    memo = analysis.__dict__.get("_rp_fp_boxes")
+    if memo is None:
+        memo = analysis.__dict__["_rp_fp_boxes"] = []
+        for fp in analysis.board.footprints:
+            if not fp.pads:
+                continue
+            xs = [p.x for p in fp.pads]
+            ys = [p.y for p in fp.pads]
+            r = max(max(p.width, p.height) for p in fp.pads) / 2 + PAD_FIELD_MARGIN_MM
+            box = (min(xs) - r, min(ys) - r, max(xs) + r, max(ys) + r)
+            memo.append((frozenset(p.net for p in fp.pads), box))
     want = set(nets)
-    boxes = []
-    for fp in board.footprints:
-        if not any(p.net in want for p in fp.pads):
-            continue
-        xs = [p.x for p in fp.pads]
-        ys = [p.y for p in fp.pads]
-        r = max(max(p.width, p.height) for p in fp.pads) / 2 + PAD_FIELD_MARGIN_MM
-        boxes.append((min(xs) - r, min(ys) - r, max(xs) + r, max(ys) + r))
+    boxes = [box for touched, box in memo if not touched.isdisjoint(want)]
     return np.asarray(boxes, dtype=float).reshape(-1, 4)
 
 
@@ -167,7 +183,7 @@ def _planar(
 
     board = ctx.board
     index = ctx.analysis.track_index
-    boxes = _pad_fields(board, nets)
+    boxes = _pad_fields(ctx.analysis, nets)
     names = [c.name for c in board.copper_layers]
     per_net: dict[int, dict[str, Any]] = {}
     for ly in range(board.layer_count):
@@ -248,6 +264,116 @@ def _planar(
         )
 
 
+def _edge_approach(
+    ctx: CheckContext,
+    rule: Rule,
+    nets: Sequence[int],
+    refs: Mapping[int, list[int]],
+    fills: PlaneFills,
+    keepout: float,
+    min_run: float,
+    out: CheckOutcome,
+) -> None:
+    """A warning per net whose trace runs over its reference plane but within ``keepout`` of
+    that plane's edge for stretches (joined across the trace's corners) of at least ``min_run``
+    and more than twice ``keepout`` (outside the pad fields of the parts it lands on, where
+    every plane is cut by the pins' antipads).  Twice the keep-out: a trace passing the corner
+    of a void at distance d < k is within k of it for 2·√(k² − d²) ≤ 2k; only an edge that runs
+    along the trace keeps it near for longer."""
+    from ..analysis.returnpath import approaches
+
+    min_run = max(min_run, 2.0 * keepout)
+    board = ctx.board
+    index = ctx.analysis.track_index
+    boxes = _pad_fields(ctx.analysis, nets)
+    names = [c.name for c in board.copper_layers]
+    per_net: dict[int, list[tuple[Any, str, str]]] = {}
+    for ly in range(board.layer_count):
+        rows = [index.rows(n, ly) for n in nets]
+        rows = [r for r in rows if len(r)]
+        if not rows:
+            continue
+        s, e, r = straight_pieces(board, np.concatenate(rows))
+        for ref in refs.get(ly, ()):
+            if not fills.has_fill(ref):
+                continue  # reported by the planar pass
+            got = approaches(fills, ref, s, e, r.tolist(), keepout, boxes)
+            for chain in _chains([a for a in got if not _in_boxes(a, boxes)], board):
+                if sum(a.length_mm for a in chain) < min_run - 1e-9:
+                    continue
+                n = int(board.tracks.net[chain[0].row])
+                per_net.setdefault(n, []).extend((a, names[ly], names[ref]) for a in chain)
+    uuids = board.tracks.uuid
+    for n, runs in sorted(per_net.items()):
+        a0, l0, r0 = max(runs, key=lambda x: x[0].length_mm)
+        total = sum(a.length_mm for a, _l, _r in runs)
+        nearest = min(a.near_mm for a, _l, _r in runs)
+        out.findings.append(
+            finding(
+                rule,
+                Status.VIOLATION,
+                f"{board.nets[n]}: runs {total:.1f} mm within {keepout:g} mm of the edge of its "
+                f"reference plane ({len(runs)} stretch(es); nearest ≈ {nearest:.2f} mm); longest "
+                f"{a0.length_mm:.2f} mm on {l0} near the edge of {r0} from ({a0.start[0]:.2f}, "
+                f"{a0.start[1]:.2f}) to ({a0.end[0]:.2f}, {a0.end[1]:.2f}): move the trace "
+                f"{keepout:g} mm inside the plane, or extend the plane",
+                measured=round(nearest, 4),
+                limit=keepout,
+                unit="mm to the plane edge",
+                net=board.nets[n],
+                layer=l0,
+                pos=a0.start,
+                items=tuple(uuids[a.row] for a, _l, _r in runs if uuids[a.row]),
+                severity=Severity.WARNING,
+                rule_id=f"{rule.id}.edge_approach",
+                evidence={
+                    "stretches": [
+                        {
+                            "layer": lname,
+                            "reference": rname,
+                            "start": a.start,
+                            "end": a.end,
+                            "length_mm": round(a.length_mm, 4),
+                            "nearest_mm": a.near_mm,
+                        }
+                        for a, lname, rname in runs[:50]
+                    ],  # fmt: skip
+                    "length_mm": round(total, 4),
+                    "fills": "zone fills as stored in the board (refill before checking)",
+                },
+                basis={"fills": "measured", "signal": _signal_basis(ctx, (n,))},
+            )
+        )
+
+
+def _chains(got: Sequence[Approach], board: Any) -> list[list[Approach]]:
+    """The stretches of one layer over one reference grouped where one ends where another
+    begins on the same net (a trace's corner: the run goes on along the edge)."""
+    from ..analysis.returnpath import _key
+
+    parent = list(range(len(got)))
+
+    def find(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    at: dict[tuple[int, int, int], int] = {}
+    for i, a in enumerate(got):
+        net = int(board.tracks.net[a.row])
+        for q in (a.start, a.end):
+            k = (net, *_key(q))
+            if k in at:
+                parent[find(i)] = find(at[k])
+            else:
+                at[k] = i
+    groups: dict[int, list[Approach]] = {}
+    for i, a in enumerate(got):
+        groups.setdefault(find(i), []).append(a)
+    return list(groups.values())
+
+
 #: an edge break that starts at the net's own via and is no longer than this many of the via's
 #: pad diameters (plus 0.5 mm) is the antipad of the via and its partner's, merged: the
 #: return's way across the layer change is judged at the via (``.via``), not as a plane edge
@@ -269,7 +395,7 @@ def _antipad(b: Break, vias: Any, net: int) -> bool:
     return False
 
 
-def _in_boxes(b: Break, boxes: np.ndarray) -> bool:
+def _in_boxes(b: Break | Approach, boxes: np.ndarray) -> bool:
     return _inside(0.5 * (b.start[0] + b.end[0]), 0.5 * (b.start[1] + b.end[1]), boxes)
 
 
@@ -320,7 +446,7 @@ def _layer_changes(
             ref_nets |= fills.nets_of(k)
         xy = stubs.xy[i]
         if boxes is None:
-            boxes = _pad_fields(board, nets)
+            boxes = _pad_fields(ctx.analysis, nets)
         if _inside(float(xy[0]), float(xy[1]), boxes):
             out.not_judged.setdefault(int(stubs.net[i]), []).append(
                 f"return_path: via at ({xy[0]:.3f}, {xy[1]:.3f}) in a footprint's pad field "

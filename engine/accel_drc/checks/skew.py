@@ -36,15 +36,16 @@ Example:
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..results import Rule, Status
+from ..results import Rule, Severity, Status
 from . import CheckContext, CheckOutcome, register
 from ._common import finding
 
 if TYPE_CHECKING:
     from ..analysis.delay import NetDelay
+    from ..model import TimingRule
 
 KIND = "skew"
 
@@ -117,14 +118,17 @@ def check_skew(ctx: CheckContext, rule: Rule) -> CheckOutcome:
     ui_ps = 1e3 / float(st.baud_gbd) if st is not None and getattr(st, "baud_gbd", None) else None
     params = rule.params or {}
     intra = any(params.get(k) is not None for k in _INTRA_KEYS)
+    loose: dict[TimingRule, list[tuple[str, float, float, str, bool]]] = {}
     for lane in lanes:
-        if _intra_pair(ctx, rule, lane, delays, params, ui_ps, out, unknown) and intra:
+        if _intra_pair(ctx, rule, lane, delays, params, ui_ps, out, unknown, loose) and intra:
             judged.update(n for p in lane for n in (p.positive, p.negative))
     group = params.get("group", "none")
     if group == "ddr":
-        _ddr_groups(ctx, rule, pairs, nets, delays, params, out, unknown, judged)
+        _ddr_groups(ctx, rule, pairs, nets, delays, params, out, unknown, judged, loose)
     elif group == "mipi":
         _mipi_groups(ctx, rule, lanes, delays, params, ui_ps, out, unknown, judged)
+    out.findings.extend(_loose_warnings(rule, loose))
+    _declared_lengths(ctx, rule, sorted(wanted), delays, out)
     unrouted = set(unknown.pop(_UNROUTED, ()))
     for n in wanted:
         if board.nets[n] in unrouted:
@@ -200,7 +204,11 @@ def _basis(ds: Sequence[NetDelay], analysis: Any) -> dict[str, str]:
     from ..analysis.stackup import stackup_basis
 
     eps = "default" if any(d.basis == "default" for d in ds) else "declared"
-    out = {"eps_eff": eps, "lengths": "measured", "heights": stackup_basis(analysis).thickness}
+    out = {"eps_eff": eps, "lengths": "measured"}
+    # the heights matter to a velocity the stack-up's solve gave and to a via barrel's length;
+    # not to a delay per mm the designer's tuning profile declares
+    if any(d.vias or any(not v.source for v in d.velocity.values()) for d in ds):
+        out["heights"] = stackup_basis(analysis).thickness
     ns = getattr(analysis, "net_signal", None)
     if ns is not None:
         out["signal"] = nets_signal_basis(ns, [d.net for d in ds])
@@ -287,8 +295,12 @@ def _intra_pair(
     ui_ps: float | None,
     out: CheckOutcome,
     unknown: dict[str, list[str]],
+    loose: dict[TimingRule, list[tuple[str, float, float, str, bool]]],
 ) -> bool:
-    """Judge one lane's P against N; True when both delays were known (it was judged)."""
+    """Judge one lane's P against N; True when both delays were known (it was judged).  The
+    limit is the designer's (:func:`_declared_rule`, basis ``declared``) where a ``.kicad_dru``
+    skew rule ``within_diff_pairs`` selects the pair, else the rule's published one; a declared
+    limit looser than the published one is noted in ``loose`` (one warning per rule)."""
     board = ctx.board
     p = [delays[x.positive] for x in lane]
     n = [delays[x.negative] for x in lane]
@@ -296,6 +308,16 @@ def _intra_pair(
     if tp is None or tn is None:
         return False
     limit, stated = _limit_ps(params, p + n, ui_ps)
+    declared = _declared_rule(board, [x for q in lane for x in (q.positive, q.negative)], True)
+    limit_basis = "library"
+    if declared is not None:
+        mine, how = _limit_ps(_as_params(declared, "max_intra_pair"), p + n, ui_ps)
+        if mine is not None:
+            if limit is not None and mine > limit + _TOL_PS:
+                loose.setdefault(declared, []).append(
+                    (lane[0].name, mine, limit, stated, abs(tp - tn) > limit + _TOL_PS)
+                )
+            limit, stated, limit_basis = mine, f"{how}, {declared.where}", "declared"
     if limit is None:
         return False
     skew = tp - tn
@@ -331,10 +353,84 @@ def _intra_pair(
                 "nets": [board.nets[d.net] for d in (*p, *n)],
                 **_declare(_basis(p + n, ctx.analysis), ctx.analysis),
             },
-            basis=_basis(p + n, ctx.analysis),
+            basis={**_basis(p + n, ctx.analysis), "limit": limit_basis},
         )
     )
     return True
+
+
+def _as_params(r: TimingRule, prefix: str) -> dict[str, float | None]:
+    """A declared rule's max as the check's own parameters (``<prefix>_ps`` or ``_mm``)."""
+    return {f"{prefix}_{'ps' if r.time else 'mm'}": r.max}
+
+
+def _net_matches(board: Any, net: int, term: tuple[str, str], pair_nets: set[int]) -> bool:
+    """Whether ``net`` meets one condition term of a ``.kicad_dru`` rule (KiCad compares the
+    strings caseless, with ``*``/``?`` wildcards).  ``inDiffPair``: the net is one of a pair
+    and its name without the trailing +/-/P/N (KiCad's pair base name) matches."""
+    from ..hostile import MAX_MATCH_NAME, glob_regex
+
+    field, glob = term
+    name = board.nets[net]
+    if field == "NetClass":
+        name = board.net_classes.class_of(name)
+    elif field == "inDiffPair":
+        if net not in pair_nets or not name or name[-1] not in "+-PNpn":
+            return False
+        name = name[:-1]
+    return len(name) <= MAX_MATCH_NAME and glob_regex(glob.lower()).match(name.lower()) is not None
+
+
+def _declared_rule(board: Any, nets: Sequence[int], within: bool) -> TimingRule | None:
+    """The ``.kicad_dru`` skew rule that selects every one of ``nets`` (``within``: a
+    ``within_diff_pairs`` rule, else a group rule); the last in the file wins, as in KiCad.  A
+    rule limited to a layer or with no max is not a limit on the whole net: not used."""
+    rules = [
+        r
+        for r in getattr(board.net_classes, "timing_rules", ())
+        if r.kind == "skew" and r.within_diff_pairs == within and r.max and not r.layer
+    ]
+    if not rules:
+        return None
+    pair_nets = {n for p in board.diff_pairs for n in (p.positive, p.negative)}
+    for r in reversed(rules):
+        if all(any(_net_matches(board, n, t, pair_nets) for t in r.terms) for n in nets):
+            return r
+    return None
+
+
+def _loose_warnings(
+    rule: Rule, loose: Mapping[TimingRule, Sequence[tuple[str, float, float, str, bool]]]
+) -> list[Any]:
+    """One warning per declared rule looser than the published limit: which rule, by how much,
+    on which pairs, and how many of them the published limit would fail."""
+    out = []
+    for r, rows in loose.items():
+        worst = max(rows, key=lambda x: x[1] - x[2])
+        over = [x[0] for x in rows if x[4]]
+        out.append(
+            finding(
+                rule,
+                Status.VIOLATION,
+                f"{r.where} allows {r.limit_text()} of skew ({worst[1]:.2f} ps on "
+                f"{worst[0]}), looser than the published {worst[2]:.2f} ps ({worst[3]}) on "
+                f"{len(rows)} of the {rule.signal} group(s) it selects; they are judged "
+                f"against the declared limit"
+                + (f": {len(over)} of them exceed the published one" if over else ""),
+                measured=round(worst[1], 3),
+                limit=round(worst[2], 3),
+                unit="ps",
+                severity=Severity.WARNING,
+                rule_id=f"{rule.id}.declared_limit",
+                evidence={
+                    "declared": r.where,
+                    "pairs": [x[0] for x in rows][:50],
+                    "exceed_published": over[:50],
+                },
+                basis={"limit": "declared"},
+            )
+        )
+    return out
 
 
 def _mean_pair(d: Mapping[int, NetDelay], pair: Any, unknown: dict, board: Any) -> float | None:
@@ -371,16 +467,21 @@ def _judge_group(
     stated: str,
     judged: set[int],
     package: bool = True,
+    declared: Callable[[Sequence[NetDelay], float], tuple[float, str] | None] | None = None,
 ) -> None:
     """One finding per member whose delay differs from the reference's by more than ``limit``.
 
     A member or reference on more than two pads is multi-drop (fly-by address/command, a
-    terminated clock): the sum of its tracks is not the delay to any one load, so it is not
-    judged (``out.not_judged``).  The group limits of the controller vendors apply to board and
+    terminated clock): the sum of its tracks is not the delay to any one load, so it is judged
+    load by load (:func:`_per_load`: the routed path from the driver to each part both reach),
+    or, where the paths cannot be traced, not judged (``out.not_judged``, with why).  The group limits of the controller vendors apply to board and
     package delay together: where a net's pads declare no ``die_delay``, the package delay is
     taken as 0, an assumption (``die_delay: assumed``), so a failure is *cannot verify* with its
     number until the pads carry their package delays (``package``; the MIPI interconnect skew
-    budget is the board's and the cable's, without the packages: ``package=False``)."""
+    budget is the board's and the cable's, without the packages: ``package=False``).
+    ``declared`` gives a member (its delays and its skew to the reference) the designer's own
+    limit (a ``.kicad_dru`` skew rule that selects it and the reference), which replaces
+    ``limit`` for it."""
     board = ctx.board
     pads = ctx.analysis.__dict__.get("_skew_pad_counts")
     if pads is None:
@@ -394,60 +495,133 @@ def _judge_group(
     ][:MAX_GROUP_MEMBERS]
     for name, ps, ds in members:
         many = multi + [d.net for d in ds if pads.get(d.net, 0) > 2]
-        if many:
-            for d in ds:
-                out.not_judged.setdefault(d.net, []).append(
-                    f"skew: {what}: {', '.join(board.nets[n] for n in many)} is multi-drop "
-                    "(more than two pads): pad-to-pad paths are not traced"
-                )
-            continue
-        judged.update(d.net for d in (*ds, *ref_ds))
-        delta = ps - ref_ps
-        if abs(delta) <= limit + _TOL_PS:
-            continue
-        main = max(ds, key=lambda d: d.track_mm)
-        ly = main.main_layer
-        vel = main.velocity.get(ly) if ly is not None else None
-        mm = abs(delta) / vel.ps_per_mm if vel is not None and vel.ps_per_mm else None
-        side = "longer" if delta > 0 else "shorter"
-        fix = (
-            f"{'remove' if delta > 0 else 'add'} {mm:.3f} mm on {name} on {vel.layer_name}"
-            if mm is not None and vel is not None
-            else ""
+        if not many:
+            judged.update(d.net for d in (*ds, *ref_ds))
+            cases = [(name, ps, ref_ps)]
+        else:
+            cases, why = _per_load(ctx.analysis, name, ds, ref_ds)
+            if not cases:
+                for d in ds:
+                    out.not_judged.setdefault(d.net, []).append(
+                        f"skew: {what}: {', '.join(board.nets[n] for n in many)} is multi-drop "
+                        f"(more than two pads) and {why}"
+                    )
+                continue
+            judged.update(d.net for d in (*ds, *ref_ds))
+        # one finding per net: a multi-drop net by its worst load, every load in the evidence
+        worst = max(cases, key=lambda c: abs(c[1] - c[2]))
+        loads = {c[0].rsplit(" at ", 1)[1]: round(c[1] - c[2], 3) for c in cases} if many else {}
+        _group_finding(ctx, rule, out, what, ref_name, worst, name, ds, ref_ds,
+                       (limit, stated), package, declared, loads, group)  # fmt: skip
+
+
+def _per_load(
+    analysis: Any, name: str, ds: Sequence[NetDelay], ref_ds: Sequence[NetDelay]
+) -> tuple[list[tuple[str, float, float]], str]:
+    """A multi-drop member against a multi-drop (or point-to-point) reference, load by load:
+    for each part both reach from the same driver, ("<member> at <part>", member delay − mean
+    reference delay to that part).  Empty, with the reason, when the paths cannot be traced."""
+    from ..analysis.delay import load_delays
+
+    if len(ds) != 1:
+        return [], "it is joined through series parts: per-load paths are not traced"
+    memo = analysis.__dict__.setdefault("_skew_loads", {})
+
+    def loads(d: NetDelay) -> Any:
+        if d.net not in memo:
+            memo[d.net] = load_delays(analysis, d)
+        return memo[d.net]
+
+    mine, refs = loads(ds[0]), [loads(d) for d in ref_ds]
+    if mine is None or any(r is None for r in refs):
+        return [], "its driver cannot be told (two parts with as many pads)"
+    if any(r.driver != mine.driver for r in refs):
+        return [], f"its driver ({mine.driver}) is not the reference's"
+    common = sorted(set(mine.to_part).intersection(*(r.to_part for r in refs)))
+    if not common:
+        lost = [m for x in (mine, *refs) for m in x.missing if not x.to_part]
+        if lost:
+            return [], f"its paths cannot be traced: {lost[0]}"
+        return [], f"no load shares the reference's (from {mine.driver})"
+    out = []
+    for part in common:
+        ref_ps = sum(r.to_part[part] for r in refs) / len(refs)
+        out.append((f"{name} at {part}", mine.to_part[part], ref_ps))
+    return out, ""
+
+
+def _group_finding(
+    ctx: CheckContext,
+    rule: Rule,
+    out: CheckOutcome,
+    what: str,
+    ref_name: str,
+    case: tuple[str, float, float],
+    name: str,
+    ds: Sequence[NetDelay],
+    ref_ds: Sequence[NetDelay],
+    limits: tuple[float, str],
+    package: bool,
+    declared: Callable[[Sequence[NetDelay], float], tuple[float, str] | None] | None,
+    loads: Mapping[str, float],
+    group: Sequence[Sequence[Any]] = (),
+) -> None:
+    """The finding of one member ``case`` (label: the net, or the net at one load; its delay;
+    the reference's delay) whose skew to the reference exceeds ``limits`` (ps, how stated), or
+    the designer's limit where ``declared`` gives one."""
+    label, ps, ref_ps = case
+    delta = ps - ref_ps
+    mine = declared(ds, delta) if declared is not None else None
+    lim, said = mine if mine is not None else limits
+    if abs(delta) <= lim + _TOL_PS:
+        return
+    main = max(ds, key=lambda d: d.track_mm)
+    ly = main.main_layer
+    vel = main.velocity.get(ly) if ly is not None else None
+    mm = abs(delta) / vel.ps_per_mm if vel is not None and vel.ps_per_mm else None
+    side = "longer" if delta > 0 else "shorter"
+    fix = (
+        f"{'remove' if delta > 0 else 'add'} {mm:.3f} mm on {name} on {vel.layer_name}"
+        if mm is not None and vel is not None
+        else ""
+    )
+    die = "declared" if all(d.die_pads for d in (*ds, *ref_ds)) else "assumed"
+    out.findings.append(
+        finding(
+            rule,
+            Status.VIOLATION,
+            f"{label}: {what} skew to {ref_name} {_fmt(delta)} ({side}) > ±{_fmt(lim)} "
+            f"({said})" + (f"; fix: {fix}" if fix else ""),
+            measured=round(abs(delta), 3),
+            limit=round(lim, 3),
+            unit="ps",
+            net=ctx.board.nets[ds[0].net],
+            rule_id=f"{rule.id}.{what.replace('–', '_').replace('-', '_').lower()}",
+            evidence={
+                "member_ps": round(ps, 3),
+                "reference_ps": round(ref_ps, 3),
+                "reference": ref_name,
+                "group": [list(m) for m in group],
+                "fix": fix,
+                **(
+                    {
+                        "load": label.rsplit(" at ", 1)[1],
+                        "skew_ps_by_load": dict(loads),
+                        "driver_to_load": "the routed path from the driver's pad (the part with "
+                        "the most pads on the net) to each load's pad",
+                    }
+                    if loads
+                    else {}
+                ),
+                **(_PACKAGE_EVIDENCE if package else {}),
+            },
+            basis={
+                **_basis([*ds, *ref_ds], ctx.analysis),
+                "limit": "declared" if mine is not None else "library",
+                **({"die_delay": die} if package else {}),
+            },
         )
-        out.findings.append(
-            finding(
-                rule,
-                Status.VIOLATION,
-                f"{name}: {what} skew to {ref_name} {_fmt(delta)} ({side}) > ±{_fmt(limit)} "
-                f"({stated})" + (f"; fix: {fix}" if fix else ""),
-                measured=round(abs(delta), 3),
-                limit=round(limit, 3),
-                unit="ps",
-                net=ctx.board.nets[ds[0].net],
-                rule_id=f"{rule.id}.{what.replace('–', '_').replace('-', '_').lower()}",
-                evidence={
-                    "member_ps": round(ps, 3),
-                    "reference_ps": round(ref_ps, 3),
-                    "reference": ref_name,
-                    "group": group,
-                    "fix": fix,
-                    **(_PACKAGE_EVIDENCE if package else {}),
-                },
-                basis={
-                    **_basis([*ds, *ref_ds], ctx.analysis),
-                    **(
-                        {
-                            "die_delay": "declared"
-                            if all(d.die_pads for d in (*ds, *ref_ds))
-                            else "assumed"
-                        }
-                        if package
-                        else {}
-                    ),
-                },
-            )
-        )
+    )
 
 
 def _ddr_groups(
@@ -460,8 +634,10 @@ def _ddr_groups(
     out: CheckOutcome,
     unknown: dict[str, list[str]],
     judged: set[int],
+    loose: dict[TimingRule, list[tuple[str, float, float, str, bool]]],
 ) -> None:
-    """DQ/DM against the DQS of their byte lane; address/command against CK."""
+    """DQ/DM against the DQS of their byte lane; address/command against CK; a member and its
+    reference that one ``.kicad_dru`` skew rule selects are judged by that rule's limit."""
     board = ctx.board
     in_pair = {n for p in pairs for n in (p.positive, p.negative)}
     strobes: dict[tuple[str, int], Any] = {}
@@ -507,9 +683,93 @@ def _ddr_groups(
                 t = _total([delays[n]], unknown, board)
                 if t is not None:
                     got.append((board.nets[n], t, [delays[n]]))
-            _judge_group(ctx, rule, out, what, ref.name, ref_ps, got,
-                         [delays[ref.positive], delays[ref.negative]], float(limit),
-                         f"{float(limit):g} ps", judged)  # fmt: skip
+            refs_ds = [delays[ref.positive], delays[ref.negative]]
+            mine = _group_declared(board, refs_ds, float(limit), what, loose)
+            _judge_group(ctx, rule, out, what, ref.name, ref_ps, got, refs_ds, float(limit),
+                         f"{float(limit):g} ps", judged, declared=mine)  # fmt: skip
+
+
+def _group_declared(
+    board: Any,
+    ref_ds: Sequence[NetDelay],
+    published: float,
+    what: str,
+    loose: dict[TimingRule, list[tuple[str, float, float, str, bool]]],
+) -> Callable[[Sequence[NetDelay], float], tuple[float, str] | None]:
+    """A member's declared group limit: the ``.kicad_dru`` skew rule (not within pairs) that
+    selects it and the reference's nets, in ps (a length limit at the member's velocity on its
+    main layer); a declared limit looser than ``published`` is noted in ``loose``."""
+
+    def limit_of(ds: Sequence[NetDelay], delta: float) -> tuple[float, str] | None:
+        r = _declared_rule(board, [d.net for d in (*ds, *ref_ds)], False)
+        if r is None:
+            return None
+        ps, how = _limit_ps(_as_params(r, "max_intra_pair"), ds, None)
+        if ps is None:
+            return None
+        if ps > published + _TOL_PS:
+            loose.setdefault(r, []).append(
+                (
+                    board.nets[ds[0].net],
+                    ps,
+                    published,
+                    f"{what} {published:g} ps",
+                    abs(delta) > published + _TOL_PS,
+                )
+            )
+        return ps, f"{how}, {r.where}"
+
+    return limit_of
+
+
+def _declared_lengths(
+    ctx: CheckContext, rule: Rule, nets: Sequence[int], delays: Mapping[int, NetDelay],
+    out: CheckOutcome,
+) -> None:  # fmt: skip
+    """Each net a ``.kicad_dru`` ``(constraint length …)`` in time (ps) selects, against its
+    min and max: the designer's delay budget, judged on the delay computed here (via barrels
+    and die delays included).  A length in mm is KiCad's own DRC's to judge: not repeated."""
+    board = ctx.board
+    rules = [r for r in getattr(board.net_classes, "timing_rules", ()) if r.kind == "length"]
+    if not rules or not any(r.time and not r.layer for r in rules):
+        return
+    pair_nets = {n for p in board.diff_pairs for n in (p.positive, p.negative)}
+    for n in nets:
+        r = next(
+            (
+                r
+                for r in reversed(rules)
+                if any(_net_matches(board, n, t, pair_nets) for t in r.terms)
+            ),
+            None,
+        )
+        d = delays.get(n)
+        if r is None or not r.time or r.layer or d is None or not d.layer_mm:
+            continue
+        t = d.total_ps
+        if t is None:
+            continue
+        over = r.max is not None and t > r.max + _TOL_PS
+        under = r.min is not None and t < r.min - _TOL_PS
+        if not (over or under):
+            continue
+        bound = r.max if over else r.min
+        out.findings.append(
+            finding(
+                rule,
+                Status.VIOLATION,
+                f"{board.nets[n]}: delay {_fmt(t)} {'>' if over else '<'} "
+                f"{'max' if over else 'min'} {_fmt(bound)} ({r.where}); tracks "
+                f"{d.track_mm:.2f} mm, {len(d.vias)} via barrel(s)",
+                measured=round(t, 3),
+                limit=bound,
+                unit="ps",
+                net=board.nets[n],
+                rule_id=f"{rule.id}.declared_length",
+                evidence={"declared": r.where, "min_ps": r.min, "max_ps": r.max},
+                basis={**_basis([d], ctx.analysis), "limit": "declared"},
+            )
+        )
 
 
 def _mipi_groups(

@@ -21,6 +21,7 @@ from ..hostile import (
     MAX_NET_PATTERN_CHARS,
     MAX_NET_PATTERNS,
     MAX_PROJECT_BYTES,
+    TUNING_DELAY_PS_PER_MM,
     read_regular,
 )
 from ..model import DesignSettings, NetClass, NetClassRules, TuningProfile
@@ -90,8 +91,38 @@ def _tuning_profiles(doc: Mapping[str, Any]) -> dict[str, TuningProfile]:
                 w, g = _num(row.get("width")), _num(row.get("diff_pair_gap"))
                 layers.append((row["signal_layer"], w / 1e6 if w else None, g / 1e6 if g else None))
         diff = entry.get("type") == 1 or any(g for _, _, g in layers)
-        out[name] = TuningProfile(name, float(z), bool(diff), tuple(layers))
+        out[name] = TuningProfile(
+            name,
+            float(z),
+            bool(diff),
+            tuple(layers),
+            time_domain=entry.get("enable_time_domain_tuning") is True,
+            delays=_layer_delays(entries),
+            via_ps_per_mm=_ps_per_mm(entry.get("via_prop_delay")),
+        )
     return out
+
+
+def _ps_per_mm(value: Any) -> float | None:
+    """A KiCad delay per length (attoseconds per mm, ``IU_PER_PS_PER_MM`` = 1e6) in ps/mm; None
+    for a missing or non-finite value or one no line can travel at
+    (:data:`~accel_drc.hostile.TUNING_DELAY_PS_PER_MM`)."""
+    v = _num(value)
+    if v is None or not math.isfinite(v):
+        return None
+    lo, hi = TUNING_DELAY_PS_PER_MM
+    return v / 1e6 if lo <= v / 1e6 <= hi else None
+
+
+def _layer_delays(entries: Any) -> tuple[tuple[str, float], ...]:
+    """The ``layer_entries`` rows' ``delay`` (as/mm) per ``signal_layer``, in ps/mm."""
+    out = []
+    for row in entries if isinstance(entries, list) else ():
+        if isinstance(row, Mapping) and isinstance(row.get("signal_layer"), str):
+            d = _ps_per_mm(row.get("delay"))
+            if d is not None:
+                out.append((row["signal_layer"], d))
+    return tuple(out)
 
 
 def parse_project(doc: Mapping[str, Any], path: str, text: str | None = None) -> ProjectInfo:
