@@ -121,6 +121,12 @@ FOIL_NAMES = ("HVLP4", "HVLP3", "HVLP2", "HVLP1", "HVLP", "VLP", "RTF", "HTE", "
 
 _KICAD_DIELECTRIC = re.compile(r"DIELECTRIC_(\d+)\Z")
 _KICAD_UNNUMBERED = re.compile(r"(?:PAD|NPTH)\d+")
+#: KiCad's solder-mask permittivity when the board declares none (``DEFAULT_EPSILON_R_SOLDERMASK``
+#: in stackup_predefined_prms.h).  The board file writes a mask's epsilon_r only with a material
+#: (``FormatBoardStackup``), but KiCad 10's exporter writes every mask's epsilon_r above 1 and
+#: never its material, so 3.3 with no loss tangent is this default, not a declaration.
+_KICAD_MASK_DEFAULT_DK = 3.3
+
 #: what KiCad's exporter writes as the material of a layer whose stack-up entry has none
 _KICAD_PLACEHOLDER_MATERIALS = frozenset({"COPPER", "SOLDERMASK"})
 #: KiCad's exporter writes user-visible names ("F.Silkscreen", or a renamed "Top Overlay"); its
@@ -1200,7 +1206,9 @@ class _Reader:
 
     def _outline_set(self, elem: _Node) -> None:
         """Closed cut-outs flashed on the board-outline layer (KiCad writes Edge.Cuts circles,
-        e.g. mouse bites, there and not as Profile cut-outs); its lines repeat the Profile."""
+        e.g. mouse bites, there; KiCad 9 not as Profile cut-outs, KiCad 10 as both, so a flash
+        that repeats a Profile ``Cutout`` is dropped in :meth:`_outline`); its lines repeat the
+        Profile."""
         for feats in elem.iter():
             if feats.tag not in ("Features", "UserSpecial"):
                 continue
@@ -1412,26 +1420,54 @@ class _Reader:
 
     def _slot(self, elem: _Node) -> None:
         """A ``SlotCavity`` (an oval or routed hole, as KiCad exports a slotted pad): a plated
-        barrel at its outline's centre, its width the narrower side (the model's drill of a
-        slot), attached to the pad there like a round hole.  Non-plated slots carry no barrel."""
+        barrel at its centre, its width the narrower side (the model's drill of a slot),
+        attached to the pad there like a round hole.  Non-plated slots carry no barrel.
+
+        The slot's shape is either an ``Outline`` polygon in board coordinates (KiCad 9) or a
+        standard primitive (``Oval``, ``RectCenter`` …) centred on its ``Location`` (KiCad 10,
+        which writes an ``Oval`` with the long side as ``width`` and an ``Xform`` for its
+        angle: the centre and the narrow side do not depend on the angle)."""
         plating = (elem.get("platingStatus") or "PLATED").upper()
+        centre_width = self._slot_outline(elem)
+        if centre_width is None:
+            centre_width = self._slot_primitive(elem)
+        if centre_width is None:
+            self.warnings.append(
+                f'SlotCavity "{elem.get("name", "")}" has no outline and no Location (KiCad 10 '
+                "writes none in revision B): its barrel is not read; export revision C"
+            )
+            return
+        (x, y), width = centre_width
+        if plating == "NONPLATED" or width <= 0:
+            return
+        self.pin_holes[(round(x * 1e4), round(y * 1e4))] = (width, plating)
+
+    def _slot_outline(self, elem: _Node) -> tuple[tuple[float, float], float] | None:
+        """(centre, narrow side) of a slot drawn as an ``Outline`` polygon, offset by its
+        ``Location`` (KiCad 9 writes 0, 0 there); None when the slot has no outline."""
         outline = _child(elem, "Outline")
         poly = _child(outline, "Polygon") if outline is not None else None
         if poly is None:
-            self.warnings.append(f'SlotCavity "{elem.get("name", "")}" has no outline: ignored')
-            return
+            return None
         ring = self._ring(poly)
         if len(ring) < 3:
-            return
+            return (0.0, 0.0), 0.0
         loc = _child(elem, "Location")
         dx, dy = self._xy(loc) if loc is not None else (0.0, 0.0)
         xmin, ymin = ring.min(axis=0)
         xmax, ymax = ring.max(axis=0)
-        x, y = (xmin + xmax) / 2 + dx, (ymin + ymax) / 2 + dy
-        width = float(min(xmax - xmin, ymax - ymin))
-        if plating == "NONPLATED" or width <= 0:
-            return
-        self.pin_holes[(round(x * 1e4), round(y * 1e4))] = (width, plating)
+        centre = ((xmin + xmax) / 2 + dx, (ymin + ymax) / 2 + dy)
+        return centre, float(min(xmax - xmin, ymax - ymin))
+
+    def _slot_primitive(self, elem: _Node) -> tuple[tuple[float, float], float] | None:
+        """(centre, narrow side) of a slot given as a standard primitive at its ``Location``;
+        None without a ``Location`` (KiCad 10's revision B export writes none, so the slot's
+        place is not in the file) or without a shape."""
+        loc = _child(elem, "Location")
+        shape = self._shape_ref(elem)
+        if loc is None or shape is None:
+            return None
+        return self._xy(loc), float(min(shape.width, shape.height))
 
     def _on_padstack(self, elem: _Node, parent: str) -> None:
         """Altium/Allegro style: ``<PadStack net>`` with ``LayerHole`` (+``Span``) and
@@ -1648,6 +1684,8 @@ class _Reader:
                 material = None  # KiCad writes its layer type where the stack-up has no material
             dk = next((s.dk for s in specs if s.dk is not None), None)
             df = next((s.df for s in specs if s.df is not None), None)
+            if kicad and kind == "soldermask" and dk == _KICAD_MASK_DEFAULT_DK and df is None:
+                dk = None  # KiCad's default for a mask with no material, not a declaration
             finish = finish or next((s.finish for s in specs if s.finish), None)
             if kind in ("silkscreen", "solderpaste") and row.thickness_mm == 0.0:
                 thickness = None
@@ -1855,7 +1893,8 @@ class _Reader:
             float(allpts[:, 0].max()),
             float(allpts[:, 1].max()),
         )
-        return Outline(rings=tuple(self.profile) + tuple(self.cutouts), bbox=bbox)
+        flashed = _not_repeated(self.cutouts, self.profile[1:])
+        return Outline(rings=tuple(self.profile) + tuple(flashed), bbox=bbox)
 
     def _kicad_version(self) -> tuple[int, ...] | None:
         """KiCad's version when KiCad wrote the file (its exporter has quirks we undo)."""
@@ -1918,9 +1957,6 @@ class _Reader:
         pin_map: Mapping[tuple[str, str], str] = {}
         if kicad is not None:
             ref_map, pin_map = self._kicad_names()
-        # KiCad <= 9.0.8 writes the negated rotation for bottom-side parts (fixed later, see
-        # KiCad's qa test for issue 12609 "rotation should be 90, not inverted")
-        flip_bottom = kicad is not None and kicad <= (9, 0, 8)
         by_comp: dict[str, list[_PadAcc]] = {}
         for acc in self.pads.values():
             by_comp.setdefault(acc.comp, []).append(acc)
@@ -1943,8 +1979,8 @@ class _Reader:
             attrs = {"SMT": ("smd",), "THMT": ("through_hole",)}.get(comp["mount"], ())
             props = {"part": comp["part"], "package": comp["package"]}
             rotation = comp["rotation"]
-            if flip_bottom and comp["mirror"]:
-                rotation = (-rotation) % 360.0
+            if kicad is not None and comp["mirror"]:
+                rotation = _kicad_bottom_rotation(rotation, kicad)
             out.append(
                 Footprint(
                     reference=ref_map.get(ref, ref),
@@ -2092,6 +2128,47 @@ def _arc_mid(
     r, a0, sweep = arc_from_centre(start, end, center, increasing=cw_ipc)
     am = a0 + sweep / 2
     return center[0] + r * math.cos(am), center[1] + r * math.sin(am)
+
+
+def _kicad_bottom_rotation(written: float, kicad: tuple[int, ...]) -> float:
+    """pcbnew's orientation of a bottom-side (mirrored) part from the ``Xform rotation`` KiCad
+    ``kicad`` wrote for it.  KiCad 9 (9.0.8 tested) writes the orientation negated (-a); KiCad 10
+    (10.0.7 tested; ``generateComponents`` in ``pcb_io_ipc2581.cpp``) writes
+    ``(-a - 180).Normalize()``, so a part at 90 reads 90 and one at 180 reads 0.  Each is
+    undone here; tests/test_ipc2581_kicad.py checks both against that KiCad's pcbnew."""
+    if kicad[:1] >= (10,):
+        return (-written - 180.0) % 360.0
+    return (-written) % 360.0
+
+
+#: two outline rings are one hole when their boxes agree this closely (mm): a flashed circle
+#: and the same circle as a Profile cut-out polygon (KiCad 10 writes both) differ by the
+#: polygon's chord error, KiCad's 0.005 mm ``m_MaxError`` by default
+_SAME_RING_MM = 0.02
+
+
+def _ring_boxes(rings: Sequence[np.ndarray]) -> np.ndarray:
+    """(n, 4) array of the rings' boxes (xmin, ymin, xmax, ymax); empty rings get NaN."""
+    boxes = np.full((len(rings), 4), np.nan)
+    for i, ring in enumerate(rings):
+        if len(ring):
+            boxes[i, :2] = ring.min(axis=0)
+            boxes[i, 2:] = ring.max(axis=0)
+    return boxes
+
+
+def _not_repeated(flashed: Sequence[np.ndarray], rings: Sequence[np.ndarray]) -> list[np.ndarray]:
+    """The ``flashed`` rings whose bounding box is not that of one of ``rings`` (within
+    :data:`_SAME_RING_MM`): one vectorised comparison per flash."""
+    if not flashed or not rings:
+        return list(flashed)
+    boxes = _ring_boxes(rings)
+    mine = _ring_boxes(flashed)
+    return [
+        ring
+        for ring, box in zip(flashed, mine)
+        if not np.any(np.all(np.abs(boxes - box) <= _SAME_RING_MM, axis=1))
+    ]
 
 
 def _shape_ring(shape: _Shape, at: tuple[float, float]) -> np.ndarray:
