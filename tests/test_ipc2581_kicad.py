@@ -174,6 +174,18 @@ def _via_rows(board):
     )
 
 
+def _carried_protection(board, rows) -> Counter:
+    """(x, y, the protection fields IPC-2581 carries that the via states "yes") per via."""
+    from test_reader_parity_kicad10 import carried_by_ipc2581
+
+    v = board.vias
+    return Counter(
+        (round(float(v.pos[i, 0]), 3), round(float(v.pos[i, 1]), 3))
+        + (carried_by_ipc2581(v.protection.get(i)),)
+        for i in rows
+    )
+
+
 @pytest.mark.parametrize("name", BOARDS)
 def test_items_match_kicad(name, exports, kicad_boards):
     ipc = ipc2581.read(str(exports.get(name)))
@@ -194,6 +206,13 @@ def test_items_match_kicad(name, exports, kicad_boards):
         )
         np.testing.assert_allclose(ipc.tracks.mid[i], mids[key], atol=2e-4)
     assert _via_rows(ipc) == _via_rows(pcb)
+    # IPC-4761 protection: the export carries a via's "yes" filling, capping and plugging only
+    # (tests/test_reader_parity_kicad10.py has a board with each), and no pin names at all
+    assert _carried_protection(ipc, range(len(ipc.vias))) == _carried_protection(
+        pcb, range(len(pcb.vias))
+    )
+    assert ipc.not_carried == ("pin_names", "unprotected_vias")
+    assert not any(p.pin_function or p.pin_type for _, p in ipc.pads)
     assert Counter(f.reference for f in ipc.footprints) == Counter(
         f.reference for f in pcb.footprints
     )
@@ -418,7 +437,10 @@ def test_check_end_to_end_same_findings(name, exports, tmp_path):
         docs.append(json.loads(out.read_text(encoding="utf-8")))
     a, b = docs
     assert a["classification"]["class"] == b["classification"]["class"]
-    assert Counter((f["rule"], f["status"]) for f in a["findings"]) == Counter(
+    # the export has no pin names: one info finding says so (the rest is the same)
+    no_pins = [f for f in a["findings"] if f["rule"] == "coverage.pin_names_unknown"]
+    assert [f["status"] for f in no_pins] == ["cannot_verify"]
+    assert Counter((f["rule"], f["status"]) for f in a["findings"] if f not in no_pins) == Counter(
         (f["rule"], f["status"]) for f in b["findings"]
     )
 

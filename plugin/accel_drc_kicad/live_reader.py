@@ -57,6 +57,7 @@ from accel_drc.model import (
     Stackup,
     StackupLayer,
     Tracks,
+    ViaProtection,
     Vias,
     Zone,
     copper_layer_name,
@@ -94,6 +95,38 @@ _PAD_SHAPES = {
     "PSS_ROUNDRECT": "roundrect",
     "PSS_CHAMFEREDRECT": "roundrect",  # the file format writes chamfered rects as roundrect
     "PSS_CUSTOM": "custom",
+}
+
+#: KiCad's pin-type words (the file's ``pintype``, ``GetCanonicalElectricalTypeName``) by the
+#: API's ``ElectricalPinType`` name
+_PIN_TYPES = {
+    "EPT_INPUT": "input",
+    "EPT_OUTPUT": "output",
+    "EPT_BIDIRECTIONAL": "bidirectional",
+    "EPT_TRISTATE": "tri_state",
+    "EPT_PASSIVE": "passive",
+    "EPT_FREE": "free",
+    "EPT_UNSPECIFIED": "unspecified",
+    "EPT_POWER_INPUT": "power_in",
+    "EPT_POWER_OUTPUT": "power_out",
+    "EPT_OPEN_COLLECTOR": "open_collector",
+    "EPT_OPEN_EMITTER": "open_emitter",
+    "EPT_NO_CONNECT": "no_connect",
+}
+#: a via's IPC-4761 protection as the API states it (``PADSTACK::Serialize``: a mode is sent
+#: only when the padstack states it; ``*_FROM_DESIGN_RULES``/``*_UNKNOWN`` = not stated) ->
+#: the file's yes/no.  SMM_MASKED is the file's ``(tenting (front yes))``.
+_PROTECTION_MODES = {
+    "SMM_MASKED": True,
+    "SMM_UNMASKED": False,
+    "VCM_COVERED": True,
+    "VCM_UNCOVERED": False,
+    "VPM_PLUGGED": True,
+    "VPM_UNPLUGGED": False,
+    "VDFM_FILLED": True,
+    "VDFM_UNFILLED": False,
+    "VDCM_CAPPED": True,
+    "VDCM_UNCAPPED": False,
 }
 
 
@@ -861,6 +894,7 @@ def _read_vias(
     keep_end = np.zeros(n, dtype=bool)
     uuids = []
     backdrills: dict[int, Backdrill] = {}
+    protection: dict[int, ViaProtection] = {}
     for i, p in enumerate(items):
         ps = p.pad_stack
         # UnconnectedLayerRemoval: 2 REMOVE, 3 REMOVE_EXCEPT_START_AND_END, 4 START_END_ONLY
@@ -882,6 +916,9 @@ def _read_vias(
         bd = _backdrill(ps, layers, count)
         if bd is not None:
             backdrills[i] = bd
+        prot = _via_protection(ps)
+        if prot is not None:
+            protection[i] = prot
     return Vias(
         pos=pos,
         drill=drill,
@@ -895,7 +932,58 @@ def _read_vias(
         backdrills=backdrills,
         unused_removed=removed,
         keep_end=keep_end,
+        protection=protection,
     )
+
+
+def _mode(message: Any, name: str) -> bool | None:
+    """``message.name`` (a protection mode enum) as the file's yes (True) / no (False), or
+    None when the padstack does not state it (:data:`_PROTECTION_MODES`)."""
+    field = message.DESCRIPTOR.fields_by_name.get(name)
+    if field is None or field.enum_type is None:
+        return None  # an older API without the field
+    value = field.enum_type.values_by_number.get(getattr(message, name))
+    return _PROTECTION_MODES.get(value.name) if value is not None else None
+
+
+def _via_protection(padstack: Any) -> ViaProtection | None:
+    """A via's IPC-4761 protection as the file reader reads it (KiCad 10 API: the outer
+    layers' mask/covering/plugging modes and the drill's filled/capped), None when the
+    padstack states none of them."""
+    front, back, drill = (
+        padstack.front_outer_layers,
+        padstack.back_outer_layers,
+        padstack.drill,
+    )
+    got = {
+        "tenting_front": _mode(front, "solder_mask_mode"),
+        "tenting_back": _mode(back, "solder_mask_mode"),
+        "covering_front": _mode(front, "covering_mode"),
+        "covering_back": _mode(back, "covering_mode"),
+        "plugging_front": _mode(front, "plugging_mode"),
+        "plugging_back": _mode(back, "plugging_mode"),
+        "filling": _mode(drill, "filled"),
+        "capping": _mode(drill, "capped"),
+    }
+    stated = {k: v for k, v in got.items() if v is not None}
+    return ViaProtection(**stated) if stated else None
+
+
+def _pin(pad: Any) -> tuple[str, str]:
+    """(pin function, pin type) of a pad as the file writes them (``pinfunction``,
+    ``pintype``; a pin flagged no-connect is ``<type>+no_connect``), "" where KiCad sends
+    none (a pad with no schematic pin; KiCad 9's API)."""
+    try:
+        if not pad.HasField("symbol_pin"):
+            return "", ""
+    except ValueError:  # an older API without the field
+        return "", ""
+    pin = pad.symbol_pin
+    value = pin.DESCRIPTOR.fields_by_name["type"].enum_type.values_by_number.get(pin.type)
+    word = _PIN_TYPES.get(value.name, "") if value is not None else ""
+    if pin.no_connect and word and word != "no_connect":
+        word += "+no_connect"
+    return pin.name, word
 
 
 def _backdrill(padstack: Any, layers: LayerMap, count: int) -> Backdrill | None:
@@ -1039,6 +1127,7 @@ def _pad(
         drill = min(ps.drill.diameter.x_nm, ps.drill.diameter.y_nm) / NM_PER_MM
         if drill <= 0:
             drill = max(ps.drill.diameter.x_nm, ps.drill.diameter.y_nm) / NM_PER_MM
+    pin_function, pin_type = _pin(pad)
     return Pad(
         number=pad.number,
         net=net_idx.get(pad.net.name, 0),
@@ -1053,6 +1142,8 @@ def _pad(
         copper_layers=known[0],
         layers=known[1],
         uuid=pad.id.value,
+        pin_function=pin_function,
+        pin_type=pin_type,
     )
 
 

@@ -61,6 +61,7 @@ from ..model import (
     Stackup,
     StackupLayer,
     Tracks,
+    ViaProtection,
     Vias,
     Zone,
     copper_layer_name,
@@ -104,6 +105,15 @@ OTHER_STACKUP_FUNCTIONS = {
     "PASTEMASK": "solderpaste",
 }
 DRILL_FUNCTIONS = ("DRILL", "BACKDRILL")
+#: IPC-4761 via protection as layers (KiCad 10's ``generateAuxilliaryLayers``): a via pad on a
+#: HOLEFILL layer with a Span is filled, on a COATINGCOND layer with a Span capped, and (KiCad)
+#: on a HOLEFILL layer of one side plugged from that side.  KiCad writes tenting and covering
+#: both as COATINGNONCOND of a side, so those two cannot be told apart and are not read.
+PROTECTION_FUNCTIONS = ("HOLEFILL", "COATINGCOND")
+#: what an IPC-2581 file does not carry (``Board.not_carried``): KiCad's exporter writes a
+#: ``Pin`` with its number, type and electrical type, never the schematic pin name (KiCad 9.0.8
+#: and 10.0.7), and a via's protection only where the via has it
+NOT_CARRIED = ("pin_names", "unprotected_vias")
 
 #: Foil grades by the largest Rz (µm) they allow, smoothest first: the upper ends of the
 #: ``rz_um`` ranges in ``rules/foils.yaml`` (IPC-4562 profiles, foil makers' tables).  Used only when the pack cannot be
@@ -526,6 +536,8 @@ class _Reader:
         self.pads: dict[tuple[str, str, int, int], _PadAcc] = {}
         self.pin_holes: dict[tuple[int, int], tuple[float, str]] = {}
         self.via_rows: list[_ViaRow] = []
+        #: via position (µm) -> the protection fields its protection layers state (True)
+        self.via_protect: dict[tuple[int, int], dict[str, bool]] = {}
         self.via_pads: dict[tuple[int, int], tuple[float, float, int, set[int], float]] = {}
         self.bores: list[_Bore] = []
         self.foil_rz = foil_thresholds()
@@ -710,7 +722,11 @@ class _Reader:
             if decl.function in COPPER_FUNCTIONS:
                 usage = (attrs.get("geometryUsage") or "").upper()
                 return usage not in ("TEXT", "GRAPHIC") and attrs.get("componentRef") is None
-            return decl.function in DRILL_FUNCTIONS or decl.function in ("ROUT", "BOARD_OUTLINE")
+            return (
+                decl.function in DRILL_FUNCTIONS
+                or decl.function in PROTECTION_FUNCTIONS
+                or decl.function in ("ROUT", "BOARD_OUTLINE")
+            )
         if tag == "Layer":
             return parent == "CadData"
         return True
@@ -1203,6 +1219,39 @@ class _Reader:
             self._drill_set(elem, decl)
         elif decl.function == "BOARD_OUTLINE":
             self._outline_set(elem)
+        elif decl.function in PROTECTION_FUNCTIONS:
+            self._protection_set(elem, decl)
+
+    def _protection_set(self, elem: _Node, decl: _LayerDecl) -> None:
+        """The vias a protection layer holds a pad for (:data:`PROTECTION_FUNCTIONS`), keyed by
+        position (to the µm) with the :class:`ViaProtection` field it states as True.  Such a
+        layer only lists the vias that have the protection: one that does not is not stated
+        (None), never "no"."""
+        word = self._protection_word(decl)
+        if word is None:
+            return
+        for child in elem:
+            if child.tag not in ("Pad", "Hole"):
+                continue
+            loc = _child(child, "Location") if child.tag == "Pad" else child
+            if loc is None:
+                continue
+            x, y = self._xy(loc)
+            self.via_protect.setdefault((round(x * 1e3), round(y * 1e3)), {})[word] = True
+
+    def _protection_word(self, decl: _LayerDecl) -> str | None:
+        """The :class:`ViaProtection` field a protection layer states, or None (with a warning
+        once per layer) when the layer says nothing this reader can tell apart."""
+        if decl.span is not None:
+            return "filling" if decl.function == "HOLEFILL" else "capping"
+        if decl.function == "HOLEFILL" and self._kicad_version() is not None:
+            side = {"TOP": "front", "BOTTOM": "back"}.get(decl.side)
+            if side is not None:
+                return f"plugging_{side}"
+        msg = f'{decl.function} layer "{decl.name}" has no Span: its via protection is not read'
+        if msg not in self.warnings:
+            self.warnings.append(msg)
+        return None
 
     def _outline_set(self, elem: _Node) -> None:
         """Closed cut-outs flashed on the board-outline layer (KiCad writes Edge.Cuts circles,
@@ -1588,6 +1637,7 @@ class _Reader:
         return Board(
             source=self.path,
             format="ipc2581",
+            not_carried=NOT_CARRIED,
             copper_layers=copper_layers,
             stackup=stackup,
             board_thickness_mm=thickness,
@@ -1798,6 +1848,7 @@ class _Reader:
                 backdrills[i] = bd
         if unmatched:
             self.warnings.append(f"{unmatched} backdrill hole(s) sit on no via: ignored")
+        protection = self._protection_of(by_pos)
         m = len(unique)
         return Vias(
             pos=np.array([(r.x, r.y) for r in unique], dtype=np.float64).reshape(m, 2),
@@ -1810,7 +1861,25 @@ class _Reader:
             uuid=tuple(r.name for r in unique),
             layer_count=n,
             backdrills=backdrills,
+            protection=protection,
         )
+
+    def _protection_of(
+        self, by_pos: Mapping[tuple[int, int], list[int]]
+    ) -> dict[int, ViaProtection]:
+        """Via row -> the protection its protection-layer pads state (:meth:`_protection_set`);
+        a pad on no via is counted in one warning."""
+        out: dict[int, ViaProtection] = {}
+        stray = 0
+        for key, fields in self.via_protect.items():
+            rows = by_pos.get(key, [])
+            if not rows:
+                stray += 1
+            for i in rows:
+                out[i] = ViaProtection(**fields)
+        if stray:
+            self.warnings.append(f"{stray} via protection pad(s) sit on no via: ignored")
+        return out
 
     def _make_backdrill(
         self, spec_name: str | None, span: tuple[int, int] | None, drill: float | None, n: int

@@ -1375,6 +1375,13 @@ class _Reader:
             if not isinstance(node, list) or not node:
                 continue
             word = m.group(1).decode()
+            atoms = [str(part) for part in node[1:] if not isinstance(part, list)]
+            if word == "tenting" and atoms and set(atoms) <= {"front", "back", "none"}:
+                # KiCad 9 (format 20241229): ``(tenting front back)``, ``(tenting none)``
+                # states both sides, a side not named is not tented (KiCad's parser)
+                got["tenting_front"] = "front" in atoms
+                got["tenting_back"] = "back" in atoms
+                continue
             for part in node[1:]:
                 if isinstance(part, list) and len(part) > 1 and part[0] in ("front", "back"):
                     got[f"{word}_{part[0]}"] = _PROTECT_VALUE.get(str(part[1]).encode())
