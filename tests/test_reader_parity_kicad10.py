@@ -13,6 +13,7 @@ layer function there): the reader takes what is carried, the board says what is 
 from __future__ import annotations
 
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -195,3 +196,92 @@ def test_live_reader_reads_what_the_file_says(tmp_path: Path) -> None:
     assert pins(live) == sorted(PINS)
     assert protection(live) == PROTECTION
     assert live.not_carried == ()
+
+
+# -- a bottom backdrill as KiCad 10's pcbnew makes it ------------------------------------------
+
+BACKDRILLED = FIXTURES / "kicad_versions" / "kicad10_bottom_backdrill.kicad_pcb"
+
+#: KiCad 10's pcbnew: a 6-layer board, a PCIe via F.Cu..B.Cu routed on F.Cu and In2.Cu,
+#: backdrilled from B.Cu through In4.Cu (``SetBottomBackdrillLayer``), which KiCad 10.0.7 saves
+#: as the via's ``(tertiary_drill (size 0.45) (layers "B.Cu" "In4.Cu"))``
+BACKDRILL_SCRIPT = r"""
+import sys, pcbnew
+b = pcbnew.BOARD()
+b.SetCopperLayerCount(6)
+ds = b.GetDesignSettings()
+ds.SetBoardThickness(pcbnew.FromMM(1.6))
+mm = pcbnew.FromMM
+n = pcbnew.NETINFO_ITEM(b, "/PCIE_TX0_P"); b.Add(n)
+r = pcbnew.PCB_SHAPE(b, pcbnew.SHAPE_T_RECTANGLE)
+r.SetLayer(pcbnew.Edge_Cuts); r.SetStart(pcbnew.VECTOR2I(0, 0)); r.SetEnd(pcbnew.VECTOR2I(mm(20), mm(20))); r.SetWidth(mm(0.1)); b.Add(r)
+v = pcbnew.PCB_VIA(b)
+v.SetPosition(pcbnew.VECTOR2I(mm(10), mm(10))); v.SetViaType(pcbnew.VIATYPE_THROUGH)
+v.SetLayerPair(pcbnew.F_Cu, pcbnew.B_Cu); v.SetDrill(mm(0.25)); v.SetWidth(mm(0.5)); v.SetNet(n)
+v.SetBottomBackdrillLayer(pcbnew.In4_Cu); v.SetBottomBackdrillSize(mm(0.45))
+b.Add(v)
+for layer, x in ((pcbnew.F_Cu, 2), (pcbnew.In2_Cu, 18)):
+    t = pcbnew.PCB_TRACK(b); t.SetLayer(layer); t.SetStart(pcbnew.VECTOR2I(mm(10), mm(10)))
+    t.SetEnd(pcbnew.VECTOR2I(mm(x), mm(10))); t.SetWidth(mm(0.2)); t.SetNet(n); b.Add(t)
+b.Save(sys.argv[1])
+import json
+print(json.dumps({"layer": b.GetLayerName(v.GetBottomBackdrillLayer()),
+                  "size_mm": pcbnew.ToMM(v.GetBottomBackdrillSize())}))
+"""
+
+
+def test_bottom_backdrill_as_kicad10_saves_it() -> None:
+    """KiCad 10 saves a bottom backdrill as ``tertiary_drill``, which the reader skipped (the
+    via read as not backdrilled, its stub the undrilled In2.Cu..B.Cu one).  Now: bottom, drilled
+    through In4.Cu (pcbnew's ``GetBottomBackdrillLayer``), so In3.Cu must not be cut; the stub is
+    the backdrill's, unknown until the fabricator's residual is declared."""
+    from accel_drc.analysis import Analysis
+    from accel_drc.analysis.via_stubs import via_rows
+
+    b = read_board(str(BACKDRILLED))
+    (bd,) = b.vias.backdrills.values()
+    assert (bd.side, b.layer_name(bd.must_not_cut), bd.drill_mm) == ("bottom", "In3.Cu", 0.45)
+    (row,) = via_rows(Analysis(b, {}))
+    assert row["connected"] == ["F.Cu", "In2.Cu"]
+    assert row["backdrill"]["must_not_cut"] == "In3.Cu" and row["stub_mm"] is None
+
+
+def test_bottom_backdrill_equals_pcbnew_and_its_ipc2581_export() -> None:
+    """The board made now by KiCad 10's pcbnew reads as pcbnew holds it, and KiCad 10's own
+    IPC-2581 export of it gives the same backdrill with pcbnew's ``maxStubLength``: the stub is
+    the barrel from In2.Cu (the deepest connected layer) through In3.Cu (the exported stack-up's
+    DIELECTRIC_3 and In3.Cu) plus that allowance."""
+    import json
+
+    from accel_drc.analysis import Analysis
+    from accel_drc.analysis.via_stubs import via_rows
+
+    ok, why = kicad10.available()
+    need(ok, why)
+    out = "/tmp/accel-drc-tests/backdrill/made.kicad_pcb"
+    kicad10.outside(out).parent.mkdir(parents=True, exist_ok=True)
+    proc = kicad10.python(BACKDRILL_SCRIPT, out, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    pcbnew_says = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert pcbnew_says == {"layer": "In4.Cu", "size_mm": 0.45}
+    made = read_board(str(kicad10.outside(out)))
+    (bd,) = made.vias.backdrills.values()
+    # drilled through pcbnew's layer: the next one up is the first it must not cut
+    assert made.layer_name(bd.must_not_cut + 1) == pcbnew_says["layer"]
+    assert bd.drill_mm == pcbnew_says["size_mm"]
+    xml = "/tmp/accel-drc-tests/backdrill/made.xml"
+    r = kicad10.run(["/usr/bin/kicad-cli", "pcb", "export", "ipc2581", "-o", xml, out])
+    assert r.returncode == 0, r.stderr
+    ipc = ipc2581.read(str(kicad10.outside(xml)))
+    (ibd,) = ipc.vias.backdrills.values()
+    assert (ibd.side, ibd.must_not_cut) == (bd.side, bd.must_not_cut)
+    text = kicad10.outside(xml).read_text(encoding="utf-8")
+    max_stub = float(re.search(r'MAX_STUB_LENGTH">\s*<Property value="([0-9.]+)"', text)[1])
+    assert ibd.max_stub_mm == pytest.approx(max_stub)
+    thick = {
+        m[1]: float(m[2])
+        for m in re.finditer(r'StackupLayer layerOrGroupRef="([^"]+)" thickness="([0-9.]+)"', text)
+    }
+    (row,) = via_rows(Analysis(ipc, {}))
+    want = thick["DIELECTRIC_3"] + thick["In3.Cu"] + max_stub
+    assert row["stub_mm"] == pytest.approx(want, abs=1e-4)

@@ -621,7 +621,9 @@ def read_live(
         timer.lap("footprints")
         tracks = _read_tracks(board, layers, net_idx, req.tracks.result())
         timer.lap("tracks")
-        vias = _read_vias(board, layers, net_idx, copper_count, req.vias.result())
+        vias = _read_vias(
+            board, layers, net_idx, copper_count, req.vias.result(), file_version(header)
+        )
         timer.lap("vias")
         outline = _read_outline(board, layers, fp_edges, req.shapes.result())
         timer.lap("outline")
@@ -877,7 +879,10 @@ def _read_vias(
     net_idx: Mapping[str, int],
     count: int,
     items: Sequence[Any] | None = None,
+    version: int | None = None,
 ) -> Vias:
+    """The board's vias; ``version``: the saved file's format, which decides which of the
+    API's protection values are the designer's (:func:`_via_protection`)."""
     from kipy.proto.board.board_types_pb2 import ViaType
 
     if items is None:
@@ -916,7 +921,7 @@ def _read_vias(
         bd = _backdrill(ps, layers, count)
         if bd is not None:
             backdrills[i] = bd
-        prot = _via_protection(ps)
+        prot = _via_protection(ps, version)
         if prot is not None:
             protection[i] = prot
     return Vias(
@@ -946,10 +951,20 @@ def _mode(message: Any, name: str) -> bool | None:
     return _PROTECTION_MODES.get(value.name) if value is not None else None
 
 
-def _via_protection(padstack: Any) -> ViaProtection | None:
-    """A via's IPC-4761 protection as the file reader reads it (KiCad 10 API: the outer
-    layers' mask/covering/plugging modes and the drill's filled/capped), None when the
-    padstack states none of them."""
+#: the first board format with per-via IPC-4761 protection tokens (KiCad 10's 20250228)
+PROTECTION_FORMAT = 20250228
+
+
+def _via_protection(padstack: Any, version: int | None = None) -> ViaProtection | None:
+    """A via's IPC-4761 protection as the file reader reads it (KiCad API: the outer layers'
+    mask/covering/plugging modes and the drill's filled/capped), None when the padstack states
+    none of them.
+
+    A board saved before :data:`PROTECTION_FORMAT` could state only a via's tented sides (KiCad
+    9's ``(tenting front back)``): what else KiCad reports for it is its loader's default (KiCad
+    10 sends every such via as not covered, plugged, filled or capped, and KiCad 9 an unnamed
+    side as untented), not the designer's, so only a tented side is kept, as the file reader
+    keeps it."""
     front, back, drill = (
         padstack.front_outer_layers,
         padstack.back_outer_layers,
@@ -965,6 +980,8 @@ def _via_protection(padstack: Any) -> ViaProtection | None:
         "filling": _mode(drill, "filled"),
         "capping": _mode(drill, "capped"),
     }
+    if version is not None and version < PROTECTION_FORMAT:
+        got = {k: v for k, v in got.items() if k.startswith("tenting_") and v is True}
     stated = {k: v for k, v in got.items() if v is not None}
     return ViaProtection(**stated) if stated else None
 
@@ -987,14 +1004,25 @@ def _pin(pad: Any) -> tuple[str, str]:
 
 
 def _backdrill(padstack: Any, layers: LayerMap, count: int) -> Backdrill | None:
-    """KiCad 10's secondary drill (raw proto only): drilled from ``start_layer`` (an outer
-    layer) to ``end_layer``; the copper just past ``end_layer`` is the one it must not cut."""
+    """KiCad 10's backdrill (raw proto only): the secondary drill (a top backdrill) or else the
+    tertiary one (``PCB_VIA::SetBottomBackdrillLayer``), drilled from ``start_layer`` (an outer
+    layer) to ``end_layer``; the copper just past ``end_layer`` is the one it must not cut.
+    The first is kept, as the file reader keeps it."""
+    for name in ("secondary_drill", "tertiary_drill"):
+        got = _drill_as_backdrill(padstack, name, layers, count)
+        if got is not None:
+            return got
+    return None
+
+
+def _drill_as_backdrill(padstack: Any, name: str, layers: LayerMap, count: int) -> Backdrill | None:
+    """The padstack's drill ``name`` as a :class:`Backdrill`, None when it has none."""
     try:
-        if not padstack.HasField("secondary_drill"):
+        if not padstack.HasField(name):
             return None
     except ValueError:  # older proto without the field
         return None
-    sd = padstack.secondary_drill
+    sd = getattr(padstack, name)
     if sd.diameter.x_nm <= 0:
         return None
     a = layers.copper(sd.start_layer)
