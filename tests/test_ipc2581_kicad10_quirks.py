@@ -175,3 +175,48 @@ def test_flash_that_is_no_profile_cutout_is_kept():
     text = REV_C.read_text(encoding="utf-8")
     board = ipc2581.read_bytes(text.encode(), "hand.xml")
     assert len(board.outline.rings) == 2
+
+
+_FILL_LAYERS = """
+      <Layer name="FILL_TOP" layerFunction="HOLEFILL" side="TOP" polarity="POSITIVE"/>
+      <Layer name="FILL_ALL" layerFunction="HOLEFILL" side="ALL" polarity="POSITIVE">
+        <Span fromLayer="TOP" toLayer="BOTTOM"/>
+      </Layer>
+"""
+
+_FILL_FEATURES = """
+        <LayerFeature layerRef="FILL_TOP">
+          <Set><Pad padstackDefRef="VIA_THROUGH"><Location x="10000" y="20000"/></Pad></Set>
+        </LayerFeature>
+        <LayerFeature layerRef="FILL_ALL">
+          <Set><Pad padstackDefRef="VIA_THROUGH"><Location x="10000" y="20000"/></Pad></Set>
+          <Set><Pad padstackDefRef="VIA_THROUGH"><Location x="1" y="1"/></Pad></Set>
+        </LayerFeature>
+"""
+
+
+@pytest.mark.parametrize(
+    "generator, plugged",
+    [
+        ('name="KiCad" revision="10.0.7" vendor="KiCad EDA"', True),
+        ('name="hand" revision="1"', None),
+    ],
+)
+def test_protection_layers_as_read(generator: str, plugged: bool | None) -> None:
+    """A HOLEFILL layer with a Span fills the vias it holds a pad for (any writer); one of a
+    side plugs them from that side in a KiCad file, and in another tool's file is not read,
+    with one warning.  A protection pad on no via is counted in one warning."""
+    text = REV_C.read_text(encoding="utf-8").replace('name="hand-written" revision="1"', generator)
+    text = text.replace("      <Stackup name=", _FILL_LAYERS + "      <Stackup name=")
+    text = text.replace("      </Step>", _FILL_FEATURES + "      </Step>")
+    board = ipc2581.read_bytes(text.encode(), "fill.xml")
+    (row,) = [i for i in range(len(board.vias)) if tuple(board.vias.pos[i]) == (10.0, -20.0)]
+    got = board.vias.protection[row]
+    assert (got.filling, got.plugging_front, got.capping) == (True, plugged, None)
+    assert "1 via protection pad(s) sit on no via: ignored" in board.warnings
+    no_span = [w for w in board.warnings if "FILL_TOP" in w]
+    if plugged:
+        assert no_span == []
+    else:
+        assert len(no_span) == 1 and "no Span: its via protection is not read" in no_span[0]
+    assert len(board.vias.protection) == 1

@@ -285,3 +285,17 @@ def test_bottom_backdrill_equals_pcbnew_and_its_ipc2581_export() -> None:
     (row,) = via_rows(Analysis(ipc, {}))
     want = thick["DIELECTRIC_3"] + thick["In3.Cu"] + max_stub
     assert row["stub_mm"] == pytest.approx(want, abs=1e-4)
+
+
+def test_via_backdrilled_from_both_faces_keeps_one_and_says_so(tmp_path: Path) -> None:
+    """A via with a top backdrill (``backdrill``) and a bottom one (``tertiary_drill``): the
+    model holds one per via, so the first is kept and a warning says so."""
+    text = BACKDRILLED.read_text(encoding="utf-8")
+    top = '(drill 0.25)\n\t\t(backdrill\n\t\t\t(size 0.3)\n\t\t\t(layers "F.Cu" "In1.Cu")\n\t\t)'
+    assert text.count("(drill 0.25)") == 1
+    both = tmp_path / BACKDRILLED.name
+    both.write_text(text.replace("(drill 0.25)", top), encoding="utf-8")
+    b = read_board(str(both))
+    (bd,) = b.vias.backdrills.values()
+    assert (bd.side, bd.drill_mm) == ("top", 0.3)
+    assert any("backdrilled from both faces" in w for w in b.warnings)
