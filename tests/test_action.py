@@ -122,7 +122,11 @@ def test_action_script_kicad_drc_input(tmp_path: Path) -> None:
         assert out["exit-code"] == "1" and "before writing a summary" in summary
         return
     _, summary, out = _run_action(tmp_path, str(M2), ACCEL_DRC_KICAD_DRC="true")
-    assert "**KiCad DRC** KiCad" in summary and out["exit-code"] == "0"
+    # KiCad itself no longer applies m2-oculink's stored unconnected-item exclusion (its marker
+    # position lapsed, tests/test_kicad_drc.py): an open KiCad error, so the gate fails, and
+    # the summary names the stale exclusion
+    assert "**KiCad DRC** KiCad" in summary and out["exit-code"] == "5"
+    assert "stale: `kicad.unconnected_items`" in summary
 
 
 def test_action_yml_is_a_complete_composite_action() -> None:

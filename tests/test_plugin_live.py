@@ -98,9 +98,10 @@ def test_live_inspect_equals_file_inspect(live: LiveKiCad) -> None:
 
 
 def test_live_reader_matches_file_reader_in_detail(live: LiveKiCad) -> None:
-    """Below the inspect summary: every via's span and drill, every pad's place and size,
-    every zone's filled area per layer (to 1 µm / 1e-3 mm²; the file reader places pads with
-    floating-point rotation, KiCad with integer nanometres)."""
+    """Below the inspect summary: every via's span, drill and protection, every pad's place,
+    size and schematic pin name/type, every zone's filled area per layer (to 1 µm / 1e-3
+    mm²; the file reader places pads with floating-point rotation, KiCad with integer
+    nanometres)."""
     from accel_drc.readers.kicad_file import read
 
     sys.path.insert(0, str(PLUGIN))
@@ -129,6 +130,10 @@ def test_live_reader_matches_file_reader_in_detail(live: LiveKiCad) -> None:
         )
 
     assert vias(got) == vias(want)
+    # IPC-4761 via protection, via by via (KiCad 9's (tenting none) included)
+    assert {got.vias.uuid[i]: p for i, p in got.vias.protection.items()} == {
+        want.vias.uuid[i]: p for i, p in want.vias.protection.items()
+    }
     gp = {p.uuid: (fp.reference, p) for fp, p in got.pads}
     wp = {p.uuid: (fp.reference, p) for fp, p in want.pads}
     assert gp.keys() == wp.keys()
@@ -145,6 +150,8 @@ def test_live_reader_matches_file_reader_in_detail(live: LiveKiCad) -> None:
             (p.x, p.y, p.width, p.height), abs=1e-3
         )
         assert q.drill_mm == pytest.approx(p.drill_mm, abs=1e-6)
+        # the schematic pin's name and type (interface recognition by ball and pin names)
+        assert (q.pin_function, q.pin_type) == (p.pin_function, p.pin_type), uuid
     gz = {z.uuid: z for z in got.zones}
     assert gz.keys() == {z.uuid for z in want.zones}
     for z in want.zones:

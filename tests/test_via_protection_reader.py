@@ -83,3 +83,22 @@ def test_protection_words_other_than_yes_no_state_nothing(tmp_path):
     got = _by_x(read_board(str(p)))
     assert got[10.0] == ViaProtection()
     assert not got[10.0].filled_and_capped
+
+
+def test_kicad9_tenting_words_state_the_tented_sides(tmp_path):
+    """KiCad 9 (format 20241229) writes a via's tenting as bare words: ``(tenting front)`` states
+    the front tented.  ``(tenting none)`` and an unnamed side are untented to KiCad 9 but
+    unstated to KiCad 10 (it drops them on loading; its API and an upgrade say nothing), so they
+    read as not stated: the live readers of both KiCads agree (tests/test_plugin_live.py).  A
+    named side used to be dropped with the rest, so ``(tenting front)`` read as nothing."""
+    from conftest import FIXTURE_BOARDS
+
+    src = FIXTURE_BOARDS["m2-oculink-adapter"]
+    text = src.read_text(encoding="utf-8")
+    assert text.count("(tenting none)") == 2
+    assert read_board(str(src)).vias.protection == {}
+    one = tmp_path / src.name
+    one.write_text(text.replace("(tenting none)", "(tenting front)", 1), encoding="utf-8")
+    assert list(read_board(str(one)).vias.protection.values()) == [
+        ViaProtection(tenting_front=True)
+    ]

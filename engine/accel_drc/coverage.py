@@ -345,6 +345,56 @@ def build(
     return {"pairs": rows, "summary": summary}
 
 
+#: the pseudo-rule under which a board whose format carries no pin names says what that costs
+PIN_NAMES_RULE = Rule(
+    id="coverage.pin_names_unknown",
+    check="coverage",
+    severity=Severity.INFO,
+    params={},
+    why="accel-drc recognises some interfaces by the pins a net lands on: a DRAM's generation by "
+    "its ball names, PCIe/USB/MIPI by an IC's pin names, sideband by a pin's name. A board file "
+    "with no pin names (IPC-2581) leaves those to net names and classes: a net they do not name "
+    "is of unknown interface, not a pass.",
+    source="accel-drc: a guess is not a fact (docs/ipc2581.md, What KiCad's exporter loses)",
+    pack="coverage",
+    title="pin names not in the board file",
+)
+#: parts with at least this many pads are the ICs whose pin names could name an interface
+PIN_NAMES_MIN_PADS = 8
+
+
+def pin_names_finding(board: Board) -> Finding | None:
+    """One info *cannot verify* finding when the board's format carries no pin names
+    (``Board.not_carried``) and the board has ICs: interface recognition by pin and ball
+    names could not run on them; the file reader of the same board can."""
+    if "pin_names" not in board.not_carried:
+        return None
+    parts = [fp.reference for fp in board.footprints if len(fp.pads) >= PIN_NAMES_MIN_PADS]
+    if not parts:
+        return None
+    shown = ", ".join(parts[:12]) + (" …" if len(parts) > 12 else "")
+    return Finding(
+        rule=PIN_NAMES_RULE.id,
+        check=PIN_NAMES_RULE.check,
+        severity=Severity.INFO,
+        status=Status.CANNOT_VERIFY,
+        message=f"this {board.format} file carries no pin names: interfaces recognised by pin "
+        f"or ball names (a DRAM by its balls, PCIe/USB/MIPI by an IC's pins, sideband pins) "
+        f"were recognised by net names and classes only, on {len(parts)} part"
+        f"{'s' if len(parts) != 1 else ''} of {PIN_NAMES_MIN_PADS} pads or more: {shown}",
+        measured=len(parts),
+        unit="parts",
+        why=PIN_NAMES_RULE.why,
+        source=PIN_NAMES_RULE.source,
+        evidence={
+            "parts": parts[:200],
+            "format": board.format,
+            "declare": "check the .kicad_pcb itself (it carries the pin names), or declare the "
+            "nets' interfaces in accel-drc.yaml signals: {<type>: [...]}",
+        },
+    )
+
+
 def unknown_interface_finding(coverage: Mapping[str, Any], lib: Library) -> Finding | None:
     """One info finding listing the pairs of unknown interface, with a ready-to-paste
     ``signals:`` block (the type left for the designer to name: guessing it is what the

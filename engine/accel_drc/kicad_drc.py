@@ -12,19 +12,27 @@ item uuids.  Their basis is ``measured``: KiCad measured them on the board.
 (``.kicad_pro`` ``board.design_settings.drc_exclusions``) as ``PCB_MARKER::SerializeToString()``:
 ``<settings key>|<marker x nm>|<marker y nm>|<main item uuid>|<aux item uuid>`` (``copper_sliver``,
 ``generic_warning``/``generic_error``: ``…|<main uuid>|<layer name>``; ``starved_thermal``:
-``…|<main>|<aux>|<layer name>``).  KiCad 8 stores a list of those strings; KiCad 9 and 10 a list of
-``[string, comment]`` pairs.  KiCad re-applies them by an exact string match of a fresh marker's
-serialisation (``BOARD::ResolveDRCExclusions``).  ``kicad-cli`` does not apply all of them
-(kicad-cli 9.0.8 marks excluded *violations* ``"excluded": true`` but never its
-``unconnected_items``; KiBot #811, KiKit #295/#723, kicad-tools #4137 report more), so
-accel-drc matches them itself.  The JSON report carries each item's position but not the
-marker's, so the exact string cannot be rebuilt; accel-drc matches the settings key and the set
-of item uuids (uuids are unique on a board; the main/aux order is not kept by the report), and
-where several report entries share both, assigns the exclusion to the entry with an item nearest
-its stored marker position, one entry per exclusion, as KiCad's one-marker-per-string does.  An
-entry kicad-cli itself marks excluded is excluded even if no stored string matched (KiCad's exact
-match beats ours).  Every exclusion is reported as applied or stale like an accel-drc waiver;
-KiCad exclusions never expire.
+``…|<main>|<aux>|<layer name>``; ``unconnected_items`` since 9.0.4:
+``…|<layer name>|<marker type>|<main>|<aux>``).  KiCad 8 stores a list of those strings; KiCad 9
+and 10 a list of ``[string, comment]`` pairs.  KiCad re-applies them after each DRC
+(``BOARD::ResolveDRCExclusions``) by an exact string match of a fresh marker's serialisation, the
+marker's **position** included; since 9.0.4 an ``unconnected_items`` marker matches on its type and
+position alone (``FindByFirstNFields``, 3 fields).  So an exclusion lapses when KiCad places the
+marker elsewhere: on the m2-oculink fixture KiCad 9.0.8 and 10.0.7 put the unconnected marker on
+the pad (151.36 mm), not where the stored string has it (152.32 mm), and 10.0.7 moved the REF**
+courtyard marker.
+
+kicad-cli 9 and 10 run that resolution and write ``"excluded": true`` on every entry it applied
+to (``RC_ITEM::GetJsonViolation``; unconnected items too, measured by moving the stored position
+onto the pad): for their reports that flag *is* KiCad's verdict and accel-drc waives exactly the
+flagged entries (:func:`apply_exclusions` with ``kicad_matched``).  Each stored exclusion is paired
+with a flagged entry by settings key and item set (uuids are unique on a board; the report does
+not keep KiCad's main/aux order) and reported *applied*; one whose items are still reported but
+unflagged is *stale* with the reason (its marker moved).  KiCad 8's report has no flag; there the
+JSON carries each item's position but not the marker's, so the string cannot be rebuilt, and
+accel-drc matches the settings key and the set of item uuids, an exclusion taking the entry with
+an item nearest its stored marker position where several share both.  Every exclusion is
+reported as applied or stale like an accel-drc waiver; KiCad exclusions never expire.
 """
 
 from __future__ import annotations
@@ -113,6 +121,8 @@ class Exclusion:
             layer, rest = rest[1], rest[:1]
         elif key == "starved_thermal" and len(rest) >= 3:
             layer, rest = rest[2], rest[:2]
+        elif key == "unconnected_items" and len(rest) >= 4:
+            layer, rest = rest[0], rest[2:4]  # 9.0.4+: |layer|marker type|main|aux
         uuids = frozenset(u.lower() for u in rest if u and u != NIL_UUID)
         return cls(serialized, key, pos, uuids, layer, comment or "")
 
@@ -462,7 +472,13 @@ def findings(drc: KicadDrcRun) -> tuple[list[Finding], list[RuleRun], list[dict[
                     evidence=ev,
                 )
             )
-    out, rows = apply_exclusions(out, drc.exclusions, drc.project_file)
+    out, rows = apply_exclusions(
+        out,
+        drc.exclusions,
+        drc.project_file,
+        kicad_matched=reports_exclusions(drc.report),
+        kicad_version=version,
+    )
     drc_rule = _rule("drc", Severity.ERROR, "every check", version)
     per_kind: dict[str, int] = {}
     for f in out:
@@ -519,12 +535,46 @@ class _FindingIndex:
         return cands
 
 
+def reports_exclusions(report: Mapping[str, Any]) -> bool:
+    """Whether kicad-cli's report carries KiCad's own exclusion verdict on every entry: KiCad 9
+    and 10 resolve the stored exclusions after the DRC (``BOARD::ResolveDRCExclusions``) and
+    write ``"excluded": true`` on each entry whose marker matched (``RC_ITEM::GetJsonViolation``,
+    violations and unconnected items alike; measured with kicad-cli 9.0.8 and 10.0.7).  KiCad 8
+    writes no such field, and accel-drc has to match the stored strings itself."""
+    major = re.match(r"\s*(\d+)", str(report.get("kicad_version") or ""))
+    if major is not None:
+        return int(major.group(1)) >= 9
+    return "included_severities" in report
+
+
+#: why an exclusion KiCad no longer applies is stale although its items are still reported
+MOVED_HINT = (
+    "KiCad {version} no longer applies it: KiCad matches an exclusion to a marker by its exact "
+    "position ({x:.4f}, {y:.4f} mm here), and this violation's marker is elsewhere now "
+    "(KiCad drops the exclusion on its next DRC; exclude it again in KiCad)"
+)
+STALE_HINT = (
+    "no KiCad DRC entry of this type on these items: the board changed since it was "
+    "excluded (KiCad drops it on its next DRC too)"
+)
+
+
 def apply_exclusions(
-    found: Sequence[Finding], exclusions: Sequence[Exclusion], project_file: str | None = None
+    found: Sequence[Finding],
+    exclusions: Sequence[Exclusion],
+    project_file: str | None = None,
+    kicad_matched: bool = False,
+    kicad_version: str = "",
 ) -> tuple[list[Finding], list[dict[str, Any]]]:
-    """Mark the findings the board's KiCad exclusions cover as waived (see the module docstring
-    for how they are matched), and return one waiver row per exclusion.  Linear in findings
-    plus exclusions (:class:`_FindingIndex`)."""
+    """Mark the findings the board's KiCad exclusions cover as waived, and return one waiver
+    row per exclusion.  Linear in findings plus exclusions (:class:`_FindingIndex`).
+
+    ``kicad_matched`` (a KiCad 9 or 10 report, :func:`reports_exclusions`): KiCad's own
+    ``excluded`` flags are the verdict, as KiCad applies exclusions: only a flagged entry is
+    waived, and a stored exclusion is *applied* when it pairs (type and items) with a flagged
+    entry; one whose items are still reported but unflagged is *stale* (its marker moved, see
+    :data:`MOVED_HINT`).  Otherwise (KiCad 8) the stored strings are matched by type and item
+    set, the nearest entry taking a tie (the module docstring)."""
     out = list(found)
     index = _FindingIndex(out)
     shown = os.path.basename(project_file) if project_file else ".kicad_pro"
@@ -532,34 +582,25 @@ def apply_exclusions(
     taken: set[int] = set()
     for e in exclusions:
         cands = index.candidates(e, taken)
-        row: dict[str, Any] = {
-            "rule": f"{RULE_PREFIX}.{e.key}",
-            "net": None,
-            "layer": e.layer,
-            "uuid": ",".join(sorted(e.uuids)) or None,
-            "reason": e.comment or f"excluded in KiCad ({shown})",
-            "owner": None,
-            "expires": None,
-            "state": "stale",
-            "matched": 0,
-            "line": None,
-            "origin": "kicad",
-            "file": project_file,
-            "exclusion": e.serialized,
-        }
+        if kicad_matched:
+            flagged = [k for k in cands if out[k].evidence.get("kicad_excluded")]
+            moved, cands = bool(cands) and not flagged, flagged
+            if not cands and not moved:
+                cands = _position_matched(out, e, taken)
+        row = _exclusion_row(e, project_file, shown)
         if cands:
             k = min(cands, key=lambda k: _nearest(out[k], e.pos_mm))
             taken.add(k)
             row["state"] = "applied"
             row["matched"] = 1
             out[k] = _waive(out[k], row, e)
+        elif kicad_matched and moved and e.pos_mm is not None:
+            x, y = e.pos_mm
+            row["hint"] = MOVED_HINT.format(version=kicad_version or "9+", x=x, y=y)
         else:
-            row["hint"] = (
-                "no KiCad DRC entry of this type on these items: the board changed since it was "
-                "excluded (KiCad drops it on its next DRC too)"
-            )
+            row["hint"] = STALE_HINT
         rows.append(row)
-    for k, f in enumerate(out):  # kicad-cli's own exact match, where no stored entry matched
+    for k, f in enumerate(out):  # KiCad's own match, where no stored entry paired with it
         if f.status != Status.WAIVED and f.evidence.get("kicad_excluded"):
             out[k] = replace(
                 f,
@@ -574,6 +615,42 @@ def apply_exclusions(
                 },
             )
     return out, rows
+
+
+def _position_matched(found: Sequence[Finding], e: Exclusion, taken: set[int]) -> list[int]:
+    """For an ``unconnected_items`` exclusion whose items KiCad does not report: the flagged,
+    unpaired entries of that type with its comment.  Since 9.0.4 KiCad matches these by type
+    and marker position only (``FindByFirstNFields``, 3 fields), so the flagged entry may name
+    other items than the stored string."""
+    if e.key != "unconnected_items":
+        return []
+    return [
+        k
+        for k, f in enumerate(found)
+        if k not in taken
+        and f.evidence.get("kicad_excluded")
+        and f.evidence.get("kicad_type") == e.key
+        and str(f.evidence.get("kicad_comment") or "") == e.comment
+    ]
+
+
+def _exclusion_row(e: Exclusion, project_file: str | None, shown: str) -> dict[str, Any]:
+    """A stored exclusion's waiver row, stale until a finding takes it."""
+    return {
+        "rule": f"{RULE_PREFIX}.{e.key}",
+        "net": None,
+        "layer": e.layer,
+        "uuid": ",".join(sorted(e.uuids)) or None,
+        "reason": e.comment or f"excluded in KiCad ({shown})",
+        "owner": None,
+        "expires": None,
+        "state": "stale",
+        "matched": 0,
+        "line": None,
+        "origin": "kicad",
+        "file": project_file,
+        "exclusion": e.serialized,
+    }
 
 
 def _waive(f: Finding, row: Mapping[str, Any], e: Exclusion) -> Finding:

@@ -777,6 +777,10 @@ class Board:
     generator: str | None = None
     project_file: str | None = None  # the .kicad_pro read beside the board, if any
     warnings: tuple[str, ...] = ()  # reader warnings (unknown nodes, missing .kicad_pro, …)
+    #: facts the source format cannot carry, so their absence states nothing (docs/ipc2581.md):
+    #: ``pin_names`` (no schematic pin names: IPC-2581), ``unprotected_vias`` (a via's IPC-4761
+    #: protection is listed only where present, never "no": IPC-2581)
+    not_carried: tuple[str, ...] = ()
 
     # -- derived, cached (frozen dataclasses still have a __dict__ for cached_property) --------
 

@@ -535,6 +535,10 @@ def check_board(
     runs.append(RuleRun(_coverage.UNKNOWN_RULE, cov["summary"]["pairs"]))
     if unknown is not None:
         findings = [unknown] + findings
+    no_pins = _coverage.pin_names_finding(board)
+    if no_pins is not None:  # the format has no pin names: say what could not be recognised
+        runs.append(RuleRun(_coverage.PIN_NAMES_RULE, no_pins.measured or 0))
+        findings = [no_pins] + findings
     excluded: list[Finding] = []
     kicad_rows: list[dict[str, Any]] = []
     if kicad_drc is not None:  # KiCad's DRC: its exclusions first, then our waivers on the rest

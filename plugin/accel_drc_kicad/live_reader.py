@@ -57,6 +57,7 @@ from accel_drc.model import (
     Stackup,
     StackupLayer,
     Tracks,
+    ViaProtection,
     Vias,
     Zone,
     copper_layer_name,
@@ -94,6 +95,38 @@ _PAD_SHAPES = {
     "PSS_ROUNDRECT": "roundrect",
     "PSS_CHAMFEREDRECT": "roundrect",  # the file format writes chamfered rects as roundrect
     "PSS_CUSTOM": "custom",
+}
+
+#: KiCad's pin-type words (the file's ``pintype``, ``GetCanonicalElectricalTypeName``) by the
+#: API's ``ElectricalPinType`` name
+_PIN_TYPES = {
+    "EPT_INPUT": "input",
+    "EPT_OUTPUT": "output",
+    "EPT_BIDIRECTIONAL": "bidirectional",
+    "EPT_TRISTATE": "tri_state",
+    "EPT_PASSIVE": "passive",
+    "EPT_FREE": "free",
+    "EPT_UNSPECIFIED": "unspecified",
+    "EPT_POWER_INPUT": "power_in",
+    "EPT_POWER_OUTPUT": "power_out",
+    "EPT_OPEN_COLLECTOR": "open_collector",
+    "EPT_OPEN_EMITTER": "open_emitter",
+    "EPT_NO_CONNECT": "no_connect",
+}
+#: a via's IPC-4761 protection as the API states it (``PADSTACK::Serialize``: a mode is sent
+#: only when the padstack states it; ``*_FROM_DESIGN_RULES``/``*_UNKNOWN`` = not stated) ->
+#: the file's yes/no.  SMM_MASKED is the file's ``(tenting (front yes))``.
+_PROTECTION_MODES = {
+    "SMM_MASKED": True,
+    "SMM_UNMASKED": False,
+    "VCM_COVERED": True,
+    "VCM_UNCOVERED": False,
+    "VPM_PLUGGED": True,
+    "VPM_UNPLUGGED": False,
+    "VDFM_FILLED": True,
+    "VDFM_UNFILLED": False,
+    "VDCM_CAPPED": True,
+    "VDCM_UNCAPPED": False,
 }
 
 
@@ -588,7 +621,9 @@ def read_live(
         timer.lap("footprints")
         tracks = _read_tracks(board, layers, net_idx, req.tracks.result())
         timer.lap("tracks")
-        vias = _read_vias(board, layers, net_idx, copper_count, req.vias.result())
+        vias = _read_vias(
+            board, layers, net_idx, copper_count, req.vias.result(), file_version(header)
+        )
         timer.lap("vias")
         outline = _read_outline(board, layers, fp_edges, req.shapes.result())
         timer.lap("outline")
@@ -844,7 +879,10 @@ def _read_vias(
     net_idx: Mapping[str, int],
     count: int,
     items: Sequence[Any] | None = None,
+    version: int | None = None,
 ) -> Vias:
+    """The board's vias; ``version``: the saved file's format, which decides which of the
+    API's protection values are the designer's (:func:`_via_protection`)."""
     from kipy.proto.board.board_types_pb2 import ViaType
 
     if items is None:
@@ -861,6 +899,7 @@ def _read_vias(
     keep_end = np.zeros(n, dtype=bool)
     uuids = []
     backdrills: dict[int, Backdrill] = {}
+    protection: dict[int, ViaProtection] = {}
     for i, p in enumerate(items):
         ps = p.pad_stack
         # UnconnectedLayerRemoval: 2 REMOVE, 3 REMOVE_EXCEPT_START_AND_END, 4 START_END_ONLY
@@ -882,6 +921,9 @@ def _read_vias(
         bd = _backdrill(ps, layers, count)
         if bd is not None:
             backdrills[i] = bd
+        prot = _via_protection(ps, version)
+        if prot is not None:
+            protection[i] = prot
     return Vias(
         pos=pos,
         drill=drill,
@@ -895,18 +937,92 @@ def _read_vias(
         backdrills=backdrills,
         unused_removed=removed,
         keep_end=keep_end,
+        protection=protection,
     )
 
 
-def _backdrill(padstack: Any, layers: LayerMap, count: int) -> Backdrill | None:
-    """KiCad 10's secondary drill (raw proto only): drilled from ``start_layer`` (an outer
-    layer) to ``end_layer``; the copper just past ``end_layer`` is the one it must not cut."""
+def _mode(message: Any, name: str) -> bool | None:
+    """``message.name`` (a protection mode enum) as the file's yes (True) / no (False), or
+    None when the padstack does not state it (:data:`_PROTECTION_MODES`)."""
+    field = message.DESCRIPTOR.fields_by_name.get(name)
+    if field is None or field.enum_type is None:
+        return None  # an older API without the field
+    value = field.enum_type.values_by_number.get(getattr(message, name))
+    return _PROTECTION_MODES.get(value.name) if value is not None else None
+
+
+#: the first board format with per-via IPC-4761 protection tokens (KiCad 10's 20250228)
+PROTECTION_FORMAT = 20250228
+
+
+def _via_protection(padstack: Any, version: int | None = None) -> ViaProtection | None:
+    """A via's IPC-4761 protection as the file reader reads it (KiCad API: the outer layers'
+    mask/covering/plugging modes and the drill's filled/capped), None when the padstack states
+    none of them.
+
+    A board saved before :data:`PROTECTION_FORMAT` could state only a via's tented sides (KiCad
+    9's ``(tenting front back)``): what else KiCad reports for it is its loader's default (KiCad
+    10 sends every such via as not covered, plugged, filled or capped, and KiCad 9 an unnamed
+    side as untented), not the designer's, so only a tented side is kept, as the file reader
+    keeps it."""
+    front, back, drill = (
+        padstack.front_outer_layers,
+        padstack.back_outer_layers,
+        padstack.drill,
+    )
+    got = {
+        "tenting_front": _mode(front, "solder_mask_mode"),
+        "tenting_back": _mode(back, "solder_mask_mode"),
+        "covering_front": _mode(front, "covering_mode"),
+        "covering_back": _mode(back, "covering_mode"),
+        "plugging_front": _mode(front, "plugging_mode"),
+        "plugging_back": _mode(back, "plugging_mode"),
+        "filling": _mode(drill, "filled"),
+        "capping": _mode(drill, "capped"),
+    }
+    if version is not None and version < PROTECTION_FORMAT:
+        got = {k: v for k, v in got.items() if k.startswith("tenting_") and v is True}
+    stated = {k: v for k, v in got.items() if v is not None}
+    return ViaProtection(**stated) if stated else None
+
+
+def _pin(pad: Any) -> tuple[str, str]:
+    """(pin function, pin type) of a pad as the file writes them (``pinfunction``,
+    ``pintype``; a pin flagged no-connect is ``<type>+no_connect``), "" where KiCad sends
+    none (a pad with no schematic pin; KiCad 9's API)."""
     try:
-        if not padstack.HasField("secondary_drill"):
+        if not pad.HasField("symbol_pin"):
+            return "", ""
+    except ValueError:  # an older API without the field
+        return "", ""
+    pin = pad.symbol_pin
+    value = pin.DESCRIPTOR.fields_by_name["type"].enum_type.values_by_number.get(pin.type)
+    word = _PIN_TYPES.get(value.name, "") if value is not None else ""
+    if pin.no_connect and word and word != "no_connect":
+        word += "+no_connect"
+    return pin.name, word
+
+
+def _backdrill(padstack: Any, layers: LayerMap, count: int) -> Backdrill | None:
+    """KiCad 10's backdrill (raw proto only): the secondary drill (a top backdrill) or else the
+    tertiary one (``PCB_VIA::SetBottomBackdrillLayer``), drilled from ``start_layer`` (an outer
+    layer) to ``end_layer``; the copper just past ``end_layer`` is the one it must not cut.
+    The first is kept, as the file reader keeps it."""
+    for name in ("secondary_drill", "tertiary_drill"):
+        got = _drill_as_backdrill(padstack, name, layers, count)
+        if got is not None:
+            return got
+    return None
+
+
+def _drill_as_backdrill(padstack: Any, name: str, layers: LayerMap, count: int) -> Backdrill | None:
+    """The padstack's drill ``name`` as a :class:`Backdrill`, None when it has none."""
+    try:
+        if not padstack.HasField(name):
             return None
     except ValueError:  # older proto without the field
         return None
-    sd = padstack.secondary_drill
+    sd = getattr(padstack, name)
     if sd.diameter.x_nm <= 0:
         return None
     a = layers.copper(sd.start_layer)
@@ -1039,6 +1155,7 @@ def _pad(
         drill = min(ps.drill.diameter.x_nm, ps.drill.diameter.y_nm) / NM_PER_MM
         if drill <= 0:
             drill = max(ps.drill.diameter.x_nm, ps.drill.diameter.y_nm) / NM_PER_MM
+    pin_function, pin_type = _pin(pad)
     return Pad(
         number=pad.number,
         net=net_idx.get(pad.net.name, 0),
@@ -1053,6 +1170,8 @@ def _pad(
         copper_layers=known[0],
         layers=known[1],
         uuid=pad.id.value,
+        pin_function=pin_function,
+        pin_type=pin_type,
     )
 
 

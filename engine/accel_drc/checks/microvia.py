@@ -232,9 +232,10 @@ def _stacks(
         span = (int(holes.start[chain[0]]), int(holes.end[chain[-1]]))
         groups.setdefault((len(chain), span, verdict, too_tall), []).append(chain)
     out = []
+    listed_only = "unprotected_vias" in ctx.board.not_carried
     for (levels, span, verdict, too_tall), cs in groups.items():
         out.append(_stack_finding(rule, holes, levels, span, verdict, too_tall, cs, max_stack,
-                                  spec))  # fmt: skip
+                                  spec, listed_only))  # fmt: skip
     return out
 
 
@@ -249,8 +250,10 @@ def _state(p: ViaProtection | None) -> str:
 
 def _stack_finding(
     rule: Rule, holes: Holes, levels: int, span: tuple[int, int], verdict: str, too_tall: bool,
-    chains: list[list[int]], max_stack: int, spec: Any,
+    chains: list[list[int]], max_stack: int, spec: Any, listed_only: bool = False,
 ) -> Finding:  # fmt: skip
+    """One finding for the stacks of one shape; ``listed_only``: the board's format states a
+    via's protection only where the via has it (IPC-2581), so "not stated" may be "none"."""
     names = holes.layer_names
     layers = f"{names[span[0]]}–{names[span[1]]}"
     tops = np.array([c[0] for c in chains])
@@ -262,6 +265,11 @@ def _stack_finding(
             "the levels below the outermost are not filled and capped (IPC-4761 type VII)"
             if verdict == "no"
             else "the vias do not state filling and capping (IPC-4761 type VII)"
+            + (
+                "; this file lists a via's protection only where the via has one"
+                if listed_only
+                else ""
+            )
         )
         if not too_tall:  # a stack too tall fails whatever its protection
             basis["protection"] = "declared" if verdict == "no" else "default"

@@ -61,6 +61,7 @@ from ..model import (
     Stackup,
     StackupLayer,
     Tracks,
+    ViaProtection,
     Vias,
     Zone,
     copper_layer_name,
@@ -104,6 +105,15 @@ OTHER_STACKUP_FUNCTIONS = {
     "PASTEMASK": "solderpaste",
 }
 DRILL_FUNCTIONS = ("DRILL", "BACKDRILL")
+#: IPC-4761 via protection as layers (KiCad 10's ``generateAuxilliaryLayers``): a via pad on a
+#: HOLEFILL layer with a Span is filled, on a COATINGCOND layer with a Span capped, and (KiCad)
+#: on a HOLEFILL layer of one side plugged from that side.  KiCad writes tenting and covering
+#: both as COATINGNONCOND of a side, so those two cannot be told apart and are not read.
+PROTECTION_FUNCTIONS = ("HOLEFILL", "COATINGCOND")
+#: what an IPC-2581 file does not carry (``Board.not_carried``): KiCad's exporter writes a
+#: ``Pin`` with its number, type and electrical type, never the schematic pin name (KiCad 9.0.8
+#: and 10.0.7), and a via's protection only where the via has it
+NOT_CARRIED = ("pin_names", "unprotected_vias")
 
 #: Foil grades by the largest Rz (µm) they allow, smoothest first: the upper ends of the
 #: ``rz_um`` ranges in ``rules/foils.yaml`` (IPC-4562 profiles, foil makers' tables).  Used only when the pack cannot be
@@ -121,6 +131,12 @@ FOIL_NAMES = ("HVLP4", "HVLP3", "HVLP2", "HVLP1", "HVLP", "VLP", "RTF", "HTE", "
 
 _KICAD_DIELECTRIC = re.compile(r"DIELECTRIC_(\d+)\Z")
 _KICAD_UNNUMBERED = re.compile(r"(?:PAD|NPTH)\d+")
+#: KiCad's solder-mask permittivity when the board declares none (``DEFAULT_EPSILON_R_SOLDERMASK``
+#: in stackup_predefined_prms.h).  The board file writes a mask's epsilon_r only with a material
+#: (``FormatBoardStackup``), but KiCad 10's exporter writes every mask's epsilon_r above 1 and
+#: never its material, so 3.3 with no loss tangent is this default, not a declaration.
+_KICAD_MASK_DEFAULT_DK = 3.3
+
 #: what KiCad's exporter writes as the material of a layer whose stack-up entry has none
 _KICAD_PLACEHOLDER_MATERIALS = frozenset({"COPPER", "SOLDERMASK"})
 #: KiCad's exporter writes user-visible names ("F.Silkscreen", or a renamed "Top Overlay"); its
@@ -520,6 +536,8 @@ class _Reader:
         self.pads: dict[tuple[str, str, int, int], _PadAcc] = {}
         self.pin_holes: dict[tuple[int, int], tuple[float, str]] = {}
         self.via_rows: list[_ViaRow] = []
+        #: via position (µm) -> the protection fields its protection layers state (True)
+        self.via_protect: dict[tuple[int, int], dict[str, bool]] = {}
         self.via_pads: dict[tuple[int, int], tuple[float, float, int, set[int], float]] = {}
         self.bores: list[_Bore] = []
         self.foil_rz = foil_thresholds()
@@ -704,7 +722,11 @@ class _Reader:
             if decl.function in COPPER_FUNCTIONS:
                 usage = (attrs.get("geometryUsage") or "").upper()
                 return usage not in ("TEXT", "GRAPHIC") and attrs.get("componentRef") is None
-            return decl.function in DRILL_FUNCTIONS or decl.function in ("ROUT", "BOARD_OUTLINE")
+            return (
+                decl.function in DRILL_FUNCTIONS
+                or decl.function in PROTECTION_FUNCTIONS
+                or decl.function in ("ROUT", "BOARD_OUTLINE")
+            )
         if tag == "Layer":
             return parent == "CadData"
         return True
@@ -1197,10 +1219,45 @@ class _Reader:
             self._drill_set(elem, decl)
         elif decl.function == "BOARD_OUTLINE":
             self._outline_set(elem)
+        elif decl.function in PROTECTION_FUNCTIONS:
+            self._protection_set(elem, decl)
+
+    def _protection_set(self, elem: _Node, decl: _LayerDecl) -> None:
+        """The vias a protection layer holds a pad for (:data:`PROTECTION_FUNCTIONS`), keyed by
+        position (to the µm) with the :class:`ViaProtection` field it states as True.  Such a
+        layer only lists the vias that have the protection: one that does not is not stated
+        (None), never "no"."""
+        word = self._protection_word(decl)
+        if word is None:
+            return
+        for child in elem:
+            if child.tag not in ("Pad", "Hole"):
+                continue
+            loc = _child(child, "Location") if child.tag == "Pad" else child
+            if loc is None:
+                continue
+            x, y = self._xy(loc)
+            self.via_protect.setdefault((round(x * 1e3), round(y * 1e3)), {})[word] = True
+
+    def _protection_word(self, decl: _LayerDecl) -> str | None:
+        """The :class:`ViaProtection` field a protection layer states, or None (with a warning
+        once per layer) when the layer says nothing this reader can tell apart."""
+        if decl.span is not None:
+            return "filling" if decl.function == "HOLEFILL" else "capping"
+        if decl.function == "HOLEFILL" and self._kicad_version() is not None:
+            side = {"TOP": "front", "BOTTOM": "back"}.get(decl.side)
+            if side is not None:
+                return f"plugging_{side}"
+        msg = f'{decl.function} layer "{decl.name}" has no Span: its via protection is not read'
+        if msg not in self.warnings:
+            self.warnings.append(msg)
+        return None
 
     def _outline_set(self, elem: _Node) -> None:
         """Closed cut-outs flashed on the board-outline layer (KiCad writes Edge.Cuts circles,
-        e.g. mouse bites, there and not as Profile cut-outs); its lines repeat the Profile."""
+        e.g. mouse bites, there; KiCad 9 not as Profile cut-outs, KiCad 10 as both, so a flash
+        that repeats a Profile ``Cutout`` is dropped in :meth:`_outline`); its lines repeat the
+        Profile."""
         for feats in elem.iter():
             if feats.tag not in ("Features", "UserSpecial"):
                 continue
@@ -1412,26 +1469,54 @@ class _Reader:
 
     def _slot(self, elem: _Node) -> None:
         """A ``SlotCavity`` (an oval or routed hole, as KiCad exports a slotted pad): a plated
-        barrel at its outline's centre, its width the narrower side (the model's drill of a
-        slot), attached to the pad there like a round hole.  Non-plated slots carry no barrel."""
+        barrel at its centre, its width the narrower side (the model's drill of a slot),
+        attached to the pad there like a round hole.  Non-plated slots carry no barrel.
+
+        The slot's shape is either an ``Outline`` polygon in board coordinates (KiCad 9) or a
+        standard primitive (``Oval``, ``RectCenter`` …) centred on its ``Location`` (KiCad 10,
+        which writes an ``Oval`` with the long side as ``width`` and an ``Xform`` for its
+        angle: the centre and the narrow side do not depend on the angle)."""
         plating = (elem.get("platingStatus") or "PLATED").upper()
+        centre_width = self._slot_outline(elem)
+        if centre_width is None:
+            centre_width = self._slot_primitive(elem)
+        if centre_width is None:
+            self.warnings.append(
+                f'SlotCavity "{elem.get("name", "")}" has no outline and no Location (KiCad 10 '
+                "writes none in revision B): its barrel is not read; export revision C"
+            )
+            return
+        (x, y), width = centre_width
+        if plating == "NONPLATED" or width <= 0:
+            return
+        self.pin_holes[(round(x * 1e4), round(y * 1e4))] = (width, plating)
+
+    def _slot_outline(self, elem: _Node) -> tuple[tuple[float, float], float] | None:
+        """(centre, narrow side) of a slot drawn as an ``Outline`` polygon, offset by its
+        ``Location`` (KiCad 9 writes 0, 0 there); None when the slot has no outline."""
         outline = _child(elem, "Outline")
         poly = _child(outline, "Polygon") if outline is not None else None
         if poly is None:
-            self.warnings.append(f'SlotCavity "{elem.get("name", "")}" has no outline: ignored')
-            return
+            return None
         ring = self._ring(poly)
         if len(ring) < 3:
-            return
+            return (0.0, 0.0), 0.0
         loc = _child(elem, "Location")
         dx, dy = self._xy(loc) if loc is not None else (0.0, 0.0)
         xmin, ymin = ring.min(axis=0)
         xmax, ymax = ring.max(axis=0)
-        x, y = (xmin + xmax) / 2 + dx, (ymin + ymax) / 2 + dy
-        width = float(min(xmax - xmin, ymax - ymin))
-        if plating == "NONPLATED" or width <= 0:
-            return
-        self.pin_holes[(round(x * 1e4), round(y * 1e4))] = (width, plating)
+        centre = ((xmin + xmax) / 2 + dx, (ymin + ymax) / 2 + dy)
+        return centre, float(min(xmax - xmin, ymax - ymin))
+
+    def _slot_primitive(self, elem: _Node) -> tuple[tuple[float, float], float] | None:
+        """(centre, narrow side) of a slot given as a standard primitive at its ``Location``;
+        None without a ``Location`` (KiCad 10's revision B export writes none, so the slot's
+        place is not in the file) or without a shape."""
+        loc = _child(elem, "Location")
+        shape = self._shape_ref(elem)
+        if loc is None or shape is None:
+            return None
+        return self._xy(loc), float(min(shape.width, shape.height))
 
     def _on_padstack(self, elem: _Node, parent: str) -> None:
         """Altium/Allegro style: ``<PadStack net>`` with ``LayerHole`` (+``Span``) and
@@ -1552,6 +1637,7 @@ class _Reader:
         return Board(
             source=self.path,
             format="ipc2581",
+            not_carried=NOT_CARRIED,
             copper_layers=copper_layers,
             stackup=stackup,
             board_thickness_mm=thickness,
@@ -1648,6 +1734,8 @@ class _Reader:
                 material = None  # KiCad writes its layer type where the stack-up has no material
             dk = next((s.dk for s in specs if s.dk is not None), None)
             df = next((s.df for s in specs if s.df is not None), None)
+            if kicad and kind == "soldermask" and dk == _KICAD_MASK_DEFAULT_DK and df is None:
+                dk = None  # KiCad's default for a mask with no material, not a declaration
             finish = finish or next((s.finish for s in specs if s.finish), None)
             if kind in ("silkscreen", "solderpaste") and row.thickness_mm == 0.0:
                 thickness = None
@@ -1760,6 +1848,7 @@ class _Reader:
                 backdrills[i] = bd
         if unmatched:
             self.warnings.append(f"{unmatched} backdrill hole(s) sit on no via: ignored")
+        protection = self._protection_of(by_pos)
         m = len(unique)
         return Vias(
             pos=np.array([(r.x, r.y) for r in unique], dtype=np.float64).reshape(m, 2),
@@ -1772,7 +1861,25 @@ class _Reader:
             uuid=tuple(r.name for r in unique),
             layer_count=n,
             backdrills=backdrills,
+            protection=protection,
         )
+
+    def _protection_of(
+        self, by_pos: Mapping[tuple[int, int], list[int]]
+    ) -> dict[int, ViaProtection]:
+        """Via row -> the protection its protection-layer pads state (:meth:`_protection_set`);
+        a pad on no via is counted in one warning."""
+        out: dict[int, ViaProtection] = {}
+        stray = 0
+        for key, fields in self.via_protect.items():
+            rows = by_pos.get(key, [])
+            if not rows:
+                stray += 1
+            for i in rows:
+                out[i] = ViaProtection(**fields)
+        if stray:
+            self.warnings.append(f"{stray} via protection pad(s) sit on no via: ignored")
+        return out
 
     def _make_backdrill(
         self, spec_name: str | None, span: tuple[int, int] | None, drill: float | None, n: int
@@ -1855,7 +1962,8 @@ class _Reader:
             float(allpts[:, 0].max()),
             float(allpts[:, 1].max()),
         )
-        return Outline(rings=tuple(self.profile) + tuple(self.cutouts), bbox=bbox)
+        flashed = _not_repeated(self.cutouts, self.profile[1:])
+        return Outline(rings=tuple(self.profile) + tuple(flashed), bbox=bbox)
 
     def _kicad_version(self) -> tuple[int, ...] | None:
         """KiCad's version when KiCad wrote the file (its exporter has quirks we undo)."""
@@ -1918,9 +2026,6 @@ class _Reader:
         pin_map: Mapping[tuple[str, str], str] = {}
         if kicad is not None:
             ref_map, pin_map = self._kicad_names()
-        # KiCad <= 9.0.8 writes the negated rotation for bottom-side parts (fixed later, see
-        # KiCad's qa test for issue 12609 "rotation should be 90, not inverted")
-        flip_bottom = kicad is not None and kicad <= (9, 0, 8)
         by_comp: dict[str, list[_PadAcc]] = {}
         for acc in self.pads.values():
             by_comp.setdefault(acc.comp, []).append(acc)
@@ -1943,8 +2048,8 @@ class _Reader:
             attrs = {"SMT": ("smd",), "THMT": ("through_hole",)}.get(comp["mount"], ())
             props = {"part": comp["part"], "package": comp["package"]}
             rotation = comp["rotation"]
-            if flip_bottom and comp["mirror"]:
-                rotation = (-rotation) % 360.0
+            if kicad is not None and comp["mirror"]:
+                rotation = _kicad_bottom_rotation(rotation, kicad)
             out.append(
                 Footprint(
                     reference=ref_map.get(ref, ref),
@@ -2092,6 +2197,47 @@ def _arc_mid(
     r, a0, sweep = arc_from_centre(start, end, center, increasing=cw_ipc)
     am = a0 + sweep / 2
     return center[0] + r * math.cos(am), center[1] + r * math.sin(am)
+
+
+def _kicad_bottom_rotation(written: float, kicad: tuple[int, ...]) -> float:
+    """pcbnew's orientation of a bottom-side (mirrored) part from the ``Xform rotation`` KiCad
+    ``kicad`` wrote for it.  KiCad 9 (9.0.8 tested) writes the orientation negated (-a); KiCad 10
+    (10.0.7 tested; ``generateComponents`` in ``pcb_io_ipc2581.cpp``) writes
+    ``(-a - 180).Normalize()``, so a part at 90 reads 90 and one at 180 reads 0.  Each is
+    undone here; tests/test_ipc2581_kicad.py checks both against that KiCad's pcbnew."""
+    if kicad[:1] >= (10,):
+        return (-written - 180.0) % 360.0
+    return (-written) % 360.0
+
+
+#: two outline rings are one hole when their boxes agree this closely (mm): a flashed circle
+#: and the same circle as a Profile cut-out polygon (KiCad 10 writes both) differ by the
+#: polygon's chord error, KiCad's 0.005 mm ``m_MaxError`` by default
+_SAME_RING_MM = 0.02
+
+
+def _ring_boxes(rings: Sequence[np.ndarray]) -> np.ndarray:
+    """(n, 4) array of the rings' boxes (xmin, ymin, xmax, ymax); empty rings get NaN."""
+    boxes = np.full((len(rings), 4), np.nan)
+    for i, ring in enumerate(rings):
+        if len(ring):
+            boxes[i, :2] = ring.min(axis=0)
+            boxes[i, 2:] = ring.max(axis=0)
+    return boxes
+
+
+def _not_repeated(flashed: Sequence[np.ndarray], rings: Sequence[np.ndarray]) -> list[np.ndarray]:
+    """The ``flashed`` rings whose bounding box is not that of one of ``rings`` (within
+    :data:`_SAME_RING_MM`): one vectorised comparison per flash."""
+    if not flashed or not rings:
+        return list(flashed)
+    boxes = _ring_boxes(rings)
+    mine = _ring_boxes(flashed)
+    return [
+        ring
+        for ring, box in zip(flashed, mine)
+        if not np.any(np.all(np.abs(boxes - box) <= _SAME_RING_MM, axis=1))
+    ]
 
 
 def _shape_ring(shape: _Shape, at: tuple[float, float]) -> np.ndarray:

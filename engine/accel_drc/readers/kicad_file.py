@@ -1339,10 +1339,19 @@ class _Reader:
         net = self.net_ref(f.get(b"net", b""))
         uuid = unquote(f.get(b"uuid", f.get(b"tstamp", b"")).strip())
         for ks, ke in skips:
-            if data.startswith(b"(backdrill", ks):
+            # KiCad 10 stores a top backdrill as the secondary drill, ``(backdrill …)``, and a
+            # bottom one (``PCB_VIA::SetBottomBackdrillLayer``) as ``(tertiary_drill …)``
+            if data.startswith(b"(backdrill", ks) or data.startswith(b"(tertiary_drill", ks):
                 got_bd = self._backdrill(ks, ke)
-                if got_bd:
-                    backdrill = got_bd[1]
+                if not got_bd:
+                    continue
+                if backdrill is not None and backdrill.side != got_bd[1].side:
+                    self.warn(
+                        "a via backdrilled from both faces: only its first backdrill is kept "
+                        "(the model holds one per via)"
+                    )
+                    continue
+                backdrill = got_bd[1]
         removed = keep_end = False
         for m in _VIA_FLAG.finditer(data, s, e):
             if skips and any(a0 <= m.start() < b0 for a0, b0 in skips):
@@ -1375,6 +1384,15 @@ class _Reader:
             if not isinstance(node, list) or not node:
                 continue
             word = m.group(1).decode()
+            atoms = [str(part) for part in node[1:] if not isinstance(part, list)]
+            if word == "tenting" and atoms and set(atoms) <= {"front", "back", "none"}:
+                # KiCad 9 (format 20241229): ``(tenting front back)``, ``(tenting none)``:
+                # a named side is tented.  An unnamed one is untented to KiCad 9 and unstated
+                # to KiCad 10 (its loader drops it): not stated here either
+                for side in ("front", "back"):
+                    if side in atoms:
+                        got[f"tenting_{side}"] = True
+                continue
             for part in node[1:]:
                 if isinstance(part, list) and len(part) > 1 and part[0] in ("front", "back"):
                     got[f"{word}_{part[0]}"] = _PROTECT_VALUE.get(str(part[1]).encode())
