@@ -18,7 +18,6 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any, Callable
 
-from . import __version__
 from . import checks as _checks
 from . import coverage as _coverage
 from .analysis import Analysis
@@ -32,13 +31,14 @@ from .config import (
     as_config,
     check_dielectrics,
     check_layers,
-    unmatched_entries,
 )
+from .config_audit import unmatched_entries
 from .errors import EXIT_OK, EXIT_VIOLATIONS
 from .hostile import MAX_MATCH_NAME, is_regular, open_regular
 from .model import Board
 from .packs import CLASSES, Library, load_library, rules_for_class
 from .results import CheckResult, Finding, Rule, RuleRun, Severity, Status, rank
+from .version import __version__
 from .waivers import apply_waivers
 
 log = logging.getLogger(__name__)
@@ -649,16 +649,6 @@ def _extra(kind: _checks.CheckKind, analysis: Analysis, rules: list[Rule]) -> An
         log.error("%s.extras failed; the report will lack its plot data", kind.module,
                   exc_info=True)  # fmt: skip
         return None
-
-
-# the reports: one writer each (``report/writers.py``); re-exported, the plugin and tests use them
-from .report.writers import (  # noqa: E402,F401
-    guard_outputs,
-    input_files,
-    prepare_outputs,
-    render_outputs,
-    write_outputs,
-)
 
 
 def exit_code(result: CheckResult) -> int:
