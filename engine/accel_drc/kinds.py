@@ -21,7 +21,11 @@ The check-kind contract (a module ``checks/<kind>.py``):
   the project's overrides too);
 * the check, ``(ctx, rule) -> CheckOutcome``, registered with ``@register(KIND)``;
 * optionally ``extras(analysis, rules)``: report data of the kind (plot rows) stored in
-  ``result.extras[EXTRAS_KEY]`` (``EXTRAS_KEY`` defaults to ``KIND``).
+  ``result.extras[EXTRAS_KEY]`` (``EXTRAS_KEY`` defaults to ``KIND``);
+* optionally ``NEEDS``: the costly facts of ``Analysis`` it reads, directly or through an
+  analysis (``("via_stubs",)``; the names in ``Analysis.PREFETCHABLE`` and ``irdrop``): the
+  pipeline computes them ahead on another core when a pack uses the kind, and runs the kind's
+  rules after those that need nothing still being computed.
 
 A rule naming a kind no module declares is an error at pack load (``file:line``, exit 3),
 never a silent skip.
@@ -92,6 +96,9 @@ class CheckKind:
     sections: Mapping[str, str]  #: "what", "why", "parameters", "cannot_verify", "example"
     extras: ExtrasFn | None = None
     extras_key: str = ""
+    #: the facts of ``Analysis`` the kind reads, directly or through an analysis (``NEEDS``):
+    #: the pipeline starts the costly ones early and runs the kind once they may be ready
+    needs: tuple[str, ...] = ()
 
 
 _HEADER = re.compile("^(" + "|".join(re.escape(h) for h, _ in SECTIONS) + r"):[ \t]*(.*)$")
@@ -249,6 +256,7 @@ def discover(refresh: bool = False) -> dict[str, CheckKind]:
             sections=sections,
             extras=extras if callable(extras) else None,
             extras_key=str(getattr(mod, "EXTRAS_KEY", kind)),
+            needs=tuple(str(n) for n in getattr(mod, "NEEDS", ())),
         )
         REGISTRY[kind] = found[kind].check
     _KINDS.clear()

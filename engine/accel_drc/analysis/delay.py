@@ -106,7 +106,7 @@ def layer_velocity(
     from .impedance import layer_stack
     from .stackup import stackup_basis
 
-    memo: dict[Any, LayerVelocity] = analysis.__dict__.setdefault("_velocity_memo", {})
+    memo: dict[Any, LayerVelocity] = analysis.memo.setdefault("velocity", {})
     # widths and gaps to the nearest 25 µm: εeff moves by well under 1 % across that (a
     # microstrip's εeff changes ~1 % from w = 0.10 to 0.125 mm), and a board's many slightly
     # different widths then share a few solves
@@ -251,10 +251,10 @@ def net_delays(
     tracks = board.tracks
     index = analysis.track_index
     gaps = gaps or {}
-    memo = analysis.__dict__
-    die = memo.get("_die_of_nets")
+    memo = analysis.memo
+    die = memo.get("die_of_nets")
     if die is None:
-        die = memo["_die_of_nets"] = _die_of_nets(board)
+        die = memo["die_of_nets"] = _die_of_nets(board)
     geom = memo.get("_delay_geom")
     if geom is None:
         geom = memo["_delay_geom"] = StackGeometry.from_board(board)

@@ -54,6 +54,8 @@ if TYPE_CHECKING:
     from ..analysis.returnpath import Break, PlaneFills
 
 KIND = "return_path"
+#: the costly facts it reads (the pipeline computes them ahead; docs/architecture.md)
+NEEDS = ("via_stubs",)
 
 PARAMS: dict[str, Any] = {
     "type": "object",

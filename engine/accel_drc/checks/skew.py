@@ -47,6 +47,8 @@ if TYPE_CHECKING:
     from ..analysis.delay import NetDelay
 
 KIND = "skew"
+#: the costly facts it reads (the pipeline computes them ahead; docs/architecture.md)
+NEEDS = ("via_stubs",)
 
 _LIMIT = {"type": ["number", "null"], "exclusiveMinimum": 0}
 PARAMS: dict[str, Any] = {
@@ -185,7 +187,7 @@ def _declare(basis: Mapping[str, str], analysis: Any) -> dict[str, str]:
 
     parts = []
     if "default" in (basis.get("eps_eff"), basis.get("heights")):
-        stack = getattr(getattr(analysis, "board", None), "stackup", None)
+        stack = analysis.board.stackup
         names = [sl.name for sl in (stack.layers if stack is not None else ()) if sl.is_dielectric]
         hint = declare_hint({"h", "epsilon_r"}, dielectrics=names)
         if hint:
@@ -201,9 +203,7 @@ def _basis(ds: Sequence[NetDelay], analysis: Any) -> dict[str, str]:
 
     eps = "default" if any(d.basis == "default" for d in ds) else "declared"
     out = {"eps_eff": eps, "lengths": "measured", "heights": stackup_basis(analysis).thickness}
-    ns = getattr(analysis, "net_signal", None)
-    if ns is not None:
-        out["signal"] = nets_signal_basis(ns, [d.net for d in ds])
+    out["signal"] = nets_signal_basis(analysis.net_signal, [d.net for d in ds])
     return out
 
 
@@ -377,9 +377,9 @@ def _judge_group(
     number until the pads carry their package delays (``package``; the MIPI interconnect skew
     budget is the board's and the cable's, without the packages: ``package=False``)."""
     board = ctx.board
-    pads = ctx.analysis.__dict__.get("_skew_pad_counts")
+    pads = ctx.analysis.memo.get("skew_pad_counts")
     if pads is None:
-        pads = ctx.analysis.__dict__["_skew_pad_counts"] = _pad_counts(board)
+        pads = ctx.analysis.memo["skew_pad_counts"] = _pad_counts(board)
     multi = [d.net for d in ref_ds if pads.get(d.net, 0) > 2]
     for name, ps, ds in members:
         many = multi + [d.net for d in ds if pads.get(d.net, 0) > 2]
