@@ -83,12 +83,16 @@ def test_regenerate_rewrites_the_stale_ones(
     assert template.stat().st_mtime_ns == mtime  # a current file is left alone
 
 
-def test_the_old_bundled_command_runs_the_check() -> None:
-    """``python -m accel_drc.bundled`` (the old spelling) is the regenerate command."""
+def test_the_old_bundled_command_names_the_new_one() -> None:
+    """``python -m accel_drc.bundled --write`` (the old spelling) fails with the new command's
+    name, never silently doing nothing."""
     r = subprocess.run(
-        [sys.executable, "-m", "accel_drc.bundled", "--check"],
+        [sys.executable, "-m", "accel_drc.bundled", "--write"],
         capture_output=True,
         text=True,
         cwd=ROOT,
     )
-    assert r.returncode == 0, r.stderr
+    assert r.returncode == 1
+    assert r.stderr.strip() == (
+        "python -m accel_drc.bundled is now: python -m accel_drc.regenerate [--check]"
+    )

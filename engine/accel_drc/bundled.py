@@ -200,7 +200,5 @@ def reset() -> None:
     _STATE.enabled = enabled
 
 
-if __name__ == "__main__":  # the old command: the snapshot is one of the derived files
-    from .regenerate import main
-
-    sys.exit(main(sys.argv[1:]))
+if __name__ == "__main__":  # the old command: the snapshot is one of the derived files now
+    sys.exit("python -m accel_drc.bundled is now: python -m accel_drc.regenerate [--check]")

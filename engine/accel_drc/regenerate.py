@@ -14,7 +14,8 @@ Four files are made from others and committed, each so that a run does less work
 Without ``--check`` each stale file is rewritten (a current one is left alone, byte for byte);
 with it nothing is written and the exit code is 1 when any file is stale, each named on stderr
 with this command.  ``tests/test_regenerate.py`` runs the check, so a merge that leaves one
-stale fails with the command to run.  The old ``python -m accel_drc.bundled --write`` runs this.
+stale fails with the command to run.  The old ``python -m accel_drc.bundled --write`` says
+this command's name and fails (it cannot run it: the snapshot's reader sits floors below).
 
 This module sits on the top floor (``docs/architecture.md``, "Floors"): building the snapshot
 loads the whole rule library through its loaders (packs, the capacitor and connector libraries,
