@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from accel_drc import bundled, checks, packs
+from accel_drc import bundled, checks, packs, regenerate
 from accel_drc.caseless import CaselessPattern
 from accel_drc.errors import InputError
 from accel_drc.yamlsafe import load_yaml
@@ -28,11 +28,11 @@ SMALL = ROOT / "fixtures" / "kicad_versions" / "kicad9.kicad_pcb"
 
 def test_shipped_snapshot_is_current():
     """Like docgen's check: a rule file, schema or check kind's PARAMS changed without
-    ``python -m accel_drc.bundled --write`` fails here (runs stay right: they take the full
+    ``python -m accel_drc.regenerate`` fails here (runs stay right: they take the full
     path while the snapshot is stale)."""
-    fresh = bundled.build()
+    fresh = regenerate.snapshot_text()
     shipped = bundled.SNAPSHOT.read_text(encoding="utf-8")
-    assert fresh == shipped, "stale: run `python -m accel_drc.bundled --write`"
+    assert fresh == shipped, "stale: run `python -m accel_drc.regenerate`"
 
 
 def test_every_validated_file_is_in_the_snapshot():
@@ -73,7 +73,7 @@ def _copy_rules(tmp: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setattr(bundled, "RULES_DIR", rules)
     monkeypatch.setattr(bundled, "SCHEMA_DIR", rules / "schemas")
     monkeypatch.setattr(bundled, "SNAPSHOT", tmp / "bundled_rules.jsonl")
-    bundled.SNAPSHOT.write_text(bundled.build(), encoding="utf-8")
+    bundled.SNAPSHOT.write_text(regenerate.snapshot_text(), encoding="utf-8")
     bundled.reset()
     return rules
 
@@ -325,7 +325,7 @@ def test_dataclass_table_is_current_and_equal_to_compiling():
     shipped = dccode.read_table()
     fresh = dccode.read_table(dccode.build())
     assert shipped and fresh
-    assert set(fresh) == set(shipped), "stale: run `python -m accel_drc.bundled --write`"
+    assert set(fresh) == set(shipped), "stale: run `python -m accel_drc.regenerate`"
     for digest, code in fresh.items():
         assert shipped[digest] == code
     src = "def __create_fn__():\n def f(self):\n  return 1\n return f"

@@ -18,8 +18,7 @@ def run(board, kind, board_class="training", config=None, signal=None):
     """Run the class pack's rule of ``kind`` (and ``signal``) on ``board``."""
     rules, _ = rules_for_class(LIB, board_class)
     rule = next(r for r in rules if r.check == kind and r.signal == signal)
-    a = Analysis(board, config or {})
-    a.library = LIB
+    a = Analysis(board, config or {}, LIB)
     ctx = CheckContext(board=board, analysis=a, board_class=board_class, config=config or {})
     return load_all()[kind](ctx, rule)
 
@@ -164,8 +163,7 @@ def test_copper_weight_solved_ir_drop_decides():
     rails = {"rails": [{"name": "VCORE", "nets": ["+0V8"], "voltage": 0.8}]}
     rules, _ = rules_for_class(LIB, "training")
     rule = next(r for r in rules if r.check == "copper_weight")
-    a = Analysis(b, rails)
-    a.library = LIB
+    a = Analysis(b, rails, LIB)
     ctx = CheckContext(board=b, analysis=a, board_class="training", config=rails)
     solved = type("R", (), {"nets": ("+0V8",), "missing": [], "error": None, "worst_drop_pct": 0.3})
     a.__dict__["irdrop"] = [solved]
@@ -412,8 +410,7 @@ def test_material_consistency():
 )
 def test_signal_recognition(net, cls, expected, how):
     rules = NetClassRules(patterns=((net, cls),)) if cls != "Default" else NetClassRules()
-    a = Analysis(make_board(2, [net], net_classes=rules), {})
-    a.library = LIB
+    a = Analysis(make_board(2, [net], net_classes=rules), {}, LIB)
     got = a.net_signal.get(1)
     assert (got.signal if got else None) == expected
     if got:
@@ -426,14 +423,13 @@ def test_config_declares_first_and_pairs_share_a_type():
     a = Analysis(
         make_board(2, ["LANE0_P", "LANE0_N", "PCIE5_TX0_P"]),
         {"signals": {"usb4": ["LANE0_P"], "eth25g": ["PCIE5_.*"]}},
+        LIB,
     )
-    a.library = LIB
     assert a.net_signal[1].signal == "usb4" and a.net_signal[1].how == "config"
     assert a.net_signal[2].signal == "usb4" and a.net_signal[2].how == "pair"
     assert a.net_signal[3].signal == "eth25g"  # the config beats the net-name pattern
     # a pattern matching part of a name does not count (whole-name match)
-    a2 = Analysis(make_board(2, ["XLANE0_P"]), {"signals": {"usb4": ["LANE0_P"]}})
-    a2.library = LIB
+    a2 = Analysis(make_board(2, ["XLANE0_P"]), {"signals": {"usb4": ["LANE0_P"]}}, LIB)
     assert 1 not in a2.net_signal
 
 
@@ -558,8 +554,7 @@ def test_classify_plane_copper_evidence_gives_the_range_and_the_planes():
     from accel_drc.classify import classify
 
     b = make_board(6, NETS, [], [("GND", 1, FULL), ("+0V8", 3, FULL)], SIX)
-    a = Analysis(b, {})
-    a.library = LIB
+    a = Analysis(b, {}, LIB)
     ev = next(e for e in classify(b, a, LIB).evidence if e.what == "plane copper")
     # In1 (GND) 35 µm = 1.00 oz, In3 (+0V8) 70 µm = 2.00 oz: both, with their layers
     assert ev.value.startswith("1.00–2.00 oz")

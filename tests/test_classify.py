@@ -15,8 +15,7 @@ LIB = load_library()
 
 
 def _classify(board, config=None):
-    a = Analysis(board, config or {})
-    a.library = LIB
+    a = Analysis(board, config or {}, LIB)
     return classify(board, a, LIB)
 
 

@@ -23,8 +23,8 @@ from accel_drc.config import (
     BackdrillSpec,
     load_config,
     suggest_pattern,
-    unmatched_entries,
 )
+from accel_drc.config_audit import unmatched_entries
 from accel_drc.errors import InputError
 from accel_drc.packs import load_library
 from accel_drc.pipeline import check_board

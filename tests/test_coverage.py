@@ -77,8 +77,7 @@ def test_ac_coupled_pairs_are_one_lane() -> None:
 def test_pcie_evidence_counts_one_lane_through_ac_caps() -> None:
     board, _ = _lane_board()
     lib = load_library()
-    a = Analysis(board, {"signals": {"pcie4": ["PCIE_PE[TR].*"]}})
-    a.library = lib  # type: ignore[misc]
+    a = Analysis(board, {"signals": {"pcie4": ["PCIE_PE[TR].*"]}}, lib)
     ev = {e.what: e.value for e in classify(board, a, lib).evidence}
     assert ev["PCIe"] == "Gen4 x1"
 

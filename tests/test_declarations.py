@@ -234,8 +234,7 @@ def _laminate_df(stack, cfg):
     )
     rules, _ = rules_for_class(LIB, "edge")
     rule = next(r for r in rules if r.check == "laminate_df" and r.signal == "pcie5")
-    a = Analysis(board, cfg)
-    a.library = LIB
+    a = Analysis(board, cfg, LIB)
     ctx = CheckContext(board=board, analysis=a, board_class="edge", config=cfg)
     return [settle(f) for f in load_all()["laminate_df"](ctx, rule).findings]
 

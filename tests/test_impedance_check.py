@@ -3,12 +3,14 @@ hand-built boards (values worked out here) and on a real fixture board."""
 
 from __future__ import annotations
 
+import functools
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import pytest
+from accel_drc.analysis import Analysis
 from accel_drc.analysis import impedance as imp
 from accel_drc.checks import CheckContext
 from accel_drc.checks.impedance import check_impedance
@@ -23,6 +25,7 @@ from accel_drc.model import (
     copper_layer_name,
     find_diff_pairs,
 )
+from accel_drc.packs import load_library
 from accel_drc.results import Rule, Severity, Status
 from conftest import FIXTURE_BOARDS
 
@@ -125,20 +128,38 @@ class StandInSignal:
     nyquist_hz: float | None = None
 
 
-@dataclass
-class StandInAnalysis:
-    """What the impedance check reads from ``Analysis``, with nothing else behind it."""
+LIBRARY = load_library()
 
-    board: Board
-    signals: dict[str, tuple[int, ...]]
-    signal_types: dict[str, Any] = field(default_factory=dict)
-    net_signal: dict[int, Any] = field(default_factory=dict)
 
-    @property
+class StandInAnalysis(Analysis):
+    """A real :class:`Analysis` whose signal facts are given: ``signals`` (type -> its nets),
+    ``signal_types`` and ``net_signal`` (empty unless given: every net's type then rests on an
+    assumption), the pairs found by name and every power layer a plane with no fill."""
+
+    def __init__(
+        self,
+        board: Board,
+        signals: dict[str, tuple[int, ...]],
+        signal_types: dict[str, Any] | None = None,
+        net_signal: dict[int, Any] | None = None,
+    ) -> None:
+        super().__init__(board, None, LIBRARY)
+        self.signals = signals
+        self._given = (dict(signal_types or {}), dict(net_signal or {}))
+
+    @functools.cached_property
+    def signal_types(self) -> dict[str, Any]:
+        return self._given[0]
+
+    @functools.cached_property
+    def net_signal(self) -> dict[int, Any]:
+        return self._given[1]
+
+    @functools.cached_property
     def diff_pairs(self):  # noqa: ANN201
         return find_diff_pairs(self.board.nets)
 
-    @property
+    @functools.cached_property
     def plane_layers(self) -> dict[int, list]:
         return {ly.index: [] for ly in self.board.copper_layers if ly.kind == "power"}
 

@@ -142,8 +142,7 @@ def _case() -> Analysis:
             },
         },
     }
-    a = Analysis(board, config)
-    a.library = LIB
+    a = Analysis(board, config, LIB)
     return a
 
 

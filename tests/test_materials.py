@@ -153,8 +153,7 @@ def test_tg_hint_does_not_change_a_branded_laminate():
 def _run(board, kind, board_class="training", config=None):
     rules, _ = rules_for_class(LIB, board_class)
     rule = next(r for r in rules if r.check == kind and r.signal is None)
-    a = Analysis(board, config or {})
-    a.library = LIB
+    a = Analysis(board, config or {}, LIB)
     ctx = CheckContext(board=board, analysis=a, board_class=board_class, config=config or {})
     return rule, load_all()[kind](ctx, rule)
 

@@ -13,9 +13,10 @@ from pathlib import Path
 import pytest
 from accel_drc.config import load_config
 from accel_drc.packs import load_library
-from accel_drc.pipeline import check_board, write_outputs
+from accel_drc.pipeline import check_board
 from accel_drc.readers import read_board
 from accel_drc.report import json_report, junit, sarif
+from accel_drc.report.writers import write_outputs
 from conftest import FIXTURE_BOARDS, FIXTURES
 
 BOARD = FIXTURE_BOARDS["m2-oculink-adapter"]

@@ -285,7 +285,7 @@ def test_committed_docs_equal_the_generated_reference():
     text = doc.read_text(encoding="utf-8")
     want = docgen.splice(text, docgen.reference(*docgen.shipped_rules()), str(doc))
     assert text == want, (
-        "docs/rules.md is out of date: run `python -m accel_drc.docgen docs/rules.md` "
+        "docs/rules.md is out of date: run `python -m accel_drc.regenerate` "
         "(or `accel-drc rules --format markdown --write docs/rules.md`)"
     )
 

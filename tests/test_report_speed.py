@@ -336,8 +336,7 @@ def test_uuid_lines_quoted_unquoted_and_upper_case(tmp_path) -> None:
 
 def test_template_compiled_ahead_is_current() -> None:
     """``_report_template.py`` is what jinja2 makes of ``report.html.j2`` today.  When this
-    fails, the template (or jinja2) changed: regenerate it with
-    ``python -c 'from accel_drc.report.html import write_template_module as w; w()'``."""
+    fails, the template (or jinja2) changed: regenerate it with ``python -m accel_drc.regenerate``."""
     shipped = html._TEMPLATE_MODULE.read_text(encoding="utf-8")
     assert shipped == html.template_module_source()
 

@@ -3,11 +3,15 @@ out in test_via_stub_analysis.py)."""
 
 from __future__ import annotations
 
+import functools
 from types import SimpleNamespace
+from typing import Any
 
 import numpy as np
 import pytest
+from accel_drc.analysis import Analysis
 from accel_drc.analysis import via_stubs as vs
+from accel_drc.analysis.signals import SignalAssignment
 from accel_drc.checks import CheckContext
 from accel_drc.checks.via_stub import check_via_stub, via_stub_extra
 from accel_drc.model import Backdrill, Stackup
@@ -18,28 +22,31 @@ from accel_drc.results import Rule, Severity, Status
 from conftest import FIXTURE_BOARDS
 from test_via_stub_analysis import make_board
 
+LIBRARY = load_library()
 
-class StandIn:
-    """The few Analysis members the check uses."""
+
+class StandIn(Analysis):
+    """A real :class:`Analysis` whose signal facts are given: net 1 is PCIe Gen5 (declared, as
+    by the config) with the given Nyquist frequency, and the via table is that of every net."""
 
     def __init__(self, board, config=None, nyquist=16e9):  # noqa: ANN001
-        self.board = board
-        self.config = config or {}
-        self.signal_types = {
-            "pcie5": SimpleNamespace(id="pcie5", name="PCIe Gen5", nyquist_hz=nyquist)
-        }
-        self._stubs = None
-        # the material library tells KiCad's default dielectric (the stack-up basis owner asks)
-        self.materials = load_library().materials
+        super().__init__(board, config or {}, LIBRARY)
+        self._nyquist = nyquist
+
+    @functools.cached_property
+    def signal_types(self) -> dict[str, Any]:
+        return {"pcie5": SimpleNamespace(id="pcie5", name="PCIe Gen5", nyquist_hz=self._nyquist)}
+
+    @functools.cached_property
+    def net_signal(self) -> dict[int, SignalAssignment]:
+        return {1: SignalAssignment("pcie5", "config")}
 
     def nets_by_signal(self, sig: str) -> tuple[int, ...]:
         return (1,) if sig == "pcie5" else ()
 
-    @property
+    @functools.cached_property
     def via_stubs(self) -> vs.ViaStubs:
-        if self._stubs is None:
-            self._stubs = vs.compute(self.board, self.config)
-        return self._stubs
+        return vs.compute(self.board, self.config)
 
 
 def rule(**params) -> Rule:  # noqa: ANN003

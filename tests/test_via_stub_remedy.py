@@ -6,6 +6,8 @@ every generation of the family (issue 19 §1)."""
 from __future__ import annotations
 
 import dataclasses
+import functools
+from typing import Any
 
 import numpy as np
 import pytest
@@ -106,13 +108,16 @@ def test_declared_residual_is_used_and_named() -> None:
 
 
 class Assumed(StandIn):
-    """The stand-in with the real library and net 1 recognised as PCIe of unknown generation."""
+    """The stand-in with the library's signal types and net 1 recognised as PCIe of unknown
+    generation."""
 
-    def __init__(self, board) -> None:  # noqa: ANN001
-        super().__init__(board)
-        self.library = load_library()
-        self.signal_types = self.library.signals
-        self.net_signal = {
+    @functools.cached_property
+    def signal_types(self) -> dict[str, Any]:
+        return dict(self.library.signals)
+
+    @functools.cached_property
+    def net_signal(self) -> dict[int, SignalAssignment]:
+        return {
             1: SignalAssignment("pcie4", "family_net_name", "PCIE", "generation unknown", "pcie")
         }
 

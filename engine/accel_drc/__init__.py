@@ -16,6 +16,8 @@ the KiCad plugin and the pre-commit hook import this package before they know th
 
 from __future__ import annotations
 
+from .version import __version__
+
 #: ``typing.TYPE_CHECKING`` without importing typing (15 ms on a cold start): type checkers
 #: treat any name ``TYPE_CHECKING`` as true, so they see the real names below
 TYPE_CHECKING = False
@@ -27,7 +29,6 @@ if TYPE_CHECKING:
     from .model import Board
     from .results import CheckResult, Finding, Severity, Status
 
-__version__ = "0.1.0"
 
 #: public name -> the module that defines it (imported on first access)
 _LAZY = {

@@ -16,10 +16,11 @@ Why it stays exact:
   files costs about a millisecond), and the check kinds' ``PARAMS`` schemas are unchanged.  An
   edited file anywhere under ``rules/`` (a user tuning an installed pack, a developer before
   rebuilding) makes the run take the full path: parse, validate, ``file:line`` errors;
-* the snapshot is built by the full path itself (:func:`build` loads the library, connectors and
-  capacitors with the snapshot off, so a file that does not validate cannot be snapshotted);
-* ``tests/test_bundled.py`` fails when the shipped snapshot differs from a fresh :func:`build`
-  (like ``docgen``'s check): ``python -m accel_drc.bundled --write`` rebuilds it;
+* the snapshot is built by the full path itself (:func:`accel_drc.regenerate.snapshot_text`
+  loads the library, connectors and capacitors with the snapshot off, so a file that does not
+  validate cannot be snapshotted);
+* ``tests/test_regenerate.py`` fails when the shipped snapshot differs from a fresh build (like
+  every derived file): ``python -m accel_drc.regenerate`` rebuilds it;
 * nothing is written at run time (no cache directory): the snapshot is package data.
 
 File format (one JSON document per line, so a change of one rule file is a one-line diff): the
@@ -47,8 +48,9 @@ RULES_DIR = PACKAGE_DIR / "rules"
 SCHEMA_DIR = RULES_DIR / "schemas"
 FORMAT = 1
 
-#: the files :func:`build` validates through their loaders (a file under ``rules/`` that no
-#: loader here validates is never trusted: it always takes the full path)
+#: the files the build (:func:`accel_drc.regenerate.snapshot_text`) validates through their
+#: loaders (a file under ``rules/`` that no loader validates is never trusted: it always takes
+#: the full path)
 VALIDATED = (
     "references.yaml",
     "foils.yaml",
@@ -100,7 +102,7 @@ def key(kinds: Any = None) -> str:
     h = hashlib.sha256()
     for p in sorted(SCHEMA_DIR.glob("*.json")):
         h.update(p.name.encode() + b"\0" + (_read(p) or b"") + b"\0")
-    from .checks import discover
+    from .kinds import discover
 
     found = discover()
     for k in sorted(kinds or ()):
@@ -198,136 +200,5 @@ def reset() -> None:
     _STATE.enabled = enabled
 
 
-def _json_exact(data: Any) -> bool:
-    """Whether ``data`` survives JSON unchanged (no dates, tuples or non-str keys)."""
-    try:
-        return json.loads(json.dumps(data, allow_nan=False)) == data and _plain(data)
-    except (TypeError, ValueError):
-        return False
-
-
-def _plain(data: Any) -> bool:
-    if isinstance(data, dict):
-        return all(isinstance(k, str) and _plain(v) for k, v in data.items())
-    if isinstance(data, list):
-        return all(_plain(v) for v in data)
-    return data is None or isinstance(data, (str, int, float, bool))
-
-
-def build() -> str:
-    """The snapshot text of the bundled rule data, through the full path: every loader parses
-    and validates its file (an invalid file raises here, as it would in a run)."""
-    from .analysis.capacitors import CapacitorLibrary
-    from .analysis.channels import load_connectors
-    from .packs import load_library
-    from .yamlsafe import load_yaml
-
-    with disabled():
-        lib = load_library(RULES_DIR)
-        load_connectors(
-            RULES_DIR / "connectors.yaml", known_types=list(lib.signals) + list(lib.families)
-        )
-        CapacitorLibrary.load(RULES_DIR / "capacitors.yaml")
-        hashes: dict[str, str] = {}
-        bodies: list[str] = []
-        kinds: set[str] = set()
-        for rel in VALIDATED:
-            p = RULES_DIR / rel
-            raw = _read(p)
-            if raw is None:
-                continue
-            data = load_yaml(p).data
-            if not _json_exact(data):
-                continue  # e.g. a date: this file always takes the full path
-            if rel.startswith("classes/"):
-                kinds |= _pack_kinds(data)
-            hashes[rel] = _sha256(raw)
-            body = json.dumps(
-                {"file": rel, "data": data}, ensure_ascii=False, separators=(", ", ": ")
-            )
-            bodies.append(body)
-    head = {
-        "format": FORMAT,
-        "key": key(kinds),
-        "files": hashes,
-        "order": list(hashes),
-        "literals": _literals(),
-    }
-    return "\n".join([json.dumps(head, sort_keys=True), *bodies]) + "\n"
-
-
-def _patterns() -> list[str]:
-    """Every recognition pattern of the bundled ``signals.yaml`` and ``connectors.yaml``."""
-    from .yamlsafe import load_yaml
-
-    out: list[str] = []
-    sig = load_yaml(RULES_DIR / "signals.yaml").data
-    for s in sig.get("signals", {}).values():
-        rec = s.get("recognise", {})
-        out += [*rec.get("net_class", ()), *rec.get("net_name", ())]
-    for f in sig.get("families", {}).values():
-        out += [*f.get("net_class", ()), *f.get("net_name", ())]
-    out += sig.get("exclude", ())
-    con = load_yaml(RULES_DIR / "connectors.yaml").data
-    for c in con.get("connectors", {}).values():
-        out += c.get("footprint", ())
-    return out
-
-
-def _literals() -> dict[str, Any]:
-    """``{pattern: sorted required literals or None}`` of the bundled patterns
-    (:func:`accel_drc.caseless.parse_literals`), registered when the snapshot is valid so
-    :class:`~accel_drc.caseless.FirstMatch` indexes them without parsing them."""
-    from .caseless import parse_literals
-
-    out: dict[str, Any] = {}
-    for pat in _patterns():
-        lits = parse_literals(pat)
-        out[pat] = None if lits is None else sorted(lits)
-    return dict(sorted(out.items()))
-
-
-def dataclass_keys(blob: bytes | None) -> set[bytes] | None:
-    """The source digests of a :mod:`accel_drc.dccode` table (None: unreadable here)."""
-    from .dccode import read_table
-
-    table = read_table(blob or b"")
-    return None if table is None else set(table)
-
-
-def main(argv: list[str] | None = None) -> int:
-    """``python -m accel_drc.bundled [--write]``: rebuild the shipped snapshot of ``rules/`` and
-    the compiled dataclass methods (:mod:`accel_drc.dccode`), or say whether they are current
-    (exit 1 when not)."""
-    import argparse
-
-    from . import dccode
-
-    ap = argparse.ArgumentParser(prog="python -m accel_drc.bundled", description=main.__doc__)
-    ap.add_argument("--write", action="store_true", help="rewrite the stale files")
-    a = ap.parse_args(argv)
-    text = build()
-    current = (_read(SNAPSHOT) or b"").decode("utf-8", "replace")
-    table = dccode.build()
-    dc_path = Path(dccode.TABLE)
-    # marshal's bytes vary between runs (object references): compare the sources held
-    dc_stale = dataclass_keys(table) != dataclass_keys(_read(dc_path))
-    stale = [p for p, s in ((SNAPSHOT, text != current), (dc_path, dc_stale)) if s]
-    if a.write:
-        if text != current:
-            SNAPSHOT.write_text(text, encoding="utf-8")
-        if dc_stale:
-            dc_path.write_bytes(table)
-        for p in (SNAPSHOT, dc_path):
-            print(f"{p}: {'updated' if p in stale else 'up to date'}")
-        return 0
-    for p in stale:
-        print(f"{p}: stale: run python -m accel_drc.bundled --write", file=sys.stderr)
-    if stale:
-        return 1
-    print(f"{SNAPSHOT}, {dc_path}: up to date")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+if __name__ == "__main__":  # the old command: the snapshot is one of the derived files now
+    sys.exit("python -m accel_drc.bundled is now: python -m accel_drc.regenerate [--check]")

@@ -16,9 +16,9 @@ import os
 import sys
 from typing import Any
 
-from . import __version__
 from .errors import EXIT_OK, EXIT_USAGE, AccelDrcError, UsageError
 from .hostile import terminal
+from .version import __version__
 
 log = logging.getLogger(__name__)
 

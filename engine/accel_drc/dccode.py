@@ -5,8 +5,8 @@ Why: ``@dataclass`` writes the source of ``__init__``, ``__repr__``, ``__eq__``,
 classes a check imports cost ~380 compiles, about 25 ms of CPU on every run (a fifth of the
 time Python needs to import numpy).  The package ships those compiled functions
 (``bundled_dataclasses.marshal``: the ``.pyc`` magic number, then the marshalled code object of
-each generated source keyed by the source's SHA-256; built by ``python -m accel_drc.bundled
---write``), and :func:`install` makes
+each generated source keyed by the source's SHA-256; built by ``python -m accel_drc.regenerate``),
+and :func:`install` makes
 ``dataclasses`` execute the shipped code object when the source it generated is one of them.
 
 Why it is exact: the key is the full generated text, so a hit runs the code that compiling this

@@ -149,13 +149,13 @@ def _details(
     if not details:
         return {}
     from .analysis import Analysis
+    from .config import as_config
 
-    analysis = Analysis(board, config)
+    cfg = as_config(config)
     # the class whose defaults the details use, with check's precedence: --class, then the
     # config's class:, then (inside the providers) the classifier
-    board_class = board_class or analysis.config.board_class
-    if board_class:
-        analysis.board_class = board_class  # type: ignore[attr-defined]
+    board_class = board_class or cfg.board_class
+    analysis = Analysis(board, cfg, board_class=board_class or None)
     out: dict[str, Any] = {}
     for name in details:
         if name not in DETAIL_PROVIDERS:

@@ -28,9 +28,9 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from . import __version__
 from .errors import AccelDrcError, UsageError
 from .hostile import clean_exit_on_signals
+from .version import __version__
 
 log = logging.getLogger(__name__)
 

@@ -38,9 +38,9 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
-from . import __version__
 from .errors import UsageError
 from .kicad_install import KICAD_PYTHON_REQ, InstallError, _import_bundle
+from .version import __version__
 
 #: the identifier KiCad's PCM knows the package by (also the plugin.json identifier)
 PACKAGE_ID = "io.github.accel-drc.kicad"

@@ -18,9 +18,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .analysis.materials import MaterialLibrary, library_from_data
 from .caseless import CaselessPattern
 from .errors import InputError
+from .material_library import MaterialLibrary, library_from_data
 from .references import REFERENCES_SCHEMA, References, check_source, references_from_data
 from .results import Rule, Severity
 from .yamlsafe import (  # noqa: F401  (re-exported: the loader used to live here)
@@ -47,12 +47,12 @@ def __getattr__(name: str) -> Any:
     """``CHECK_KINDS`` (the kind names a pack may use) and ``PARAM_SCHEMAS`` (kind -> JSON schema
     of its params), derived from the check registry when first asked for (the check modules
     import the analysis, which imports this module)."""
-    from . import checks
+    from . import kinds
 
     if name == "CHECK_KINDS":
-        return checks.kind_names()
+        return kinds.kind_names()
     if name == "PARAM_SCHEMAS":
-        return checks.param_schemas()
+        return kinds.param_schemas()
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
@@ -394,7 +394,7 @@ def check_params(
     :mod:`accel_drc.bundled`) passed all of this when the snapshot was built."""
     if doc.trusted:
         return
-    from .checks import discover
+    from .kinds import discover
 
     kinds = discover()
     if check not in kinds:

@@ -18,7 +18,6 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any, Callable
 
-from . import __version__
 from . import checks as _checks
 from . import coverage as _coverage
 from .analysis import Analysis
@@ -32,13 +31,14 @@ from .config import (
     as_config,
     check_dielectrics,
     check_layers,
-    unmatched_entries,
 )
+from .config_audit import unmatched_entries
 from .errors import EXIT_OK, EXIT_VIOLATIONS
 from .hostile import MAX_MATCH_NAME, is_regular, open_regular
 from .model import Board
 from .packs import CLASSES, Library, load_library, rules_for_class
 from .results import CheckResult, Finding, Rule, RuleRun, Severity, Status, rank
+from .version import __version__
 from .waivers import apply_waivers
 
 log = logging.getLogger(__name__)
@@ -377,42 +377,48 @@ def _crash_finding(rule: Rule, exc: BaseException) -> Finding:
     )
 
 
-def _some_pack_runs(lib: Library, cfg: ProjectConfig, *kinds: str) -> bool:
+def _needs(kind: str) -> tuple[str, ...]:
+    """The facts a check kind reads (its module's ``NEEDS``), with the facts those read."""
+    found = _checks.discover().get(kind)
+    direct = found.needs if found is not None else ()
+    return direct + tuple(f for n in direct for f in Analysis.FACT_NEEDS.get(n, ()))
+
+
+def _some_pack_needs(lib: Library, cfg: ProjectConfig, fact: str) -> bool:
     """Whether a pack this run may use (any class: the class is not known yet when facts are
-    prefetched) has a rule of one of the check ``kinds``."""
+    prefetched) has a rule whose kind needs ``fact`` (a wrong guess only costs the second
+    core)."""
     packs = list(lib.packs.values()) + list(cfg.extra_packs)
-    return any(r.check in kinds for p in packs for r in p.rules)
+    return any(fact in _needs(r.check) for p in packs for r in p.rules)
 
 
 def _wants_via_stubs(board: Board, lib: Library, cfg: ProjectConfig) -> bool:
     """Whether the via table is worth starting early: the board has many vias
-    (``Analysis.VIA_PREFETCH_MIN``) and some pack this run may use has a rule that reads it
-    (via_stub, open_channel; a wrong guess only costs the second core)."""
+    (``Analysis.VIA_PREFETCH_MIN``) and some pack this run may use needs it."""
     if len(board.vias) < Analysis.VIA_PREFETCH_MIN:
         return False
-    return _some_pack_runs(lib, cfg, "via_stub", "open_channel")
+    return _some_pack_needs(lib, cfg, "via_stubs")
 
 
 def _wants_pair_table(board: Board, lib: Library, cfg: ProjectConfig) -> bool:
     """Whether the differential-pair table is worth starting early: many pairs
-    (``Analysis.PAIR_PREFETCH_MIN``) and some pack this run may use has a rule that reads it
-    (impedance, insertion_loss)."""
+    (``Analysis.PAIR_PREFETCH_MIN``) and some pack this run may use needs it."""
     if len(board.diff_pairs) < Analysis.PAIR_PREFETCH_MIN:
         return False
-    return _some_pack_runs(lib, cfg, "impedance", "insertion_loss")
+    return _some_pack_needs(lib, cfg, "pair_table")
 
 
 def _wants_rails(board: Board, lib: Library, cfg: ProjectConfig) -> bool:
     """Whether the PDN rails are worth starting early: the board has copper zones and some pack
-    this run may use has a PDN rule (the class is not known yet when they are started; a wrong
-    guess only costs the second core)."""
+    this run may use needs them (the PDN and thermal-via rules, the IR-drop ones through
+    ``irdrop``)."""
     if not board.zones:
         return False
     from .analysis.railnames import no_rails
 
     if no_rails(board, cfg):
         return False  # the rails are found empty at once, on the main thread
-    return _some_pack_runs(lib, cfg, "pdn_impedance")
+    return _some_pack_needs(lib, cfg, "rails")
 
 
 def check_board(
@@ -454,8 +460,7 @@ def check_board(
             long_names,
             MAX_MATCH_NAME,
         )
-    analysis = Analysis(board, cfg)
-    analysis.library = lib  # type: ignore[misc]
+    analysis = Analysis(board, cfg, lib)
     analysis.scope_via_table()  # the checks read the via rows of their signal nets only
     if _wants_via_stubs(board, lib, cfg):
         analysis.prefetch("via_stubs")  # numpy/GEOS-bound: overlaps the classification
@@ -484,18 +489,12 @@ def check_board(
     findings: list[Finding] = []
     runs: list[RuleRun] = []
     runnable = list(rules)  # every kind is known: packs.load_pack refused any other
-    # Rules whose facts are being computed on the background thread run last, so the main
-    # thread does the other checks meanwhile; results are kept in the pack's order.  The
-    # pair table is queued behind the via table, so its rules come after the via rules.
-    late = {"pdn_impedance"} if analysis.prefetching("rails") else set()
-    if analysis.prefetching("via_stubs"):
-        # the stub check only reads the via table; open_channel's islands come first and read
-        # it at their end (346 MB synthetic board: the main thread no longer idles for it)
-        late.add("via_stub")
-    last = {"impedance", "insertion_loss"} if analysis.prefetching("pair_table") else set()
-    schedule = [k for k, r in enumerate(runnable) if r.check not in late | last]
-    schedule += [k for k, r in enumerate(runnable) if r.check in late]
-    schedule += [k for k, r in enumerate(runnable) if r.check in last]
+    # Rules whose facts are being computed on the background thread run later, by the wave
+    # their kind's NEEDS fall in (Analysis.wave), so the main thread does the other checks
+    # meanwhile; results are kept in the pack's order.  The pair table is queued behind the
+    # via table, so its rules come after the via rules.
+    waves = {r.check: analysis.wave(_needs(r.check)) for r in runnable}
+    schedule = sorted(range(len(runnable)), key=lambda k: waves[runnable[k].check])
     outcomes: list[tuple[list[Finding], RuleRun]] = [([], RuleRun(r, 0)) for r in runnable]
     raw: list[Any] = [None] * len(runnable)  # each rule's CheckOutcome (examined nets: coverage)
     for done, k in enumerate(schedule):
@@ -653,16 +652,6 @@ def _extra(kind: _checks.CheckKind, analysis: Analysis, rules: list[Rule]) -> An
         log.error("%s.extras failed; the report will lack its plot data", kind.module,
                   exc_info=True)  # fmt: skip
         return None
-
-
-# the reports: one writer each (``report/writers.py``); re-exported, the plugin and tests use them
-from .report.writers import (  # noqa: E402,F401
-    guard_outputs,
-    input_files,
-    prepare_outputs,
-    render_outputs,
-    write_outputs,
-)
 
 
 def exit_code(result: CheckResult) -> int:

@@ -934,8 +934,8 @@ def starter_config(result: Any, board_names: Sequence[str] | None = None) -> str
     checked from (see the module docstring): loads as is, declares nothing, and every
     cannot-verify finding of ``result`` has its entry.  ``board_names`` (the board's net names)
     lets net lists be written as patterns that match those nets and no others."""
-    from . import __version__
-    from .report.text import verdict_line
+    from .report.verdict import verdict_line
+    from .version import __version__
 
     findings = list(result.findings)
     doc = _Doc()

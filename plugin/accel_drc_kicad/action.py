@@ -340,8 +340,9 @@ def run(open_browser: bool = True, kicad: Any = None) -> ActionResult:
             place = report_place(board_file, configured_dir, _origin(config, "report", "dir"))
         report_dir = place.dir
 
-        from accel_drc.pipeline import check_board, write_outputs
+        from accel_drc.pipeline import check_board
         from accel_drc.report import html as html_report
+        from accel_drc.report.writers import write_outputs
 
         check = check_board(live, config=config, board_file=board_file or None, library=library)
         timer.lap("check")

@@ -29,16 +29,37 @@ if TYPE_CHECKING:  # config imports packs, which imports this package
 
 class Analysis:
     """The lazily derived facts of ``board`` under the project ``config`` (typed; a plain
-    mapping is taken as already-valid config data)."""
+    mapping is taken as already-valid config data) and the rule data ``library`` (None: the
+    bundled ``rules/``, loaded when first asked for).
+
+    Every fact is an attribute declared here (a cached property, or a memo created in
+    ``__init__``), computed once and read by the checks; nothing outside sets one.  A test that
+    needs a fact to be a given value subclasses this class and overrides the property."""
 
     def __init__(
-        self, board: Board, config: ProjectConfig | Mapping[str, Any] | None = None
+        self,
+        board: Board,
+        config: ProjectConfig | Mapping[str, Any] | None = None,
+        library: Library | None = None,
+        board_class: str | None = None,
     ) -> None:
         from ..config import as_config
 
         self.board = board
         self.config: ProjectConfig = as_config(config)
+        self._library = library
+        #: the class the caller fixed (``inspect --class``; None: the classifier's, when asked)
+        self.board_class = board_class
         self._jobs: dict[str, Background] = {}
+        #: fact -> its wave (see :meth:`wave`), for the facts :meth:`prefetch` started
+        self._waves: dict[str, int] = {}
+        #: the memos of the analyses and checks, one per key, each owned by one module:
+        #: ``impedance`` (the pair table once built, field-solver and declared-target results:
+        #: analysis/impedance/table.py, checks/impedance.py), ``loss`` and ``loss_remedy``
+        #: (analysis/loss.py, checks/insertion_loss.py), ``velocity`` and ``die_of_nets``
+        #: (analysis/delay.py), ``plane_fills`` (analysis/returnpath.py), ``skew_pad_counts``
+        #: (checks/skew.py).  Values derived from the facts, never facts of their own.
+        self.memo: dict[str, Any] = {}
         #: the nets the via table is computed for (None: every net; see :meth:`scope_via_table`)
         self.via_nets: frozenset[int] | None = None
 
@@ -60,6 +81,8 @@ class Analysis:
 
     #: facts that may be computed ahead on a background thread (see :meth:`prefetch`)
     PREFETCHABLE = ("rails", "via_stubs", "pair_table")
+    #: the costly facts another fact reads (a check that needs ``irdrop`` waits for the rails)
+    FACT_NEEDS: Mapping[str, tuple[str, ...]] = {"irdrop": ("rails",)}
     #: fewest vias for which the via table is worth computing ahead: below it the table costs
     #: less than the thread and the shapely import it would start on a board whose rules may
     #: never read it (fixtures/kicad_versions/kicad9: 2 vias, no rule reads the table; started
@@ -102,6 +125,18 @@ class Analysis:
 
             compute = compute_after
         self._jobs[name] = Background(compute, name)
+        self._waves[name] = 1 + (self._waves.get(after, 0) if after is not None else 0)
+
+    def wave(self, needs: tuple[str, ...]) -> int:
+        """When facts ``needs`` may be ready: 0 when none of them (nor a fact they read,
+        :data:`FACT_NEEDS`) is being computed ahead, else the highest wave of those that are
+        (1 for a fact started alone, one more for each fact it was queued ``after``).  The
+        pipeline runs a rule in its kind's wave, so the main thread does the rules that wait
+        for nothing while the background thread works."""
+        out = 0
+        for name in needs:
+            out = max(out, self._waves.get(name, 0), self.wave(self.FACT_NEEDS.get(name, ())))
+        return out
 
     def settle_prefetched(self) -> None:
         """Wait for every fact started by :meth:`prefetch`, whether or not a check asked for
@@ -117,6 +152,11 @@ class Analysis:
             with contextlib.suppress(BaseException):
                 job.result()
 
+    def computed(self, name: str) -> Any:
+        """The fact ``name`` if it has been computed already, else None (without computing it:
+        a report extra that shows a fact only when a check needed it)."""
+        return self.__dict__.get(name)
+
     def prefetching(self, name: str) -> bool:
         """Whether ``name`` was started by :meth:`prefetch` (and may still be running)."""
         return name in self._jobs
@@ -126,11 +166,13 @@ class Analysis:
         return self.board.diff_pairs
 
     # -- signal types, routed layers, materials, foil, planes ----------------------------
-    # ``library`` is the validated rules/ data; the pipeline assigns the one it loaded
-    # (``analysis.library = lib``), otherwise the default rules/ are loaded on first use.
 
     @functools.cached_property
     def library(self) -> Library:
+        """The validated rules/ data: the one given at construction (the pipeline's), else the
+        bundled rules/, loaded on first use."""
+        if self._library is not None:
+            return self._library
         from ..packs import load_library
 
         return load_library()

@@ -108,7 +108,7 @@ def layer_velocity(
     from .impedance import layer_stack
     from .stackup import stackup_basis
 
-    memo: dict[Any, LayerVelocity] = analysis.__dict__.setdefault("_velocity_memo", {})
+    memo: dict[Any, LayerVelocity] = analysis.memo.setdefault("velocity", {})
     # widths and gaps to the nearest 25 µm: εeff moves by well under 1 % across that (a
     # microstrip's εeff changes ~1 % from w = 0.10 to 0.125 mm), and a board's many slightly
     # different widths then share a few solves
@@ -281,10 +281,10 @@ def net_delays(
     tracks = board.tracks
     index = analysis.track_index
     gaps = gaps or {}
-    memo = analysis.__dict__
-    die = memo.get("_die_of_nets")
+    memo = analysis.memo
+    die = memo.get("die_of_nets")
     if die is None:
-        die = memo["_die_of_nets"] = _die_of_nets(board)
+        die = memo["die_of_nets"] = _die_of_nets(board)
     geom = memo.get("_delay_geom")
     if geom is None:
         geom = memo["_delay_geom"] = StackGeometry.from_board(board)
@@ -370,9 +370,9 @@ class LoadDelays:
 
 def _pads_of_nets(analysis: Analysis) -> dict[int, list[tuple[str, Any, int]]]:
     """Net -> [(part reference, pad, the part's pad count)], built once per analysis."""
-    memo = analysis.__dict__.get("_delay_pads")
+    memo = analysis.memo.get("delay_pads")
     if memo is None:
-        memo = analysis.__dict__["_delay_pads"] = {}
+        memo = analysis.memo["delay_pads"] = {}
         for fp in analysis.board.footprints:
             for p in fp.pads:
                 if p.net:
@@ -557,7 +557,7 @@ def _via_edges(
 
     stubs = analysis.via_stubs
     board = analysis.board
-    geom = analysis.__dict__.get("_delay_geom") or StackGeometry.from_board(board)
+    geom = analysis.memo.get("_delay_geom") or StackGeometry.from_board(board)
     count = 0
     for i in stubs.rows_for_nets((d.net,)).tolist():
         vr = int(stubs.via_row[i])

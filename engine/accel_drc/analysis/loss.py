@@ -314,7 +314,7 @@ def loss_table(
     analysis: Analysis, default_rz: float = DEFAULT_RZ_UM, model: str = DEFAULT_ROUGHNESS_MODEL
 ) -> list[ChannelLoss]:
     """Every channel whose signal type has a Nyquist frequency, with its loss (cached)."""
-    cache = analysis.__dict__.setdefault("_loss_cache", {})
+    cache = analysis.memo.setdefault("loss", {})
     key = (default_rz, model)
     if key in cache:
         return cache[key]

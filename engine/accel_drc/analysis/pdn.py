@@ -1417,7 +1417,7 @@ def _params_of(analysis: Analysis, params: Mapping[str, Any] | None) -> Mapping[
         return got
     try:
         lib = analysis.library
-        cls = getattr(analysis, "board_class", None)
+        cls = analysis.board_class
         if cls is None:
             from ..classify import classify
 

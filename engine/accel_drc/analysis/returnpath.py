@@ -128,9 +128,9 @@ class PlaneFills:
 
 def plane_fills(analysis: Analysis) -> PlaneFills:
     """The run's :class:`PlaneFills` (one per analysis)."""
-    got = analysis.__dict__.get("_plane_fills")
+    got = analysis.memo.get("plane_fills")
     if got is None:
-        got = analysis.__dict__["_plane_fills"] = PlaneFills(analysis)
+        got = analysis.memo["plane_fills"] = PlaneFills(analysis)
     return got  # type: ignore[no-any-return]
 
 

@@ -170,8 +170,7 @@ class FabLimit:
 
 
 def fab_data(ctx: CheckContext) -> FabData | None:
-    lib = getattr(ctx.analysis, "library", None)
-    fab = getattr(lib, "fab", None)
+    fab = ctx.analysis.library.fab
     return fab if fab is not None and fab.classes else None
 
 

@@ -42,6 +42,8 @@ from . import CheckContext, CheckOutcome, register
 from ._common import finding
 
 KIND = "copper_weight"
+#: the costly facts it reads (the pipeline computes them ahead; docs/architecture.md)
+NEEDS = ("irdrop",)
 
 #: JSON schema (draft 7) of a rule's ``params``
 PARAMS: dict[str, Any] = {

@@ -179,7 +179,7 @@ class _Solver:
 
         self.board = ctx.board
         self.analysis = ctx.analysis
-        self.memo: dict[Any, Coupling] = ctx.analysis.__dict__.setdefault("_crosstalk_memo", {})
+        self.memo: dict[Any, Coupling] = ctx.analysis.memo.setdefault("crosstalk_couplings", {})
         self._stacks: dict[int, Any] = {}
         self._layer_stack = layer_stack
 

@@ -32,6 +32,8 @@ from . import CheckContext, CheckOutcome, register
 from ._common import finding
 
 KIND = "current_density"
+#: the costly facts it reads (the pipeline computes them ahead; docs/architecture.md)
+NEEDS = ("irdrop",)
 PARAMS: dict[str, Any] = {
     "type": "object",
     "required": ["max_plane_a_per_mm2", "max_via_a_per_mm2"],

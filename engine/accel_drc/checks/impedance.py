@@ -47,6 +47,8 @@ if TYPE_CHECKING:
     from ..analysis.impedance import LayerStack, PairImpedance
 
 KIND = "impedance"
+#: the costly facts it reads (the pipeline computes them ahead; docs/architecture.md)
+NEEDS = ("pair_table",)
 
 #: JSON schema (draft 7) of a rule's ``params``
 PARAMS: dict[str, Any] = {
@@ -284,10 +286,9 @@ def _family_signals(ctx: CheckContext, rule: Rule) -> list[str]:
     ``signals.yaml`` ``members``), the rule's own signal among them."""
     from ..analysis.signals import family_members
 
-    lib = getattr(ctx.analysis, "library", None)
-    if lib is None or not rule.signal:
+    if not rule.signal:
         return []
-    return list(family_members(lib, rule.signal))
+    return list(family_members(ctx.analysis.library, rule.signal))
 
 
 def _member_target(ctx: CheckContext, rule: Rule, sid: str) -> tuple[float | None, float | None]:
@@ -406,8 +407,8 @@ def check_impedance(ctx: CheckContext, rule: Rule) -> CheckOutcome:
             for n in (r.positive, r.negative):
                 out.not_judged.setdefault(n, []).append(note)
     names = a.board.nets
-    fd_cache = a.__dict__.setdefault("_impedance_cache", {}).setdefault("fd", {})
-    remedies: dict[Any, dict[str, Any]] = a.__dict__["_impedance_cache"].setdefault("remedy", {})
+    fd_cache = a.memo.setdefault("impedance", {}).setdefault("fd", {})
+    remedies: dict[Any, dict[str, Any]] = a.memo["impedance"].setdefault("remedy", {})
 
     def nets_of(row: PairImpedance) -> list[str]:
         return [names[row.positive], names[row.negative]]
@@ -461,7 +462,7 @@ def check_impedance(ctx: CheckContext, rule: Rule) -> CheckOutcome:
     # config sets the rule's target
     from ..analysis.signals import declared_target
 
-    dcache = a.__dict__["_impedance_cache"].setdefault("declared", {})
+    dcache = a.memo.setdefault("impedance", {}).setdefault("declared", {})
     declared = {}
     if not _config_sets_target(ctx, rule):
         for row in rows:
@@ -560,8 +561,8 @@ def check_impedance(ctx: CheckContext, rule: Rule) -> CheckOutcome:
                 }
         if row.closed_form_ohm is not None:
             evidence["closed_form_ohm"] = round(row.closed_form_ohm, 2)
-        sig = getattr(a, "net_signal", {}).get(row.positive)
-        assumption = getattr(sig, "assumption", None) if sig is not None else None
+        sig = a.net_signal.get(row.positive)
+        assumption = sig.assumption if sig is not None else None
         if assumption:
             evidence["assumption"] = assumption
         if dt is not None:
@@ -640,4 +641,4 @@ def _departure(
 
 
 def _sig_basis(a: Analysis, row: PairImpedance) -> str:
-    return signal_basis(getattr(a, "net_signal", None), row.positive)
+    return signal_basis(a.net_signal, row.positive)

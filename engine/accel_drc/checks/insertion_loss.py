@@ -43,6 +43,8 @@ if TYPE_CHECKING:
     from ..analysis.loss import ChannelLoss
 
 KIND = "insertion_loss"
+#: the costly facts it reads (the pipeline computes them ahead; docs/architecture.md)
+NEEDS = ("pair_table", "via_stubs")
 
 PARAMS: dict[str, Any] = {
     "type": "object",
@@ -100,7 +102,7 @@ def _total_with(ctx: CheckContext, ch: ChannelLoss, rz: float, model: str) -> fl
         if row is None:
             total += lay.il_db
             continue
-        cache = ctx.analysis.__dict__.setdefault("_loss_remedy_cache", {})
+        cache = ctx.analysis.memo.setdefault("loss_remedy", {})
         key = (row.layer, row.width_mm, row.gap_mm, rz, model)
         if key not in cache:
             cache[key] = section_of(ctx.analysis, row, rz, model, rz_override=rz)[0]

@@ -40,6 +40,8 @@ if TYPE_CHECKING:
     from ..analysis.irdrop import RailIR
 
 KIND = "ir_drop"
+#: the costly facts it reads (the pipeline computes them ahead; docs/architecture.md)
+NEEDS = ("irdrop",)
 PARAMS: dict[str, Any] = {
     "type": "object",
     "required": ["max_pct"],
@@ -177,7 +179,7 @@ EXTRAS_KEY = "irdrop"
 
 def extras(analysis: Analysis, rules: Any = None) -> Any:
     """``result.extras["irdrop"]``: per rail, the load table and per-layer heat maps."""
-    got = analysis.__dict__.get("irdrop")
+    got = analysis.computed("irdrop")
     if got is None:
         if not any(r.declares_ir_drop for r in analysis.config.rails):
             return None

@@ -39,6 +39,8 @@ from . import CheckContext, CheckOutcome, register
 from ._common import finding
 
 KIND = "open_channel"
+#: the costly facts it reads (the pipeline computes them ahead; docs/architecture.md)
+NEEDS = ("via_stubs",)
 
 #: JSON schema (draft 7) of a rule's ``params``
 PARAMS: dict[str, Any] = {

@@ -55,6 +55,8 @@ if TYPE_CHECKING:
     from ..analysis.pdn import RailResult
 
 KIND = "pdn_impedance"
+#: the costly facts it reads (the pipeline computes them ahead; docs/architecture.md)
+NEEDS = ("rails",)
 
 #: JSON schema (draft 7) of a rule's ``params``
 PARAMS: dict[str, Any] = {
@@ -327,14 +329,11 @@ def rails_extra(analysis: Analysis, rules: Sequence[Rule] | None = None) -> list
         return []  # no import of the PDN model for a board without rails (start-up)
     from ..analysis.pdn import evaluate, rail_row
 
-    params: Mapping[str, Any] | None = None
+    params: Mapping[str, Any] = {}  # no pdn_impedance rule: the model's own defaults
     for rule in rules or ():
         if rule.check == "pdn_impedance":
             params = rule.params
             break
-    if params is None:
-        got = getattr(analysis, "pdn_params", None)
-        params = got if isinstance(got, Mapping) else {}
     return [rail_row(evaluate(r, params)) for r in analysis.rails]
 
 

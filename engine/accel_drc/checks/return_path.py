@@ -60,6 +60,8 @@ if TYPE_CHECKING:
     from ..analysis.returnpath import Approach, Break, PlaneFills
 
 KIND = "return_path"
+#: the costly facts it reads (the pipeline computes them ahead; docs/architecture.md)
+NEEDS = ("via_stubs",)
 
 PARAMS: dict[str, Any] = {
     "type": "object",
@@ -152,9 +154,9 @@ def _pad_fields(analysis: Any, nets: Sequence[int]) -> np.ndarray:
     """(k, 4) boxes of the pads of every footprint that has a pad on one of ``nets``; the box
     of each footprint and the nets it touches are found once per board (the planar pass, the
     edge approach and the layer changes of every rule ask)."""
-    memo = analysis.__dict__.get("_rp_fp_boxes")
+    memo = analysis.memo.get("return_path_fp_boxes")
     if memo is None:
-        memo = analysis.__dict__["_rp_fp_boxes"] = []
+        memo = analysis.memo["return_path_fp_boxes"] = []
         for fp in analysis.board.footprints:
             if not fp.pads:
                 continue

@@ -48,6 +48,8 @@ if TYPE_CHECKING:
     from ..model import TimingRule
 
 KIND = "skew"
+#: the costly facts it reads (the pipeline computes them ahead; docs/architecture.md)
+NEEDS = ("via_stubs",)
 
 _LIMIT = {"type": ["number", "null"], "exclusiveMinimum": 0}
 PARAMS: dict[str, Any] = {
@@ -189,7 +191,7 @@ def _declare(basis: Mapping[str, str], analysis: Any) -> dict[str, str]:
 
     parts = []
     if "default" in (basis.get("eps_eff"), basis.get("heights")):
-        stack = getattr(getattr(analysis, "board", None), "stackup", None)
+        stack = analysis.board.stackup
         names = [sl.name for sl in (stack.layers if stack is not None else ()) if sl.is_dielectric]
         hint = declare_hint({"h", "epsilon_r"}, dielectrics=names)
         if hint:
@@ -209,9 +211,7 @@ def _basis(ds: Sequence[NetDelay], analysis: Any) -> dict[str, str]:
     # not to a delay per mm the designer's tuning profile declares
     if any(d.vias or any(not v.source for v in d.velocity.values()) for d in ds):
         out["heights"] = stackup_basis(analysis).thickness
-    ns = getattr(analysis, "net_signal", None)
-    if ns is not None:
-        out["signal"] = nets_signal_basis(ns, [d.net for d in ds])
+    out["signal"] = nets_signal_basis(analysis.net_signal, [d.net for d in ds])
     return out
 
 
@@ -483,9 +483,9 @@ def _judge_group(
     limit (a ``.kicad_dru`` skew rule that selects it and the reference), which replaces
     ``limit`` for it."""
     board = ctx.board
-    pads = ctx.analysis.__dict__.get("_skew_pad_counts")
+    pads = ctx.analysis.memo.get("skew_pad_counts")
     if pads is None:
-        pads = ctx.analysis.__dict__["_skew_pad_counts"] = _pad_counts(board)
+        pads = ctx.analysis.memo["skew_pad_counts"] = _pad_counts(board)
     multi = [d.net for d in ref_ds if pads.get(d.net, 0) > 2]
     # every judged member's delay (ps), for a drawing of the group against its limit
     group = [
@@ -525,7 +525,7 @@ def _per_load(
 
     if len(ds) != 1:
         return [], "it is joined through series parts: per-load paths are not traced"
-    memo = analysis.__dict__.setdefault("_skew_loads", {})
+    memo = analysis.memo.setdefault("skew_loads", {})
 
     def loads(d: NetDelay) -> Any:
         if d.net not in memo:

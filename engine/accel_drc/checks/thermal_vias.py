@@ -42,6 +42,8 @@ from ._common import finding
 from ._holes import Holes, fab_data, plated_holes, positions
 
 KIND = "thermal_vias"
+#: the costly facts it reads (the pipeline computes them ahead; docs/architecture.md)
+NEEDS = ("rails",)
 
 #: JSON schema (draft 7) of a rule's ``params``
 PARAMS: dict[str, Any] = {"type": "object", "additionalProperties": False, "properties": {}}
@@ -85,8 +87,7 @@ def _hot_parts(ctx: CheckContext) -> list[tuple[Any, Any, str]]:
     by_ref = {fp.reference: fp for fp in ctx.board.footprints}
     if declared:
         return [(by_ref[r], s, "declared") for r, s in declared.items() if r in by_ref]
-    rails = getattr(ctx.analysis, "rails", None) or []
-    core = next((r for r in rails if getattr(r, "role", None) == "core"), None)
+    core = next((r for r in ctx.analysis.rails if r.role == "core"), None)
     if core is None:
         return []
     from ..analysis.pdn import largest_bgas
@@ -97,7 +98,7 @@ def _hot_parts(ctx: CheckContext) -> list[tuple[Any, Any, str]]:
     )
     if best is None:
         return []
-    basis = "declared" if getattr(core, "role_basis", None) == "declared" else "assumed"
+    basis = "declared" if core.role_basis == "declared" else "assumed"
     return [(best, None, basis)]
 
 

@@ -47,6 +47,8 @@ if TYPE_CHECKING:
     from ..analysis.via_stubs import ViaStubs
 
 KIND = "via_stub"
+#: the costly facts it reads (the pipeline computes them ahead; docs/architecture.md)
+NEEDS = ("via_stubs",)
 
 #: JSON schema (draft 7) of a rule's ``params``
 PARAMS: dict[str, Any] = {
@@ -77,22 +79,17 @@ def _fmt_hz(f: float) -> str:
 def _nets_of(analysis: Analysis, signal: str | None) -> tuple[int, ...]:
     if signal is None:
         return ()
-    fn = getattr(analysis, "nets_by_signal", None)
-    if fn is None:
-        return ()
-    return tuple(int(n) for n in fn(signal))
+    return tuple(int(n) for n in analysis.nets_by_signal(signal))
 
 
 def _nyquist(analysis: Analysis, signal: str | None) -> float | None:
-    types = getattr(analysis, "signal_types", None) or {}
-    st = types.get(signal) if signal is not None and isinstance(types, Mapping) else None
+    st = analysis.signal_types.get(signal) if signal is not None else None
     ny = getattr(st, "nyquist_hz", None)
     return float(ny) if ny else None
 
 
 def _signal_name(analysis: Analysis, signal: str | None) -> str:
-    types = getattr(analysis, "signal_types", None) or {}
-    st = types.get(signal) if signal is not None and isinstance(types, Mapping) else None
+    st = analysis.signal_types.get(signal) if signal is not None else None
     return str(getattr(st, "name", None) or signal or "?")
 
 
@@ -189,7 +186,7 @@ def check_via_stub(ctx: CheckContext, rule: Rule) -> CheckOutcome:
     # verdicts only (the pipeline's re-run under another class's limits): the same findings
     # with the same identity (rule, net, layer, pos, items), without messages, evidence or
     # remedies, which are most of the cost of a board with 10k violating vias
-    lite = bool(getattr(ctx, "verdicts_only", False))
+    lite = ctx.verdicts_only
     # the rows' columns as Python values once (numpy scalar indexing per via is slow)
     rows = idx.tolist()
     stub_l = stubs.stub_mm[idx].tolist()
@@ -274,10 +271,8 @@ def check_via_stub(ctx: CheckContext, rule: Rule) -> CheckOutcome:
             if too_low and not too_long:
                 # the length passed: the verdict rests on the εr along the stub too
                 basis["eps_r"] = facts.epsilon_r_between(*_stub_span(stubs, i))
-            ns = getattr(ctx.analysis, "net_signal", None)
-            sb = None if ns is None else signal_basis(ns, int(stubs.net[i]))
-            if sb is not None:  # (a stand-in analysis without a signal assignment: nothing)
-                basis["signal"] = sb
+            sb = signal_basis(ctx.analysis.net_signal, int(stubs.net[i]))
+            basis["signal"] = sb
             if sb == "assumed" and candidates_limits:
                 ev["candidates"] = {
                     sid: _verdict(stub, fres, lim) for sid, lim in candidates_limits.items()
@@ -374,13 +369,13 @@ def _family_candidates(ctx: Any, rule: Rule) -> dict[str, dict[str, Any]]:
     one."""
     from ..analysis.signals import family_members
 
-    lib = getattr(ctx.analysis, "library", None)
-    if lib is None or rule.signal is None:
+    lib = ctx.analysis.library
+    if rule.signal is None:
         return {}
     members = family_members(lib, rule.signal)
     if len(members) < 2:
         return {}
-    pack = getattr(lib, "packs", {}).get(ctx.board_class)
+    pack = lib.packs.get(ctx.board_class)
     by_sig = {
         r.signal: dict(r.params or {})
         for r in (pack.rules if pack else ())

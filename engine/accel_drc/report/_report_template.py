@@ -1,7 +1,7 @@
 """report.html.j2 compiled by jinja2 (generated: do not edit).
 
 Regenerate after changing the template, jinja2 or the environment's options:
-``python -c 'from accel_drc.report.html import write_template_module as w; w()'``
+``python -m accel_drc.regenerate``
 (a stale copy is ignored: the report compiles the template itself).
 """
 

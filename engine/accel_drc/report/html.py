@@ -31,11 +31,11 @@ from typing import Any
 import jinja2
 from markupsafe import Markup, escape
 
-from .. import __version__
 from ..extras import ViaStubSeries
 from ..model import Board
 from ..references import Reference, bibliography
 from ..results import KICAD_ORIGIN, CheckResult, Finding, Severity, Status
+from ..version import __version__
 from .board_svg import render_board, start_zones
 from .drawings import drawings
 from .loss_plots import loss_context
@@ -991,7 +991,7 @@ def template_module_source() -> str:
     return (
         '"""report.html.j2 compiled by jinja2 (generated: do not edit).\n\n'
         "Regenerate after changing the template, jinja2 or the environment's options:\n"
-        "``python -c 'from accel_drc.report.html import write_template_module as w; w()'``\n"
+        "``python -m accel_drc.regenerate``\n"
         "(a stale copy is ignored: the report compiles the template itself).\n"
         '"""\n\n'
         f"KEY = {template_key(source)!r}\n\n{code}\n"

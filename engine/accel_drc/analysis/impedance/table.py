@@ -497,7 +497,7 @@ def pair_table(analysis: Analysis, pairs: Sequence[Any] | None = None) -> list[P
 
 def _pair_table(analysis: Analysis, pairs: Sequence[Any] | None = None) -> list[PairImpedance]:
     """:func:`pair_table` itself (what the background thread runs)."""
-    cache = analysis.__dict__.setdefault("_impedance_cache", {})
+    cache = analysis.memo.setdefault("impedance", {})
     if pairs is None and "all_rows" in cache:
         # the whole table again (the insertion-loss remedies ask once per channel and foil:
         # 8,066 times on the synthetic training board, where walking its 1,152 pairs each
