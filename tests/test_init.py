@@ -63,6 +63,8 @@ FILL = {
     "<2|3>": "3",
     "<W>": "20",
     "<K/W>": "1.5",
+    "<ps>": "40",
+    "<statement>": "compensated",
 }
 
 
@@ -309,6 +311,54 @@ def test_declare_groups_on_vme_wren(tmp_path) -> None:
         for pats in cfg.signals.values():
             for rx in pats:
                 assert any(rx.fullmatch(n) for n in names), rx.pattern
+
+
+def test_init_writes_each_parts_package_delays(tmp_path) -> None:
+    """The byte lane between U1 and U2 (fixtures/checks/skew): a ``package_delays:`` entry per
+    part with every pad of the lane, ``<ps>`` each; filled in, the skew is decided (a fact)."""
+    from conftest import FIXTURES
+
+    board = FIXTURES / "checks" / "skew" / "ddr4_lane_two_parts.kicad_pcb"
+    out = tmp_path / "accel-drc.yaml"
+    assert _init(board, out, "--class", "inference") == 0
+    data = yaml.safe_load(uncomment(out.read_text(encoding="utf-8"), FILL))
+    assert data["package_delays"] == {
+        "U1": {"pins_ps": {f"A{k}": 40 for k in range(1, 12)}},
+        "U2": {"pins_ps": {f"B{k}": 40 for k in range(1, 12)}},
+    }
+    before = [f for f in _check(board).findings if f.check == "skew"]
+    assert [f.status for f in before] == [Status.CANNOT_VERIFY]
+    filled = tmp_path / "filled.yaml"
+    filled.write_text(uncomment(out.read_text(encoding="utf-8"), FILL), encoding="utf-8")
+    after = [f for f in _check(board, filled).findings if f.check == "skew"]
+    assert [(f.status, f.evidence["basis"]["die_delay"]) for f in after] == [
+        (Status.VIOLATION, "declared")
+    ]
+
+
+@pytest.mark.slow
+def test_vme_wren_init_and_fill_leave_no_skew_unverified(tmp_path) -> None:
+    """vme-wren, memory-down DDR4 (IC14 the controller, IC5 and IC13 the memories): 28 DQ-DQS
+    results rest on undeclared package delays.  ``init`` writes a ``package_delays:`` entry for
+    each of the three parts with every pad of the byte lanes; filled in, no skew finding of
+    error severity is left unverified."""
+    board = _board("vme-wren")
+    out = tmp_path / "accel-drc.yaml"
+    assert _init(board, out) == 0
+    text = out.read_text(encoding="utf-8")
+    data = yaml.safe_load(uncomment(text, FILL))
+    assert sorted(data["package_delays"]) == ["IC13", "IC14", "IC5"]
+    assert len(data["package_delays"]["IC14"]["pins_ps"]) == 44  # 4 lanes: 32 DQ, 4 DM, 4 DQS
+    before = _check(board)
+    assert sum(1 for f in before.findings if f.check == "skew" and _error_cv(f)) >= 28
+    filled = tmp_path / "filled.yaml"
+    filled.write_text(uncomment(text, FILL), encoding="utf-8")
+    after = _check(board, filled)
+    assert [f.rule for f in after.findings if f.check == "skew" and _error_cv(f)] == []
+
+
+def _error_cv(f: Finding) -> bool:
+    return f.status == Status.CANNOT_VERIFY and f.severity == Severity.ERROR
 
 
 @pytest.fixture(scope="module")

@@ -389,6 +389,40 @@ class ThermalConfig:
         return _build(cls, data, parts=parts, fill_k_w_per_mk=float)
 
 
+#: what ``package_delays: REF: delays:`` may say of a whole part, and what each means (all add
+#: 0 ps, declared: the package adds no delay *difference* the board must make up)
+PACKAGE_STATEMENTS: Mapping[str, str] = MappingProxyType(
+    {
+        "matched": "its package delays are equal within each group, so they cancel",
+        "compensated": "its package delays are made up elsewhere: the controller's per-bit "
+        "deskew, or lengths already tuned with the package",
+        "none": "it adds no package delay: a chip-scale or bare-die package",
+    }
+)
+
+
+@dataclass(frozen=True)
+class PackageDelays:
+    """``package_delays: REF:``: one part's package (pad-to-die) delays as the designer
+    declares them: ps per pad (``pins_ps``, from the package's flight-time table) and/or one
+    statement for its other pads (``delays``: a key of :data:`PACKAGE_STATEMENTS`)."""
+
+    pins_ps: Mapping[str, float] = field(default_factory=_empty)
+    delays: str | None = None
+    reason: str | None = None
+    extra: Mapping[str, Any] = field(default_factory=_empty)
+
+    @classmethod
+    def of(cls, data: Mapping[str, Any] | None) -> PackageDelays:
+        return _build(
+            cls,
+            data,
+            pins_ps=lambda v: MappingProxyType({str(k): float(x) for k, x in v.items()}),
+            delays=str,
+            reason=str,
+        )
+
+
 @dataclass(frozen=True)
 class ReportConfig:
     """``report:``: where reports go and which layer carries the markers."""
@@ -426,6 +460,8 @@ class ProjectConfig:
     report: ReportConfig = field(init=False, default_factory=ReportConfig)
     fab: FabConfig = field(init=False, default_factory=FabConfig)
     thermal: ThermalConfig = field(init=False, default_factory=ThermalConfig)
+    #: footprint reference -> its declared package delays
+    package_delays: Mapping[str, PackageDelays] = field(init=False, default_factory=_empty)
 
     def __post_init__(self) -> None:
         d = self.data or {}
@@ -455,6 +491,9 @@ class ProjectConfig:
             "report": _build(ReportConfig, d.get("report")),
             "fab": FabConfig.of(d.get("fab")),
             "thermal": ThermalConfig.of(d.get("thermal")),
+            "package_delays": MappingProxyType(
+                {str(k): PackageDelays.of(v) for k, v in (d.get("package_delays") or {}).items()}
+            ),
         }
         for name, value in sections.items():
             object.__setattr__(self, name, value)
@@ -638,6 +677,15 @@ def _validated(
             compile_(pattern, ("backdrill", i, "match", key))
         if "except_net" in b:
             compile_(b["except_net"], ("backdrill", i, "except_net"))
+    for ref, part in (data.get("package_delays") or {}).items():
+        if "pins_ps" in part and "delays" in part:
+            # absolute per-pad delays and a statement of 0 ps for the rest would be added
+            # together as if on one scale: a false skew of the whole package delay
+            raise doc.error(
+                ("package_delays", ref, "delays"),
+                f"package_delays: {ref}: give pins_ps (ps per pad) or delays (one statement for "
+                "the part), not both",
+            )
     for i, r in enumerate(data.get("rails", [])):
         for j, p in enumerate(r["nets"]):
             compile_(p, ("rails", i, "nets", j))
@@ -815,8 +863,8 @@ def unmatched_entries(
     board: Any,
     net_signal: Mapping[int, Any] | None = None,
 ) -> tuple[list[Unmatched], int]:
-    """The ``signals:``, ``backdrill:``, ``rails:``, ``capacitors: parts:``, ``loss:`` and
-    ``stackup: materials:`` entries that apply to nothing on ``board``, and how many entries were looked at.
+    """The ``signals:``, ``backdrill:``, ``rails:``, ``capacitors: parts:``, ``package_delays:``,
+    ``loss:`` and ``stackup: materials:`` entries that apply to nothing on ``board``, and how many entries were looked at.
 
     Each is matched exactly as its consumer matches it (whole-name ``re.fullmatch``; a rail's
     patterns also against the net name's last ``/`` part; backdrill through
@@ -932,6 +980,28 @@ def unmatched_entries(
                     str(ref),
                     "is no footprint reference of this board (the override applies to nothing)",
                 )
+
+    # package_delays: a part the board lacks, a pad its footprint lacks (analysis.delay)
+    declared = pc.package_delays
+    if declared:
+        pads_of = {fp.reference: {p.number for p in fp.pads} for fp in board.footprints}
+        for ref, part in declared.items():
+            checked += 1
+            have = pads_of.get(ref)
+            if have is None:
+                add(
+                    ("package_delays", ref),
+                    ref,
+                    "is no footprint reference of this board (its package delays apply to nothing)",
+                )
+                continue
+            for pad in part.pins_ps:
+                if pad not in have:
+                    add(
+                        ("package_delays", ref, "pins_ps", pad),
+                        pad,
+                        f"is no pad of {ref} (its package delay applies to nothing)",
+                    )
 
     # loss: budgets_db / extra_db: a signal type no net of this board carries
     if net_signal is not None:

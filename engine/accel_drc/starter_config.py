@@ -60,6 +60,10 @@ PLACEHOLDERS: dict[str, str] = {
     "<2|3>": "the IPC-6012 class you order the board to: 2 or 3",
     "<W>": "the part's dissipated power (W)",
     "<K/W>": "the largest thermal resistance of the via field under the part (K/W)",
+    "<ps>": "a pad's package (pad-to-die) delay in ps, from the part's package flight-time table",
+    "<statement>": "what a part's package delays are: matched (equal within each group), "
+    "compensated (the controller's per-bit deskew, or lengths already tuned with the package) "
+    "or none",
 }
 
 #: finds the placeholders in generated text (the tests fill each one in)
@@ -91,7 +95,7 @@ MAX_PATTERNS = 64
 #: the sections in the order the file lists them (the schema's order)
 _SECTIONS = (
     "class", "signals", "stackup", "rails", "capacitors", "backdrill", "loss", "fab", "thermal",
-    "rules",
+    "package_delays", "rules",
 )  # fmt: skip
 
 #: the group titles of the cannot-verify section, by the section of a finding's first entry
@@ -105,6 +109,7 @@ GROUP_TITLES: dict[str, str] = {
     "loss": "declare the loss budget",
     "fab": "declare your fabricator's capabilities",
     "thermal": "declare the hot parts' power and limit",
+    "package_delays": "declare the parts' package delays",
     "rules": "declare the target (rule parameters)",
     "notes": "declare it where the board is drawn (KiCad)",
 }
@@ -125,13 +130,16 @@ _SIGNAL_INPUTS = frozenset({"signal", "generation"})
 # ---------------------------------------------------------------------------------------------
 
 
-def _q(text: str) -> str:
+def yaml_quote(text: str) -> str:
     """``text`` as a YAML scalar that reads back as exactly ``text``: single-quoted when it is
     plain printable text, else double-quoted with escapes (a JSON string is a valid YAML
     double-quoted scalar), so no name from the board can end a line or a flow collection."""
     if text.isprintable():
         return "'" + text.replace("'", "''") + "'"
     return json.dumps(text, ensure_ascii=True)
+
+
+_q = yaml_quote
 
 
 def _say(text: Any) -> str:
@@ -377,6 +385,8 @@ class _Gather:
         self.all_names = all_names
         self.signal_nets: dict[str, dict[str, None]] = {}  # signal key -> nets, in order
         self.signal_meta: dict[str, tuple[str, _Item]] = {}
+        #: part -> pad -> how its package delay is declared (None: not), for package_delays:
+        self.package_pads: dict[str, dict[str, str | None]] = {}
         self._sids: frozenset[str] | None = None
 
     @property
@@ -410,6 +420,9 @@ class _Gather:
             self.loss(i, f)
         elif kind in ("drill_aspect_ratio", "annular_ring", "thermal_vias"):
             self.build(i, f, kind, weak)
+        elif kind == "skew" and isinstance(ev.get("package_pads"), Mapping):
+            for part, pads in ev["package_pads"].items():
+                self.package(i, f, str(part), dict.fromkeys(map(str, pads or ())))
         declare = str(ev.get("declare") or "")
         if weak & _SIGNAL_INPUTS and kind not in ("signal_type", "coverage"):
             sid = f.rule.rsplit(".", 1)[-1]
@@ -636,6 +649,18 @@ class _Gather:
                 it.lines.append(line)
             self.doc.decides(it, "thermal", i, f)
 
+    def package(
+        self, i: int | None, f: Finding | None, part: str, pads: Mapping[str, str | None]
+    ) -> None:
+        """A part's ``package_delays:`` entry: its pads on a skew-checked interface (``pads``:
+        pad -> how the board already declares its delay, None where it does not)."""
+        known = self.package_pads.setdefault(part, {})
+        for pad, source in pads.items():
+            if known.get(pad) is None:
+                known[pad] = source
+        it = self.doc.item("package_delays", part, [])
+        self.doc.decides(it, "package_delays", i, f)
+
     def backdrill(self, i: int | None, f: Finding) -> None:
         sid = f.rule.rsplit(".", 1)[-1]
         match = (
@@ -669,11 +694,43 @@ class _Gather:
         for key, (_note, it) in self.signal_meta.items():
             pats = net_patterns(self.signal_nets.get(key, ()), self.all_names)
             it.lines = _list_lines(key, pats)
+        for part, pads in self.package_pads.items():
+            it = self.doc.items["package_delays"][part]
+            it.lines, why = _package_lines(part, pads)
+            it.note(why)
         # a stack-up with only notes still needs its header for the notes to sit under
         st = self.doc.items["stackup"]
         if st and all(not it.lines for it in st.values()):
             self.doc.items["notes"].update({k: v for k, v in st.items()})
             st.clear()
+
+
+#: pads per line of a ``pins_ps:`` flow mapping the starter file writes
+_PADS_PER_LINE = 8
+
+
+def _natural(text: str) -> list[Any]:
+    """Sort key: ``A2`` before ``A10``."""
+    return [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", text)]
+
+
+def _package_lines(part: str, pads: Mapping[str, str | None]) -> tuple[list[str], str]:
+    """A part's ``package_delays:`` lines: a ``<ps>`` per pad the board does not declare
+    (multi-line flow, :data:`_PADS_PER_LINE` a line), and the one-statement alternative as a
+    comment; and the entry's explanation (how many pads, which the board declares)."""
+    todo = sorted((p for p, src in pads.items() if src is None), key=_natural)
+    on_board = len(pads) - len(todo)
+    why = f"{part}: {len(pads)} pads on a skew-checked interface" + (
+        f", {on_board} with their die_delay in KiCad (kept)" if on_board else ""
+    )
+    if not todo:
+        return [], why + ": nothing to declare"
+    rows = [todo[k : k + _PADS_PER_LINE] for k in range(0, len(todo), _PADS_PER_LINE)]
+    cells = [", ".join(f"{_q(p)}: <ps>" for p in row) for row in rows]
+    lines = [f"{_q(part)}:", "  pins_ps: {" + cells[0] + ("," if len(cells) > 1 else "}")]
+    lines += ["    " + c + ("," if k < len(cells) - 1 else "}") for k, c in enumerate(cells[1:], 1)]
+    lines.append("  # delays: <statement>  # instead of pins_ps: one statement for the whole part")
+    return lines, why
 
 
 def _stack_values(ev: Mapping[str, Any]) -> str:
@@ -929,6 +986,16 @@ def _rails(g: _Gather, result: Any) -> None:
         g._rail_load(entry, core)
 
 
+def _packages(g: _Gather, result: Any) -> None:
+    """Every part whose package delays a skew rule's limit covers (``extras["skew"]``), with
+    its pads on the checked nets."""
+    extras = result.extras if isinstance(result.extras, Mapping) else {}
+    got = (extras.get("skew") or {}).get("packages") or {}
+    for _rule, parts in got.items():
+        for part, pads in (parts or {}).items():
+            g.package(None, None, str(part), {str(p): s for p, s in (pads or {}).items()})
+
+
 def starter_config(result: Any, board_names: Sequence[str] | None = None) -> str:
     """The starter ``accel-drc.yaml`` ``accel-drc init`` writes for the board ``result`` was
     checked from (see the module docstring): loads as is, declares nothing, and every
@@ -953,9 +1020,18 @@ def starter_config(result: Any, board_names: Sequence[str] | None = None) -> str
         "# power rails: declaring `rails:` replaces their detection, so keep every rail you "
         "want checked (those found on the board are all below)"
     ]
+    doc.intro["package_delays"] = [
+        "# package (pad-to-die) delays of the parts on a skew-checked interface: the DDR "
+        "DQ-DQS and CA-CK limits cover board and package, so an undeclared delay (counted 0 ps) "
+        "leaves a failing skew unverified. Give ps per pad from each part's package "
+        "flight-time table (pins_ps), or one statement for the whole part (delays: matched, "
+        "compensated or none, and a reason: the controller's per-bit deskew, or lengths "
+        "already tuned with the package)"
+    ]
     g = _Gather(doc, board_names)
     _interfaces(g, result)
     _rails(g, result)
+    _packages(g, result)
     doc.item("stackup", "foil", ["foil: {default: <grade>}"], FOIL_WHY)
     for i, f in enumerate(findings):
         g.finding(i, f)
