@@ -29,13 +29,6 @@ LIB = load_library()
 VME = SHARED_BOARDS / "vme-wren" / "vme-wren.kicad_pcb"
 BOARDS = {**FIXTURE_BOARDS, **({"vme-wren": VME} if VME.exists() else {})}
 
-#: hints owned by another change of issue 28 (the PDN rails nobody described), not followable
-#: here yet: (check kind, the hint's start)
-NOT_YET = {
-    ("pdn_impedance", "rails: [{name, nets: [regex]"),
-    ("pdn_impedance", "confirm it is the core rail"),  # capacitors: {mounting_esl_h, …}
-}
-
 #: a plausible value per key a hint leaves open, then per placeholder text
 BY_KEY = {
     "thickness_mm": "0.15",
@@ -52,6 +45,9 @@ BY_KEY = {
     "material": "Megtron 6",
     "default": "HVLP",
     "delays": "compensated",
+    "name": "VDD_CORE",
+    "mounting_esl_h": "0.3e-9",
+    "esl_body_h": "0.4e-9",
 }
 BY_PLACEHOLDER = {
     "Df": "0.004",
@@ -213,8 +209,6 @@ def test_the_boards_give_hints_of_every_kind():
 @pytest.mark.parametrize(("board", "rule", "hint"), HINTS, ids=[f"{b}:{r}" for b, r, _ in HINTS])
 def test_every_hint_is_followable(tmp_path, board, rule, hint):
     f = next(g for g in _baseline(board) if g.evidence.get("declare") == hint)
-    if any(f.check == k and hint.startswith(h) for k, h in NOT_YET):
-        pytest.skip(f"{f.check}: owned by the PDN change of issue 28")
     cfg = paste(hint, f)
     assert cfg, f"no accel-drc.yaml in the hint: {hint!r}"
     path = tmp_path / "accel-drc.yaml"

@@ -387,6 +387,8 @@ class _Gather:
         self.signal_meta: dict[str, tuple[str, _Item]] = {}
         #: part -> pad -> how its package delay is declared (None: not), for package_delays:
         self.package_pads: dict[str, dict[str, str | None]] = {}
+        #: the decap packages whose body ESL is the library's typical figure (capacitors:)
+        self.cap_packages: dict[str, None] = {}
         self._sids: frozenset[str] | None = None
 
     @property
@@ -499,11 +501,16 @@ class _Gather:
         self.doc.decides(r.item, "rails", i, f)  # first: the rail is what the finding is about
         declare = str(ev.get("declare") or "")
         if "capacitors" in declare:
-            it = self.doc.item("capacitors", "mounting", [
-                "mounting_esl_h: <H>  # the mounted capacitors' loop inductance",
-                "# parts: {C12: {esl_h: <H>, esr_ohm: <Ω>}}  # per part, where known",
-            ], "the decaps' ESL/ESR are library defaults (unconfirmed): the |Z(f)| rests on them")  # fmt: skip
+            it = self.capacitors(ev.get("unconfirmed_packages") or ())
             self.doc.decides(it, "capacitors", i, f)
+
+    def capacitors(self, packages: Iterable[Any]) -> _Item:
+        """The ``capacitors:`` entry: the mounting inductance and the body ESL of each package
+        whose decaps rest on the library's typical figures (both confirm a decap model)."""
+        self.cap_packages.update(dict.fromkeys(str(p) for p in packages if p))
+        return self.doc.item("capacitors", "mounting", [],
+                             "the decaps' ESL/ESR are library defaults (unconfirmed): the |Z(f)| "
+                             "rests on them")  # fmt: skip
 
     def rail_entry(self, name: str, nets: Iterable[Any]) -> _Rail:
         r = self.doc.rail(name)
@@ -694,6 +701,13 @@ class _Gather:
         for key, (_note, it) in self.signal_meta.items():
             pats = net_patterns(self.signal_nets.get(key, ()), self.all_names)
             it.lines = _list_lines(key, pats)
+        caps = self.doc.items["capacitors"].get("mounting")
+        if caps is not None:
+            pkgs = ", ".join(f"{_q(p)}: {{esl_body_h: <H>}}" for p in self.cap_packages)
+            caps.lines = ["mounting_esl_h: <H>  # the mounted capacitors' loop inductance"]
+            if pkgs:
+                caps.lines.append(f"packages: {{{pkgs}}}  # each package's body ESL")
+            caps.lines.append("# parts: {C12: {esl_h: <H>, esr_ohm: <Ω>}}  # per part, where known")
         for part, pads in self.package_pads.items():
             it = self.doc.items["package_delays"][part]
             it.lines, why = _package_lines(part, pads)
@@ -984,6 +998,9 @@ def _rails(g: _Gather, result: Any) -> None:
         if core and r.get("role_basis") != "assumed":
             entry.set("role", "core")
         g._rail_load(entry, core)
+        unconfirmed = [d.get("package") for d in r.get("decaps") or () if d.get("unconfirmed")]
+        if unconfirmed:  # declared rails are judged on their decaps' models: confirm them
+            g.capacitors(unconfirmed)
 
 
 def _packages(g: _Gather, result: Any) -> None:
