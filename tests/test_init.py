@@ -172,6 +172,67 @@ def test_filled_in_it_loads_and_decides_its_findings(starter, tmp_path) -> None:
     assert len(left) < len(unverified), f"{name}: {len(left)} of {len(unverified)} left"
 
 
+def _stackup_as_written(text: str) -> dict[str, Any]:
+    """The starter's ``stackup:`` entries a user uncomments without editing anything: every
+    line of the section that holds no placeholder (a line with one would be refused)."""
+    lines, on = [], False
+    for ln in text.splitlines():
+        if ln.startswith("#stackup:"):
+            on = True
+            lines.append("stackup:")
+        elif on and ln.startswith("#  "):
+            if not PLACEHOLDER_RE.search(ln.split("  # ", 1)[0]):
+                lines.append(ln[1:])
+        elif on and not ln.startswith("# "):
+            break
+    data = yaml.safe_load("\n".join(lines)) or {}
+    return {k: v for k, v in (data.get("stackup") or {}).items() if v}
+
+
+def test_stackup_entries_restate_the_board(starter, tmp_path) -> None:
+    """init writes the stack-up as structured ``stackup: materials:`` (each dielectric and
+    soldermask) and ``copper:`` entries, values from the board as they are: uncommented as
+    written they load and change no verdict (status, severity, number) of any finding."""
+    name, board, out, before = starter
+    text = out.read_text(encoding="utf-8")
+    stack = _stackup_as_written(text)
+    if name == "vme-wren":
+        assert len(stack["materials"]) == 11 and len(stack["copper"]) == 12
+        assert stack["materials"]["dielectric 6"] == {
+            "material": "IS400 1x2116", "thickness_mm": 0.1, "epsilon_r": 4.22,
+            "loss_tangent": 0.02, "tg_c": 150.0,
+        }  # fmt: skip
+        assert stack["copper"]["In5.Cu"] == {"thickness_um": 35.0}
+        assert "#    'F.Mask': {thickness_um: 10.0, epsilon_r: <εr>, loss_tangent: <Df>}" in text
+    if not stack:
+        pytest.skip(f"{name}: every stack-up value is a KiCad default (placeholders only)")
+    path = tmp_path / "stackup.yaml"
+    path.write_text(yaml.safe_dump({"stackup": stack}, allow_unicode=True), encoding="utf-8")
+    after = _check(board, path)
+
+    def verdicts(res: Any) -> list[tuple[Any, ...]]:
+        return sorted(
+            ((f.rule, f.status.value, f.severity.value, f.net, f.layer, f.measured, f.limit)
+             for f in res.findings if f.rule != "config.unmatched"),
+            key=repr,
+        )  # fmt: skip
+
+    assert verdicts(after) == verdicts(before)
+
+
+def test_a_stackup_placeholder_uncommented_unedited_is_refused(tmp_path, capsys) -> None:
+    """vme-wren's soldermask has no εr in the stack-up: its entry is a placeholder, which
+    uncommented as it stands is refused with file:line (exit 3), never read as a value."""
+    board = _board("vme-wren")
+    out = tmp_path / "accel-drc.yaml"
+    assert _init(board, out) == 0
+    line = next(ln for ln in out.read_text(encoding="utf-8").splitlines() if "'F.Mask'" in ln)
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("stackup:\n  materials:\n" + line[1:] + "\n", encoding="utf-8")
+    assert cli.main(["check", str(board), "--config", str(bad), "--quiet"]) == 3
+    assert f"{bad}:3" in capsys.readouterr().err
+
+
 def test_declaring_the_pcie_generation_removes_the_assumption(tmp_path) -> None:
     """m2-oculink: the starter's pcie4 entry (ASSUMED Gen4) with the real generation filled in
     turns ``signals.assumed_type.pcie4`` away, and the PCIe nets are checked as Gen3."""

@@ -439,18 +439,34 @@ class _Gather:
             self.backdrill(i, f)
         if "via_plating_um" in declare:
             self.stackup_scalar(i, f, "via_plating_um", "<µm>", "the via barrel plating")
-        if (weak & _STACKUP_INPUTS or "stack-up" in declare) and "stackup" not in (
+        if self.stackup_entries(i, f, weak, declare):
+            pass  # init's structured stack-up entries decide it
+        elif (weak & _STACKUP_INPUTS or "stack-up" in declare) and "stackup" not in (
             self.doc.covered.get(i, ()) if i is not None else ()
         ):
             self.note(i, f, "stackup", _stackup_note(f, weak))
-        if "mask_er" in weak or "soldermask εr" in declare:
+        elif "mask_er" in weak or "soldermask εr" in declare:
             self.note(i, f, "notes", "the soldermask εr: stackup: materials: {F.Mask: "
                       "{epsilon_r: <εr>}} (and B.Mask), or KiCad's Physical Stackup")  # fmt: skip
-        if "copper_thickness" in weak:
+        if "copper_thickness" in weak and "copper" not in self.doc.items["stackup"]:
             self.note(i, f, "notes", "the copper thickness of each layer: stackup: copper: "
                       "{LAYER: {thickness_um: <µm>}}, or KiCad's Physical Stackup")  # fmt: skip
         if (i is None or len(self.doc.covered.get(i, ())) == before) and declare:
             self.note(i, f, "notes", declare)  # nothing structured: the hint as the check said it
+
+    def stackup_entries(self, i: int | None, f: Finding, weak: set[str], declare: str) -> bool:
+        """A finding that rests on stack-up values is decided by init's structured
+        ``stackup: materials:`` / ``copper:`` entries, where they are (True), not by a note."""
+        st = self.doc.items["stackup"]
+        inputs = weak & (_STACKUP_INPUTS | {"mask_er", "copper_thickness"})
+        wants = bool(inputs) or "stack-up" in declare or "soldermask εr" in declare
+        keys = [k for k in ("materials", "copper") if k in st and len(st[k].lines) > 1]
+        if not wants or not keys:
+            return False
+        for k in keys:
+            if k == "materials" or inputs & {"t", "copper_thickness"}:
+                self.doc.decides(st[k], "stackup", i, f)
+        return True
 
     # -- one kind each ------------------------------------------------------------------------
 
@@ -589,10 +605,10 @@ class _Gather:
             "per dielectric, as named in the stack-up; KiCad's stack-up (Board Setup > "
             "Physical Stackup) is the better place: the file then carries it",
         )
-        line = f"  {_q(str(layer))}: {{{body}}}"
+        key = f"  {_q(str(layer))}: "
         comment = f"  # {now}: KiCad default: replace with your fab's value" if now else ""
-        if not any(ln.startswith(line) for ln in it.lines):
-            it.lines.append(line + comment)
+        if not any(ln.startswith(key) for ln in it.lines):  # init lists every layer already
+            it.lines.append(f"{key}{{{body}}}" + comment)
         self.doc.decides(it, "stackup", i, f)
 
     def foil(self, i: int | None, f: Finding) -> None:
@@ -908,47 +924,126 @@ def _class_intro(result: Any) -> list[str]:
     return out
 
 
-def _stackup_intro(result: Any, findings: Sequence[Finding]) -> list[str]:
-    """The stack-up as read, one explanation line per layer, each value marked."""
+def _exact(x: float) -> str:
+    """``x`` as YAML text that reads back as exactly ``x`` (a restated board value must not
+    move by a rounding: it would change a verdict at its margin) and as a float in PyYAML
+    (``1e-09`` without a dot is a string there)."""
+    text = repr(float(x))
+    if "e" in text and "." not in text.split("e")[0]:
+        text = text.replace("e", ".0e", 1)
+    return text
+
+
+#: what the comment says of a value restated from the board, and of a KiCad default
+_FROM_BOARD = "from the board"
+_REPLACE = "KiCad default: replace"
+
+
+def _value(value: Any, basis: str | None, scale: float = 1.0) -> str | None:
+    """A stack-up value as the starter writes it: the board's own (when the board states it,
+    not as KiCad's default, and the schema takes it: > 0), else None (the placeholder)."""
+    if value is None or basis in (None, "default", "assumed") or not float(value) > 0:
+        return None
+    return _exact(round(float(value) * scale, 9) if scale != 1.0 else float(value))
+
+
+def _entry(
+    name: str, fields: Sequence[tuple[str, str | None, str]], sources: Mapping[str, str] = {}
+) -> tuple[str, str]:
+    """``'NAME': {k: v, …}`` and its comment: which values restate the board (or, per key in
+    ``sources``, where else they come from), which are placeholders (fields: key, the value
+    or None, the placeholder)."""
+    body = ", ".join(f"{k}: {v if v is not None else ph}" for k, v, ph in fields)
+    kept = [k for k, v, _ph in fields if v is not None and k not in sources]
+    other = [f"{k}: {sources[k]}" for k, v, _ph in fields if v is not None and k in sources]
+    todo = [k for k, v, _ph in fields if v is None]
+    notes = (
+        ([f"{', '.join(kept)}: {_FROM_BOARD}"] if kept else [])
+        + other
+        + ([f"{', '.join(todo)}: {_REPLACE} (or not in the stack-up)"] if todo else [])
+    )
+    return f"{_q(name)}: {{{body}}}", "; ".join(notes)
+
+
+def _dielectric_entry(r: Mapping[str, Any]) -> tuple[str, str]:
+    """A dielectric's ``stackup: materials:`` entry from its stack-up row: material, εr, Df and
+    thickness as the board states them, Tg as the library gives it for the named laminate;
+    a KiCad default or a value the board lacks is a placeholder.  Slices (KiCad sub-layers)
+    that differ cannot be restated by one entry: material, εr and Df are placeholders then."""
+    b = r.get("basis") or {}
+    uniform = bool(r.get("uniform", True))
+    mat_basis = b.get("epsilon_r") if uniform else None
+    material = r.get("material")
+    fields = [
+        ("material", _q(str(material)) if material and mat_basis == "declared" else None,
+         "'<laminate>'"),
+        ("thickness_mm", _value(r.get("thickness_mm"), b.get("thickness")), "<mm>"),
+        ("epsilon_r", _value(r.get("epsilon_r"), mat_basis), "<εr>"),
+        ("loss_tangent",
+         _value(r.get("loss_tangent"), mat_basis if r.get("loss_tangent_from") == "stack-up"
+                else None), "<Df>"),
+        ("tg_c", _value(r.get("tg_c"), b.get("tg_c") if uniform else None), "<°C>"),
+    ]  # fmt: skip
+    tg_from = _say(r.get("tg_from") or "library")
+    lib = r.get("library_material")
+    sources = {"tg_c": f"{tg_from}" + (f" ({_say(lib)})" if lib else "") + ": replace with "
+               "your laminate's if it differs"}  # fmt: skip
+    line, comment = _entry(str(r.get("name")), fields, sources)
+    if not uniform:
+        comment += "; its sub-layers differ: one entry would replace them all"
+    return line, comment
+
+
+def _stackup_entries(g: _Gather, result: Any) -> None:
+    """The stack-up as structured ``stackup: materials:`` (each dielectric and soldermask) and
+    ``stackup: copper:`` entries: a value the board states, restated as it is (uncommented
+    unedited, it changes no verdict); a KiCad default or a value the board lacks, a
+    ``<placeholder>`` (uncommented unedited, refused with file:line, never read as a fact)."""
+    rows = result.extras.get("stackup") if isinstance(result.extras, Mapping) else None
+    mats: list[str] = []
+    copper: list[str] = []
+    for r in rows or ():
+        kind = str(r.get("kind") or "")
+        b = r.get("basis") or {}
+        name = str(r.get("name"))
+        if kind == "copper":
+            t = _value(r.get("thickness_mm"), b.get("thickness"), scale=1000.0)
+            line, comment = _entry(name, [("thickness_um", t, "<µm>")])
+            copper.append(f"  {line}  # {comment}")
+        elif kind == "soldermask":
+            line, comment = _entry(name, [
+                ("thickness_um", _value(r.get("thickness_mm"), b.get("thickness"), scale=1000.0),
+                 "<µm>"),
+                ("epsilon_r", _value(r.get("epsilon_r"), b.get("epsilon_r")), "<εr>"),
+                ("loss_tangent", _value(r.get("loss_tangent"), b.get("loss_tangent")), "<Df>"),
+            ])  # fmt: skip
+            mats.append(f"  {line}  # {comment}")
+        elif kind in ("core", "prepreg", "dielectric"):
+            line, comment = _dielectric_entry(r)
+            mats.append(f"  {line}  # {kind}; {comment}")
+    if mats:
+        g.doc.item("stackup", "materials", ["materials:", *mats],
+                   "per dielectric and soldermask, as named in the stack-up; KiCad's stack-up "
+                   "(Board Setup > Physical Stackup) is the better place: the file then "
+                   "carries it")  # fmt: skip
+    if copper:
+        g.doc.item("stackup", "copper", ["copper:", *copper],
+                   "per copper layer: its finished thickness (the foil grade is foil: above)")  # fmt: skip
+
+
+def _stackup_intro(result: Any) -> list[str]:
+    """The explanation above ``stackup:``: how its entries are marked."""
     rows = result.extras.get("stackup") if isinstance(result.extras, Mapping) else None
     if not rows:
         return [
             "# stack-up: the board has none (define it in KiCad: Board Setup > Physical Stackup)"
         ]
-    default_diels = {f.layer for f in findings if f.rule.endswith(".kicad_default")}
-    whole = any((f.evidence or {}).get("stackup_kicad_default") for f in findings)
-    fab = "KiCad default: replace with your fab's value"
-    out = [
-        "# the stack-up as read (declare your fab's values under stackup: materials: "
-        "(thickness_mm, material, εr, Df, Tg), stackup: copper: (thickness_um) and "
-        "stackup: foil:, or in KiCad's Physical Stackup):"
+    return [
+        "# the stack-up as read: each value marked 'from the board' restates the board (it "
+        "changes nothing uncommented as it is: replace it with your fab's value where they "
+        "differ); 'KiCad default: replace' is a <placeholder> for your fab's value (a KiCad "
+        "default or a value the board does not state)"
     ]
-    for r in rows:
-        kind = str(r.get("kind") or "")
-        if kind not in ("copper", "core", "prepreg", "dielectric"):
-            continue
-        name = _say(r.get("name"))
-        parts = []
-        t = r.get("thickness_mm")
-        if kind == "copper":
-            if t is not None:
-                parts.append(f"{float(t) * 1000:g} µm ({fab if whole else 'from the board'})")
-            parts.append(
-                f"foil {_say(r['foil'])} (from the board)"
-                if r.get("foil")
-                else "foil not declared (stackup: foil: below)"
-            )
-        else:
-            default = r.get("name") in default_diels
-            if t is not None:
-                parts.append(f"{float(t):g} mm ({fab if whole else 'from the board'})")
-            mat = _stack_values(r)
-            if mat:
-                parts.append(f"{mat} ({fab if default else 'from the board'})")
-            if r.get("tg_c") is not None:
-                parts.append(f"Tg {_num(r['tg_c'])} °C: {_say(r.get('tg_from') or 'library')}")
-        out.append(f"# - {name} ({kind}): " + ", ".join(parts))
-    return out
 
 
 def _interfaces(g: _Gather, result: Any) -> None:
@@ -1032,7 +1127,7 @@ def starter_config(result: Any, board_names: Sequence[str] | None = None) -> str
     c = result.classification
     doc.intro["class"] = _class_intro(result)
     doc.item("class", "class", [f"class: {c.board_class}"])
-    doc.intro["stackup"] = _stackup_intro(result, findings)
+    doc.intro["stackup"] = _stackup_intro(result)
     doc.intro["rails"] = [
         "# power rails: declaring `rails:` replaces their detection, so keep every rail you "
         "want checked (those found on the board are all below)"
@@ -1050,6 +1145,7 @@ def starter_config(result: Any, board_names: Sequence[str] | None = None) -> str
     _rails(g, result)
     _packages(g, result)
     doc.item("stackup", "foil", ["foil: {default: <grade>}"], FOIL_WHY)
+    _stackup_entries(g, result)
     for i, f in enumerate(findings):
         g.finding(i, f)
     g.finish()
