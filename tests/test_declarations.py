@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import pytest
 from accel_drc.config import load_config
@@ -283,14 +284,65 @@ def test_family_ranges_of_the_library():
     assert mats.df_range(mats.lookup("High Tg FR4")) == (0.015, 0.025)
 
 
-def test_the_readme_config_example_is_a_valid_config(tmp_path):
+def _readme_config_example() -> Any:
+    """The first YAML block of the README's configuration section, parsed."""
     import yaml
     from conftest import ROOT
 
     text = (ROOT / "README.md").read_text(encoding="utf-8")
     section = text.split("## Project config: `accel-drc.yaml`", 1)[1]
     block = section.split("```yaml\n", 1)[1].split("```", 1)[0]
-    data = yaml.safe_load(block)
+    return yaml.safe_load(block)
+
+
+def _key_paths(node: Any, path: tuple[str, ...] = ()) -> set[tuple[str, ...]]:
+    """Every key path of parsed YAML (a list item is ``[]``)."""
+    out: set[tuple[str, ...]] = set()
+    if isinstance(node, dict):
+        for k, v in node.items():
+            out.add((*path, str(k)))
+            out |= _key_paths(v, (*path, str(k)))
+    elif isinstance(node, list):
+        for v in node:
+            out |= _key_paths(v, (*path, "[]"))
+    return out
+
+
+def _schema_paths(node: Any, path: tuple[str, ...] = ()) -> set[tuple[str, ...]]:
+    """Every key path the config schema names (``*``: any name, ``[]``: a list item)."""
+    out: set[tuple[str, ...]] = set()
+    if not isinstance(node, dict):
+        return out
+    for k, v in (node.get("properties") or {}).items():
+        out.add((*path, k))
+        out |= _schema_paths(v, (*path, k))
+    if isinstance(node.get("additionalProperties"), dict):
+        out |= _schema_paths(node["additionalProperties"], (*path, "*"))
+    if isinstance(node.get("items"), dict):
+        out |= _schema_paths(node["items"], (*path, "[]"))
+    return out
+
+
+def test_the_readme_config_example_shows_every_key():
+    """Every key of the config schema, at every depth, has an example in the README's
+    configuration section (a new key such as package_delays cannot go undocumented)."""
+    from accel_drc.config import CONFIG_SCHEMA
+
+    shown = _key_paths(_readme_config_example())
+
+    def documented(want: tuple[str, ...]) -> bool:
+        return any(
+            len(got) == len(want) and all(w in ("*", g) for w, g in zip(want, got)) for got in shown
+        )
+
+    missing = sorted(p for p in _schema_paths(CONFIG_SCHEMA) if not documented(p))
+    assert missing == [], f"keys without an example in README.md: {missing}"
+
+
+def test_the_readme_config_example_is_a_valid_config(tmp_path):
+    import yaml
+
+    data = _readme_config_example()
     data["rules"].pop("packs")  # names a file of the reader's project
     cfg_path = tmp_path / "accel-drc.yaml"
     cfg_path.write_text(yaml.safe_dump(data, allow_unicode=True))
@@ -298,6 +350,8 @@ def test_the_readme_config_example_is_a_valid_config(tmp_path):
     assert cfg.stackup.copper["In1.Cu"].thickness_um == 18
     assert cfg.materials["F.Mask"].thickness_um == 20
     assert cfg.materials["dielectric 1"].thickness_mm == 0.1
+    assert cfg.package_delays["U1"].pins_ps == {"AB12": 45.2, "AC13": 47.1}
+    assert cfg.package_delays["U5"].delays == "compensated"
 
 
 def test_vme_wren_declared_epsilon_r_moves_the_zdiff(tmp_path):
