@@ -293,7 +293,8 @@ def test_a_statement_beats_the_pads_die_delay_and_one_end_is_not_enough(tmp_path
 
 
 def test_package_delay_config_errors_and_unmatched_entries(tmp_path):
-    """pins_ps and delays together: refused with file:line (exit 3); an unknown statement too;
+    """pins_ps and delays together: refused with file:line (exit 3); an unknown statement, or a
+    reason alone (it declares no delay), too;
     a part the board lacks and a pad its footprint lacks: config.unmatched."""
     from accel_drc import cli
     from accel_drc.config import load_config, unmatched_entries
@@ -302,6 +303,8 @@ def test_package_delay_config_errors_and_unmatched_entries(tmp_path):
     bad.write_text("package_delays:\n  U1: {pins_ps: {A1: 3}, delays: none}\n")
     assert cli.main(["check", str(HERE / _LANE), "--config", str(bad), "--quiet"]) == 3
     bad.write_text("package_delays:\n  U1: {delays: deskewed}\n")
+    assert cli.main(["check", str(HERE / _LANE), "--config", str(bad), "--quiet"]) == 3
+    bad.write_text("package_delays:\n  U1: {reason: 'we checked'}\n")  # declares nothing
     assert cli.main(["check", str(HERE / _LANE), "--config", str(bad), "--quiet"]) == 3
     ok = tmp_path / "ok.yaml"
     ok.write_text("package_delays:\n  U9: {delays: none}\n  U1: {pins_ps: {A99: 3, A1: 2}}\n")

@@ -678,6 +678,12 @@ def _validated(
         if "except_net" in b:
             compile_(b["except_net"], ("backdrill", i, "except_net"))
     for ref, part in (data.get("package_delays") or {}).items():
+        if "pins_ps" not in part and "delays" not in part:
+            raise doc.error(
+                ("package_delays", ref),
+                f"package_delays: {ref} declares no delay: give pins_ps (ps per pad) or delays "
+                "(matched, compensated or none)",
+            )
         if "pins_ps" in part and "delays" in part:
             # absolute per-pad delays and a statement of 0 ps for the rest would be added
             # together as if on one scale: a false skew of the whole package delay
