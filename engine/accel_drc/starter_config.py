@@ -948,11 +948,14 @@ def _value(value: Any, basis: str | None, scale: float = 1.0) -> str | None:
 
 
 def _entry(
-    name: str, fields: Sequence[tuple[str, str | None, str]], sources: Mapping[str, str] = {}
+    name: str,
+    fields: Sequence[tuple[str, str | None, str]],
+    sources: Mapping[str, str] | None = None,
 ) -> tuple[str, str]:
     """``'NAME': {k: v, …}`` and its comment: which values restate the board (or, per key in
     ``sources``, where else they come from), which are placeholders (fields: key, the value
     or None, the placeholder)."""
+    sources = sources or {}
     body = ", ".join(f"{k}: {v if v is not None else ph}" for k, v, ph in fields)
     kept = [k for k, v, _ph in fields if v is not None and k not in sources]
     other = [f"{k}: {sources[k]}" for k, v, _ph in fields if v is not None and k in sources]
