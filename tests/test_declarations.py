@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import pytest
 from accel_drc.config import load_config
@@ -282,14 +283,65 @@ def test_family_ranges_of_the_library():
     assert mats.df_range(mats.lookup("High Tg FR4")) == (0.015, 0.025)
 
 
-def test_the_readme_config_example_is_a_valid_config(tmp_path):
+def _readme_config_example() -> Any:
+    """The first YAML block of the README's configuration section, parsed."""
     import yaml
     from conftest import ROOT
 
     text = (ROOT / "README.md").read_text(encoding="utf-8")
     section = text.split("## Project config: `accel-drc.yaml`", 1)[1]
     block = section.split("```yaml\n", 1)[1].split("```", 1)[0]
-    data = yaml.safe_load(block)
+    return yaml.safe_load(block)
+
+
+def _key_paths(node: Any, path: tuple[str, ...] = ()) -> set[tuple[str, ...]]:
+    """Every key path of parsed YAML (a list item is ``[]``)."""
+    out: set[tuple[str, ...]] = set()
+    if isinstance(node, dict):
+        for k, v in node.items():
+            out.add((*path, str(k)))
+            out |= _key_paths(v, (*path, str(k)))
+    elif isinstance(node, list):
+        for v in node:
+            out |= _key_paths(v, (*path, "[]"))
+    return out
+
+
+def _schema_paths(node: Any, path: tuple[str, ...] = ()) -> set[tuple[str, ...]]:
+    """Every key path the config schema names (``*``: any name, ``[]``: a list item)."""
+    out: set[tuple[str, ...]] = set()
+    if not isinstance(node, dict):
+        return out
+    for k, v in (node.get("properties") or {}).items():
+        out.add((*path, k))
+        out |= _schema_paths(v, (*path, k))
+    if isinstance(node.get("additionalProperties"), dict):
+        out |= _schema_paths(node["additionalProperties"], (*path, "*"))
+    if isinstance(node.get("items"), dict):
+        out |= _schema_paths(node["items"], (*path, "[]"))
+    return out
+
+
+def test_the_readme_config_example_shows_every_key():
+    """Every key of the config schema, at every depth, has an example in the README's
+    configuration section (a new key such as package_delays cannot go undocumented)."""
+    from accel_drc.config import CONFIG_SCHEMA
+
+    shown = _key_paths(_readme_config_example())
+
+    def documented(want: tuple[str, ...]) -> bool:
+        return any(
+            len(got) == len(want) and all(w in ("*", g) for w, g in zip(want, got)) for got in shown
+        )
+
+    missing = sorted(p for p in _schema_paths(CONFIG_SCHEMA) if not documented(p))
+    assert missing == [], f"keys without an example in README.md: {missing}"
+
+
+def test_the_readme_config_example_is_a_valid_config(tmp_path):
+    import yaml
+
+    data = _readme_config_example()
     data["rules"].pop("packs")  # names a file of the reader's project
     cfg_path = tmp_path / "accel-drc.yaml"
     cfg_path.write_text(yaml.safe_dump(data, allow_unicode=True))
@@ -297,6 +349,8 @@ def test_the_readme_config_example_is_a_valid_config(tmp_path):
     assert cfg.stackup.copper["In1.Cu"].thickness_um == 18
     assert cfg.materials["F.Mask"].thickness_um == 20
     assert cfg.materials["dielectric 1"].thickness_mm == 0.1
+    assert cfg.package_delays["U1"].pins_ps == {"AB12": 45.2, "AC13": 47.1}
+    assert cfg.package_delays["U5"].delays == "compensated"
 
 
 def test_vme_wren_declared_epsilon_r_moves_the_zdiff(tmp_path):
@@ -370,3 +424,108 @@ def test_ir_drop_via_stubs_and_the_basis_owner_read_the_declared_copper_and_heig
         "loss_tangent": "default",
         "height": "declared",
     }
+
+
+def _insertion_loss(stack, budget_db: float):
+    """The pcie5 insertion_loss findings (settled) of a 200 mm F.Cu pair over an In1.Cu GND
+    plane on ``stack``, everything but the laminate's Df declared (foil HVLP, εr as the board
+    states it, soldermask εr 3.8), against a board budget of ``budget_db``; and the channel's
+    totals at the generic material's Df range ends and as the stack-up states it."""
+    from _h2_boards import make_board, rect
+    from accel_drc.analysis import Analysis
+    from accel_drc.analysis.loss import loss_table
+    from accel_drc.analysis.stackup import with_declarations
+    from accel_drc.basis import settle
+    from accel_drc.checks import CheckContext, load_all
+    from accel_drc.checks.insertion_loss import _total_with
+    from accel_drc.config import config_from_data
+    from accel_drc.packs import rules_for_class
+
+    board = make_board(
+        4,
+        ["GND", "TX_P", "TX_N"],
+        [("TX_P", 0, (1, 1), (201, 1)), ("TX_N", 0, (1, 1.2), (201, 1.2))],
+        [("GND", 1, rect(0, 0, 205, 40))],
+        stack,
+        size=(205, 40),
+    )
+    cfg = config_from_data(
+        {
+            "signals": {"pcie5": ["TX_[PN]"]},
+            "loss": {"budgets_db": {"pcie5": budget_db}},
+            "stackup": {
+                "foil": {"default": "HVLP"},
+                "materials": {
+                    "dielectric 1": {"epsilon_r": 4.5},
+                    "F.Mask": {"epsilon_r": 3.8},
+                },
+            },
+        },
+        LIB,
+    )
+    board = with_declarations(board, cfg, LIB.materials)  # as check applies them
+    rules, _ = rules_for_class(LIB, "edge")
+    rule = next(r for r in rules if r.check == "insertion_loss" and r.signal == "pcie5")
+    a = Analysis(board, cfg)
+    a.library = LIB
+    ctx = CheckContext(board=board, analysis=a, board_class="edge", config=cfg)
+    (ch,) = [c for c in loss_table(a) if c.signal == "pcie5"]
+    ends = tuple(_total_with(ctx, ch, None, "huray", pick, 3.5) for pick in (0, 1))
+    got = [settle(f) for f in load_all()["insertion_loss"](ctx, rule).findings]
+    return got, (ends[0], ch.total_db, ends[1])
+
+
+def test_insertion_loss_decides_what_the_generic_fr4_range_decides():
+    """The stack-up the designer edited, left on KiCad's "FR4" (tan δ 0.02): its name covers
+    every generic FR-4 grade (Df 0.015–0.025).  Over the budget even at Df 0.015: a fact
+    resting on the library's range (main: rests on default loss_tangent); over at 0.02 but
+    inside at 0.015: conditional, with the range; inside at 0.02 but over at 0.025: cannot
+    verify, with both ends; inside at 0.025: nothing."""
+    from _h2_boards import cu, diel, stackup
+
+    edited = stackup(
+        cu(),
+        diel("dielectric 1", "FR4", 4.5, 0.02, t=0.12, kind="prepreg"),
+        cu(),
+        diel("dielectric 2", "FR4", 4.5, 0.02, t=1.2),
+        cu(),
+        diel("dielectric 3", "FR4", 4.5, 0.02, t=0.12, kind="prepreg"),
+        cu(),
+    )
+    _, (lo, nominal, hi) = _insertion_loss(edited, 100.0)
+    assert lo < nominal < hi
+    [f], _ = _insertion_loss(edited, lo - 0.5)
+    assert f.status == Status.VIOLATION
+    assert f.evidence["basis"]["loss_tangent"] == "library"
+    assert f.evidence["df_range"] == [0.015, 0.025]
+    assert "across the Df range 0.015–0.025" in f.message
+    [g], _ = _insertion_loss(edited, (lo + nominal) / 2)
+    assert g.status == Status.CANNOT_VERIFY
+    assert g.evidence["basis"]["loss_tangent"] == "default"
+    assert g.evidence["df_range"] == [0.015, 0.025]
+    assert "inside the budget at the low end" in g.message
+    [h], _ = _insertion_loss(edited, (nominal + hi) / 2)
+    assert h.status == Status.CANNOT_VERIFY and h.evidence["df_range"] == [0.015, 0.025]
+    assert h.evidence["candidates"] == {"Df 0.015": "pass", "Df 0.025": "fail"}
+    assert "stackup: materials:" in h.evidence["declare"]
+    assert _insertion_loss(edited, hi + 0.5)[0] == []
+
+
+def test_insertion_loss_on_the_auto_stackup_keeps_the_default_df():
+    """KiCad's untouched auto stack-up: nobody named the material, no range applies: a failure
+    stays conditional on the default Df, and a pass stands as before."""
+    from _h2_boards import cu, diel, stackup
+
+    auto = stackup(
+        cu(),
+        diel("dielectric 1", "FR4", 4.5, 0.02, t=0.48, kind="prepreg"),
+        cu(),
+        diel("dielectric 2", "FR4", 4.5, 0.02, t=0.48),
+        cu(),
+        diel("dielectric 3", "FR4", 4.5, 0.02, t=0.48, kind="prepreg"),
+        cu(),
+    )
+    _, (lo, nominal, hi) = _insertion_loss(auto, 100.0)
+    [f], _ = _insertion_loss(auto, lo - 0.5)
+    assert f.status == Status.CANNOT_VERIFY and "df_range" not in f.evidence
+    assert _insertion_loss(auto, (nominal + hi) / 2)[0] == []

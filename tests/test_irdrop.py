@@ -490,3 +490,44 @@ def test_vme_wren_one_core_finding() -> None:
     assert len(ir) == 1 and ir[0].net == "P0V85" and ir[0].status.value == "cannot_verify"
     assert ir[0].evidence["basis"]["role"] == "assumed"
     assert "P0V85" in ir[0].evidence["declare_entry"]
+
+
+@pytest.mark.parametrize("dx", [0.0, 0.006, 0.2])
+def test_a_track_ending_anywhere_in_a_via_land_conducts(dx: float) -> None:
+    """A BGA dogbone: the load's ball U1 on F.Cu, a 1 mm F.Cu track to a via (0.45 mm land)
+    down to a B.Cu plane fed from its far end.  KiCad joins a track to a via wherever its end
+    lies in the land; the track ending 6 µm off the via's centre (across a cell boundary, as
+    vme-wren's IC14 dogbones do) or 0.2 mm off must conduct exactly as one ending on it (on
+    main the last two gave "no copper path to a source" for the ball)."""
+    from dataclasses import replace
+
+    from accel_drc.model import Tracks
+
+    vx, vy = 9.999, 2.0  # the via just left of the 10.0 mm cell boundary (cell 0.25 mm)
+    vias = Vias(pos=np.array([[vx, vy]]), drill=np.array([0.2]), diameter=np.array([0.45]),
+                start=np.zeros(1, np.int16), end=np.ones(1, np.int16), net=np.ones(1, np.int32),
+                micro=np.zeros(1, bool), uuid=("v",), layer_count=2)  # fmt: skip
+    ball = Footprint("U1", "", "", "F.Cu", vx - 1.0, vy,
+                     pads=(Pad("A1", 1, "smd", "circle", vx - 1.0, vy, 0.45, 0.45,
+                               copper_layers=(0,)),))  # fmt: skip
+    b = board_of([(1, rect(0, 0, 30, 4))], [pad_strip("U20", 29.75, 0, 4, 16, 1), ball],
+                 layers=2, vias=vias, gap_mm=1.5)  # fmt: skip
+    tracks = Tracks(start=np.array([[vx - 1.0, vy]]), end=np.array([[vx + dx, vy]]),
+                    mid=np.full((1, 2), np.nan), width=np.array([0.2]),
+                    layer=np.zeros(1, np.int16), net=np.ones(1, np.int32), uuid=("t",))  # fmt: skip
+    b = replace(b, tracks=tracks)
+    r = irdrop.solve_rail(b, spec(sources=["U20"], loads={"U1": 1.0}), CFG20, cell_mm=0.25,
+                          max_nodes=10**6, coarse_check=False)  # fmt: skip
+    assert r.error is None, r.error
+    track = RHO * 1e3 * abs(1.0 + dx) / (0.2 * T_MM)
+    assert r.resistance_ohm > track  # the track, the barrel and the plane in series
+    if dx:
+        base = irdrop.solve_rail(
+            replace(b, tracks=replace(tracks, end=np.array([[vx, vy]]))),
+            spec(sources=["U20"], loads={"U1": 1.0}), CFG20, cell_mm=0.25, max_nodes=10**6,
+            coarse_check=False,
+        )  # fmt: skip
+        # the same node: only the track's own length differs
+        assert r.resistance_ohm - base.resistance_ohm == pytest.approx(
+            RHO * 1e3 * dx / (0.2 * T_MM), rel=1e-6, abs=1e-12
+        )

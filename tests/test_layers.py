@@ -42,6 +42,7 @@ FLOORS: dict[str, tuple[str, ...]] = {
         "basis",
         "extras",
         "dccode",
+        "yamltext",
     ),
     "rule data": (
         "yamlsafe",

@@ -77,3 +77,18 @@ def test_ir_drop_no_copper_path_names_the_pads_and_where() -> None:
     [r] = Analysis(board, {"rails": [rail]}).irdrop
     assert r.error is not None
     assert "C3.1 (24.00, 15.00)" in r.error and "does not join them to any source (C1)" in r.error
+
+
+def test_a_rail_of_several_nets_takes_the_voltage_its_net_names_agree_on(tmp_path):
+    """buck_shunt_input with +5V renamed VDD_MAIN: the rail's name states no voltage, the
+    shunt's other side (/DCDC/5V_OUT) does: a 5 V rail (on the Thor carrier, SYS_VIN_HV and
+    /DCDC/16V_OUT: 16 V; main left it <V>, and a filled-in 1 V made it the "core" rail)."""
+    from accel_drc.analysis import Analysis
+
+    src = HERE / "buck_shunt_input.kicad_pcb"
+    board_file = tmp_path / "renamed.kicad_pcb"
+    board_file.write_text(src.read_text().replace('"+5V"', '"VDD_MAIN"'))
+    rails = {r.name: r for r in Analysis(read_board(str(board_file))).rails}
+    assert rails["VDD_MAIN"].nets == ("/DCDC/5V_OUT", "VDD_MAIN")
+    assert rails["VDD_MAIN"].voltage == 5.0
+    assert rails["SYS_VIN_HV"].voltage is None  # one net, no voltage in its name

@@ -227,3 +227,135 @@ def test_a_huge_multi_drop_net_is_not_traced_and_says_why(monkeypatch: pytest.Mo
     assert out.findings == []
     why = out.not_judged[board.nets.index("/DDR4_A1")]
     assert any("more than 5 are not traced" in w for w in why)
+
+
+# --- package delays declared in accel-drc.yaml (issue 28: every declaration honoured) --------
+# ddr4_lane_two_parts: a byte lane from the controller U1 (pads A1..A11) to the memory U2
+# (B1..B11), as a memory-down board has it: A1/A2 DQS0 P/N, A3..A10 DQ0..DQ7, A11 DM0.  DQ3
+# (A6 -> B6) is 1 mm longer: 6.33 ps of board skew against a 3.5 ps limit on board + package.
+_LANE = "ddr4_lane_two_parts.kicad_pcb"
+_DDR_PARAMS = {"group": "ddr", "max_group_ps": 3.5, "max_ca_ck_ps": 20}
+
+
+def _lane(tmp_path: Path, config_text: str | None) -> list:
+    """The settled findings of the DDR group rule on the lane board under ``config_text``
+    (an accel-drc.yaml, loaded by the real loader; None: no config)."""
+    from accel_drc.basis import settle
+    from accel_drc.config import load_config
+
+    cfg_file = None
+    if config_text is not None:
+        cfg_file = tmp_path / "accel-drc.yaml"
+        cfg_file.write_text(config_text)
+    cfg = load_config(str(cfg_file) if cfg_file else None, None)
+    board = read_board(str(HERE / _LANE))
+    ctx = CheckContext(board=board, analysis=Analysis(board, cfg), board_class="inference",
+                       config=cfg)  # fmt: skip
+    rule = Rule(id="t.skew", check="skew", severity=Severity.ERROR, params=dict(_DDR_PARAMS),
+                why="w", source="s", signal="ddr4")  # fmt: skip
+    return [settle(f) for f in check_skew(ctx, rule).findings]
+
+
+#: every pad of U1 at 46 ps but DQ3's A6 at ``a6`` ps
+def _u1_pins(a6: float) -> str:
+    pins = ", ".join(f"A{k}: {a6 if k == 6 else 46}" for k in range(1, 12))
+    return f"package_delays:\n  U1: {{pins_ps: {{{pins}}}}}\n  U2: {{delays: none}}\n"
+
+
+def test_undeclared_package_delays_leave_the_lane_unverified_with_a_pasteable_entry(tmp_path):
+    """No package delay declared: DQ3's 6.33 ps rests on 0 ps of package, cannot verify; the
+    hint is the accel-drc.yaml entry for exactly the six pads of DQ3 and DQS0, and pasted as
+    it stands (placeholders filled) it loads and makes the skew a fact."""
+    import re
+
+    (f,) = _lane(tmp_path, None)
+    assert f.status is Status.CANNOT_VERIFY and f.evidence["basis"]["die_delay"] == "assumed"
+    assert f.evidence["package_pads"] == {"U1": ["A6", "A1", "A2"], "U2": ["B6", "B1", "B2"]}
+    hint = f.evidence["declare"]
+    entry = re.search(r"package_delays: (\{.*?\}\}\})", hint).group(1)
+    assert entry == (
+        "{'U1': {pins_ps: {'A6': <ps>, 'A1': <ps>, 'A2': <ps>}}, "
+        "'U2': {pins_ps: {'B6': <ps>, 'B1': <ps>, 'B2': <ps>}}}"
+    )
+    got = _lane(tmp_path, "package_delays: " + entry.replace("<ps>", "40") + "\n")
+    (g,) = [x for x in got if x.net == "/DDR4_DQ3"]
+    assert g.status is Status.VIOLATION and g.evidence["basis"]["die_delay"] == "declared"
+    # DQS0 now carries 80 ps of package the other DQ nets' undeclared pads do not: each is
+    # 80 ps short, unverified until its pads are declared too
+    assert {x.status for x in got if x is not g} == {Status.CANNOT_VERIFY}
+
+
+def test_a_declared_pin_delay_changes_the_verdict(tmp_path):
+    """Per pad, in ps: DQ3's controller pad 6 ps faster than the rest makes up 6 of its 6.33 ps
+    (0.33 ps left: passes, no finding); the same pad at 46 ps leaves the 6.33 ps, now a fact
+    whose evidence names the declaration and its line."""
+    assert _lane(tmp_path, _u1_pins(40.0)) == []
+    (f,) = _lane(tmp_path, _u1_pins(46.0))
+    assert f.status is Status.VIOLATION and f.net == "/DDR4_DQ3"
+    assert f.measured == pytest.approx(round(ps_per_mm(3.6), 3), abs=1e-3)
+    assert f.evidence["basis"]["die_delay"] == "declared"
+    assert f.evidence["package_delays"] == {
+        "U1": "accel-drc.yaml:2 package_delays: U1: pins_ps, per pad",
+        "U2": "accel-drc.yaml:3 package_delays: U2: delays: none, it adds no package delay: a "
+        "chip-scale or bare-die package",
+    }
+    assert "declare" not in f.evidence and "package_pads" not in f.evidence
+    # 2 ps more on DQ3's memory pad: 8.33 ps
+    (g,) = _lane(tmp_path, _u1_pins(46.0).replace("U2: {delays: none}", "U2: {pins_ps: {B6: 2}}"))
+    assert g.status is Status.CANNOT_VERIFY  # U2's other pads are still undeclared
+    assert g.evidence["package_pads"] == {"U2": ["B1", "B2"]}
+    text = _u1_pins(46.0).replace("U2: {delays: none}", "U2: {pins_ps: {B1: 0, B2: 0, B6: 2}}")
+    (h,) = _lane(tmp_path, text)
+    assert h.status is Status.VIOLATION
+    assert h.measured == pytest.approx(round(ps_per_mm(3.6) + 2.0, 3), abs=1e-3)
+
+
+def test_a_part_statement_makes_the_skew_a_fact_and_says_so(tmp_path):
+    """``delays: compensated`` (the controller deskews per bit) for U1 and ``matched`` for U2:
+    0 ps of package difference, declared; the evidence quotes each statement and its reason."""
+    text = (
+        "package_delays:\n"
+        "  U1: {delays: compensated, reason: per-bit write/read deskew}\n"
+        "  U2: {delays: matched}\n"
+    )
+    (f,) = _lane(tmp_path, text)
+    assert f.status is Status.VIOLATION and f.evidence["basis"]["die_delay"] == "declared"
+    assert f.evidence["package_delays"]["U1"].endswith(
+        "delays: compensated, its package delays are made up elsewhere: the controller's "
+        "per-bit deskew, or lengths already tuned with the package; reason: per-bit write/read "
+        "deskew"
+    )
+    assert "U2: delays: matched" in f.evidence["package_delays"]["U2"]
+
+
+def test_a_statement_beats_the_pads_die_delay_and_one_end_is_not_enough(tmp_path):
+    """Board-declared die_delay on every pad (ddr4_byte_lane_die) is a fact; a config statement
+    replaces it for its part.  On the two-part lane, declaring U1 alone leaves U2's package
+    unknown: still cannot verify, naming U2's pads only."""
+    (f,) = _lane(tmp_path, "package_delays:\n  U1: {delays: compensated}\n")
+    assert f.status is Status.CANNOT_VERIFY
+    assert f.evidence["package_pads"] == {"U2": ["B6", "B1", "B2"]}
+
+
+def test_package_delay_config_errors_and_unmatched_entries(tmp_path):
+    """pins_ps and delays together: refused with file:line (exit 3); an unknown statement, or a
+    reason alone (it declares no delay), too;
+    a part the board lacks and a pad its footprint lacks: config.unmatched."""
+    from accel_drc import cli
+    from accel_drc.config import load_config
+    from accel_drc.config_audit import unmatched_entries
+
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("package_delays:\n  U1: {pins_ps: {A1: 3}, delays: none}\n")
+    assert cli.main(["check", str(HERE / _LANE), "--config", str(bad), "--quiet"]) == 3
+    bad.write_text("package_delays:\n  U1: {delays: deskewed}\n")
+    assert cli.main(["check", str(HERE / _LANE), "--config", str(bad), "--quiet"]) == 3
+    bad.write_text("package_delays:\n  U1: {reason: 'we checked'}\n")  # declares nothing
+    assert cli.main(["check", str(HERE / _LANE), "--config", str(bad), "--quiet"]) == 3
+    ok = tmp_path / "ok.yaml"
+    ok.write_text("package_delays:\n  U9: {delays: none}\n  U1: {pins_ps: {A99: 3, A1: 2}}\n")
+    got, _ = unmatched_entries(load_config(str(ok), None), read_board(str(HERE / _LANE)))
+    assert [(u.key, u.line) for u in got] == [
+        ("package_delays.U9", 2),
+        ("package_delays.U1.pins_ps.A99", 3),
+    ]

@@ -389,6 +389,40 @@ class ThermalConfig:
         return _build(cls, data, parts=parts, fill_k_w_per_mk=float)
 
 
+#: what ``package_delays: REF: delays:`` may say of a whole part, and what each means (all add
+#: 0 ps, declared: the package adds no delay *difference* the board must make up)
+PACKAGE_STATEMENTS: Mapping[str, str] = MappingProxyType(
+    {
+        "matched": "its package delays are equal within each group, so they cancel",
+        "compensated": "its package delays are made up elsewhere: the controller's per-bit "
+        "deskew, or lengths already tuned with the package",
+        "none": "it adds no package delay: a chip-scale or bare-die package",
+    }
+)
+
+
+@dataclass(frozen=True)
+class PackageDelays:
+    """``package_delays: REF:``: one part's package (pad-to-die) delays as the designer
+    declares them: ps per pad (``pins_ps``, from the package's flight-time table) and/or one
+    statement for its other pads (``delays``: a key of :data:`PACKAGE_STATEMENTS`)."""
+
+    pins_ps: Mapping[str, float] = field(default_factory=_empty)
+    delays: str | None = None
+    reason: str | None = None
+    extra: Mapping[str, Any] = field(default_factory=_empty)
+
+    @classmethod
+    def of(cls, data: Mapping[str, Any] | None) -> PackageDelays:
+        return _build(
+            cls,
+            data,
+            pins_ps=lambda v: MappingProxyType({str(k): float(x) for k, x in v.items()}),
+            delays=str,
+            reason=str,
+        )
+
+
 @dataclass(frozen=True)
 class ReportConfig:
     """``report:``: where reports go and which layer carries the markers."""
@@ -426,6 +460,8 @@ class ProjectConfig:
     report: ReportConfig = field(init=False, default_factory=ReportConfig)
     fab: FabConfig = field(init=False, default_factory=FabConfig)
     thermal: ThermalConfig = field(init=False, default_factory=ThermalConfig)
+    #: footprint reference -> its declared package delays
+    package_delays: Mapping[str, PackageDelays] = field(init=False, default_factory=_empty)
 
     def __post_init__(self) -> None:
         d = self.data or {}
@@ -455,6 +491,9 @@ class ProjectConfig:
             "report": _build(ReportConfig, d.get("report")),
             "fab": FabConfig.of(d.get("fab")),
             "thermal": ThermalConfig.of(d.get("thermal")),
+            "package_delays": MappingProxyType(
+                {str(k): PackageDelays.of(v) for k, v in (d.get("package_delays") or {}).items()}
+            ),
         }
         for name, value in sections.items():
             object.__setattr__(self, name, value)
@@ -638,6 +677,21 @@ def _validated(
             compile_(pattern, ("backdrill", i, "match", key))
         if "except_net" in b:
             compile_(b["except_net"], ("backdrill", i, "except_net"))
+    for ref, part in (data.get("package_delays") or {}).items():
+        if "pins_ps" not in part and "delays" not in part:
+            raise doc.error(
+                ("package_delays", ref),
+                f"package_delays: {ref} declares no delay: give pins_ps (ps per pad) or delays "
+                "(matched, compensated or none)",
+            )
+        if "pins_ps" in part and "delays" in part:
+            # absolute per-pad delays and a statement of 0 ps for the rest would be added
+            # together as if on one scale: a false skew of the whole package delay
+            raise doc.error(
+                ("package_delays", ref, "delays"),
+                f"package_delays: {ref}: give pins_ps (ps per pad) or delays (one statement for "
+                "the part), not both",
+            )
     for i, r in enumerate(data.get("rails", [])):
         for j, p in enumerate(r["nets"]):
             compile_(p, ("rails", i, "nets", j))

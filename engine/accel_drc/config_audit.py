@@ -41,8 +41,8 @@ def unmatched_entries(
     board: Any,
     net_signal: Mapping[int, Any] | None = None,
 ) -> tuple[list[Unmatched], int]:
-    """The ``signals:``, ``backdrill:``, ``rails:``, ``capacitors: parts:``, ``loss:`` and
-    ``stackup: materials:`` entries that apply to nothing on ``board``, and how many entries were looked at.
+    """The ``signals:``, ``backdrill:``, ``rails:``, ``capacitors: parts:``, ``package_delays:``,
+    ``loss:`` and ``stackup: materials:`` entries that apply to nothing on ``board``, and how many entries were looked at.
 
     Each is matched exactly as its consumer matches it (whole-name ``re.fullmatch``; a rail's
     patterns also against the net name's last ``/`` part; backdrill through
@@ -158,6 +158,28 @@ def unmatched_entries(
                     str(ref),
                     "is no footprint reference of this board (the override applies to nothing)",
                 )
+
+    # package_delays: a part the board lacks, a pad its footprint lacks (analysis.delay)
+    declared = pc.package_delays
+    if declared:
+        pads_of = {fp.reference: {p.number for p in fp.pads} for fp in board.footprints}
+        for ref, part in declared.items():
+            checked += 1
+            have = pads_of.get(ref)
+            if have is None:
+                add(
+                    ("package_delays", ref),
+                    ref,
+                    "is no footprint reference of this board (its package delays apply to nothing)",
+                )
+                continue
+            for pad in part.pins_ps:
+                if pad not in have:
+                    add(
+                        ("package_delays", ref, "pins_ps", pad),
+                        pad,
+                        f"is no pad of {ref} (its package delay applies to nothing)",
+                    )
 
     # loss: budgets_db / extra_db: a signal type no net of this board carries
     if net_signal is not None:

@@ -121,8 +121,12 @@ def stackup_rows(board: Board, analysis: Analysis, config: ProjectConfig) -> lis
     for net, a in analysis.net_signal.items():
         for layer in analysis.net_layers.get(net, ()):
             sig_by_layer.setdefault(layer, set()).add(a.signal)
+    from .analysis.stackup import stackup_basis
+
     overrides = config.stackup.materials
     layers = board.stackup.layers
+    sb = stackup_basis(analysis)
+    thick = sb.thickness  # "default" on KiCad's untouched auto stack-up
     rows = []
     for i, sl in enumerate(layers):
         row: dict[str, Any] = {
@@ -137,7 +141,16 @@ def stackup_rows(board: Board, analysis: Analysis, config: ProjectConfig) -> lis
             "copper_oz": None,
             "signals": [],
         }
+        # where each value comes from (the stack-up owner's word): ``init`` writes a value
+        # from the board as it is and a KiCad default as a placeholder to replace
+        if sl.kind == "soldermask":
+            row["basis"] = {
+                "thickness": sb.declared(sl.name, "thickness") or thick,
+                "epsilon_r": "declared" if sl.epsilon_r else "default",
+                "loss_tangent": "declared" if sl.loss_tangent else "default",
+            }
         if sl.is_copper and sl.copper_index is not None:
+            row["basis"] = {"thickness": sb.copper_thickness(sl.name)}
             row["foil"] = analysis.foil_of_layer(sl.copper_index)
             if sl.thickness_mm:
                 row["copper_oz"] = round(sl.thickness_mm * 1000 / 35.0, 3)
@@ -154,6 +167,15 @@ def stackup_rows(board: Board, analysis: Analysis, config: ProjectConfig) -> lis
                 tg_c=info.tg_c,
                 tg_from=info.tg_from,
                 library_material=info.matched,
+                basis={
+                    "thickness": sb.height(sl.name),
+                    **{k: v for k, v in sb.dielectric(sl.name).items() if k != "height"},
+                    "loss_tangent_value": info.df_basis,
+                    "tg_c": info.tg_basis,
+                },
+                # the slices (KiCad sub-layers) agree on material, εr and Df: one entry can
+                # restate them
+                uniform=len({(x.material, x.epsilon_r, x.loss_tangent) for x in sl.sublayers}) <= 1,
             )
             near: set[str] = set()
             for step in (-1, 1):

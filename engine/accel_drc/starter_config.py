@@ -26,7 +26,6 @@ starting with ``#`` and no space is config, ``# `` followed by text is an explan
 
 from __future__ import annotations
 
-import json
 import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
@@ -35,6 +34,7 @@ from typing import Any
 
 from .hostile import MAX_MATCH_NAME, terminal
 from .results import Finding, Severity, Status
+from .yamltext import yaml_quote
 
 #: every placeholder the generated text may contain, and what to put there
 PLACEHOLDERS: dict[str, str] = {
@@ -60,6 +60,10 @@ PLACEHOLDERS: dict[str, str] = {
     "<2|3>": "the IPC-6012 class you order the board to: 2 or 3",
     "<W>": "the part's dissipated power (W)",
     "<K/W>": "the largest thermal resistance of the via field under the part (K/W)",
+    "<ps>": "a pad's package (pad-to-die) delay in ps, from the part's package flight-time table",
+    "<statement>": "what a part's package delays are: matched (equal within each group), "
+    "compensated (the controller's per-bit deskew, or lengths already tuned with the package) "
+    "or none",
 }
 
 #: finds the placeholders in generated text (the tests fill each one in)
@@ -91,7 +95,7 @@ MAX_PATTERNS = 64
 #: the sections in the order the file lists them (the schema's order)
 _SECTIONS = (
     "class", "signals", "stackup", "rails", "capacitors", "backdrill", "loss", "fab", "thermal",
-    "rules",
+    "package_delays", "rules",
 )  # fmt: skip
 
 #: the group titles of the cannot-verify section, by the section of a finding's first entry
@@ -105,6 +109,7 @@ GROUP_TITLES: dict[str, str] = {
     "loss": "declare the loss budget",
     "fab": "declare your fabricator's capabilities",
     "thermal": "declare the hot parts' power and limit",
+    "package_delays": "declare the parts' package delays",
     "rules": "declare the target (rule parameters)",
     "notes": "declare it where the board is drawn (KiCad)",
 }
@@ -125,13 +130,7 @@ _SIGNAL_INPUTS = frozenset({"signal", "generation"})
 # ---------------------------------------------------------------------------------------------
 
 
-def _q(text: str) -> str:
-    """``text`` as a YAML scalar that reads back as exactly ``text``: single-quoted when it is
-    plain printable text, else double-quoted with escapes (a JSON string is a valid YAML
-    double-quoted scalar), so no name from the board can end a line or a flow collection."""
-    if text.isprintable():
-        return "'" + text.replace("'", "''") + "'"
-    return json.dumps(text, ensure_ascii=True)
+_q = yaml_quote
 
 
 def _say(text: Any) -> str:
@@ -377,6 +376,10 @@ class _Gather:
         self.all_names = all_names
         self.signal_nets: dict[str, dict[str, None]] = {}  # signal key -> nets, in order
         self.signal_meta: dict[str, tuple[str, _Item]] = {}
+        #: part -> pad -> how its package delay is declared (None: not), for package_delays:
+        self.package_pads: dict[str, dict[str, str | None]] = {}
+        #: the decap packages whose body ESL is the library's typical figure (capacitors:)
+        self.cap_packages: dict[str, None] = {}
         self._sids: frozenset[str] | None = None
 
     @property
@@ -410,6 +413,9 @@ class _Gather:
             self.loss(i, f)
         elif kind in ("drill_aspect_ratio", "annular_ring", "thermal_vias"):
             self.build(i, f, kind, weak)
+        elif kind == "skew" and isinstance(ev.get("package_pads"), Mapping):
+            for part, pads in ev["package_pads"].items():
+                self.package(i, f, str(part), dict.fromkeys(map(str, pads or ())))
         declare = str(ev.get("declare") or "")
         if weak & _SIGNAL_INPUTS and kind not in ("signal_type", "coverage"):
             sid = f.rule.rsplit(".", 1)[-1]
@@ -424,18 +430,34 @@ class _Gather:
             self.backdrill(i, f)
         if "via_plating_um" in declare:
             self.stackup_scalar(i, f, "via_plating_um", "<µm>", "the via barrel plating")
-        if (weak & _STACKUP_INPUTS or "stack-up" in declare) and "stackup" not in (
+        if self.stackup_entries(i, f, weak, declare):
+            pass  # init's structured stack-up entries decide it
+        elif (weak & _STACKUP_INPUTS or "stack-up" in declare) and "stackup" not in (
             self.doc.covered.get(i, ()) if i is not None else ()
         ):
             self.note(i, f, "stackup", _stackup_note(f, weak))
-        if "mask_er" in weak or "soldermask εr" in declare:
+        elif "mask_er" in weak or "soldermask εr" in declare:
             self.note(i, f, "notes", "the soldermask εr: stackup: materials: {F.Mask: "
                       "{epsilon_r: <εr>}} (and B.Mask), or KiCad's Physical Stackup")  # fmt: skip
-        if "copper_thickness" in weak:
+        if "copper_thickness" in weak and "copper" not in self.doc.items["stackup"]:
             self.note(i, f, "notes", "the copper thickness of each layer: stackup: copper: "
                       "{LAYER: {thickness_um: <µm>}}, or KiCad's Physical Stackup")  # fmt: skip
         if (i is None or len(self.doc.covered.get(i, ())) == before) and declare:
             self.note(i, f, "notes", declare)  # nothing structured: the hint as the check said it
+
+    def stackup_entries(self, i: int | None, f: Finding, weak: set[str], declare: str) -> bool:
+        """A finding that rests on stack-up values is decided by init's structured
+        ``stackup: materials:`` / ``copper:`` entries, where they are (True), not by a note."""
+        st = self.doc.items["stackup"]
+        inputs = weak & (_STACKUP_INPUTS | {"mask_er", "copper_thickness"})
+        wants = bool(inputs) or "stack-up" in declare or "soldermask εr" in declare
+        keys = [k for k in ("materials", "copper") if k in st and len(st[k].lines) > 1]
+        if not wants or not keys:
+            return False
+        for k in keys:
+            if k == "materials" or inputs & {"t", "copper_thickness"}:
+                self.doc.decides(st[k], "stackup", i, f)
+        return True
 
     # -- one kind each ------------------------------------------------------------------------
 
@@ -486,11 +508,16 @@ class _Gather:
         self.doc.decides(r.item, "rails", i, f)  # first: the rail is what the finding is about
         declare = str(ev.get("declare") or "")
         if "capacitors" in declare:
-            it = self.doc.item("capacitors", "mounting", [
-                "mounting_esl_h: <H>  # the mounted capacitors' loop inductance",
-                "# parts: {C12: {esl_h: <H>, esr_ohm: <Ω>}}  # per part, where known",
-            ], "the decaps' ESL/ESR are library defaults (unconfirmed): the |Z(f)| rests on them")  # fmt: skip
+            it = self.capacitors(ev.get("unconfirmed_packages") or ())
             self.doc.decides(it, "capacitors", i, f)
+
+    def capacitors(self, packages: Iterable[Any]) -> _Item:
+        """The ``capacitors:`` entry: the mounting inductance and the body ESL of each package
+        whose decaps rest on the library's typical figures (both confirm a decap model)."""
+        self.cap_packages.update(dict.fromkeys(str(p) for p in packages if p))
+        return self.doc.item("capacitors", "mounting", [],
+                             "the decaps' ESL/ESR are library defaults (unconfirmed): the |Z(f)| "
+                             "rests on them")  # fmt: skip
 
     def rail_entry(self, name: str, nets: Iterable[Any]) -> _Rail:
         r = self.doc.rail(name)
@@ -569,10 +596,10 @@ class _Gather:
             "per dielectric, as named in the stack-up; KiCad's stack-up (Board Setup > "
             "Physical Stackup) is the better place: the file then carries it",
         )
-        line = f"  {_q(str(layer))}: {{{body}}}"
+        key = f"  {_q(str(layer))}: "
         comment = f"  # {now}: KiCad default: replace with your fab's value" if now else ""
-        if not any(ln.startswith(line) for ln in it.lines):
-            it.lines.append(line + comment)
+        if not any(ln.startswith(key) for ln in it.lines):  # init lists every layer already
+            it.lines.append(f"{key}{{{body}}}" + comment)
         self.doc.decides(it, "stackup", i, f)
 
     def foil(self, i: int | None, f: Finding) -> None:
@@ -636,6 +663,18 @@ class _Gather:
                 it.lines.append(line)
             self.doc.decides(it, "thermal", i, f)
 
+    def package(
+        self, i: int | None, f: Finding | None, part: str, pads: Mapping[str, str | None]
+    ) -> None:
+        """A part's ``package_delays:`` entry: its pads on a skew-checked interface (``pads``:
+        pad -> how the board already declares its delay, None where it does not)."""
+        known = self.package_pads.setdefault(part, {})
+        for pad, source in pads.items():
+            if known.get(pad) is None:
+                known[pad] = source
+        it = self.doc.item("package_delays", part, [])
+        self.doc.decides(it, "package_delays", i, f)
+
     def backdrill(self, i: int | None, f: Finding) -> None:
         sid = f.rule.rsplit(".", 1)[-1]
         match = (
@@ -669,11 +708,50 @@ class _Gather:
         for key, (_note, it) in self.signal_meta.items():
             pats = net_patterns(self.signal_nets.get(key, ()), self.all_names)
             it.lines = _list_lines(key, pats)
+        caps = self.doc.items["capacitors"].get("mounting")
+        if caps is not None:
+            pkgs = ", ".join(f"{_q(p)}: {{esl_body_h: <H>}}" for p in self.cap_packages)
+            caps.lines = ["mounting_esl_h: <H>  # the mounted capacitors' loop inductance"]
+            if pkgs:
+                caps.lines.append(f"packages: {{{pkgs}}}  # each package's body ESL")
+            caps.lines.append("# parts: {C12: {esl_h: <H>, esr_ohm: <Ω>}}  # per part, where known")
+        for part, pads in self.package_pads.items():
+            it = self.doc.items["package_delays"][part]
+            it.lines, why = _package_lines(part, pads)
+            it.note(why)
         # a stack-up with only notes still needs its header for the notes to sit under
         st = self.doc.items["stackup"]
         if st and all(not it.lines for it in st.values()):
             self.doc.items["notes"].update({k: v for k, v in st.items()})
             st.clear()
+
+
+#: pads per line of a ``pins_ps:`` flow mapping the starter file writes
+_PADS_PER_LINE = 8
+
+
+def _natural(text: str) -> list[Any]:
+    """Sort key: ``A2`` before ``A10``."""
+    return [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", text)]
+
+
+def _package_lines(part: str, pads: Mapping[str, str | None]) -> tuple[list[str], str]:
+    """A part's ``package_delays:`` lines: a ``<ps>`` per pad the board does not declare
+    (multi-line flow, :data:`_PADS_PER_LINE` a line), and the one-statement alternative as a
+    comment; and the entry's explanation (how many pads, which the board declares)."""
+    todo = sorted((p for p, src in pads.items() if src is None), key=_natural)
+    on_board = len(pads) - len(todo)
+    why = f"{part}: {len(pads)} pads on a skew-checked interface" + (
+        f", {on_board} with their die_delay in KiCad (kept)" if on_board else ""
+    )
+    if not todo:
+        return [], why + ": nothing to declare"
+    rows = [todo[k : k + _PADS_PER_LINE] for k in range(0, len(todo), _PADS_PER_LINE)]
+    cells = [", ".join(f"{_q(p)}: <ps>" for p in row) for row in rows]
+    lines = [f"{_q(part)}:", "  pins_ps: {" + cells[0] + ("," if len(cells) > 1 else "}")]
+    lines += ["    " + c + ("," if k < len(cells) - 1 else "}") for k, c in enumerate(cells[1:], 1)]
+    lines.append("  # delays: <statement>  # instead of pins_ps: one statement for the whole part")
+    return lines, why
 
 
 def _stack_values(ev: Mapping[str, Any]) -> str:
@@ -837,47 +915,129 @@ def _class_intro(result: Any) -> list[str]:
     return out
 
 
-def _stackup_intro(result: Any, findings: Sequence[Finding]) -> list[str]:
-    """The stack-up as read, one explanation line per layer, each value marked."""
+def _exact(x: float) -> str:
+    """``x`` as YAML text that reads back as exactly ``x`` (a restated board value must not
+    move by a rounding: it would change a verdict at its margin) and as a float in PyYAML
+    (``1e-09`` without a dot is a string there)."""
+    text = repr(float(x))
+    if "e" in text and "." not in text.split("e")[0]:
+        text = text.replace("e", ".0e", 1)
+    return text
+
+
+#: what the comment says of a value restated from the board, and of a KiCad default
+_FROM_BOARD = "from the board"
+_REPLACE = "KiCad default: replace"
+
+
+def _value(value: Any, basis: str | None, scale: float = 1.0) -> str | None:
+    """A stack-up value as the starter writes it: the board's own (when the board states it,
+    not as KiCad's default, and the schema takes it: > 0), else None (the placeholder)."""
+    if value is None or basis in (None, "default", "assumed") or not float(value) > 0:
+        return None
+    return _exact(round(float(value) * scale, 9) if scale != 1.0 else float(value))
+
+
+def _entry(
+    name: str,
+    fields: Sequence[tuple[str, str | None, str]],
+    sources: Mapping[str, str] | None = None,
+) -> tuple[str, str]:
+    """``'NAME': {k: v, …}`` and its comment: which values restate the board (or, per key in
+    ``sources``, where else they come from), which are placeholders (fields: key, the value
+    or None, the placeholder)."""
+    sources = sources or {}
+    body = ", ".join(f"{k}: {v if v is not None else ph}" for k, v, ph in fields)
+    kept = [k for k, v, _ph in fields if v is not None and k not in sources]
+    other = [f"{k}: {sources[k]}" for k, v, _ph in fields if v is not None and k in sources]
+    todo = [k for k, v, _ph in fields if v is None]
+    notes = (
+        ([f"{', '.join(kept)}: {_FROM_BOARD}"] if kept else [])
+        + other
+        + ([f"{', '.join(todo)}: {_REPLACE} (or not in the stack-up)"] if todo else [])
+    )
+    return f"{_q(name)}: {{{body}}}", "; ".join(notes)
+
+
+def _dielectric_entry(r: Mapping[str, Any]) -> tuple[str, str]:
+    """A dielectric's ``stackup: materials:`` entry from its stack-up row: material, εr, Df and
+    thickness as the board states them, Tg as the library gives it for the named laminate;
+    a KiCad default or a value the board lacks is a placeholder.  Slices (KiCad sub-layers)
+    that differ cannot be restated by one entry: material, εr and Df are placeholders then."""
+    b = r.get("basis") or {}
+    uniform = bool(r.get("uniform", True))
+    mat_basis = b.get("epsilon_r") if uniform else None
+    material = r.get("material")
+    fields = [
+        ("material", _q(str(material)) if material and mat_basis == "declared" else None,
+         "'<laminate>'"),
+        ("thickness_mm", _value(r.get("thickness_mm"), b.get("thickness")), "<mm>"),
+        ("epsilon_r", _value(r.get("epsilon_r"), mat_basis), "<εr>"),
+        ("loss_tangent",
+         _value(r.get("loss_tangent"), mat_basis if r.get("loss_tangent_from") == "stack-up"
+                else None), "<Df>"),
+        ("tg_c", _value(r.get("tg_c"), b.get("tg_c") if uniform else None), "<°C>"),
+    ]  # fmt: skip
+    tg_from = _say(r.get("tg_from") or "library")
+    lib = r.get("library_material")
+    sources = {"tg_c": f"{tg_from}" + (f" ({_say(lib)})" if lib else "") + ": replace with "
+               "your laminate's if it differs"}  # fmt: skip
+    line, comment = _entry(str(r.get("name")), fields, sources)
+    if not uniform:
+        comment += "; its sub-layers differ: one entry would replace them all"
+    return line, comment
+
+
+def _stackup_entries(g: _Gather, result: Any) -> None:
+    """The stack-up as structured ``stackup: materials:`` (each dielectric and soldermask) and
+    ``stackup: copper:`` entries: a value the board states, restated as it is (uncommented
+    unedited, it changes no verdict); a KiCad default or a value the board lacks, a
+    ``<placeholder>`` (uncommented unedited, refused with file:line, never read as a fact)."""
+    rows = result.extras.get("stackup") if isinstance(result.extras, Mapping) else None
+    mats: list[str] = []
+    copper: list[str] = []
+    for r in rows or ():
+        kind = str(r.get("kind") or "")
+        b = r.get("basis") or {}
+        name = str(r.get("name"))
+        if kind == "copper":
+            t = _value(r.get("thickness_mm"), b.get("thickness"), scale=1000.0)
+            line, comment = _entry(name, [("thickness_um", t, "<µm>")])
+            copper.append(f"  {line}  # {comment}")
+        elif kind == "soldermask":
+            line, comment = _entry(name, [
+                ("thickness_um", _value(r.get("thickness_mm"), b.get("thickness"), scale=1000.0),
+                 "<µm>"),
+                ("epsilon_r", _value(r.get("epsilon_r"), b.get("epsilon_r")), "<εr>"),
+                ("loss_tangent", _value(r.get("loss_tangent"), b.get("loss_tangent")), "<Df>"),
+            ])  # fmt: skip
+            mats.append(f"  {line}  # {comment}")
+        elif kind in ("core", "prepreg", "dielectric"):
+            line, comment = _dielectric_entry(r)
+            mats.append(f"  {line}  # {kind}; {comment}")
+    if mats:
+        g.doc.item("stackup", "materials", ["materials:", *mats],
+                   "per dielectric and soldermask, as named in the stack-up; KiCad's stack-up "
+                   "(Board Setup > Physical Stackup) is the better place: the file then "
+                   "carries it")  # fmt: skip
+    if copper:
+        g.doc.item("stackup", "copper", ["copper:", *copper],
+                   "per copper layer: its finished thickness (the foil grade is foil: above)")  # fmt: skip
+
+
+def _stackup_intro(result: Any) -> list[str]:
+    """The explanation above ``stackup:``: how its entries are marked."""
     rows = result.extras.get("stackup") if isinstance(result.extras, Mapping) else None
     if not rows:
         return [
             "# stack-up: the board has none (define it in KiCad: Board Setup > Physical Stackup)"
         ]
-    default_diels = {f.layer for f in findings if f.rule.endswith(".kicad_default")}
-    whole = any((f.evidence or {}).get("stackup_kicad_default") for f in findings)
-    fab = "KiCad default: replace with your fab's value"
-    out = [
-        "# the stack-up as read (declare your fab's values under stackup: materials: "
-        "(thickness_mm, material, εr, Df, Tg), stackup: copper: (thickness_um) and "
-        "stackup: foil:, or in KiCad's Physical Stackup):"
+    return [
+        "# the stack-up as read: each value marked 'from the board' restates the board (it "
+        "changes nothing uncommented as it is: replace it with your fab's value where they "
+        "differ); 'KiCad default: replace' is a <placeholder> for your fab's value (a KiCad "
+        "default or a value the board does not state)"
     ]
-    for r in rows:
-        kind = str(r.get("kind") or "")
-        if kind not in ("copper", "core", "prepreg", "dielectric"):
-            continue
-        name = _say(r.get("name"))
-        parts = []
-        t = r.get("thickness_mm")
-        if kind == "copper":
-            if t is not None:
-                parts.append(f"{float(t) * 1000:g} µm ({fab if whole else 'from the board'})")
-            parts.append(
-                f"foil {_say(r['foil'])} (from the board)"
-                if r.get("foil")
-                else "foil not declared (stackup: foil: below)"
-            )
-        else:
-            default = r.get("name") in default_diels
-            if t is not None:
-                parts.append(f"{float(t):g} mm ({fab if whole else 'from the board'})")
-            mat = _stack_values(r)
-            if mat:
-                parts.append(f"{mat} ({fab if default else 'from the board'})")
-            if r.get("tg_c") is not None:
-                parts.append(f"Tg {_num(r['tg_c'])} °C: {_say(r.get('tg_from') or 'library')}")
-        out.append(f"# - {name} ({kind}): " + ", ".join(parts))
-    return out
 
 
 def _interfaces(g: _Gather, result: Any) -> None:
@@ -927,6 +1087,19 @@ def _rails(g: _Gather, result: Any) -> None:
         if core and r.get("role_basis") != "assumed":
             entry.set("role", "core")
         g._rail_load(entry, core)
+        unconfirmed = [d.get("package") for d in r.get("decaps") or () if d.get("unconfirmed")]
+        if unconfirmed:  # declared rails are judged on their decaps' models: confirm them
+            g.capacitors(unconfirmed)
+
+
+def _packages(g: _Gather, result: Any) -> None:
+    """Every part whose package delays a skew rule's limit covers (``extras["skew"]``), with
+    its pads on the checked nets."""
+    extras = result.extras if isinstance(result.extras, Mapping) else {}
+    got = (extras.get("skew") or {}).get("packages") or {}
+    for _rule, parts in got.items():
+        for part, pads in (parts or {}).items():
+            g.package(None, None, str(part), {str(p): s for p, s in (pads or {}).items()})
 
 
 def starter_config(result: Any, board_names: Sequence[str] | None = None) -> str:
@@ -948,15 +1121,25 @@ def starter_config(result: Any, board_names: Sequence[str] | None = None) -> str
     c = result.classification
     doc.intro["class"] = _class_intro(result)
     doc.item("class", "class", [f"class: {c.board_class}"])
-    doc.intro["stackup"] = _stackup_intro(result, findings)
+    doc.intro["stackup"] = _stackup_intro(result)
     doc.intro["rails"] = [
         "# power rails: declaring `rails:` replaces their detection, so keep every rail you "
         "want checked (those found on the board are all below)"
     ]
+    doc.intro["package_delays"] = [
+        "# package (pad-to-die) delays of the parts on a skew-checked interface: the DDR "
+        "DQ-DQS and CA-CK limits cover board and package, so an undeclared delay (counted 0 ps) "
+        "leaves a failing skew unverified. Give ps per pad from each part's package "
+        "flight-time table (pins_ps), or one statement for the whole part (delays: matched, "
+        "compensated or none, and a reason: the controller's per-bit deskew, or lengths "
+        "already tuned with the package)"
+    ]
     g = _Gather(doc, board_names)
     _interfaces(g, result)
     _rails(g, result)
+    _packages(g, result)
     doc.item("stackup", "foil", ["foil: {default: <grade>}"], FOIL_WHY)
+    _stackup_entries(g, result)
     for i, f in enumerate(findings):
         g.finding(i, f)
     g.finish()

@@ -12,8 +12,14 @@ differ wherever the legs of a pair (or the nets of a group) do not see the same 
 * **via barrel**: the signal travels the barrel from the layer it enters on to the layer it
   leaves on (the via table's connected layers, not the drill's whole span), at ``c / √εr`` of
   the dielectrics along that span (stack-up heights; :class:`StackGeometry` of the via table).
-* **pad-to-die**: a pad's KiCad 10 ``(die_delay ps)`` is added as it stands; a pad's
-  ``(die_length mm)`` (KiCad 8+) at the velocity of the net's longest layer.
+* **pad-to-die** (the package), declared in ``accel-drc.yaml`` or on the pad, the config
+  first: a part's statement (``package_delays: REF: {delays: matched | compensated | none}``)
+  adds 0 ps on each of its pads; a pad's delay (``package_delays: REF: {pins_ps: {PAD: ps}}``)
+  is added as it stands, as is a pad's KiCad 10 ``(die_delay ps)``; a pad's ``(die_length
+  mm)`` (KiCad 8+) at the velocity of the net's longest layer.  A pad none of these covers is
+  *undeclared* (:attr:`NetDelay.die_undeclared`): its package delay is unknown, counted 0.
+  A part of at most three pads (a series or termination resistor, a capacitor) has no die
+  behind its pads: with nothing declared on it, it is neither declared nor undeclared.
 * **series parts**: a pair AC-coupled through two capacitors is one lane (``channels``); the
   delays of the nets on both sides add.  The capacitors themselves are the same on both legs
   and add no skew (their package delay is not modelled).
@@ -183,6 +189,19 @@ class ViaHop:
         return self.length_mm * ps_per_mm(self.eps_r)
 
 
+@dataclass(frozen=True)
+class PadPackage:
+    """One pad's package (pad-to-die) delay and who declared it."""
+
+    pad: str  # "U1.A3"
+    part: str  # "U1"
+    length_mm: float | None
+    delay_ps: float | None
+    #: "board" (the pad's KiCad die_delay / die_length), "pins_ps" (accel-drc.yaml, per pad),
+    #: a part statement of :data:`~accel_drc.config.PACKAGE_STATEMENTS`, or None: undeclared
+    source: str | None
+
+
 @dataclass
 class NetDelay:
     """The delay of one net from end pad to end pad, piece by piece."""
@@ -194,7 +213,8 @@ class NetDelay:
     vias: list[ViaHop] = field(default_factory=list)
     die_ps: float = 0.0
     die_mm: float = 0.0
-    die_pads: list[str] = field(default_factory=list)
+    die_pads: list[PadPackage] = field(default_factory=list)  # package delay declared
+    die_undeclared: list[PadPackage] = field(default_factory=list)  # package delay unknown
     missing: list[str] = field(default_factory=list)
     basis: str = "declared"  # of the velocities; lengths are measured
     #: the gap to its pair partner the velocities were solved at (None: a single line)
@@ -258,15 +278,36 @@ def _profile_via(profile: Any) -> float | None:
     return profile.via_ps_per_mm
 
 
-def _die_of_nets(board: Any) -> dict[int, list[tuple[str, float | None, float | None]]]:
-    """Net -> [(pad, die length mm, die delay ps)] of every pad that declares either."""
-    out: dict[int, list[tuple[str, float | None, float | None]]] = {}
+#: a part with at most this many pads is a passive (resistor, capacitor, ferrite, a 3-pad
+#: array): no die, so no package delay to declare
+_PASSIVE_PADS = 3
+
+
+def pad_packages(board: Any, config: Any) -> dict[int, list[PadPackage]]:
+    """Net -> the :class:`PadPackage` of each of its pads: a part's statement in the config
+    covers all its pads; else the config's per-pad delay beats the pad's own die_delay /
+    die_length (module docstring)."""
+    declared = getattr(config, "package_delays", None) or {}
+    out: dict[int, list[PadPackage]] = {}
     for fp in board.footprints:
+        part = declared.get(fp.reference)
+        pins = part.pins_ps if part is not None else {}
         for p in fp.pads:
-            if p.die_delay_ps is not None or p.die_length_mm is not None:
-                out.setdefault(p.net, []).append(
-                    (f"{fp.reference}.{p.number}", p.die_length_mm, p.die_delay_ps)
-                )
+            if not p.net:
+                continue
+            name = f"{fp.reference}.{p.number}"
+            pin = pins.get(p.number)
+            if part is not None and part.delays:
+                got = PadPackage(name, fp.reference, None, 0.0, part.delays)
+            elif pin is not None:
+                got = PadPackage(name, fp.reference, None, pin, "pins_ps")
+            elif p.die_delay_ps is not None or p.die_length_mm is not None:
+                got = PadPackage(name, fp.reference, p.die_length_mm, p.die_delay_ps, "board")
+            elif len(fp.pads) <= _PASSIVE_PADS:
+                continue  # a resistor's or capacitor's pad: no die behind it
+            else:
+                got = PadPackage(name, fp.reference, None, None, None)
+            out.setdefault(p.net, []).append(got)
     return out
 
 
@@ -282,9 +323,9 @@ def net_delays(
     index = analysis.track_index
     gaps = gaps or {}
     memo = analysis.memo
-    die = memo.get("die_of_nets")
+    die = memo.get("pad_packages")
     if die is None:
-        die = memo["die_of_nets"] = _die_of_nets(board)
+        die = memo["pad_packages"] = pad_packages(board, analysis.config)
     geom = memo.get("_delay_geom")
     if geom is None:
         geom = memo["_delay_geom"] = StackGeometry.from_board(board)
@@ -336,10 +377,14 @@ def net_delays(
                 d.missing.append("the heights and εr of the stack-up along a via barrel")
             elif weak and via_ps is None:
                 d.basis = "default"  # the barrel's εr is KiCad's default material
-        for pad, dl, dd in die.get(net, ()):
-            d.die_pads.append(pad)
-            d.die_ps += dd or 0.0
-            d.die_mm += (dl or 0.0) if dd is None else 0.0  # a delay, where given, wins
+        for pp in die.get(net, ()):
+            if pp.source is None:
+                d.die_undeclared.append(pp)
+                continue
+            d.die_pads.append(pp)
+            d.die_ps += pp.delay_ps or 0.0
+            # a delay, where given, wins over a length
+            d.die_mm += (pp.length_mm or 0.0) if pp.delay_ps is None else 0.0
         d.missing = list(dict.fromkeys(d.missing))
         out[net] = d
     return out
@@ -458,16 +503,28 @@ def load_delays(analysis: Analysis, d: NetDelay) -> LoadDelays | None:
         return LoadDelays(d.net, driver, missing=["routed copper"])
     dist = _shortest(n, edges, pad_nodes[driver])
     out = LoadDelays(d.net, driver)
-    d0 = dpad.die_delay_ps or 0.0
+    pkg = _package_ps(analysis, d.net)
+    d0 = pkg.get(f"{driver}.{dpad.number}", 0.0)
     for ref, p in pads:
         if ref == driver:
             continue
         ps = float(dist[pad_nodes[ref]])
         if math.isfinite(ps):
-            out.to_part.setdefault(ref, ps + d0 + (p.die_delay_ps or 0.0))
+            out.to_part.setdefault(ref, ps + d0 + pkg.get(f"{ref}.{p.number}", 0.0))
         else:
             out.missing.append(ref)
     return out
+
+
+def _package_ps(analysis: Analysis, net: int) -> dict[str, float]:
+    """Pad ("U1.A3") -> its package delay (ps) on ``net`` as :func:`pad_packages` decides it
+    (the config's statement or per-pad value, else the pad's own die_delay; 0 where undeclared,
+    which the net's :attr:`NetDelay.die_undeclared` reports)."""
+    memo = analysis.memo
+    die = memo.get("pad_packages")
+    if die is None:
+        die = memo["pad_packages"] = pad_packages(analysis.board, analysis.config)
+    return {pp.pad: pp.delay_ps or 0.0 for pp in die.get(net, ())}
 
 
 def _shortest(n: int, edges: list[tuple[int, int, float]], source: int) -> list[float]:

@@ -188,6 +188,50 @@ def _pad_cells(
     return uniq % nx, uniq // nx
 
 
+def _lands(
+    vias: Any, vrows: np.ndarray, pads: Sequence[tuple[Any, Any]], n_layers: int
+) -> dict[int, tuple[np.ndarray, np.ndarray]]:
+    """Per copper layer, the rail's via lands and pads there: (centres (n, 2), radii (n,)).  A
+    via's land is its diameter; a pad's, the circle its rectangle fits in (a track ending in
+    the rectangle's corner beyond the pad is rare and short)."""
+    out: dict[int, tuple[list[Any], list[float]]] = {}
+    for r in vrows.tolist():
+        for li in range(int(vias.start[r]), int(vias.end[r]) + 1):
+            got = out.setdefault(li, ([], []))
+            got[0].append(vias.pos[r])
+            got[1].append(0.5 * float(vias.diameter[r]))
+    for _fp, p in pads:
+        for li in p.copper_layers:
+            if 0 <= li < n_layers:
+                got = out.setdefault(li, ([], []))
+                got[0].append((p.x, p.y))
+                got[1].append(0.5 * min(p.width, p.height))
+    return {li: (np.asarray(c, float).reshape(-1, 2), np.asarray(r)) for li, (c, r) in out.items()}
+
+
+def _snap_to_lands(
+    ends: np.ndarray, layers: np.ndarray, lands: Mapping[int, tuple[np.ndarray, np.ndarray]]
+) -> np.ndarray:
+    """Track ends moved onto the centre of the via land or pad they end on (same layer): KiCad
+    joins a track to a via or pad wherever its end lies in the land, so the solve must too,
+    whatever cell the end falls in (on vme-wren the BGA dogbones of IC14 end 8 µm off their
+    vias' centres, in the next 0.156 mm cell: ten balls of the core rail looked unrouted)."""
+    from scipy.spatial import cKDTree
+
+    out = np.array(ends, float, copy=True)
+    for li in np.unique(layers).tolist():
+        got = lands.get(int(li))
+        if got is None or not len(got[1]):
+            continue
+        centres, radii = got
+        sel = np.flatnonzero(layers == li)
+        dist, k = cKDTree(centres).query(out[sel], distance_upper_bound=float(radii.max()))
+        ok = np.isfinite(dist)
+        ok[ok] &= dist[ok] <= radii[k[ok]]
+        out[sel[ok]] = centres[k[ok]]
+    return out
+
+
 def no_path_message(
     board: Board, nets: set[int], ref: str, cut: Sequence[Any], sources: Sequence[str], h: float
 ) -> str:
@@ -318,9 +362,12 @@ def solve_net(
                 mask[li, py, px] = True
                 got.append((li, px, py))
         pad_cells.append((fp, p, got))
-    t_ix0, t_iy0 = _cell(tr.start[trows, 0], tr.start[trows, 1], x0, y0, h, nx, ny)
-    t_ix1, t_iy1 = _cell(tr.end[trows, 0], tr.end[trows, 1], x0, y0, h, nx, ny)
     tl = tr.layer[trows].astype(np.int64)
+    lands = _lands(vs, vrows, pads, L)
+    e0 = _snap_to_lands(tr.start[trows], tl, lands)
+    e1 = _snap_to_lands(tr.end[trows], tl, lands)
+    t_ix0, t_iy0 = _cell(e0[:, 0], e0[:, 1], x0, y0, h, nx, ny)
+    t_ix1, t_iy1 = _cell(e1[:, 0], e1[:, 1], x0, y0, h, nx, ny)
     mask[tl, t_iy0, t_ix0] = True
     mask[tl, t_iy1, t_ix1] = True
     v_ix, v_iy = _cell(vs.pos[vrows, 0], vs.pos[vrows, 1], x0, y0, h, nx, ny)
@@ -548,9 +595,9 @@ def solve_net(
             if on.any():
                 a = node[tl, t_iy0, t_ix0][on]
                 b = node[tl, t_iy1, t_ix1][on]
-                i_t = np.abs(vz[a] - vz[b]) / (
-                    rho_ * 1e3 * seg[on] / (tr.width[trows][on] * thick[li])
-                )
+                i_t = np.abs(vz[a] - vz[b]) / np.maximum(
+                    rho_ * 1e3 * seg[on] / (tr.width[trows][on] * thick[li]), 1e-12
+                )  # a zero-length track joins one node to itself: no current
                 jt = i_t / (tr.width[trows][on] * thick[li])
                 k = int(np.argmax(jt))
                 if jt[k] > best:

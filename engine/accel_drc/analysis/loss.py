@@ -146,12 +146,14 @@ def face_roughness(
 
 
 def _side_dielectric(
-    analysis: Analysis, layers: Sequence[Any], er_fallback: float
+    analysis: Analysis, layers: Sequence[Any], er_fallback: float, df_pick: int | None = None
 ) -> tuple[Dielectric | None, str, list[str]]:
     """The dielectrics between a trace and one plane as one: εr as the impedance analysis has it
     (thickness-weighted), tan δ weighted as capacitors in series (Σ (t/ε)·tanδ / Σ t/ε: the
     field crosses the slabs one after the other), at the library's stated frequency when the
-    value is the library's, else 10 GHz."""
+    value is the library's, else 10 GHz.  ``df_pick`` (0: low, 1: high end) puts a slab whose
+    Df is a default with a family range (generic FR-4: every grade the name covers) at that
+    end of its range: the insertion-loss check's bounds."""
     from .materials import resolve_dielectric
 
     overrides = analysis.config.stackup.materials
@@ -167,7 +169,10 @@ def _side_dielectric(
             missing.append(f"loss tangent of {sl.name}")
             continue
         w = th / er if th > 0 and er > 0 else 0.0
-        num += w * info.df
+        df = info.df
+        if df_pick is not None and info.df_basis == "default" and info.df_range is not None:
+            df = float(info.df_range[df_pick])
+        num += w * df
         den += w
         bases.append(info.df_basis or "default")
         if info.df_from == "library" and info.matched:
@@ -189,10 +194,16 @@ def _layer_index(board: Any, name: str) -> int | None:
 
 
 def section_of(
-    analysis: Analysis, row: Any, default_rz: float, model: str, rz_override: float | None = None
+    analysis: Analysis,
+    row: Any,
+    default_rz: float,
+    model: str,
+    rz_override: float | None = None,
+    df_pick: int | None = None,
 ) -> tuple[PairSection | None, dict[str, str], list[str]]:
     """The :class:`PairSection` of an impedance-table row, the basis of its inputs and what is
-    missing.  ``rz_override`` puts one Rz on every face (the remedy's foil candidates)."""
+    missing.  ``rz_override`` puts one Rz on every face (the remedy's foil candidates);
+    ``df_pick`` a default Df with a family range at its low (0) or high (1) end."""
     from .stackup import reference_walk
 
     board = analysis.board
@@ -213,8 +224,8 @@ def section_of(
     if st.structure == "stripline":
         above = [sl for side, sl in diel if side == "above"]
         below = [sl for side, sl in diel if side == "below"]
-        d_a, ba, ma = _side_dielectric(analysis, above, st.er_above or 1.0)
-        d_b, bb, mb = _side_dielectric(analysis, below, st.er_below or 1.0)
+        d_a, ba, ma = _side_dielectric(analysis, above, st.er_above or 1.0, df_pick)
+        d_b, bb, mb = _side_dielectric(analysis, below, st.er_below or 1.0, df_pick)
         if d_a is None or d_b is None:
             return None, basis, ma + mb
         ref_a = refs[0] if refs else None
@@ -245,7 +256,9 @@ def section_of(
         )
         dbases = [ba, bb]
     else:
-        d_b, bb, mb = _side_dielectric(analysis, [sl for _, sl in diel], st.er_below or 1.0)
+        d_b, bb, mb = _side_dielectric(
+            analysis, [sl for _, sl in diel], st.er_below or 1.0, df_pick
+        )
         if d_b is None:
             return None, basis, mb
         ref = refs[0] if refs else None

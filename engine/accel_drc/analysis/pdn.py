@@ -877,8 +877,13 @@ def find_rails(
         volt = spec.voltage if spec is not None else None
         v_basis = None if volt is None else "declared"
         if volt is None and source == "detected":
-            # "+3V3", "P0V85": the designer wrote the voltage into the net's name
+            # "+3V3", "P0V85": the designer wrote the voltage into the net's name; a rail of
+            # several nets (a shunt's two sides: SYS_VIN_HV and /DCDC/16V_OUT on the Thor
+            # carrier) takes the one voltage its other nets' names agree on
             volt = voltage_from_name(name)
+            if volt is None:
+                named = {voltage_from_name(board.nets[i]) for i in ids} - {None}
+                volt = named.pop() if len(named) == 1 else None
             v_basis = None if volt is None else "declared"
         role = spec.role if spec is not None else None
         rails.append(

@@ -1015,7 +1015,7 @@ def config_backdrills(
     signal id) or a ``net`` (regex on the net name); several keys must all match.  Each regex
     matches the *whole* name (``re.fullmatch``, like every config regex: ``PCIE_TX.*``, not
     ``^PCIE_TX``); an entry that matches no net is reported by the pipeline
-    (``config.unmatched``, :func:`accel_drc.config.unmatched_entries`).  ``except_net`` (regex
+    (``config.unmatched``, :func:`accel_drc.config_audit.unmatched_entries`).  ``except_net`` (regex
     on the net name, whole-name match) leaves nets out of an entry, e.g. the one pair a design
     does not backdrill, without a negative look-ahead in ``match``.
     """

@@ -21,7 +21,11 @@ Cannot verify when:
     no budget is public for the signal (NVLink: declare ``loss.budgets_db``); the cross-section
     lacks a stack-up number; or a failure rests on a default (undeclared foil roughness,
     conductivity, KiCad's default dielectric) or an assumed signal generation — the settle step
-    turns those into conditionals, with the foil candidates that pass and fail.
+    turns those into conditionals, with the foil candidates that pass and fail.  A default Df
+    whose material name covers a family of grades (KiCad's "FR4" on a stack-up the designer
+    edited: every generic FR-4 grade, Df 0.015–0.025) decides what holds across the range:
+    over the budget even at its low end is a fact (basis ``library``, ``evidence.df_range``);
+    a pass that fails at its high end is *cannot verify*, with both ends.
 Example:
     ``inference.insertion_loss.pcie5: PCIE_TX3 + PCIE_TX3_AC: 17.9 dB at 16 GHz > budget 16 dB
     (biggest: In3.Cu 412 mm, conductor 61 %); fits with HVLP2 foil, or within 360 mm``.
@@ -84,12 +88,21 @@ def _budget(ctx: CheckContext, rule: Rule, sid: str) -> tuple[float | None, str,
     return None, "default", ""
 
 
-def _total_with(ctx: CheckContext, ch: ChannelLoss, rz: float, model: str) -> float:
-    """The channel's total IL at Nyquist with every copper face at Rz ``rz`` (a foil remedy)."""
+def _total_with(
+    ctx: CheckContext,
+    ch: ChannelLoss,
+    rz: float | None,
+    model: str,
+    df_pick: int | None = None,
+    default_rz: float | None = None,
+) -> float:
+    """The channel's total IL at Nyquist with every copper face at Rz ``rz`` (a foil remedy),
+    or (``rz`` None) each face as it is, Rz ``default_rz`` where undeclared; ``df_pick``
+    puts a default Df with a family range at its low (0) or high (1) end."""
     import numpy as np
 
     from ..analysis.impedance import pair_table
-    from ..analysis.loss import section_of
+    from ..analysis.loss import DEFAULT_RZ_UM, section_of
 
     rows = {
         (r.pair, r.layer_name): r
@@ -103,9 +116,12 @@ def _total_with(ctx: CheckContext, ch: ChannelLoss, rz: float, model: str) -> fl
             total += lay.il_db
             continue
         cache = ctx.analysis.memo.setdefault("loss_remedy", {})
-        key = (row.layer, row.width_mm, row.gap_mm, rz, model)
+        key = (row.layer, row.width_mm, row.gap_mm, rz, model, df_pick, default_rz)
         if key not in cache:
-            cache[key] = section_of(ctx.analysis, row, rz, model, rz_override=rz)[0]
+            base_rz = rz if rz is not None else (default_rz or DEFAULT_RZ_UM)
+            cache[key] = section_of(
+                ctx.analysis, row, base_rz, model, rz_override=rz, df_pick=df_pick
+            )[0]
         sec = cache[key]
         if sec is None:
             total += lay.il_db
@@ -123,6 +139,33 @@ def _worst_foil(ctx: CheckContext, ch: ChannelLoss, model: str) -> tuple[str, fl
     g = foils.grade(foils.ids[0])  # smoothest last: the first is the roughest
     rz = 0.5 * (g.rz_um[0] + g.rz_um[1])
     return f"{g.id} (Rz {rz:g} µm)", _total_with(ctx, ch, rz, model)
+
+
+def _df_range(ctx: CheckContext, ch: ChannelLoss) -> tuple[float, float] | None:
+    """The Df range the channel's default loss tangents commit to: on a stack-up the designer
+    edited (not KiCad's untouched auto one), every dielectric its traces run on whose Df is a
+    default must carry its name's family range (generic FR-4: every grade rules/materials.yaml
+    lists, as the laminate_df check uses it); None otherwise, or when none is a default."""
+    from ..analysis.materials import resolve_dielectric
+    from ..analysis.stackup import layer_dielectrics, stackup_basis
+
+    a = ctx.analysis
+    if stackup_basis(a).auto or ctx.board.stackup is None:
+        return None
+    by_name = {d.name: d for d in ctx.board.stackup.dielectrics()}
+    overrides = ctx.config.stackup.materials
+    ranges = []
+    for name in dict.fromkeys(d for lay in ch.layers for d in layer_dielectrics(a, lay.layer)):
+        sl = by_name.get(name)
+        info = resolve_dielectric(sl, a.materials, overrides) if sl is not None else None
+        if info is None or info.df_basis != "default":
+            continue
+        if info.df_range is None:
+            return None
+        ranges.append(info.df_range)
+    if not ranges:
+        return None
+    return (min(lo for lo, _ in ranges), max(hi for _, hi in ranges))
 
 
 #: the stack-up inputs of a channel's loss, declarable in accel-drc.yaml ``stackup:``
@@ -150,6 +193,50 @@ def _stackup_hint(ctx: CheckContext, ch: ChannelLoss, basis: Mapping[str, str]) 
             "{" + ", ".join(f"{name}: {{thickness_um: <µm>}}" for name in layers) + "}",
         )
     return hint
+
+
+def _pass_on_default_df(
+    ctx: CheckContext,
+    rule: Rule,
+    ch: ChannelLoss,
+    limit: float,
+    model: str,
+    default_rz: float,
+    sname: str,
+    b_basis: str,
+) -> Any:
+    """A channel inside its budget on a default Df (KiCad's "FR4", tan δ 0.02) whose name
+    covers a range of grades (:func:`_df_range`): the pass holds if it holds at the range's
+    high end; else it is *cannot verify* with both ends (None when it holds, or no range)."""
+    rng = _df_range(ctx, ch)
+    if rng is None:
+        return None
+    hi_total = _total_with(ctx, ch, None, model, df_pick=1, default_rz=default_rz)
+    if hi_total <= limit:
+        return None
+    lo_total = _total_with(ctx, ch, None, model, df_pick=0, default_rz=default_rz)
+    return finding(
+        rule,
+        Status.CANNOT_VERIFY,
+        f"{ch.name}: {ch.total_db:.1f} dB at {ch.nyquist_hz / 1e9:g} GHz is inside the {sname} "
+        f"board budget {limit:g} dB with the stack-up's default Df, but the generic material's "
+        f"grades span Df {rng[0]:g}–{rng[1]:g}: {lo_total:.1f}–{hi_total:.1f} dB: declare "
+        "the laminate",
+        measured=round(ch.total_db, 2),
+        limit=limit,
+        unit="dB",
+        net=ch.nets[0],
+        evidence={
+            "declare": _stackup_hint(ctx, ch, {"loss_tangent": "default"}),
+            "df_range": [rng[0], rng[1]],
+            "candidates": {
+                f"Df {rng[0]:g}": "pass" if lo_total <= limit else "fail",
+                f"Df {rng[1]:g}": "fail",
+            },
+            "candidates_of": "loss_tangent",
+        },
+        basis={"loss_tangent": "default", "budget": b_basis},
+    )
 
 
 def _remedy(ctx: CheckContext, ch: ChannelLoss, limit: float, model: str) -> dict[str, Any]:
@@ -276,6 +363,10 @@ def check(ctx: CheckContext, rule: Rule) -> CheckOutcome:
                             basis={"roughness": "default", "budget": b_basis},
                         )
                     )
+                    continue
+            got = _pass_on_default_df(ctx, rule, ch, limit, model, default_rz, sname, b_basis)
+            if got is not None:
+                findings.append(got)
             continue
         biggest = max(ch.layers, key=lambda r: r.il_db) if ch.layers else None
         # the channel's own nets: a lane behind the caps of a guessed generation is assumed
@@ -287,6 +378,23 @@ def check(ctx: CheckContext, rule: Rule) -> CheckOutcome:
                     basis[k] = v
         if ch.extra_db == 0.0:
             basis.pop("extra")
+        df_note = ""
+        rng = _df_range(ctx, ch) if basis.get("loss_tangent") == "default" else None
+        if rng is not None:
+            lo_total = _total_with(ctx, ch, None, model, df_pick=0, default_rz=default_rz)
+            if lo_total > limit:
+                # over the budget at the low end of every grade the name covers: a fact
+                # resting on the library's range, as laminate_df has it (issue 28)
+                basis["loss_tangent"] = "library"
+                df_note = (
+                    f"; over the budget across the Df range {rng[0]:g}–{rng[1]:g} of the "
+                    f"generic material ({lo_total:.1f} dB at Df {rng[0]:g})"
+                )
+            else:
+                df_note = (
+                    f"; inside the budget at the low end of the generic material's Df range "
+                    f"{rng[0]:g}–{rng[1]:g} ({lo_total:.1f} dB at Df {rng[0]:g})"
+                )
         sigma_note = None
         if basis.get("conductivity") == "default":
             # 5.8e7 S/m is annealed copper (100 % IACS), the best a PCB's copper conducts: a
@@ -328,6 +436,8 @@ def check(ctx: CheckContext, rule: Rule) -> CheckOutcome:
         }
         if sigma_note:
             ev["conductivity"] = sigma_note
+        if rng is not None:
+            ev["df_range"] = [rng[0], rng[1]]
         declare = []
         if basis.get("roughness") in ("default", "assumed"):
             ev["candidates"] = remedy.get("foil_candidates", {})
@@ -343,7 +453,9 @@ def check(ctx: CheckContext, rule: Rule) -> CheckOutcome:
                 rule,
                 Status.VIOLATION,
                 f"{ch.name}: {total:.1f} dB at {ch.nyquist_hz / 1e9:g} GHz > {sname} board budget "
-                f"{limit:g} dB{what}" + (f"; fits with {' or '.join(fix)}" if fix else ""),
+                f"{limit:g} dB{what}"
+                + (f"; fits with {' or '.join(fix)}" if fix else "")
+                + df_note,
                 measured=round(total, 2),
                 limit=limit,
                 unit="dB",

@@ -53,8 +53,9 @@ PARAMS: dict[str, Any] = {
 CANDIDATE_T = (20.0, 60.0, 85.0, 105.0)
 
 DECLARE = (
-    "declare the rail in accel-drc.yaml: rails: [{name, nets, voltage, sources: [regulator refs], "
-    "loads: {load ref: amperes}}]"
+    "declare the rail in accel-drc.yaml (sources: the regulators' footprints, loads: each "
+    "load's DC current): rails: [{name: <rail>, nets: ['<net regex>'], voltage: <V>, "
+    "sources: [<footprint>], loads: {<footprint>: <A>}}]"
 )
 
 

@@ -119,8 +119,9 @@ def check_pdn_impedance(ctx: CheckContext, rule: Rule) -> CheckOutcome:
                 why=rule.why,
                 source=rule.source,
                 evidence={
-                    "declare": "rails: [{name, nets: [regex], voltage, ripple_pct, transient_a, "
-                    "vrm: {r_ohm, l_h}}] in accel-drc.yaml"
+                    "declare": "the rails to check, in accel-drc.yaml: rails: [{name: <rail>, "
+                    "nets: ['<net regex>'], voltage: <V>, ripple_pct: <%>, transient_a: <A>, "
+                    "vrm: {r_ohm: <Ω>, l_h: <H>}}]"
                 },
             )
         )
@@ -133,13 +134,18 @@ def check_pdn_impedance(ctx: CheckContext, rule: Rule) -> CheckOutcome:
 
 
 def _rail_yaml(res: RailResult, *, core: bool) -> str:
-    """A ready-to-paste ``rails:`` entry for the rail, its known values filled in."""
+    """A ready-to-paste ``rails:`` entry for the rail, its known values filled in, every other
+    one a ``<placeholder>`` of the starter file's (:data:`~accel_drc.starter_config.PLACEHOLDERS`)."""
+    from ..yamltext import yaml_quote
+
     rail = res.rail
     nets = (
-        ", ".join(f"'{re.escape(n).replace(chr(92) + chr(32), chr(32))}'" for n in rail.nets[:3])
+        ", ".join(
+            yaml_quote(re.escape(n).replace(chr(92) + chr(32), chr(32))) for n in rail.nets[:3]
+        )
         or "'<net regex>'"
     )
-    bits = [f"name: {rail.name}", f"nets: [{nets}]"]
+    bits = [f"name: {yaml_quote(rail.name)}", f"nets: [{nets}]"]
     if core:
         bits.append("role: core")
     bits.append(f"voltage: {rail.voltage:g}" if rail.voltage is not None else "voltage: <V>")
@@ -147,9 +153,7 @@ def _rail_yaml(res: RailResult, *, core: bool) -> str:
         f"ripple_pct: {rail.ripple_pct:g}" if rail.ripple_pct is not None else "ripple_pct: <%>"
     )
     bits.append(
-        f"transient_a: {rail.transient_a:g}"
-        if rail.transient_a is not None
-        else "transient_a: <load step, A>"
+        f"transient_a: {rail.transient_a:g}" if rail.transient_a is not None else "transient_a: <A>"
     )
     if res.basis.get("vrm") != "declared":
         bits.append("vrm: {r_ohm: <Ω>, l_h: <H>}")
@@ -174,16 +178,36 @@ def _declare(res: RailResult) -> str:
             + f"declare its load and regulator in accel-drc.yaml: {_rail_yaml(res, core=core)}"
         )
     if b.get("network_model") == "default" and not res.need_load:
-        pieces = []
         if any(c.unconfirmed for c in rail.decaps):
-            pieces.append(
-                "the capacitors' mounted ESL/ESR (accel-drc.yaml capacitors: {mounting_esl_h, "
-                "packages: {'0402': {esl_body_h: …}}, parts: {C12: {esl_h: …, esr_ohm: …}}})"
-            )
+            out.append(_capacitors_yaml(rail))
         if rail.plane_dielectric_basis == "default":
-            pieces.append("your fab's stack-up (the plane dielectrics' height and εr)")
-        out.append("declare " + " and ".join(pieces))
+            from ..analysis.stackup import declare_hint
+
+            names = sorted({p.dielectric for p in rail.plane_pairs if p.dielectric})
+            out.append(
+                declare_hint({"h", "epsilon_r"}, dielectrics=names)
+                or "declare your fab's stack-up (the plane dielectrics' height and εr)"
+            )
     return "; ".join(out)
+
+
+def unconfirmed_packages(rail: Any) -> list[str]:
+    """The packages of the rail's decaps whose ESL rests on the library's typical figure."""
+    return sorted({str(c.package) for c in rail.decaps if c.unconfirmed and c.package})
+
+
+def _capacitors_yaml(rail: Any) -> str:
+    """The ready-to-paste ``capacitors:`` entry that confirms the rail's decap models: the
+    mounting inductance (added to every body ESL) and each unconfirmed package's body ESL."""
+    from ..yamltext import yaml_quote
+
+    pkgs = ", ".join(f"{yaml_quote(p)}: {{esl_body_h: <H>}}" for p in unconfirmed_packages(rail))
+    body = "mounting_esl_h: <H>" + (f", packages: {{{pkgs}}}" if pkgs else "")
+    return (
+        "declare the capacitors' mounted ESL (the library's typical figures model them now), "
+        f"in accel-drc.yaml: capacitors: {{{body}}}; or per part, a parts: {{C12: {{esl_h: <H>, "
+        "esr_ohm: <Ω>}} entry in it"
+    )
 
 
 def _finding(rule: Rule, res: RailResult) -> Finding | None:
@@ -214,6 +238,7 @@ def _finding(rule: Rule, res: RailResult) -> Finding | None:
         "decaps": len(rail.decaps),
         "decap_groups": [g.label for g in rail.groups()],
         "unread_caps": list(rail.unread_caps),
+        "unconfirmed_packages": unconfirmed_packages(rail),
         "vrm": row["vrm"],
         "curve": row["impedance"],
     }

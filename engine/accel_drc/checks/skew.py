@@ -10,7 +10,9 @@ What it checks:
     every data lane against the clock lane of its link (``max_group_ui``).  The delay of a net
     is the sum of its tracks at their layer's velocity (εeff from the field solve of the
     cross-section: microstrip and stripline differ), its via barrels over the span the signal
-    travels (entry to exit layer), and its pads' KiCad 10 ``die_delay``
+    travels (entry to exit layer), and its pads' package (pad-to-die) delays: declared in
+    accel-drc.yaml (``package_delays: REF: {pins_ps: {PAD: ps}}``, or ``{delays: matched |
+    compensated | none}`` for a whole part) or on the pads in KiCad 10 (``die_delay``)
     (``analysis/delay.py``).  The finding says where the skew is made (the layer runs, the
     vias, the die delays that differ) and the fix.
 Why:
@@ -26,7 +28,9 @@ Cannot verify when:
     A velocity cannot be computed (no stack-up, a layer without a reference or εr, a via span
     crossing an undeclared height): one finding per rule listing the nets and what to declare.
     A skew that fails on KiCad's default stack-up (εr 4.5 assumed) is reported with its number
-    as *cannot verify*: declare the stack-up.
+    as *cannot verify*: declare the stack-up.  A DDR group skew that fails while a pad of its
+    nets has no package delay declared (counted 0 ps) is *cannot verify*, with the
+    ``package_delays:`` entry for those pads.
 Example:
     ``{check: skew, signal: pcie4, severity: error, params: {max_intra_pair_mm: 0.127}}``: P
     routed 0.467 mm longer than N with two extra 1.6 mm barrels on P has 3.667 mm (≈ 23 ps) of
@@ -67,14 +71,10 @@ PARAMS: dict[str, Any] = {
 }
 
 _TOL_PS = 1e-6
-#: what a DDR group finding adds: its limit is on board and package delay together
-_PACKAGE_EVIDENCE = {
-    "package": "the limit covers board and package delay; a pad without die_delay counts 0 ps "
-    "of package",
-    "declare": "the package delay of each pad of these nets (KiCad 10 pad property 'Pad to die "
-    "delay', saved as (die_delay ps); from the controller's and the memory's package "
-    "flight-time tables)",
-}
+#: what a DDR group finding says of its limit: it covers board and package delay together
+_PACKAGE_SCOPE = "the limit covers board and package delay"
+#: where a part's package delays come from, by :attr:`PadPackage.source`
+_SOURCE_TEXT = {"board": "its pads' die_delay / die_length (KiCad)", "pins_ps": "pins_ps, per pad"}
 #: the key of ``unknown`` under which unrouted nets are collected (not judged, not unknown)
 _UNROUTED = "!unrouted"
 _INTRA_KEYS = ("max_intra_pair_ps", "max_intra_pair_mm", "max_intra_pair_ui")
@@ -454,6 +454,79 @@ def _pad_counts(board: Any) -> dict[int, int]:
 MAX_GROUP_MEMBERS = 64
 
 
+def _package_basis(ds: Sequence[NetDelay]) -> str:
+    """``declared`` when every pad of every net of ``ds`` has its package delay declared
+    (config or board), else ``assumed`` (an unknown package delay counted as 0 ps)."""
+    ok = all(d.die_pads and not d.die_undeclared for d in ds)
+    return "declared" if ok else "assumed"
+
+
+def _declaration(part: str, source: str, config: Any) -> str:
+    """Which declaration a part's package delays rest on, readable, with its config line."""
+    from ..config import PACKAGE_STATEMENTS
+
+    if source == "board":
+        return f"the board: {_SOURCE_TEXT['board']}"
+    name = (config.path or "accel-drc.yaml").replace("\\", "/").rsplit("/", 1)[-1]
+    line = config.line_of("package_delays", part)
+    where = f"{name}{f':{line}' if line else ''} package_delays: {part}"
+    if source == "pins_ps":
+        return f"{where}: {_SOURCE_TEXT['pins_ps']}"
+    spec = config.package_delays.get(part)
+    reason = spec.reason if spec is not None else None
+    meaning = PACKAGE_STATEMENTS.get(source, source)
+    return f"{where}: delays: {source}, {meaning}" + (f"; reason: {reason}" if reason else "")
+
+
+def _package_evidence(ds: Sequence[NetDelay], config: Any) -> dict[str, Any]:
+    """The evidence of a DDR group finding about its package delays: with every pad declared,
+    which declaration each part's delays rest on (``package_delays``); else the pads left
+    undeclared (``package_pads``) and the pasteable accel-drc.yaml entry that declares them
+    (``declare``)."""
+    from ..yamltext import yaml_quote as q
+
+    if _package_basis(ds) == "declared":
+        parts: dict[str, set[str]] = {}
+        for d in ds:
+            for pp in d.die_pads:
+                parts.setdefault(pp.part, set()).add(pp.source or "")
+        return {
+            "package": f"{_PACKAGE_SCOPE}; package delays declared",
+            "package_delays": {
+                part: "; ".join(_declaration(part, src, config) for src in sorted(srcs))
+                for part, srcs in sorted(parts.items())
+            },
+        }
+    pads: dict[str, list[str]] = {}
+    for d in ds:
+        for pp in d.die_undeclared:
+            pads.setdefault(pp.part, []).append(pp.pad[len(pp.part) + 1 :])
+    if not pads:  # a net without pads: nothing to name
+        return {"package": f"{_PACKAGE_SCOPE}; a net ends on no pad: its package is unknown"}
+    per_pad = ", ".join(
+        f"{q(part)}: {{pins_ps: {{" + ", ".join(f"{q(n)}: <ps>" for n in ns) + "}}"
+        for part, ns in pads.items()
+    )
+    return {
+        "package": f"{_PACKAGE_SCOPE}; an undeclared package delay counts 0 ps",
+        "package_pads": {part: ns for part, ns in pads.items()},
+        "declare": f"the package (pad-to-die) delays of {', '.join(pads)}, ps per pad from "
+        f"each part's package flight-time table: package_delays: {{{per_pad}}}; for a part "
+        "whose package delays are matched, compensated (the controller's per-bit deskew, or "
+        "lengths already tuned with the package) or none, {delays: <statement>} in place of "
+        "its pins_ps; or on the pads in KiCad 10 (pad property 'Pad to die delay')",
+    }
+
+
+def _record_packages(analysis: Any, rule: Rule, ds: Sequence[NetDelay]) -> None:
+    """Remember the pads (and how their package delay is declared) of the nets a DDR group
+    judged: the report extras list them per part, and ``init`` writes each part's entry."""
+    got = analysis.memo.setdefault("skew_packages", {}).setdefault(rule.id, {})
+    for d in ds:
+        for pp in (*d.die_pads, *d.die_undeclared):
+            got.setdefault(pp.part, {})[pp.pad[len(pp.part) + 1 :]] = pp.source
+
+
 def _judge_group(
     ctx: CheckContext,
     rule: Rule,
@@ -476,9 +549,12 @@ def _judge_group(
     load by load (:func:`_per_load`: the routed path from the driver to each part both reach),
     or, where the paths cannot be traced, not judged (``out.not_judged``, with why).  The group limits of the controller vendors apply to board and
     package delay together: where a net's pads declare no ``die_delay``, the package delay is
-    taken as 0, an assumption (``die_delay: assumed``), so a failure is *cannot verify* with its
-    number until the pads carry their package delays (``package``; the MIPI interconnect skew
-    budget is the board's and the cable's, without the packages: ``package=False``).
+    taken as 0, an assumption (``die_delay: assumed``): where a pad of a judged net has no package
+    delay declared (in accel-drc.yaml ``package_delays:``, or the pad's KiCad ``die_delay``), a
+    failure is *cannot verify* with its number and the pasteable entry that declares those pads;
+    with every pad declared it is a fact whose evidence names the declarations (``package``; the
+    MIPI interconnect skew budget is the board's and the cable's, without the packages:
+    ``package=False``).
     ``declared`` gives a member (its delays and its skew to the reference) the designer's own
     limit (a ``.kicad_dru`` skew rule that selects it and the reference), which replaces
     ``limit`` for it."""
@@ -497,6 +573,8 @@ def _judge_group(
         many = multi + [d.net for d in ds if pads.get(d.net, 0) > 2]
         if not many:
             judged.update(d.net for d in (*ds, *ref_ds))
+            if package:
+                _record_packages(ctx.analysis, rule, (*ds, *ref_ds))
             cases = [(name, ps, ref_ps)]
         else:
             cases, why = _per_load(ctx.analysis, name, ds, ref_ds)
@@ -508,6 +586,8 @@ def _judge_group(
                     )
                 continue
             judged.update(d.net for d in (*ds, *ref_ds))
+            if package:
+                _record_packages(ctx.analysis, rule, (*ds, *ref_ds))
         # one finding per net: a multi-drop net by its worst load, every load in the evidence
         worst = max(cases, key=lambda c: abs(c[1] - c[2]))
         loads = {c[0].rsplit(" at ", 1)[1]: round(c[1] - c[2], 3) for c in cases} if many else {}
@@ -585,7 +665,7 @@ def _group_finding(
         if mm is not None and vel is not None
         else ""
     )
-    die = "declared" if all(d.die_pads for d in (*ds, *ref_ds)) else "assumed"
+    die = _package_basis((*ds, *ref_ds))
     out.findings.append(
         finding(
             rule,
@@ -613,7 +693,7 @@ def _group_finding(
                     if loads
                     else {}
                 ),
-                **(_PACKAGE_EVIDENCE if package else {}),
+                **(_package_evidence((*ds, *ref_ds), ctx.config) if package else {}),
             },
             basis={
                 **_basis([*ds, *ref_ds], ctx.analysis),
@@ -818,3 +898,18 @@ def _mipi_groups(
                 got.append((lane[0].name, 0.5 * (x + y), ds))
         _judge_group(ctx, rule, out, "data–clock", clk[0].name, 0.5 * (a + b), got, cds, limit,
                      f"{float(u):g} UI of {ui_ps:.1f} ps", judged, package=False)  # fmt: skip
+
+
+def extras(analysis: Any, rules: Any = None) -> dict[str, Any] | None:
+    """``result.extras["skew"]``: per DDR group rule, the parts whose package delays its limit
+    covers, each pad with how its delay is declared (``board``, ``pins_ps``, a part statement,
+    or None): ``init`` writes a ``package_delays:`` entry per part from it."""
+    got = analysis.memo.get("skew_packages")
+    if not got:
+        return None
+    return {
+        "packages": {
+            rid: {part: dict(sorted(pads.items())) for part, pads in sorted(parts.items())}
+            for rid, parts in sorted(got.items())
+        }
+    }
