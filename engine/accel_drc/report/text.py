@@ -9,6 +9,7 @@ from typing import Any
 
 from ..classify import explain
 from ..hostile import terminal
+from ..packs import GENERAL
 from ..results import KICAD_ORIGIN, CheckResult, Finding, Severity, Status, waiver_states
 
 _SEV_ORDER = {Severity.ERROR: 0, Severity.WARNING: 1, Severity.INFO: 2}
@@ -154,6 +155,11 @@ def class_note(result: CheckResult) -> str:
     cls = result.classification
     if cls.source != "auto":
         return ""
+    if cls.board_class == GENERAL:
+        return (
+            "not an accelerator board (auto-detected): the class-specific rules did not run; "
+            "declare `class:` in accel-drc.yaml or --class to apply them"
+        )
     n = sum(
         1
         for f in result.findings
