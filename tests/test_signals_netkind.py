@@ -310,9 +310,18 @@ def test_spi_sdi_is_no_video_link_and_lpddr4_balls_without_x_stay_lpddr4() -> No
     import dataclasses
 
     from accel_drc.analysis import Analysis
+    from accel_drc.analysis.signals import recogniser
+    from accel_drc.packs import load_library
 
     a = _analysis("member_sdi")
     assert "/SPI/SDI" not in _by_name(a.board, a.net_signal)  # SPI's serial data in
+    # a sheet named after the interface holds other nets (latentpink's "QSGMII PHY" sheet: its
+    # 1.0 V supply and the copper MDI pairs are no QSGMII lanes)
+    rec = recogniser(load_library())
+    for net in ("/QSGMII PHY/QSGMII Power/A1V0_VSC", "/QSGMII PHY/ETH4_D2_P", "/LVDS/LED0",
+                "/12G-SDI/I2C_SCL", "/1000BASE-T/LED_LINK"):  # fmt: skip
+        assert rec.recognise(net, "") is None, net
+    assert rec.recognise("/QSGMII PHY/QSGMII_0_RX_AC_P", "").signal == "qsgmii"
     b = _board("member_lpddr4x")
     plain = dataclasses.replace(
         b,
