@@ -332,3 +332,20 @@ def test_spi_sdi_is_no_video_link_and_lpddr4_balls_without_x_stay_lpddr4() -> No
     )
     typed = {v.signal for v in Analysis(plain, None).net_signal.values()}
     assert typed == {"lpddr4"}
+
+
+def test_sdi_link_classes_are_sdi_and_the_parallel_bus_is_not() -> None:
+    """crosslink-nx-video-converter (fixtures/boards): the designer's ``75Ohm-se_SDI`` class
+    holds the coax lines (SDI, rate assumed); ``50Ohm-se_SDI_D`` the deserialiser's parallel
+    bus ``SDI_D0``-``D19`` and ``SMPTE_BYPASS`` is a control pin: neither is an SDI link."""
+    from accel_drc.analysis import Analysis
+    from accel_drc.readers import read_board
+    from conftest import FIXTURE_BOARDS
+
+    b = read_board(str(FIXTURE_BOARDS["crosslink-nx-video-converter"]))
+    typed = _by_name(b, Analysis(b, None).net_signal)
+    assert (
+        typed["/SDI/SDI_IN"].signal == "sdi12g" and typed["/SDI/SDI_IN"].how == "family_net_class"
+    )
+    assert not any(n.startswith("/SDI/SDI_D") for n in typed)
+    assert "/SDI/~{SMPTE_BYPASS}" not in typed
