@@ -50,10 +50,14 @@ KICAD_TIMEOUT_S = 1500
 
 
 def engine_fingerprint() -> str:
-    """A hash of the engine's Python and YAML sources: accel-drc results are cached under it."""
+    """A hash of the engine's Python and YAML sources and of the rule data: accel-drc results
+    are cached under it.  ``engine/accel_drc/rules`` is a symlink to ``rules/``, which ``rglob``
+    does not follow: the rule files are hashed from ``rules/`` itself (a changed signal type
+    must rerun the corpus)."""
     h = hashlib.sha256()
-    for p in sorted((ROOT / "engine" / "accel_drc").rglob("*")):
-        if p.suffix in (".py", ".yaml") and p.is_file():
+    files = list((ROOT / "engine" / "accel_drc").rglob("*")) + list((ROOT / "rules").rglob("*"))
+    for p in sorted(files):
+        if p.suffix in (".py", ".yaml", ".json") and p.is_file():
             h.update(str(p.relative_to(ROOT)).encode())
             h.update(p.read_bytes())
     return h.hexdigest()[:16]

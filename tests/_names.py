@@ -15,11 +15,13 @@ from pathlib import Path
 
 from hypothesis import strategies as st
 
-#: a 2-layer board with nothing on it: accel-drc reads it and fails it (layer count), quickly
+#: a 2-layer board with one BGA footprint and nothing else: accel-drc reads it and fails it
+#: (layer count: the BGA keeps it an accelerator-class board, not ``general``), quickly
 TINY_BOARD = (
     b'(kicad_pcb (version 20240108) (generator "pcbnew") (general (thickness 1.6))\n'
     b'  (layers (0 "F.Cu" signal) (31 "B.Cu" signal) (44 "Edge.Cuts" user))\n'
-    b'  (net 0 ""))\n'
+    b'  (net 0 "")\n'
+    b'  (footprint "Package_BGA:BGA-4" (layer "F.Cu") (at 0 0)))\n'
 )
 
 #: pieces a hostile name is made of: options, workflow commands (both forms), escapes, markup

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import dataclasses
+from pathlib import Path
+
 import pytest
 from _h2_boards import cu, diel, make_board, rect, stackup
 from accel_drc.analysis import Analysis
-from accel_drc.classify import classify, explain, override
+from accel_drc.api import check
+from accel_drc.classify import NOT_ACCELERATOR, classify, explain, override
 from accel_drc.model import Footprint, Pad
-from accel_drc.packs import load_library
+from accel_drc.packs import GENERAL, class_specific, load_library
 from accel_drc.readers import read_board
 from conftest import FIXTURE_BOARDS
 
@@ -117,3 +121,81 @@ def test_override_keeps_evidence_and_says_who():
     assert o.evidence[1:] == auto.evidence and "the classifier said edge" in o.evidence[0].note
     assert explain(o).startswith("training (set by --class")
     assert explain(auto).startswith("edge (classified, confidence")
+
+
+# --- boards that are no accelerator board at all (issue 27: layer_count false alarms) ---------
+CLASSIFY_FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "checks" / "classify"
+
+
+def test_two_layer_hobby_board_is_general_with_its_evidence():
+    """A 2-layer USB 2.0 gadget: fewer layers than any class, no fast interface, no module or
+    memory footprint -> ``general``; the evidence says each of the three facts."""
+    c = _classify(read_board(str(CLASSIFY_FIXTURES / "hobby_2layer.kicad_pcb")))
+    assert c.board_class == GENERAL and c.source == "auto"
+    first = c.evidence[0]
+    assert first.what == NOT_ACCELERATOR
+    assert "2 copper layers" in first.value and "only usb2" in first.value
+    assert "[nextpcb2026]" in first.source and "max_stub_mm" in first.source
+    assert explain(c).startswith("general: not an accelerator board (classified): 2 copper layers")
+    assert set(c.scores) == {"training", "inference", "edge"}  # the votes are kept
+
+
+def test_four_layer_carrier_with_pcie_and_mipi_is_edge():
+    c = _classify(read_board(str(CLASSIFY_FIXTURES / "edge_carrier_4layer.kicad_pcb")))
+    assert c.board_class == "edge"
+    assert not any(e.what == NOT_ACCELERATOR for e in c.evidence)
+
+
+@pytest.mark.parametrize(
+    "what",
+    ["pcie", "m2", "bga"],
+)
+def test_one_piece_of_accelerator_evidence_keeps_a_two_layer_board_in_a_class(what):
+    """Any one fact an accelerator board has (a fast lane, a module connector, a BGA) keeps a
+    2-layer board in the classes: ``general`` needs all of them absent."""
+    board = read_board(str(CLASSIFY_FIXTURES / "hobby_2layer.kicad_pcb"))
+    if what == "pcie":
+        nets = list(board.nets)
+        nets[nets.index("/USB_D+")] = "/PCIE_TX0_P"
+        nets[nets.index("/USB_D-")] = "/PCIE_TX0_N"
+        board = dataclasses.replace(board, nets=type(board.nets)(nets))
+    else:
+        fp = _fp("U9", "Module:M.2_Key_M" if what == "m2" else "Package_BGA:BGA-256", pads=4)
+        board = dataclasses.replace(board, footprints=(*board.footprints, fp))
+    assert _classify(board).board_class in ("edge", "inference")
+
+
+def test_general_runs_only_the_rules_every_class_shares():
+    """No class-specific rule (layer count, Tg, copper weight, PDN target, fab class) runs on a
+    general board; the interface rules do; ``--class`` and the config's ``class:`` still decide."""
+    hobby = str(CLASSIFY_FIXTURES / "hobby_2layer.kicad_pcb")
+    res = check(hobby, config={})
+    ids = {r.rule.id for r in res.rules}
+    assert res.classification.board_class == GENERAL
+    assert not any(i.startswith(("edge.", "inference.", "training.")) for i in ids)
+    for kind in ("layer_count", "tg", "copper_weight", "pdn_impedance", "drill_aspect_ratio"):
+        assert f"general.{kind}" not in ids
+    assert "general.impedance.usb2" in ids and "general.via_stub.pcie4" in ids
+    assert res.verdict() == "pass"
+    forced = check(hobby, config={}, board_class="edge")
+    assert forced.classification.source == "cli"
+    assert "classifier said general" in forced.classification.evidence[0].note
+    assert any(
+        f.rule == "edge.layer_count" and f.status.value == "violation" for f in forced.findings
+    )
+    carrier = str(CLASSIFY_FIXTURES / "edge_carrier_4layer.kicad_pcb")
+    declared = check(carrier, config={"class": "general"})
+    assert declared.classification.board_class == GENERAL
+    assert declared.classification.source == "config"
+
+
+def test_general_pack_is_the_shared_rules_of_the_class_packs():
+    specific, shared = class_specific(LIB.packs)
+    assert {"layer_count", "tg", "copper_weight", "pdn_impedance", "via_stub.pcie5"} <= specific
+    gen = LIB.packs[GENERAL]
+    assert [r.id for r in gen.rules] == [r.id for r in shared]
+    edge = {r.id[len("edge.") :]: r for r in LIB.packs["edge"].rules}
+    for r in gen.rules:
+        suffix = r.id[len("general.") :]
+        assert suffix not in specific
+        assert (r.params, r.severity) == (edge[suffix].params, edge[suffix].severity)

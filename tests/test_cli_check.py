@@ -57,7 +57,7 @@ def test_bad_inputs_exit_3_with_one_line(tmp_path):
     assert r.returncode == 3
     assert (
         r.stderr.strip()
-        == f"accel-drc: {bad}:3: unknown signal type 'pcie9' (known: nvlink4, nvlink5, pcie1, pcie2, pcie3, pcie4, pcie5, pcie6, ddr5, lpddr5, usb3, usb3_gen1, usb3_gen2x2, usb4, eth25g, eth56g, eth112g, ddr3, ddr4, lpddr4, hdmi14, hdmi20, hdmi21, mipi_dphy, mipi_cphy, dp12, dp14, dp20, sata3, eth10g, eth1g, usb2)"
+        == f"accel-drc: {bad}:3: unknown signal type 'pcie9' (known: nvlink4, nvlink5, pcie1, pcie2, pcie3, pcie4, pcie5, pcie6, ddr5, lpddr5, usb3, usb3_gen1, usb3_gen2x2, usb4, eth25g, eth56g, eth112g, ddr3, ddr4, lpddr4x, lpddr4, hdmi14, hdmi20, hdmi21, mipi_dphy, mipi_cphy, dp12, dp14, dp20, sata3, eth10g, eth1g, usb2, qsgmii, eth1000baset, sdi3g, sdi12g, lvds)"
     )
     missing = run("check", str(tmp_path / "none.kicad_pcb"))
     assert (

@@ -356,4 +356,4 @@ def test_schemas_are_json_files_beside_the_data():
     ]
     from accel_drc.config import CONFIG_SCHEMA
 
-    assert CONFIG_SCHEMA["properties"]["class"]["enum"] == list(packs.CLASSES)
+    assert CONFIG_SCHEMA["properties"]["class"]["enum"] == list(packs.BOARD_CLASSES)

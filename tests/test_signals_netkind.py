@@ -268,3 +268,84 @@ def test_hostile_dru_and_pin_names(tmp_path) -> None:
     a = Analysis(read_board(str(tmp_path / "h.kicad_pcb")), {})
     side = _by_name(a.board, a.net_sideband)
     assert side["/USB/USBC1_X_P"].how == "connector"  # the contact still tells; the name is skipped
+
+
+MEMBERS = [
+    # board, net -> the member it must be typed as (and how), the member's rules that judge it
+    ("member_qsgmii", {"/PHY/QSGMII0_TX_P": ("qsgmii", "net_name")}, ["impedance", "via_stub"]),
+    ("member_1000baset", {"/ETH/MDI0_P": ("eth1000baset", "net_name")}, ["impedance"]),
+    ("member_10gbase_kr", {"/BP/KR0_TX_P": ("eth10g", "net_name")}, ["impedance", "via_stub"]),
+    ("member_lvds", {"/LCD/LVDS_A0_P": ("lvds", "net_name")}, ["impedance"]),
+    (
+        "member_sdi",
+        {
+            "/VID/SDI_3G_OUT": ("sdi3g", "net_name"),
+            "/VID/12G_SDI_IN": ("sdi12g", "net_name"),
+            "/VID/HD_SDI_OUT": ("sdi12g", "family_net_name"),  # rate not told: assumed 12G
+        },
+        ["via_stub"],
+    ),
+    ("member_lpddr4x", {"/MEM/N00": ("lpddr4x", "pin")}, ["via_stub"]),
+]
+
+
+@pytest.mark.parametrize("board,typed,kinds", MEMBERS, ids=[m[0] for m in MEMBERS])
+def test_every_family_member_is_recognised_and_judged(board, typed, kinds) -> None:
+    """Issue 27 §4: QSGMII, 1000BASE-T MDI, 10GBASE-KR, 3G/12G-SDI, LVDS and LPDDR4X are typed
+    as their member and judged by its rules in every class pack."""
+    from accel_drc.api import check
+
+    a = _analysis(board)
+    got = _by_name(a.board, a.net_signal)
+    for net, (sid, how) in typed.items():
+        assert (got[net].signal, got[net].how) == (sid, how), net
+    res = check(str(SIG / f"{board}.kicad_pcb"), config={}, board_class="edge")
+    runs = {r.rule.id: r.checked for r in res.rules}
+    for sid in {s for s, _ in typed.values()}:
+        for kind in kinds:
+            assert runs.get(f"edge.{kind}.{sid}", 0) > 0, (sid, kind, runs)
+
+
+def test_spi_sdi_is_no_video_link_and_lpddr4_balls_without_x_stay_lpddr4() -> None:
+    import dataclasses
+
+    from accel_drc.analysis import Analysis
+    from accel_drc.analysis.signals import recogniser
+    from accel_drc.packs import load_library
+
+    a = _analysis("member_sdi")
+    assert "/SPI/SDI" not in _by_name(a.board, a.net_signal)  # SPI's serial data in
+    # a sheet named after the interface holds other nets (latentpink's "QSGMII PHY" sheet: its
+    # 1.0 V supply and the copper MDI pairs are no QSGMII lanes)
+    rec = recogniser(load_library())
+    for net in ("/QSGMII PHY/QSGMII Power/A1V0_VSC", "/QSGMII PHY/ETH4_D2_P", "/LVDS/LED0",
+                "/12G-SDI/I2C_SCL", "/1000BASE-T/LED_LINK"):  # fmt: skip
+        assert rec.recognise(net, "") is None, net
+    assert rec.recognise("/QSGMII PHY/QSGMII_0_RX_AC_P", "").signal == "qsgmii"
+    b = _board("member_lpddr4x")
+    plain = dataclasses.replace(
+        b,
+        footprints=tuple(
+            dataclasses.replace(fp, value="MT53E512M32D1ZW") if fp.reference == "U1" else fp
+            for fp in b.footprints
+        ),
+    )
+    typed = {v.signal for v in Analysis(plain, None).net_signal.values()}
+    assert typed == {"lpddr4"}
+
+
+def test_sdi_link_classes_are_sdi_and_the_parallel_bus_is_not() -> None:
+    """crosslink-nx-video-converter (fixtures/boards): the designer's ``75Ohm-se_SDI`` class
+    holds the coax lines (SDI, rate assumed); ``50Ohm-se_SDI_D`` the deserialiser's parallel
+    bus ``SDI_D0``-``D19`` and ``SMPTE_BYPASS`` is a control pin: neither is an SDI link."""
+    from accel_drc.analysis import Analysis
+    from accel_drc.readers import read_board
+    from conftest import FIXTURE_BOARDS
+
+    b = read_board(str(FIXTURE_BOARDS["crosslink-nx-video-converter"]))
+    typed = _by_name(b, Analysis(b, None).net_signal)
+    assert (
+        typed["/SDI/SDI_IN"].signal == "sdi12g" and typed["/SDI/SDI_IN"].how == "family_net_class"
+    )
+    assert not any(n.startswith("/SDI/SDI_D") for n in typed)
+    assert "/SDI/~{SMPTE_BYPASS}" not in typed

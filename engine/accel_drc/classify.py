@@ -12,7 +12,10 @@ votes, one piece of evidence each, never a hard cut:
 * accelerator and connector footprints: M.2 keys, mini PCIe and SoM connectors (edge), PCIe edge fingers
   (add-in card: inference), SXM/OAM sockets (training/inference), BGA ball counts.
 
-The confidence is the winner's share of all votes.  A ``class:`` in the config or ``--class``
+The confidence is the winner's share of all votes.  A board that is no accelerator board at all
+(fewer copper layers than any class has, no lane of a fast interface, no accelerator, module or
+memory footprint: :func:`not_accelerator`) is ``general``: the rules every class pack shares
+apply, the class-specific ones do not (:func:`accel_drc.packs.general_pack`).  A ``class:`` in the config or ``--class``
 overrides the result; the evidence is kept, and the report says who decided.
 """
 
@@ -24,13 +27,16 @@ from typing import TYPE_CHECKING
 from .analysis.channels import count_lanes
 from .analysis.nets import plane_layers
 from .caseless import CaselessPattern
-from .packs import CLASSES, range_score
+from .packs import CLASSES, GENERAL, range_score
 from .results import Classification, Evidence
 
 if TYPE_CHECKING:
     from .analysis import Analysis
     from .model import Board
     from .packs import Library
+
+#: the ``what`` of the evidence that a board is no accelerator board (:func:`not_accelerator`)
+NOT_ACCELERATOR = "not an accelerator board"
 
 #: weight of each kind of evidence (NextPCB calls NVLink/NVSwitch the decisive difference)
 WEIGHTS = {
@@ -331,12 +337,74 @@ def classify(board: Board, analysis: Analysis, library: Library | None = None) -
     total = sum(scores.values())
     winner = max(CLASSES, key=lambda c: (scores[c], -CLASSES.index(c)))
     conf = scores[winner] / total if total > 0 else 0.0
+    general = not_accelerator(
+        board, analysis, lib, list(kinds) + (["NVSwitch"] if nvswitch else [])
+    )
+    if general is not None:
+        return Classification(
+            board_class=GENERAL,
+            confidence=1.0,
+            evidence=(general, *ev),
+            source="auto",
+            scores=scores,
+        )
     return Classification(
         board_class=winner,
         confidence=round(conf, 3),
         evidence=tuple(ev),
         source="auto",
         scores=scores,
+    )
+
+
+def fast_interfaces(analysis: Analysis, lib: Library) -> list[str]:
+    """The recognised interfaces fast enough for a via stub to matter: the signal types of
+    ``rules/signals.yaml`` with a stub limit (``max_stub_mm``) that some net of the board has
+    (PCIe, USB 3, DDR/LPDDR memory, MIPI, HDMI, Ethernet SerDes …; not USB 2.0, whose 240 MHz
+    Nyquist a stub never reaches).  Sidebands and clocks are never typed, so never counted."""
+    return [
+        sid
+        for sid, st in lib.signals.items()
+        if st.max_stub_mm is not None and analysis.nets_by_signal(sid)
+    ]
+
+
+def not_accelerator(
+    board: Board, analysis: Analysis, lib: Library, parts: list[str]
+) -> Evidence | None:
+    """The evidence that ``board`` is no accelerator board at all, or None.
+
+    Every accelerator class the packs describe routes fast serial links or memory over reference
+    planes on at least as many copper layers as the smallest class minimum (edge: 4), and carries
+    a compute part or a module/card connector.  A board with fewer layers than any class has,
+    no lane of an interface fast enough for a via stub to matter (:func:`fast_interfaces`) and no
+    accelerator footprint (``parts``: M.2, mini PCIe, card-edge fingers, SXM/OAM, SoM, BGA,
+    NVSwitch) is none of the classes; judging it against a class's typical layer count or copper
+    weight reports the class, not the board.  Every input is read off the board, so the outcome
+    is the same for every board with the same facts (never decided board by board)."""
+    fewest = min(
+        (float(r["min"]) for c in CLASSES for r in lib.packs[c].profile.get("layer_count", [])),
+        default=4.0,
+    )
+    n = board.layer_count
+    if n >= fewest or parts:
+        return None
+    fast = fast_interfaces(analysis, lib)
+    if fast:
+        return None
+    slow = sorted(sid for sid in lib.signals if analysis.nets_by_signal(sid))
+    return Evidence(
+        NOT_ACCELERATOR,
+        f"{n} copper layer{'s' if n != 1 else ''}; no fast interface"
+        + (f" (only {', '.join(slow)})" if slow else "")
+        + "; no accelerator, module or memory footprint",
+        {},
+        note=f"fewer copper layers than any class has (edge: {fewest:g}), no lane of an "
+        "interface with a via-stub limit (rules/signals.yaml), no M.2 / mini PCIe / card-edge / "
+        "SXM / OAM / SoM / BGA / NVSwitch footprint: the class-specific rules (layer count, Tg, "
+        "copper weight, PDN target, fab class) do not apply; declare `class:` or --class to "
+        "apply them",
+        source=f"{SRC_LAYERS}; {SRC_FORM}; rules/signals.yaml max_stub_mm ([bogatin2015-stub])",
     )
 
 
@@ -361,11 +429,14 @@ def override(auto: Classification, board_class: str, source: str) -> Classificat
 
 def explain(c: Classification) -> str:
     """One line: the class and the strongest evidence for it."""
-    top = sorted(c.evidence, key=lambda e: -e.votes.get(c.board_class, 0.0))
-    bits = [f"{e.what} {e.value}" for e in top[:3] if e.votes.get(c.board_class, 0.0) > 0]
     who = {"auto": "classified", "config": "set in accel-drc.yaml", "cli": "set by --class"}[
         c.source
     ]
+    if c.board_class == GENERAL:
+        why = next((e for e in c.evidence if e.what == NOT_ACCELERATOR), None)
+        return f"{GENERAL}: not an accelerator board ({who})" + (f": {why.value}" if why else "")
+    top = sorted(c.evidence, key=lambda e: -e.votes.get(c.board_class, 0.0))
+    bits = [f"{e.what} {e.value}" for e in top[:3] if e.votes.get(c.board_class, 0.0) > 0]
     return f"{c.board_class} ({who}, confidence {c.confidence:.0%})" + (
         f": {'; '.join(bits)}" if bits else ""
     )

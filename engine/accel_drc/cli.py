@@ -24,7 +24,7 @@ log = logging.getLogger(__name__)
 
 EXIT_INTERNAL = 2
 
-CLASSES = ("training", "inference", "edge")
+CLASSES = ("training", "inference", "edge", "general")
 
 #: the example board shipped in the package (CC0: a Coral Edge TPU M.2 adapter, 2 layers)
 EXAMPLE_BOARD = "coral-tpu-m2-adapter/M2.kicad_pcb"

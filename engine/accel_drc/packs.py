@@ -14,7 +14,7 @@ import fnmatch
 import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +34,12 @@ from .yamlsafe import (  # noqa: F401  (re-exported: the loader used to live her
 
 RULES_DIR = Path(__file__).resolve().parent / "rules"
 CLASSES = ("training", "inference", "edge")
+#: the classifier's outcome for a board that is not accelerator hardware at all (a 2-layer hobby
+#: board with no high-speed interface, module or memory): only the rules every class pack shares
+#: apply (the interfaces' own limits), never the class-specific ones (:func:`general_pack`)
+GENERAL = "general"
+#: every class a board can be checked as (``--class``, ``class:`` in accel-drc.yaml)
+BOARD_CLASSES = (*CLASSES, GENERAL)
 
 #: the schemas of the rule data (JSON files in ``rules/schemas/``, beside the data)
 MATERIALS_SCHEMA: dict[str, Any] = load_schema("materials")
@@ -167,7 +173,7 @@ class ClassPack:
     description: str = ""
     follows: str = ""
     profile: Mapping[str, Any] = field(default_factory=dict)
-    applies_to: tuple[str, ...] = CLASSES
+    applies_to: tuple[str, ...] = ("training", "inference", "edge", "general")
 
 
 @dataclass(frozen=True)
@@ -472,7 +478,54 @@ def load_pack(
         description=data.get("description", ""),
         follows=" ".join(str(data.get("follows", "")).split()),
         profile=data.get("profile", {}),
-        applies_to=tuple(data.get("applies_to", CLASSES)),
+        applies_to=tuple(data.get("applies_to", BOARD_CLASSES)),
+    )
+
+
+def class_specific(packs: Mapping[str, ClassPack]) -> tuple[set[str], list[Rule]]:
+    """(the rule suffixes whose params or severity differ between the class packs or that some
+    class lacks, the rules of the first pack that every class holds alike).  A suffix is a rule id
+    without its class (``via_stub.pcie5``)."""
+    by_suffix: dict[str, dict[str, Rule]] = {}
+    for cls in CLASSES:
+        for r in packs[cls].rules:
+            suffix = r.id[len(cls) + 1 :] if r.id.startswith(cls + ".") else r.id
+            by_suffix.setdefault(suffix, {})[cls] = r
+    specific: set[str] = set()
+    shared: list[Rule] = []
+    for suffix, got in by_suffix.items():
+        first = next(iter(got.values()))
+        same = len(got) == len(CLASSES) and all(
+            (dict(r.params), r.severity) == (dict(first.params), first.severity)
+            for r in got.values()
+        )
+        if same:
+            shared.append(replace(first, id=f"{GENERAL}.{suffix}", pack=GENERAL))
+        else:
+            specific.add(suffix)
+    return specific, shared
+
+
+def general_pack(packs: Mapping[str, ClassPack]) -> ClassPack:
+    """The pack of a board that is not an accelerator board (:data:`GENERAL`): the rules every
+    class pack holds with the same params and severity (an interface's own limits: a USB 3 via
+    stub, a PCIe impedance), renamed ``general.<check>[.<signal>]``.  The class-specific rules
+    (layer count, Tg, copper weight, PDN target, fab class, backdrill) describe accelerator
+    hardware of one class, so a board of no class is held to none of them."""
+    specific, shared = class_specific(packs)
+    base = packs[CLASSES[-1]]
+    return ClassPack(
+        name=GENERAL,
+        version=base.version,
+        file=f"(derived from {', '.join(packs[c].file for c in CLASSES)})",
+        rules=tuple(shared),
+        description="not an accelerator board: the rules every class pack shares",
+        follows="[nextpcb2026] PCB Design Parameter table: only the rules its training, inference "
+        "and edge columns share (each interface's own limits); none of the class-specific ones ("
+        + ", ".join(sorted(specific))
+        + ")",
+        profile={},
+        applies_to=(GENERAL,),
     )
 
 
@@ -503,6 +556,7 @@ def load_library(rules_dir: str | Path | None = None) -> Library:
                 line=1,
             )
         packs[cls] = p
+    packs[GENERAL] = general_pack(packs)
     versions = {
         "foils": foils.version,
         "signals": str(load_yaml(files["signals"]).data["version"]),
@@ -724,7 +778,7 @@ def _declarable(lib: Library, glob: str) -> tuple[str, str, str] | None:
     cls, kind, sid = parts
     if kind not in _per_signal_kinds(lib) or sid not in lib.signals:
         return None
-    if not any(fnmatch.fnmatchcase(c, cls) for c in CLASSES):
+    if not any(fnmatch.fnmatchcase(c, cls) for c in BOARD_CLASSES):
         return None
     return cls, kind, sid
 

@@ -36,7 +36,7 @@ from .config_audit import unmatched_entries
 from .errors import EXIT_OK, EXIT_VIOLATIONS
 from .hostile import MAX_MATCH_NAME, is_regular, open_regular
 from .model import Board
-from .packs import CLASSES, Library, load_library, rules_for_class
+from .packs import BOARD_CLASSES, CLASSES, Library, load_library, rules_for_class
 from .results import CheckResult, Finding, Rule, RuleRun, Severity, Status, rank
 from .version import __version__
 from .waivers import apply_waivers
@@ -493,10 +493,10 @@ def check_board(
         analysis.prefetch("pair_table", after="via_stubs")
     auto = classify(board, analysis, lib)
     if board_class is not None:
-        if board_class not in CLASSES:
+        if board_class not in BOARD_CLASSES:
             from .errors import UsageError
 
-            raise UsageError(f"unknown class {board_class!r} (one of {', '.join(CLASSES)})")
+            raise UsageError(f"unknown class {board_class!r} (one of {', '.join(BOARD_CLASSES)})")
         classification = override(auto, board_class, "cli")
     elif cfg.board_class:
         classification = override(auto, cfg.board_class, "config")

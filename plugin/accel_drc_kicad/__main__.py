@@ -68,7 +68,9 @@ def main(argv: list[str] | None = None) -> int:
     i.add_argument("--json", action="store_true")
     i.add_argument("--detail", action="append", choices=("vias", "pairs", "rails"), default=[])
     i.add_argument("--config", metavar="FILE")
-    i.add_argument("--class", dest="board_class", choices=("training", "inference", "edge"))
+    i.add_argument(
+        "--class", dest="board_class", choices=("training", "inference", "edge", "general")
+    )
     i.add_argument(
         "--stackup",
         choices=("auto", "api", "file", "string"),

@@ -24,7 +24,11 @@ _LAYER_SPAN = 1024  # > any copper stack index
 
 #: case-insensitive (:class:`~accel_drc.caseless.CaselessPattern`: compiled on first use, in ASCII
 #: mode for printable-ASCII names; same matches as ``re.IGNORECASE``)
-GROUND_RE = CaselessPattern(r"(^|[/_.\-])(a|d|p|s|c)?(gnd|vss|ground|0v)(\w*)$", validate=False)
+#: ``0V`` is a ground only as a voltage of its own: ``0V8`` / ``0V85`` are 0.8 / 0.85 V supplies
+#: (``VDD_0V8``, ``P0V85``, ``MGT_0V9``, ``VREF_0V45``), never a "0 V" return
+GROUND_RE = CaselessPattern(
+    r"(^|[/_.\-])(a|d|p|s|c)?(gnd|vss|ground|0v(?![0-9]))(\w*)$", validate=False
+)
 POWER_RE = CaselessPattern(
     r"(^|[/_.\-])([+-]?\d+v\d*|[+-]?\d+v\d+\w*|\+\w+|v(cc|dd|core|in|bus|bat|sys|pp|mem|ddq|io|aux|sw)\w*"
     r"|(a|d)?v(cc|dd)\w*|pwr\w*|p\d+v\d*\w*|vdd\w*|vcc\w*|\d+v\d+)$",

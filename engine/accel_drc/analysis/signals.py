@@ -271,6 +271,17 @@ def dram_kind(fp: Any) -> tuple[str, str] | None:
     return None
 
 
+def _variant_of_part(fp: Any, lib: Library, sid: str, where: str) -> tuple[str, str]:
+    """The variant of DRAM generation ``sid`` the part's value or library name states (an
+    LPDDR4X shares LPDDR4's balls: ``MT53E…`` says nothing, ``LPDDR4X`` in the value does):
+    a signal type whose id extends ``sid`` and whose name patterns match the part's text."""
+    text = f"{fp.value} {fp.name}"
+    for st in lib.signals.values():
+        if st.id != sid and st.id.startswith(sid) and any(p.search(text) for p in st.name_patterns):
+            return st.id, f"{where}; the part says {st.name.split(' (')[0]}"
+    return sid, where
+
+
 def _by_dram_balls(
     board: Board, lib: Library, out: dict[int, SignalAssignment], side: Mapping[int, Any]
 ) -> None:
@@ -283,6 +294,7 @@ def _by_dram_balls(
         if got is None or got[0] not in lib.signals:
             continue
         sid, where = got
+        sid, where = _variant_of_part(fp, lib, sid, where)
         st = lib.signals[sid]
         note = (
             f"{st.name.split(' (')[0]} recognised by {where}; the parts do not tell the speed "

@@ -74,7 +74,7 @@ MAX_CURVES = 6
 ORDER = ("assumed", "default", "library", "declared", "measured")
 
 
-def _budget(ctx: CheckContext, rule: Rule, sid: str) -> tuple[float | None, str, str]:
+def loss_budget(ctx: CheckContext, rule: Rule, sid: str) -> tuple[float | None, str, str]:
     """(budget dB, basis, where from)."""
     cfg = ctx.config.loss.budgets_db
     if sid in cfg:
@@ -294,7 +294,7 @@ def check(ctx: CheckContext, rule: Rule) -> CheckOutcome:
     chans = [c for c in loss_table(ctx.analysis, default_rz, model) if c.signal == sid]
     if not chans:
         return CheckOutcome([], checked=0, examined_nets=frozenset())
-    budget, b_basis, b_from = _budget(ctx, rule, sid)
+    budget, b_basis, b_from = loss_budget(ctx, rule, sid)
     st = ctx.analysis.signal_types.get(sid)
     sname = st.name if st is not None else sid
     nets = frozenset(n for c in chans for n in c.net_ids)

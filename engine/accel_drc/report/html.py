@@ -31,8 +31,10 @@ from typing import Any
 import jinja2
 from markupsafe import Markup, escape
 
+from ..classify import NOT_ACCELERATOR
 from ..extras import ViaStubSeries
 from ..model import Board
+from ..packs import GENERAL
 from ..references import Reference, bibliography
 from ..results import KICAD_ORIGIN, CheckResult, Finding, Severity, Status
 from ..version import __version__
@@ -1104,7 +1106,9 @@ def build_context(result: CheckResult, board: Board) -> dict[str, Any]:
         "cls": cls,
         "overridden": cls.source != "auto",
         # what the classifier alone said (the winner's share of the votes, as classify does)
-        "auto_class": max(cls.scores, key=cls.scores.get) if cls.scores else cls.board_class,
+        "auto_class": GENERAL
+        if any(e.what == NOT_ACCELERATOR for e in cls.evidence)
+        else (max(cls.scores, key=cls.scores.get) if cls.scores else cls.board_class),
         "auto_conf": (max(cls.scores.values()) / sum(cls.scores.values()))
         if cls.scores and sum(cls.scores.values()) > 0
         else cls.confidence,

@@ -4,6 +4,7 @@ it depends on the result alone (no writer imports another for it)."""
 
 from __future__ import annotations
 
+from ..packs import GENERAL
 from ..results import CheckResult
 
 
@@ -13,6 +14,11 @@ def class_note(result: CheckResult) -> str:
     cls = result.classification
     if cls.source != "auto":
         return ""
+    if cls.board_class == GENERAL:
+        return (
+            "not an accelerator board (auto-detected): the class-specific rules did not run; "
+            "declare `class:` in accel-drc.yaml or --class to apply them"
+        )
     n = sum(
         1
         for f in result.findings
