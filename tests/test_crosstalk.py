@@ -217,3 +217,21 @@ def test_parallel_runs_skip_slivers_and_degenerate_segments() -> None:
     runs = parallel_runs(vs, ve, vw, as_, ae, np.array([0.1, 0.1, 0.0]), 1.0)
     assert runs.aggressor.tolist() == [2]  # only the zero-width trace 0.25 mm away
     assert runs.gap_mm[0] == pytest.approx(0.25)
+
+
+def test_every_paired_type_with_an_impedance_rule_has_a_crosstalk_rule() -> None:
+    """Each class pack judges crosstalk on every signal type it judges impedance on (NVLink,
+    PAM4 Ethernet, LPDDR and the slower generations had none); DDR-like types with their
+    single-ended nets (DQ, command/address)."""
+    from accel_drc.packs import load_library, rules_for_class
+
+    lib = load_library()
+    for cls in ("edge", "inference", "training"):
+        rules, _packs = rules_for_class(lib, cls)
+        xt = {r.signal: r for r in rules if r.check == "crosstalk"}
+        imp = {r.signal for r in rules if r.check == "impedance" and r.signal}
+        assert imp <= set(xt), (cls, sorted(imp - set(xt)))
+        for sig in ("ddr3", "ddr4", "ddr5", "lpddr4", "lpddr5"):
+            assert xt[sig].params.get("single_ended") is True, (cls, sig)
+        for sig in ("eth56g", "eth112g", "nvlink4", "nvlink5"):
+            assert "ICN" in xt[sig].why and xt[sig].severity is Severity.WARNING
