@@ -112,6 +112,22 @@ def test_direction_from_names(name: str, way: str | None) -> None:
     assert direction(name, "ddr4" if "DDR4" in name else None) == way
 
 
+@pytest.mark.parametrize(
+    ("name", "way"),
+    [
+        ("/CSI0.D1_P", "in"), ("/CSI/CAM2.CSI4_CLK_N", "in"), ("/MIPI_CSI_D0_P", "in"),
+        ("/DSI0_D1_P", "out"), ("/LCD/MIPI_DSI_CLK_P", "out"), ("/DPHY_D0_P", None),
+        ("/CSI_TO_DSI_D0_P", None),
+    ],
+)  # fmt: skip
+def test_mipi_lane_direction_from_csi_or_dsi(name: str, way: str | None) -> None:
+    """A CSI-2 lane (data or clock) runs camera -> host, a DSI lane host -> display; so two
+    CSI lanes count FEXT only, a CSI lane beside a DSI lane NEXT only.  Outside a MIPI type
+    the name says nothing."""
+    assert direction(name, "mipi_dphy") == way
+    assert direction(name, "pcie4") is None
+
+
 def test_a_command_name_outside_ddr_says_nothing() -> None:
     """/CAM_A1 is not a DDR address line: no direction unless the net is of a DDR type."""
     assert direction("/CAM_A1", "mipi_dphy") is None

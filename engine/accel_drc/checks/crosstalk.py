@@ -441,15 +441,17 @@ _DDR_COMMAND = re.compile(
     r"(?:^|[^a-z0-9])(?:a\d+|ba\d|bg\d|ca\d+|cs\d*|cke\d*|odt\d*|act|par|we|cas|ras|ck|clk)"
     r"(?:_?[ntc])?(?:_?[pn+-])?$"
 )
+_CSI = re.compile(r"(?:^|[^a-z])csi")
+_DSI = re.compile(r"(?:^|[^a-z])dsi")
 _TX = re.compile(r"(?:^|[^a-z]|ss)(?:tx|pet|hso)(?:$|[^a-z]|[pn](?:$|[^a-z]))")
 _RX = re.compile(r"(?:^|[^a-z]|ss)(?:rx|per|hsi)(?:$|[^a-z]|[pn](?:$|[^a-z]))")
 
 
 def direction(name: str, signal: str | None = None) -> str | None:
     """Which way a net's signal travels, from its name: ``out`` (a transmitter's lane; a DDR
-    command/address/clock from the controller, when ``signal`` is a DDR type), ``in`` (a
-    receiver's lane), or None (a DQ or strobe, which runs both ways, or a name that does not
-    say)."""
+    command/address/clock from the controller, when ``signal`` is a DDR type; a MIPI DSI lane),
+    ``in`` (a receiver's lane; a MIPI CSI lane, camera to host), or None (a DQ or strobe, which
+    runs both ways, or a name that does not say)."""
     leaf = name.rsplit("/", 1)[-1].lower()
     if _TX.search(leaf) and not _RX.search(leaf):
         return "out"
@@ -457,6 +459,12 @@ def direction(name: str, signal: str | None = None) -> str | None:
         return "in"
     if (signal or "").startswith(("ddr", "lpddr")) and _DDR_COMMAND.search(leaf):
         return "out"
+    if (signal or "").startswith("mipi"):
+        # every lane of a CSI-2 link, clock included, runs camera -> host; of a DSI link,
+        # host -> display: a camera input beside a display output runs the other way
+        csi, dsi = bool(_CSI.search(leaf)), bool(_DSI.search(leaf))
+        if csi != dsi:
+            return "in" if csi else "out"
     return None
 
 
