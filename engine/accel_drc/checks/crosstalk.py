@@ -18,9 +18,10 @@ What it checks:
     sees P − N: the net-to-net terms are superposed, so a pair beside a pair largely cancels.
     Per aggressor the larger of |NEXT| and |FEXT| counts (which end the receiver sits at is
     not known), except that a victim and an aggressor known from their names to run the same
-    way (both TX, both RX, DDR command/address/clock from the controller) count FEXT only
-    (their NEXT lands on the victim's transmitter), and ones known to run opposite ways (TX
-    beside RX) NEXT only (their FEXT lands there).  The victim's noise is the power sum
+    way (both TX, both RX, DDR command/address/clock from the controller, MIPI CSI lanes
+    camera to host, DSI lanes host to display) count FEXT only (their NEXT lands on the
+    victim's transmitter), and ones known to run opposite ways (TX beside RX, CSI beside DSI)
+    NEXT only (their FEXT lands there).  The victim's noise is the power sum
     √(Σ x²) over its aggressors (they are not synchronous), against ``budget_pct`` % of the
     swing.
     The edge tr is ``rise_ps`` where declared; otherwise two bounds of each aggressor's
