@@ -112,6 +112,22 @@ def test_direction_from_names(name: str, way: str | None) -> None:
     assert direction(name, "ddr4" if "DDR4" in name else None) == way
 
 
+@pytest.mark.parametrize(
+    ("name", "way"),
+    [
+        ("/CSI0.D1_P", "in"), ("/CSI/CAM2.CSI4_CLK_N", "in"), ("/MIPI_CSI_D0_P", "in"),
+        ("/DSI0_D1_P", "out"), ("/LCD/MIPI_DSI_CLK_P", "out"), ("/DPHY_D0_P", None),
+        ("/CSI_TO_DSI_D0_P", None),
+    ],
+)  # fmt: skip
+def test_mipi_lane_direction_from_csi_or_dsi(name: str, way: str | None) -> None:
+    """A CSI-2 lane (data or clock) runs camera -> host, a DSI lane host -> display; so two
+    CSI lanes count FEXT only, a CSI lane beside a DSI lane NEXT only.  Outside a MIPI type
+    the name says nothing."""
+    assert direction(name, "mipi_dphy") == way
+    assert direction(name, "pcie4") is None
+
+
 def test_a_command_name_outside_ddr_says_nothing() -> None:
     """/CAM_A1 is not a DDR address line: no direction unless the net is of a DDR type."""
     assert direction("/CAM_A1", "mipi_dphy") is None
@@ -217,3 +233,21 @@ def test_parallel_runs_skip_slivers_and_degenerate_segments() -> None:
     runs = parallel_runs(vs, ve, vw, as_, ae, np.array([0.1, 0.1, 0.0]), 1.0)
     assert runs.aggressor.tolist() == [2]  # only the zero-width trace 0.25 mm away
     assert runs.gap_mm[0] == pytest.approx(0.25)
+
+
+def test_every_paired_type_with_an_impedance_rule_has_a_crosstalk_rule() -> None:
+    """Each class pack judges crosstalk on every signal type it judges impedance on (NVLink,
+    PAM4 Ethernet, LPDDR and the slower generations had none); DDR-like types with their
+    single-ended nets (DQ, command/address)."""
+    from accel_drc.packs import load_library, rules_for_class
+
+    lib = load_library()
+    for cls in ("edge", "inference", "training"):
+        rules, _packs = rules_for_class(lib, cls)
+        xt = {r.signal: r for r in rules if r.check == "crosstalk"}
+        imp = {r.signal for r in rules if r.check == "impedance" and r.signal}
+        assert imp <= set(xt), (cls, sorted(imp - set(xt)))
+        for sig in ("ddr3", "ddr4", "ddr5", "lpddr4", "lpddr5"):
+            assert xt[sig].params.get("single_ended") is True, (cls, sig)
+        for sig in ("eth56g", "eth112g", "nvlink4", "nvlink5"):
+            assert "ICN" in xt[sig].why and xt[sig].severity is Severity.WARNING

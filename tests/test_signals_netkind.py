@@ -76,6 +76,10 @@ def test_lpddr4_channel_strobe_names_pair() -> None:
 
     pairs = find_diff_pairs(["", "DQ_S0_TA", "DQ_S0_CA", "CK_TA", "CK_CA"])
     assert len(pairs) == 2
+    # the channel after an underscore (antmicro-lpddr4-testbed): CK_T_A/CK_C_A are one clock,
+    # not two single nets that are each other's crosstalk aggressors
+    pairs = find_diff_pairs(["", "CK_T_A", "CK_C_A", "CK_T_B", "CK_C_B", "CA_T_A", "CA_C_A"])
+    assert [(p.name, p.positive, p.negative) for p in pairs] == [("CK_A", 1, 2), ("CK_B", 3, 4)]
 
 
 def test_net_class_ohm_is_the_target_and_the_departure_is_one_warning() -> None:

@@ -847,8 +847,11 @@ def dp_base(net: str) -> tuple[str, str, int] | None:
 #: JEDEC's true/complement names (JESD79-4, JESD209-4): ``CK_t``/``CK_c``, ``DQS0_t``/``DQS0_c``,
 #: ``WCK_t``/``WCK_c``; only clock and strobe names, so an ``X_T``/``X_C`` pair of anything else
 #: is left alone.
-#: LPDDR4 channel names append the channel: ``CK_TA``/``CK_CA``, ``DQ_S0_TA``/``DQ_S0_CA``.
-_JEDEC_DP = re.compile(r"^(.*(?:dqs|dq_s|ck|clk|strobe)[a-z0-9]*)_([tc])(\d*|[ab])$", re.IGNORECASE)
+#: LPDDR4 channel names append the channel: ``CK_TA``/``CK_CA``, ``DQ_S0_TA``/``DQ_S0_CA``, or
+#: ``CK_T_A``/``CK_C_A`` (Antmicro's LPDDR4 test bed).
+_JEDEC_DP = re.compile(
+    r"^(.*(?:dqs|dq_s|ck|clk|strobe)[a-z0-9]*)_([tc])(\d*|_?[ab])$", re.IGNORECASE
+)
 
 
 def _jedec_pairs(nets: Sequence[str], taken: set[int]) -> list[DiffPair]:

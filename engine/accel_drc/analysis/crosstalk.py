@@ -116,11 +116,14 @@ def coupling_of(
     the cross-section ``stack`` (:class:`~accel_drc.analysis.impedance.LayerStack`: microstrip
     with its soldermask, symmetric or offset stripline, one εr or two), by the 2-D field solver
     (:func:`~accel_drc.analysis.impedance.solver.fd_coupled_modes`), memoised in ``memo`` by
-    the solver's own arguments (rounded to 0.1 µm)."""
+    the solver's own arguments (rounded to 0.1 µm) of the stack turned upright
+    (:meth:`~accel_drc.analysis.impedance.LayerStack.upright`)."""
     from .impedance import FIELD_ORDER, field_cross_section
     from .impedance.solver import fd_coupled_modes
 
-    args, mask = field_cross_section(stack, w_mm, s_mm)
+    # a stripline nearer its upper plane is solved upside down: the same fields, so two layers
+    # that mirror each other share their solutions
+    args, mask = field_cross_section(stack.upright(), w_mm, s_mm)
     key = (args[:4], args[4], args[5], mask)
     if memo is not None and key in memo:
         return memo[key]
@@ -155,53 +158,68 @@ def parallel_runs(
     aw: np.ndarray,
     max_gap_mm: float | np.ndarray,
     max_angle_deg: float = 10.0,
+    v_unit: np.ndarray | None = None,
+    a_unit: np.ndarray | None = None,
 ) -> Runs:
     """Where segments ``a`` (start, end (n, 2), width (n,)) run beside segments ``v`` within an
     edge-to-edge gap of ``max_gap_mm`` (a scalar or one per victim segment), their directions
     within ``max_angle_deg``: the overlap of ``a``'s projection on ``v``, and the gap at its
     middle.  Copper closer than :data:`MIN_GAP_MM` (touching, crossing, or a sliver no fab
-    etches) is not a run: a short or a clearance error, the DRC's matter.
+    etches) is not a run: a short or a clearance error, the DRC's matter.  A zero-length
+    segment runs beside nothing.  With ``v_unit``/``a_unit`` (an id per segment), a couple of
+    one unit (a net beside itself, a pair beside its partner) is not a run either.
 
     The candidate couples come from :func:`~accel_drc.analysis.impedance.box_pairs` (a
     uniform grid over the boxes, each victim box grown by its search distance): work linear in
-    the segments plus the couples that lie near each other."""
+    the segments plus the couples that lie near each other.  Each candidate block is narrowed
+    test by test (unit, direction, overlap, gap) on per-segment columns computed once, so the
+    couples that fail early cost a few gathers."""
     from .impedance import box_pairs
 
     empty = Runs(*(np.zeros(0, np.int64),) * 2, *(np.zeros(0),) * 2, np.zeros((0, 2)))
-    if not len(vs) or not len(as_):
+    v = _Segments.of(vs, ve)
+    a = _Segments.of(as_, ae)
+    if not len(v.keep) or not len(a.keep):
         return empty
-    reach = (
-        np.broadcast_to(np.asarray(max_gap_mm, float), (len(vs),)) + 0.5 * vw + float(aw.max()) / 2
-    )
-    vlo = np.minimum(vs, ve) - reach[:, None]
-    vhi = np.maximum(vs, ve) + reach[:, None]
-    alo, ahi = np.minimum(as_, ae), np.maximum(as_, ae)
-    parts: list[tuple[np.ndarray, ...]] = []
-    sin_max = math.sin(math.radians(max_angle_deg))
     max_gap = np.broadcast_to(np.asarray(max_gap_mm, float), (len(vs),))
-    for iv, ia in box_pairs(vlo, vhi, alo, ahi):
-        d = ve[iv] - vs[iv]
-        lv = np.hypot(d[:, 0], d[:, 1])
-        da = ae[ia] - as_[ia]
-        la = np.hypot(da[:, 0], da[:, 1])
-        ok = (lv > 1e-9) & (la > 1e-9)
-        u = d / np.where(lv > 1e-9, lv, 1.0)[:, None]
-        ua = da / np.where(la > 1e-9, la, 1.0)[:, None]
-        ok &= np.abs(u[:, 0] * ua[:, 1] - u[:, 1] * ua[:, 0]) <= sin_max
-        p0 = ((as_[ia] - vs[iv]) * u).sum(axis=1)
-        p1 = ((ae[ia] - vs[iv]) * u).sum(axis=1)
+    reach = (max_gap + 0.5 * vw + float(aw.max()) / 2)[v.keep]
+    vk, ak = v.keep, a.keep
+    vlo = np.minimum(vs[vk], ve[vk]) - reach[:, None]
+    vhi = np.maximum(vs[vk], ve[vk]) + reach[:, None]
+    alo, ahi = np.minimum(as_[ak], ae[ak]), np.maximum(as_[ak], ae[ak])
+    sin_max = math.sin(math.radians(max_angle_deg))
+    half_w = (0.5 * vw, 0.5 * aw)
+    parts: list[tuple[np.ndarray, ...]] = []
+    for jv, ja in box_pairs(vlo, vhi, alo, ahi):
+        iv, ia = vk[jv], ak[ja]
+        if v_unit is not None and a_unit is not None:
+            ok = v_unit[iv] != a_unit[ia]
+            iv, ia = iv[ok], ia[ok]
+        cross = v.ux[iv] * a.uy[ia] - v.uy[iv] * a.ux[ia]
+        ok = np.abs(cross) <= sin_max
+        iv, ia = iv[ok], ia[ok]
+        # the aggressor's ends projected on the victim's line, from the victim's start
+        rx0, ry0 = a.x0[ia] - v.x0[iv], a.y0[ia] - v.y0[iv]
+        ux, uy = v.ux[iv], v.uy[iv]
+        p0 = rx0 * ux + ry0 * uy
+        p1 = (a.x1[ia] - v.x0[iv]) * ux + (a.y1[ia] - v.y0[iv]) * uy
         lo = np.maximum(np.minimum(p0, p1), 0.0)
-        hi = np.minimum(np.maximum(p0, p1), lv)
+        hi = np.minimum(np.maximum(p0, p1), v.length[iv])
         length = hi - lo
-        ok &= length > 1e-6
-        mid = vs[iv] + u * (0.5 * (lo + hi))[:, None]
-        # distance from the overlap's middle on v to a's line
-        rel = mid - as_[ia]
-        dist = np.abs(rel[:, 0] * ua[:, 1] - rel[:, 1] * ua[:, 0])
-        gap = dist - 0.5 * (vw[iv] + aw[ia])
-        ok &= (gap >= MIN_GAP_MM) & (gap <= max_gap[iv] + 1e-9)
+        ok = length > 1e-6
+        iv, ia, ux, uy, length, lo, rx0, ry0 = (
+            x[ok] for x in (iv, ia, ux, uy, length, lo, rx0, ry0)
+        )
+        # distance from the overlap's middle on v to a's line, less the two half widths
+        c = lo + 0.5 * length
+        mx, my = c * ux - rx0, c * uy - ry0  # overlap middle relative to a's start
+        dist = np.abs(mx * a.uy[ia] - my * a.ux[ia])
+        gap = dist - half_w[0][iv] - half_w[1][ia]
+        ok = (gap >= MIN_GAP_MM) & (gap <= max_gap[iv] + 1e-9)
         if ok.any():
-            parts.append((iv[ok], ia[ok], length[ok], gap[ok], mid[ok]))
+            iv, ia, c, ux, uy = iv[ok], ia[ok], c[ok], ux[ok], uy[ok]
+            mid = np.column_stack((v.x0[iv] + c * ux, v.y0[iv] + c * uy))
+            parts.append((iv, ia, length[ok], gap[ok], mid))
     if not parts:
         return empty
     iv, ia, length, gap, mid = (np.concatenate(x) for x in zip(*parts))
@@ -209,6 +227,31 @@ def parallel_runs(
     key = iv.astype(np.int64) * (len(as_) + 1) + ia
     _u, first = np.unique(key, return_index=True)
     return Runs(iv[first], ia[first], length[first], gap[first], mid[first])
+
+
+@dataclass(frozen=True)
+class _Segments:
+    """Per-segment columns :func:`parallel_runs` gathers from (1-D gathers are several times
+    cheaper than rows of an (n, 2) array): start, end, unit direction, length, and the
+    segments of non-zero length (``keep``)."""
+
+    x0: np.ndarray
+    y0: np.ndarray
+    x1: np.ndarray
+    y1: np.ndarray
+    ux: np.ndarray
+    uy: np.ndarray
+    length: np.ndarray
+    keep: np.ndarray
+
+    @classmethod
+    def of(cls, start: np.ndarray, end: np.ndarray) -> _Segments:
+        x0, y0 = np.ascontiguousarray(start[:, 0]), np.ascontiguousarray(start[:, 1])
+        x1, y1 = np.ascontiguousarray(end[:, 0]), np.ascontiguousarray(end[:, 1])
+        length = np.hypot(x1 - x0, y1 - y0)
+        keep = np.flatnonzero(length > 1e-9)
+        safe = np.where(length > 1e-9, length, 1.0)
+        return cls(x0, y0, x1, y1, (x1 - x0) / safe, (y1 - y0) / safe, length, keep)
 
 
 def crosstalk_at(

@@ -18,9 +18,10 @@ What it checks:
     sees P − N: the net-to-net terms are superposed, so a pair beside a pair largely cancels.
     Per aggressor the larger of |NEXT| and |FEXT| counts (which end the receiver sits at is
     not known), except that a victim and an aggressor known from their names to run the same
-    way (both TX, both RX, DDR command/address/clock from the controller) count FEXT only
-    (their NEXT lands on the victim's transmitter), and ones known to run opposite ways (TX
-    beside RX) NEXT only (their FEXT lands there).  The victim's noise is the power sum
+    way (both TX, both RX, DDR command/address/clock from the controller, MIPI CSI lanes
+    camera to host, DSI lanes host to display) count FEXT only (their NEXT lands on the
+    victim's transmitter), and ones known to run opposite ways (TX beside RX, CSI beside DSI)
+    NEXT only (their FEXT lands there).  The victim's noise is the power sum
     √(Σ x²) over its aggressors (they are not synchronous), against ``budget_pct`` % of the
     swing.
     The edge tr is ``rise_ps`` where declared; otherwise two bounds of each aggressor's
@@ -138,15 +139,24 @@ class _Term:
         return out
 
     def bound(self, solver: _Solver) -> tuple[float, float, float]:
-        """Upper-bound sums: every piece at the term's closest gap (coupling falls with the
-        gap), on the layer with the strongest coupling: one solve per term."""
-        kb = kf = 0.0
-        ps = 0.0
-        for ly in set(self.layers):
-            c = solver.at_node_below(ly, max(self.widths), self.min_gap)
-            kb, kf, ps = max(kb, c.kb), max(kf, abs(c.kf)), max(ps, c.ps_per_mm)
-        td = self.length * ps
-        return kb * self.length, td, kf * td
+        """Upper-bound sums (Σ Kb·length, Σ TD, Σ |kf|·TD): the pieces of one layer and one
+        solved width all at their closest gap's node at or below it (coupling falls with the
+        gap), and every piece at the slowest delay the layer's dielectrics allow (εeff ≤ the
+        largest εr).  The nodes are ones the full solution (:meth:`solve`) reads too, so the
+        bound costs no solve the full one would not."""
+        groups: dict[tuple[int, float], list[float]] = {}
+        for ly, w, g, ln in zip(self.layers, self.widths, self.gaps, self.lengths):
+            acc = groups.setdefault((ly, solver.quantise(w)), [math.inf, 0.0])
+            acc[0] = min(acc[0], g)
+            acc[1] += ln
+        kb_len = td = kf_td = 0.0
+        for (ly, w), (gap, ln) in groups.items():
+            c = solver.at_node_below(ly, w, gap)
+            t = ln * solver.ps_per_mm_max(ly)
+            kb_len += c.kb * ln
+            td += t
+            kf_td += abs(c.kf) * t
+        return kb_len, td, kf_td
 
     def solve(self, solver: _Solver) -> tuple[float, float, float]:
         """(Σ Kb·length, Σ TD, Σ kf·TD) over the pieces; per layer in :attr:`layer_sums`."""
@@ -193,12 +203,28 @@ class _Solver:
     def height(self, layer: int) -> float:
         return _height(self.stack(layer))
 
+    def ps_per_mm_max(self, layer: int) -> float:
+        """The slowest delay (ps/mm) a line on ``layer`` can have: at the largest εr of its
+        cross-section (substrate, prepreg, soldermask), which bounds εeff = C/C_air from above
+        (a capacitance grows with every εr in the field)."""
+        from ..analysis.crosstalk import C0_M_S
+
+        st = self.stack(layer)
+        ers = [e for e in (st.er_below, st.er_above, st.mask[1] if st.mask else None) if e]
+        return math.sqrt(max(ers + [1.0])) / C0_M_S * 1e9
+
+    @staticmethod
+    def quantise(width: float) -> float:
+        """The width (mm) a cross-section is solved at: the nearest :data:`WIDTH_STEP_MM`."""
+        return max(round(width / WIDTH_STEP_MM) * WIDTH_STEP_MM, WIDTH_STEP_MM)
+
     def _node(self, layer: int, width: float, k: int) -> Coupling:
         from ..analysis.crosstalk import coupling_of
 
-        wq = max(round(width / WIDTH_STEP_MM) * WIDTH_STEP_MM, WIDTH_STEP_MM)
         h = self.height(layer)
-        return coupling_of(self.stack(layer), wq, h * 2.0 ** (k / NODES_PER_OCTAVE), self.memo)
+        return coupling_of(
+            self.stack(layer), self.quantise(width), h * 2.0 ** (k / NODES_PER_OCTAVE), self.memo
+        )
 
     def at_node_below(self, layer: int, width: float, gap: float) -> Coupling:
         """The coupling at the gap node at or below ``gap`` (an upper bound of its coupling)."""
@@ -209,9 +235,12 @@ class _Solver:
         """(Kb, kf, ps/mm) at ``gap``: Kb log-log between the two nodes around it, kf and the
         delay linearly in log gap."""
         x = NODES_PER_OCTAVE * math.log2(gap / self.height(layer))
-        k0 = math.floor(x)
-        f = x - k0
-        lo, hi = self._node(layer, width, k0), self._node(layer, width, k0 + 1)
+        k0 = math.floor(x + 1e-9)
+        f = max(x - k0, 0.0)
+        lo = self._node(layer, width, k0)
+        if f < 1e-9:  # on a node (a gap of exactly h·2^(k/2)): the node above is not needed
+            return lo.kb, lo.kf, lo.ps_per_mm
+        hi = self._node(layer, width, k0 + 1)
         kb = math.exp((1 - f) * math.log(max(lo.kb, 1e-12)) + f * math.log(max(hi.kb, 1e-12)))
         return kb, (1 - f) * lo.kf + f * hi.kf, (1 - f) * lo.ps_per_mm + f * hi.ps_per_mm
 
@@ -279,6 +308,68 @@ def _units(board: Any, nets: Sequence[int]) -> dict[str, dict[int, int]]:
     return out
 
 
+@dataclass(frozen=True)
+class _LayerRuns:
+    """The parallel runs on one copper layer between the segments of every net with a signal
+    type (victim and aggressor alike): ``runs`` indexes ``v_rows``/``a_rows`` (the pieces'
+    track rows, an arc as its two chords); ``nets`` the typed nets with copper there."""
+
+    runs: Any
+    v_rows: np.ndarray
+    a_rows: np.ndarray
+    nets: np.ndarray
+
+
+def _typed_runs(
+    ctx: CheckContext, solver: _Solver, max_gap_h: float
+) -> tuple[dict[int, _LayerRuns], dict[int, np.ndarray]]:
+    """Every layer's :class:`_LayerRuns`, and the typed nets on each layer whose cross-section
+    cannot be built: one join per layer for the whole run, memoised on the analysis (every
+    crosstalk rule's victims are typed nets, so each rule takes its rows from the same join
+    instead of joining its own victims with every typed net again)."""
+    from ..analysis.crosstalk import parallel_runs
+
+    analysis = ctx.analysis
+    memo = analysis.__dict__.setdefault("_crosstalk_runs", {})
+    if max_gap_h in memo:
+        return memo[max_gap_h]  # type: ignore[no-any-return]
+    board = ctx.board
+    t = board.tracks
+    typed = np.isin(t.net, np.fromiter(analysis.net_signal, np.int64, len(analysis.net_signal)))
+    unit = _unit_ids(ctx)
+    built: dict[int, _LayerRuns] = {}
+    unbuilt: dict[int, np.ndarray] = {}
+    for ly in range(board.layer_count):
+        rows = np.flatnonzero(typed & (t.layer == ly))
+        if not len(rows):
+            continue
+        nets = np.unique(t.net[rows]).astype(np.int64)
+        stack = solver.stack(ly)
+        if stack.missing or stack.h_below_mm is None:
+            unbuilt[ly] = nets
+            continue
+        s, e, r = straight_pieces(board, rows)
+        w = t.width[r]
+        u = unit[t.net[r]]
+        runs = parallel_runs(s, e, w, s, e, w, max_gap_h * solver.height(ly), v_unit=u, a_unit=u)
+        built[ly] = _LayerRuns(runs, r, r, nets)
+    memo[max_gap_h] = (built, unbuilt)
+    return built, unbuilt
+
+
+def _unit_ids(ctx: CheckContext) -> np.ndarray:
+    """Net id -> unit id: a pair's N maps to its P when both have the same signal type (the
+    pair every rule of that type judges as one victim, whose legs are not each other's
+    aggressors), every other net to itself."""
+    sig = ctx.analysis.net_signal
+    unit = np.arange(max(len(ctx.board.nets), 1), dtype=np.int64)
+    for p in ctx.board.diff_pairs:
+        a, b = sig.get(p.positive), sig.get(p.negative)
+        if a is not None and b is not None and a.signal == b.signal:
+            unit[p.negative] = p.positive
+    return unit
+
+
 def _terms(
     ctx: CheckContext,
     solver: _Solver,
@@ -287,47 +378,40 @@ def _terms(
     max_gap_h: float,
 ) -> tuple[dict[tuple[int, int], _Term], dict[str, tuple[str, ...]]]:
     """The coupled pieces of every victim net beside every aggressor net (its partner
-    excepted), over every layer; and the layers whose cross-section cannot be built."""
-    from ..analysis.crosstalk import parallel_runs
-    from ._common import track_rows
-
-    analysis = ctx.analysis
+    excepted), over every layer, taken from the run's shared join (:func:`_typed_runs`); and
+    the layers, holding a victim, whose cross-section cannot be built."""
     board = ctx.board
     t = board.tracks
-    vnets = sorted({n for m in victims.values() for n in m})
-    anets = sorted({n for m in aggressors.values() for n in m})
+    vnets = np.array(sorted({n for m in victims.values() for n in m}), np.int64)
+    anets = np.array(sorted({n for m in aggressors.values() for n in m}), np.int64)
     partner = {n: m for u in victims.values() if len(u) == 2 for n in u for m in u if m != n}
     terms: dict[tuple[int, int], _Term] = {}
+    built, unbuilt_nets = _typed_runs(ctx, solver, max_gap_h)
     unbuilt: dict[str, tuple[str, ...]] = {}
-    for ly in range(board.layer_count):
-        v_rows = track_rows(analysis, vnets, ly)
-        if not len(v_rows):
-            continue
-        a_rows = track_rows(analysis, anets, ly)
-        if not len(a_rows):
-            continue
-        stack = solver.stack(ly)
-        if stack.missing or stack.h_below_mm is None:
+    for ly, nets in unbuilt_nets.items():
+        if np.isin(nets, vnets).any():
+            stack = solver.stack(ly)
             unbuilt[stack.layer_name] = stack.missing or ("a reference plane",)
-            continue
-        vs, ve, vr = straight_pieces(board, v_rows)
-        as_, ae, ar = straight_pieces(board, a_rows)
-        runs = parallel_runs(
-            vs, ve, t.width[vr], as_, ae, t.width[ar], max_gap_h * solver.height(ly)
-        )
+    for ly, lr in sorted(built.items()):
+        runs = lr.runs
         if not len(runs.victim):
             continue
-        rows_v = vr[runs.victim]
-        nv = t.net[rows_v].astype(np.int64).tolist()
-        na = t.net[ar[runs.aggressor]].astype(np.int64).tolist()
-        widths = t.width[rows_v].tolist()
-        for i, (v, a) in enumerate(zip(nv, na)):
-            if v == a or partner.get(v) == a:
+        rows_v = lr.v_rows[runs.victim]
+        nv = t.net[rows_v].astype(np.int64)
+        na = t.net[lr.a_rows[runs.aggressor]].astype(np.int64)
+        keep = np.flatnonzero(np.isin(nv, vnets) & np.isin(na, anets) & (nv != na))
+        if not len(keep):
+            continue
+        widths = t.width[rows_v[keep]].tolist()
+        gaps = runs.gap_mm[keep].tolist()
+        lengths = runs.length_mm[keep].tolist()
+        mids = runs.mid[keep]
+        for i, (v, a, row) in enumerate(
+            zip(nv[keep].tolist(), na[keep].tolist(), rows_v[keep].tolist())
+        ):
+            if partner.get(v) == a:
                 continue
-            terms.setdefault((v, a), _Term()).add(
-                ly, widths[i], float(runs.gap_mm[i]), float(runs.length_mm[i]),
-                int(rows_v[i]), runs.mid[i],
-            )  # fmt: skip
+            terms.setdefault((v, a), _Term()).add(ly, widths[i], gaps[i], lengths[i], row, mids[i])
     return terms, unbuilt
 
 
@@ -358,15 +442,17 @@ _DDR_COMMAND = re.compile(
     r"(?:^|[^a-z0-9])(?:a\d+|ba\d|bg\d|ca\d+|cs\d*|cke\d*|odt\d*|act|par|we|cas|ras|ck|clk)"
     r"(?:_?[ntc])?(?:_?[pn+-])?$"
 )
+_CSI = re.compile(r"(?:^|[^a-z])csi")
+_DSI = re.compile(r"(?:^|[^a-z])dsi")
 _TX = re.compile(r"(?:^|[^a-z]|ss)(?:tx|pet|hso)(?:$|[^a-z]|[pn](?:$|[^a-z]))")
 _RX = re.compile(r"(?:^|[^a-z]|ss)(?:rx|per|hsi)(?:$|[^a-z]|[pn](?:$|[^a-z]))")
 
 
 def direction(name: str, signal: str | None = None) -> str | None:
     """Which way a net's signal travels, from its name: ``out`` (a transmitter's lane; a DDR
-    command/address/clock from the controller, when ``signal`` is a DDR type), ``in`` (a
-    receiver's lane), or None (a DQ or strobe, which runs both ways, or a name that does not
-    say)."""
+    command/address/clock from the controller, when ``signal`` is a DDR type; a MIPI DSI lane),
+    ``in`` (a receiver's lane; a MIPI CSI lane, camera to host), or None (a DQ or strobe, which
+    runs both ways, or a name that does not say)."""
     leaf = name.rsplit("/", 1)[-1].lower()
     if _TX.search(leaf) and not _RX.search(leaf):
         return "out"
@@ -374,6 +460,12 @@ def direction(name: str, signal: str | None = None) -> str | None:
         return "in"
     if (signal or "").startswith(("ddr", "lpddr")) and _DDR_COMMAND.search(leaf):
         return "out"
+    if (signal or "").startswith("mipi"):
+        # every lane of a CSI-2 link, clock included, runs camera -> host; of a DSI link,
+        # host -> display: a camera input beside a display output runs the other way
+        csi, dsi = bool(_CSI.search(leaf)), bool(_DSI.search(leaf))
+        if csi != dsi:
+            return "in" if csi else "out"
     return None
 
 
@@ -517,10 +609,21 @@ def _finding(
 
     board = ctx.board
     names = [c.name for c in board.copper_layers]
-    rows.sort(key=lambda r: -_worst(r[4], r[8]))
-    an, agg, ts, lo, hi, slow, fast, declared, ends = rows[0]
     over = total_lo > budget
-    which = "FEXT" if ends == "far" or (ends == "both" and abs(hi[1]) >= abs(hi[0])) else "NEXT"
+    # the worst aggressor at the edge the finding reports (rows[i][7]: the rule's rise_ps
+    # declared, the same for every row)
+    col = 3 if over or rows[0][7] else 4
+    rows.sort(key=lambda r: -_worst(r[col], r[8]))
+    an, agg, ts, lo, hi, slow, fast, declared, ends = rows[0]
+    # the quantity that dominates at the edge the finding reports (one UI or declared when
+    # over there, else the fastest): at a slow edge a microstrip's NEXT can dominate while its
+    # FEXT, growing as 1/tr, dominates at the fastest
+    at_edge = lo if over or declared else hi
+    which = (
+        "FEXT"
+        if ends == "far" or (ends == "both" and abs(at_edge[1]) >= abs(at_edge[0]))
+        else "NEXT"
+    )
     # the net-to-net term and the layer that make the dominant quantity (a FEXT made on the
     # microstrip pieces of a net that runs mostly in stripline names the microstrip layer)
     q = 2 if which == "FEXT" else 0

@@ -323,11 +323,12 @@ def fd_coupled_modes(
     (``analysis/crosstalk.py``)."""
     args = (w_mm, s_mm, t_mm, y_strip_mm, layers, top_plane_mm)
     k = 1.0 / (2.0**order - 1.0)
+    # each mesh is solved once; Z and εeff both come from its capacitances
+    lo_caps = _mode_capacitances(*args, resolution / 2.0, mask, False)
+    hi_caps = _mode_capacitances(*args, resolution, mask, False)
     out: list[float] = []
     for fn in (_z, _eeff):
-        lo = [fn(c) for c in _mode_capacitances(*args, resolution / 2.0, mask, False)]
-        hi = [fn(c) for c in _mode_capacitances(*args, resolution, mask, False)]
-        out += [h + k * (h - g) for h, g in zip(hi, lo)]
+        out += [fn(h) + k * (fn(h) - fn(g)) for h, g in zip(hi_caps, lo_caps)]
     return out[0], out[1], out[2], out[3]
 
 

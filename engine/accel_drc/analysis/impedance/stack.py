@@ -5,7 +5,7 @@ accuracies the table reports."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ..stackup import reference_walk
@@ -44,6 +44,28 @@ class LayerStack:
     missing: tuple[str, ...] = ()
     dielectrics: tuple[str, ...] = ()  # names of the dielectrics between the layer and its planes
     mask_er_declared: bool = True  # False when the mask εr is the assumed default
+
+    def upright(self) -> LayerStack:
+        """The same cross-section seen from its nearer plane: a stripline whose plane above is
+        nearer (or, at equal heights, whose εr above is lower) turned upside down, so
+        ``h_below_mm ≤ h_above_mm``.  Turning a cross-section over changes none of its fields,
+        so two layers that mirror each other (In1/In(n−1) of a symmetric stack-up) give one
+        field solution (``analysis/crosstalk.py``).  Microstrip and incomplete stacks are
+        returned as they are."""
+        if (
+            self.structure != "stripline"
+            or None in (self.h_below_mm, self.h_above_mm, self.er_below, self.er_above)
+            or (self.h_below_mm, self.er_below) <= (self.h_above_mm, self.er_above)  # type: ignore[operator]
+        ):
+            return self
+        return replace(
+            self,
+            h_below_mm=self.h_above_mm,
+            er_below=self.er_above,
+            h_above_mm=self.h_below_mm,
+            er_above=self.er_below,
+            references=self.references[::-1],
+        )
 
 
 def _slices(layer: Any) -> list[tuple[float | None, float | None, str]]:
