@@ -14,7 +14,7 @@ import pytest
 class FakeClient:
     """A KiCad API server reduced to what the marker code sends: it records every command and
     answers ``InjectDrcError`` as KiCad 10 does, or refuses it as KiCad 9 does (no handler).
-    ``AddToSelection`` and ``DeleteItems`` go to ``owner`` (the fake board's ``select_ids``
+    ``AddToSelection``, ``GetSelection`` and ``DeleteItems`` go to ``owner`` (the fake board's ``select_ids``
     or ``add_to_selection`` / ``remove_items_by_id``) and are answered as KiCad 10 answers them:
     a selected DRC marker is an empty ``Any`` (kicad-python 0.8 cannot unpack it), any other
     item a ``BoardText`` with its id."""
@@ -35,6 +35,8 @@ class FakeClient:
             return self._select(cmd, response_type)
         if kind == "DeleteItems":
             return self._delete(cmd, response_type)
+        if kind == "GetSelection":
+            return self._selection(response_type)
         if not self.kicad10:
             raise ApiError(
                 "no handler available for request of type InjectDrcError",
@@ -53,6 +55,19 @@ class FakeClient:
         resp = response_type()
         for got in select(refs):
             uuid = str(getattr(getattr(got, "id", got), "value", got))
+            item = resp.items.add()
+            if uuid not in self.markers:
+                text = board_types_pb2.BoardText()
+                text.id.value = uuid
+                item.Pack(text)
+        return resp
+
+    def _selection(self, response_type):
+        """The owner's selection as KiCad 10 answers ``GetSelection`` (markers: empty ``Any``)."""
+        from kipy.proto.board import board_types_pb2
+
+        resp = response_type()
+        for uuid in getattr(self.owner, "selected", []):
             item = resp.items.add()
             if uuid not in self.markers:
                 text = board_types_pb2.BoardText()

@@ -235,8 +235,12 @@ class LiveKiCad:
             return ""
 
     def stop(self) -> None:
+        """End KiCad (and Xvfb) and remove the board's lock file the killed KiCad leaves
+        behind: KiCad 9 started again on the board would otherwise stop at a modal "file is
+        already open" dialog, and the API would never answer."""
         try:
             self._stop_process()
+            (self.board_dir / f"~{self.board.name}.lck").unlink(missing_ok=True)
         finally:
             if self.version != "9":
                 import kicad10

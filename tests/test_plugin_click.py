@@ -136,7 +136,7 @@ def _outline_bbox_nm(board: Any) -> tuple[int, int, int, int]:
 
 def test_click_shows_board_level_findings_where_zoom_to_fit_looks(session: Session) -> None:
     """Item 1: the legend lies inside the outline's bounding box (KiCad's own bounding boxes),
-    which is exactly what the PCB editor's Zoom to Fit (Home) fits; it is selected; the report's
+    which is exactly what the PCB editor's Zoom to Fit (Home) fits; nothing is selected; the report's
     banner says how many markers went where; one page opens."""
     from accel_drc_kicad.markers import find_markers
 
@@ -156,9 +156,8 @@ def test_click_shows_board_level_findings_where_zoom_to_fit_looks(session: Sessi
     x0, y0, x1, y1 = _outline_bbox_nm(board)
     assert x0 < box.pos.x and box.pos.x + box.size.x < x1, (box, (x0, x1))
     assert y0 < box.pos.y and box.pos.y + box.size.y < y1, (box, (y0, y1))
-    # selected: the editor highlights what the click made, and nothing else (issue #31)
-    assert {i.id.value for i in board.get_selection()} == {legend.proto.id.value}
-    assert result["selected"] == 1
+    # nothing selected, neither the legend nor a board item (issue #31 items 1 and 2)
+    assert raw_selection(board) == (0, set()) and result["selected"] == 0
     report = session.kicad.board_dir / REPORT
     assert Path(result["report"]) == report
     assert session.pages() == [report.resolve().as_uri()]
@@ -166,16 +165,15 @@ def test_click_shows_board_level_findings_where_zoom_to_fit_looks(session: Sessi
     assert (
         '<p class="editor-note" id="editor-note">In KiCad: 2 findings marked on Cmts.User: '
         "2 board-level findings listed in a legend inside the board outline's top-left corner "
-        "(View → Zoom to Fit, Home). Only the markers are selected in the editor, none of the "
-        "board's own items: Delete or one Undo (Ctrl+Z) removes them now; "
-        '"python -m accel_drc_kicad clear" at any time.</p>'
+        "(View → Zoom to Fit, Home). Nothing is selected in the editor after the click: one Undo "
+        '(Ctrl+Z) removes them now; "python -m accel_drc_kicad clear" at any time.</p>'
     ) in page
 
 
 def _kicad10_board_level_markers(session: Session, result: dict[str, Any]) -> None:
     """KiCad 10: the board-level findings are one DRC marker (at the outline's top-left corner,
     unit-tested in test_plugin_bundle: KiCad 10.0.7 has no call that reads markers back), they
-    alone are selected, no graphics are drawn, and the banner says so."""
+    nothing is selected, no graphics are drawn, and the banner says so."""
     from accel_drc_kicad.markers import find_markers
 
     # one marker for both: a marker per place, and both are board-level (markers.drc_groups)
@@ -183,7 +181,7 @@ def _kicad10_board_level_markers(session: Session, result: dict[str, Any]) -> No
     assert result["markers"]["requested"] == 2
     _kicad, board = session.board()
     assert find_markers(board) == ([], [])
-    assert raw_selection(board) == (1, set()) and result["selected"] == 1
+    assert raw_selection(board) == (0, set()) and result["selected"] == 0
     ids = session.drc_ids()
     assert len(ids) == 1 and live_markers(board, ids) == 1
     report = session.kicad.board_dir / REPORT
@@ -193,9 +191,8 @@ def _kicad10_board_level_markers(session: Session, result: dict[str, Any]) -> No
     assert (
         '<p class="editor-note" id="editor-note">In KiCad: 2 findings marked as KiCad DRC '
         "markers: 2 board-level findings marked inside the board outline's top-left corner "
-        "(View → Zoom to Fit, Home). Only the markers are selected in the editor, none of the "
-        "board's own items: Delete removes them now; KiCad's next DRC run or "
-        '"python -m accel_drc_kicad clear" at any time.</p>'
+        "(View → Zoom to Fit, Home). Nothing is selected in the editor after the click: KiCad's "
+        'next DRC run or "python -m accel_drc_kicad clear" removes them.</p>'
     ) in page
 
 
@@ -222,8 +219,8 @@ def test_board_label_names_the_findings(session: Session) -> None:
 
 def test_failed_run_marks_the_markers_stale_and_replaces_the_report(session: Session) -> None:
     """Item 5 (and 6): an unclosed ``[`` on line 3 of accel-drc.yaml: the error page is where the
-    report was, names line 3 and no API-server advice; the old label says it is stale (selected,
-    so the editor shows it), in one commit: one Undo brings the old wording back."""
+    report was, names line 3 and no API-server advice; the old label says it is stale (nothing
+    selected), in one commit: one Undo brings the old wording back."""
     from accel_drc_kicad.markers import find_markers
     from kipy.proto.common.commands.editor_commands_pb2 import RunActionStatus
 
@@ -255,7 +252,7 @@ def test_failed_run_marks_the_markers_stale_and_replaces_the_report(session: Ses
     text = label.proto.text.text
     assert text.startswith("accel-drc: STALE: the last run")
     assert REPORT in text.replace("\n   ", "") and text.endswith(session.legend_text)
-    assert {i.id.value for i in board.get_selection()} == {label.proto.id.value}
+    assert raw_selection(board) == (0, set()) and result["selected"] == 0
     assert kicad.run_action("common.Interactive.undo").status == RunActionStatus.RAS_OK
     (label,), _rings = find_markers(board)
     assert label.proto.text.text == session.legend_text

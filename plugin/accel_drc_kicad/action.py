@@ -347,7 +347,7 @@ def run(open_browser: bool = True, kicad: Any = None) -> ActionResult:
         check = check_board(live, config=config, board_file=board_file or None, library=library)
         timer.lap("check")
 
-        from .markers import place_markers, plan_markers, resolve_layer_name, select_items
+        from .markers import clear_selection, place_markers, plan_markers, resolve_layer_name
 
         stem = Path(board_file).stem if board_file else "board"
         report = report_dir / f"{stem}.html"
@@ -366,7 +366,6 @@ def run(open_browser: bool = True, kicad: Any = None) -> ActionResult:
         result.json = str(json_path)
         timer.lap("json")
 
-        marker_ids: tuple[str, ...] = ()
         try:
             marks = place_markers(
                 board,
@@ -376,7 +375,6 @@ def run(open_browser: bool = True, kicad: Any = None) -> ActionResult:
                 plan=plan,
             )
             result.markers = _marker_dict(marks)
-            marker_ids = marks.ids
             _remove_ours(report_dir / MARKER_ERROR_PAGE)  # an earlier click's marker failure
         except Exception as exc:  # the report is already open: markers failing must not hide it
             log.error("could not place markers:\n%s", traceback.format_exc())
@@ -396,11 +394,11 @@ def run(open_browser: bool = True, kicad: Any = None) -> ActionResult:
             except Exception:
                 log.error("could not write the marker error page:\n%s", traceback.format_exc())
         timer.lap("markers")
-        # the editor shows what the click did: its markers, and nothing else (issue #31: with
-        # the worst finding's items selected too, Delete "to clear the markers" deleted the
-        # GND plane's zone); the user's earlier selection is cleared even with no markers
+        # nothing stays selected (issue #31: with the worst finding's items selected too,
+        # Delete "to clear the markers" deleted the GND plane's zone; with the markers alone
+        # KiCad 9 kept saying "Selected Items 67"); the user's earlier selection goes too
         try:
-            result.selected = select_items(board, marker_ids)
+            result.selected = clear_selection(board)
         except Exception as exc:  # selection is a convenience; the report is what matters
             log.warning("could not select the markers: %s", exc)
         timer.lap("select")
@@ -471,14 +469,13 @@ def _finish(
     except Exception:  # nowhere writable: the log has the message; never a traceback
         log.error("could not write the error page:\n%s", traceback.format_exc())
     if board is not None:
-        from .markers import mark_stale, select_items
+        from .markers import clear_selection, mark_stale
 
         try:
             where = _relative(page, board_file) if page is not None else str(log_file())
             stale = mark_stale(board, where)
             result.markers = _marker_dict(stale)
-            if stale.ids:
-                result.selected = select_items(board, list(stale.ids))
+            result.selected = clear_selection(board)
         except Exception as exc:
             log.warning("could not mark the previous markers stale: %s", exc)
     if page is not None and open_browser:

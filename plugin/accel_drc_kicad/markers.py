@@ -532,8 +532,8 @@ LEGEND_INSET_MM = 1.0
 #: every label of a run that failed after it starts with this (after :data:`TAG`)
 STALE = "STALE"
 
-#: what the banner says of the selection a click leaves (:func:`select_items`)
-SELECTED = "Only the markers are selected in the editor, none of the board's own items:"
+#: what the banner says of the selection a click leaves (:func:`clear_selection`)
+SELECTED = "Nothing is selected in the editor after the click:"
 #: the command that removes every accel-drc marker from the open board
 CLEAR = "python -m accel_drc_kicad clear"
 
@@ -592,9 +592,9 @@ class MarkerPlan:
             head += f" (the worst {n} of {self.total}; this report lists all)"
         kind = "as KiCad DRC markers" if kicad10 else f"on {layer or DEFAULT_LAYER}"
         tail = (
-            f'{SELECTED} Delete removes them now; KiCad\'s next DRC run or "{CLEAR}" at any time.'
+            f'{SELECTED} KiCad\'s next DRC run or "{CLEAR}" removes them.'
             if kicad10
-            else f'{SELECTED} Delete or one Undo (Ctrl+Z) removes them now; "{CLEAR}" at any time.'
+            else f'{SELECTED} one Undo (Ctrl+Z) removes them now; "{CLEAR}" at any time.'
         )
         return f"{head} {kind}: {'; '.join(parts)}. {tail}"
 
@@ -980,51 +980,20 @@ def mark_stale(board: Any, where: str, drc_state: Path | None = None) -> MarkerR
     )
 
 
-def select_items(board: Any, uuids: Sequence[str]) -> int:
-    """Make the editor's selection exactly ``uuids`` (this click's markers), or nothing: the
-    user's earlier selection is cleared first, and should KiCad's answer hold any other item,
-    the selection is cleared again (issue #31: a board item selected with the markers went
-    with them when the user pressed Delete to clear them).  Returns how many are selected.
+def clear_selection(board: Any) -> int:
+    """Leave nothing selected in the editor after a click, and return how many items KiCad
+    still reports selected (0 unless it refused).
 
-    The request is sent raw, not through kipy's ``add_to_selection``: KiCad 10 answers a
-    selection of DRC markers with items of a type kicad-python 0.8 cannot unpack (an empty
-    ``Any``), and kipy raised "Can't unpack empty Any protobuf message" on every click although
-    KiCad had selected the markers (issue #29 item 4).  An item that does not unpack is a
-    marker; one that does must be one of ``uuids``, and there can be no more than asked for."""
+    Issue #31 item 1: a click must leave only its own markers selected, or nothing.  Selecting
+    the markers (KiCad 9: 67–85 items on vme-wren) kept "Selected Items 67" in KiCad 9's message
+    panel, cost 2.2 s of KiCad's time on vme-wren, and a Delete meant for the markers was one
+    keystroke from a board item should KiCad ever select more; with nothing selected a Delete
+    does nothing.  The markers stay one Undo step on KiCad 9 (one commit) either way.  The
+    selection is read back raw (``GetSelection``), not through kipy: KiCad 10 answers a selected
+    DRC marker with an ``Any`` kicad-python 0.8 cannot unpack (issue #29 item 4)."""
     from kipy.proto.common.commands import editor_commands_pb2 as ec
-    from kipy.proto.common.types import base_types_pb2
 
     retry(board.clear_selection)
-    if not uuids:
-        return 0
-    cmd = ec.AddToSelection()
+    cmd = ec.GetSelection()
     cmd.header.document.CopyFrom(board.document)
-    cmd.items.extend(base_types_pb2.KIID(value=u) for u in uuids)
-    selected = list(retry(board.client.send, cmd, ec.SelectionResponse).items)
-    wanted = set(uuids)
-    foreign = [i for i in (_any_id(item) for item in selected) if i is not None and i not in wanted]
-    if foreign or len(selected) > len(wanted):
-        log.warning("KiCad selected more than the markers; selection cleared")
-        retry(board.clear_selection)
-        return 0
-    return len(selected)
-
-
-def _any_id(item: Any) -> str | None:
-    """The uuid inside one selected item (a protobuf ``Any``); None for an item kicad-python
-    cannot unpack (KiCad 10's DRC markers)."""
-    from kipy.board_types import unwrap
-
-    if not getattr(item, "type_url", "") or not getattr(item, "value", b""):
-        return None
-    try:
-        wrapped = unwrap(item)
-    except Exception:
-        return None
-    return _item_id(wrapped)
-
-
-def _item_id(item: Any) -> str:
-    """The uuid of an item KiCad returned (a kipy wrapper, or a bare KIID)."""
-    kiid = getattr(item, "id", item)
-    return str(getattr(kiid, "value", kiid))
+    return len(retry(board.client.send, cmd, ec.SelectionResponse).items)
