@@ -69,6 +69,19 @@ def test_agrees_with_kicad_drc(name: str, kicad_cli: str, tmp_path: Path) -> Non
     assert theirs == set(EXPECTED[name]["unconnected"])
 
 
+def test_copper_graphics_join_as_copper() -> None:
+    """Board-level graphics on a copper layer join what they touch, with their own net or the
+    one KiCad propagates from the pads they touch (antmicro-si-test-board's SMA launches drawn
+    as gr_line, One-Air-Max's gr_rect across the USB-C shell pads: both were reported open)."""
+    board = read_board(str(HERE / "copper_graphics.kicad_pcb"))
+    assert sorted(sh.net for sh in board.copper_shapes) == [0, 0, 0, 2]
+    isl = _islands("copper_graphics.kicad_pcb")
+    assert isl["/RF_IN"].pad_groups == (("J1.1", "U1.1"),)
+    assert isl["/SHELL"].pad_groups == (("J1.2", "U1.2"),)
+    assert isl["/TRACKED"].pad_groups == (("J1.4", "U1.4"),)
+    assert isl["/FAR"].open
+
+
 def test_open_channel_reports_only_the_open_pair_nets() -> None:
     """The HDMI pair on overlapping footprints is not open (it was: 2 findings); the stray
     track of /STUB_D+ is reported as dangling copper, /OPEN_D+ as not routed."""
@@ -91,10 +104,6 @@ KNOWN = {
     "ossc-pro": ("capped", set()),
     # a KiCad 6 file: tracks on In2.Cu ending on through vias; KiCad 9 calls them unconnected
     "latentred-single-phy": (set(), {"/1V8", "/GND"}),
-    # SMA launch pads 0.95 mm from the GND fill on their layer (custom pad shape suspected)
-    "antmicro-si-test-board": ({"GND"}, set()),
-    # USB-C shell pads (custom pad shape suspected)
-    "kicad10-demo-one-air-max": ({"Net-(C1-Pad2)"}, set()),
     # C281.1 and C287.1 0.71 mm apart, no fill: not explained yet
     "latentpink": ({"/QSGMII PHY/QSGMII Power/A1V0_VSC"}, set()),
 }

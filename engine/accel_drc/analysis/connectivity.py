@@ -158,6 +158,9 @@ def net_islands(
             for poly in polys:
                 if len(poly) >= 3:
                     zones_by_net.setdefault(z.net, []).append((layer, np.asarray(poly, float)))
+    for net, geom_layer in _copper_shape_nets(board):
+        if net in want:
+            zones_by_net.setdefault(net, []).append(geom_layer)
     out = {}
     t_order = np.argsort(t_net, kind="stable")
     t_sorted = t_net[t_order]
@@ -758,8 +761,11 @@ def _join_zones(
 
     t = board.tracks
     v = board.vias
-    polys = [shapely.polygons(ring) for _layer, ring in zones]
-    boxes = np.array([[*r.min(axis=0), *r.max(axis=0)] for _l, r in zones], float)
+    # a fill is its ring; a copper graphic (:func:`_copper_shape_nets`) comes as its polygon
+    polys = [shapely.polygons(g) if isinstance(g, np.ndarray) else g for _layer, g in zones]
+    is_shape = np.array([not isinstance(g, np.ndarray) for _l, g in zones], bool)
+    boxes = np.asarray(shapely.bounds(np.asarray(polys, dtype=object)), float).reshape(-1, 4)
+    t_body = _track_bodies(t, ti) if is_shape.any() and len(ti) else None
     z_layer = np.array([layer for layer, _r in zones], np.int64)
     # candidates: (x, y, reach) of every pad, track end and via of the net
     p_xy = pads.xy[pi]
@@ -807,7 +813,16 @@ def _join_zones(
                 k = k[np.asarray(shapely.dwithin(poly, p_geo[k], _EPS), bool)]
                 for kk in k.tolist():
                     dsu.union(node, kk)
-        if len(t_xy):
+        if t_body is not None and is_shape[zk]:
+            # a copper graphic joins a track whose copper touches it anywhere (KiCad collides
+            # the two shapes, as two tracks)
+            lines, half, t_layer = t_body
+            k = np.flatnonzero(t_layer == layer)
+            if len(k):
+                k = k[np.asarray(shapely.dwithin(poly, lines[k], half[k] + _EPS), bool)]
+                for kk in k.tolist():
+                    dsu.union(node, T0 + kk)
+        elif len(t_xy):
             # a track joins a fill where one of its ends lies in it (KiCad tests the track's
             # anchors, not its body: a fill that only grazes a track's side is not a joint)
             k = np.flatnonzero((t_lay == layer) & in_box(box, t_xy, _EPS))
@@ -821,3 +836,106 @@ def _join_zones(
                 k = k[np.asarray(shapely.dwithin(poly, v_pts[k], v_rad[k]), bool)]
                 for kk in k.tolist():
                     dsu.union(node, V0 + kk)
+
+
+def _track_bodies(t: Any, ti: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Tracks ``ti`` as shapely centre lines (an arc through its mid point), half widths and
+    layers: their copper is each line grown by its half width."""
+    import shapely
+
+    s = np.asarray(t.start[ti], float).reshape(-1, 2)
+    e = np.asarray(t.end[ti], float).reshape(-1, 2)
+    m = np.asarray(t.mid[ti], float).reshape(-1, 2)
+    mid = np.where(np.isnan(m), 0.5 * (s + e), m)
+    lines = shapely.linestrings(np.stack([s, mid, e], 1))
+    return lines, np.asarray(t.width[ti], float) / 2.0, np.asarray(t.layer[ti], np.int64)
+
+
+def _copper_shape_nets(board: Board) -> list[tuple[int, tuple[int, Any]]]:
+    """Each copper graphic of the board (:attr:`Board.copper_shapes`) with the net KiCad gives
+    it, as ``(net, (layer, polygon))``; graphics that end with no net are left out.
+
+    A graphic keeps the ``(net N)`` of the file.  One without (a KiCad 6 file) gets what
+    KiCad's net propagation (``CN_CONNECTIVITY_ALGO::PropagateNets``) gives it: the graphics
+    that touch on a layer form a piece; the piece takes the net of the pads it touches when
+    they are all of one net (pads of two nets: a conflict, no net), else the net of the tracks
+    and vias it touches.  Zones play no part in propagation, as in KiCad.  A board has a
+    handful of graphics on copper, usually none: this costs nothing on the others."""
+    shapes = getattr(board, "copper_shapes", ())
+    if not shapes:
+        return []
+    import shapely
+
+    geoms = np.array(
+        [shapely.Polygon(sh.rings[0], list(sh.rings[1:])) for sh in shapes], dtype=object
+    )
+    nets = np.array([sh.net for sh in shapes], np.int64)
+    layers = np.array([sh.layer for sh in shapes], np.int64)
+    todo = np.flatnonzero(nets <= 0)
+    if len(todo):
+        nets = nets.copy()
+        dsu = _DSU(len(shapes))
+        for i in todo.tolist():
+            for j in todo.tolist():
+                if j > i and layers[i] == layers[j] and shapely.dwithin(geoms[i], geoms[j], _EPS):
+                    dsu.union(i, j)
+        lab = dsu.labels()
+        pad_nets, item_nets = _touching_nets(board, geoms[todo], layers[todo])
+        for root in np.unique(lab[todo]).tolist():
+            members = [k for k, i in enumerate(todo.tolist()) if lab[i] == root]
+            pn = {n for k in members for n in pad_nets[k]}
+            if len(pn) > 1:
+                continue  # pads of two nets: KiCad leaves the piece as it is
+            it = [n for k in members for n in item_nets[k]]
+            got = pn.pop() if pn else (max(set(it), key=it.count) if it else 0)
+            nets[todo[members]] = got
+    return [(int(nets[i]), (int(layers[i]), geoms[i])) for i in range(len(shapes)) if nets[i] > 0]
+
+
+def _touching_nets(
+    board: Board, geoms: np.ndarray, layers: np.ndarray
+) -> tuple[list[set[int]], list[list[int]]]:
+    """For each graphic: the nets of the pads whose copper touches it on its layer, and the
+    nets of the tracks and vias that do (bounding boxes first, then shapely)."""
+    import shapely
+
+    box = np.asarray(shapely.bounds(geoms), float).reshape(-1, 4)
+    lo, hi = box[:, :2].min(axis=0), box[:, 2:].max(axis=0)
+    rows = [
+        (fp, pad)
+        for fp, pad in board.pads
+        if pad.net
+        and lo[0] - max(pad.width, pad.height) <= pad.x <= hi[0] + max(pad.width, pad.height)
+        and lo[1] - max(pad.width, pad.height) <= pad.y <= hi[1] + max(pad.width, pad.height)
+    ]
+    pads = PadTable.from_board(SimpleNamespace(layer_count=board.layer_count, pads=rows))  # type: ignore[arg-type]
+    p_geo = pads.geometries(np.arange(len(pads)))
+    t, v = board.tracks, board.vias
+    t_net = np.asarray(t.net, np.int64) if len(t) else np.zeros(0, np.int64)
+    ti = np.flatnonzero(t_net > 0)
+    lines, half, t_layer = _track_bodies(t, ti) if len(ti) else (np.zeros(0, object),) * 3
+    v_net = np.asarray(v.net, np.int64) if len(v) else np.zeros(0, np.int64)
+    vi = np.flatnonzero(v_net > 0)
+    v_pts = shapely.points(np.asarray(v.pos[vi], float).reshape(-1, 2)) if len(vi) else []
+    v_rad = np.asarray(v.diameter[vi], float) / 2.0 if len(vi) else np.zeros(0)
+    v_s = np.asarray(v.start[vi], np.int64) if len(vi) else np.zeros(0, np.int64)
+    v_e = np.asarray(v.end[vi], np.int64) if len(vi) else np.zeros(0, np.int64)
+    pad_nets: list[set[int]] = []
+    item_nets: list[list[int]] = []
+    for k in range(len(geoms)):
+        g, li = geoms[k], int(layers[k])
+        shapely.prepare(g)
+        on = np.flatnonzero(pads.layers[:, li]) if len(pads) else np.zeros(0, np.int64)
+        hit = on[np.asarray(shapely.dwithin(g, p_geo[on], _EPS), bool)] if len(on) else on
+        pad_nets.append({int(pads.net[h]) for h in hit.tolist()})
+        found: list[int] = []
+        tk = np.flatnonzero(t_layer == li) if len(ti) else np.zeros(0, np.int64)
+        if len(tk):
+            tk = tk[np.asarray(shapely.dwithin(g, lines[tk], half[tk] + _EPS), bool)]
+            found += t_net[ti[tk]].tolist()
+        vk = np.flatnonzero((v_s <= li) & (li <= v_e)) if len(vi) else np.zeros(0, np.int64)
+        if len(vk):
+            vk = vk[np.asarray(shapely.dwithin(g, np.asarray(v_pts)[vk], v_rad[vk] + _EPS), bool)]
+            found += v_net[vi[vk]].tolist()
+        item_nets.append(found)
+    return pad_nets, item_nets

@@ -53,6 +53,7 @@ from ..model import (
     Backdrill,
     Board,
     CopperLayer,
+    CopperShape,
     DesignSettings,
     Footprint,
     NetClassRules,
@@ -189,6 +190,9 @@ _SIMPLE = re.compile(rb"\(([a-z_]+)\s+([^()]*)\)")
 _NAMES = re.compile(rb'"((?:[^"\\]|\\.)*)"|([^\s"]+)')
 _COPPER_NAME = re.compile(r"^(F|B|In(\d+))\.Cu$")
 _PTS = re.compile(rb"\(pts[\s)]")
+#: a graphic's own ``(net …)`` and ``(uuid …)`` / ``(tstamp …)`` (level 2: no nesting holds them)
+_NET_FIELD = re.compile(rb"\(net\s+([^()]*)\)")
+_UUID_FIELD = re.compile(rb"\((uuid|tstamp)\s+([^()]*)\)")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -523,27 +527,13 @@ class _Reader:
             for (s, e), kids in zip(fp_spans, fp_kids)
         )
         self._pad_rows = {}
-        if edge_arrays:
-            # every "Edge.Cuts" between the first and the last graphic node (KiCad writes them
-            # together, so this is a small part of the file): few, on any real board
-            lo = min(int(a[0, 0]) for a in edge_arrays.values() if len(a))
-            hi = max(int(a[-1, 1]) for a in edge_arrays.values() if len(a))
-            at = []
-            i = data.find(b"Edge.Cuts", lo, hi)
-            while i >= 0:
-                at.append(i)
-                i = data.find(b"Edge.Cuts", i + 9, hi)
-            where = np.asarray(at, dtype=np.int64)
-            for kw in _EDGE_GR:
-                spans = edge_arrays.get(kw)
-                if spans is None or not len(spans) or not where.size:
-                    continue
-                row = np.searchsorted(spans[:, 0], where, side="right") - 1
-                ok = row >= 0
-                row = row[ok]
-                row = unique_ints(row[where[ok] < spans[row, 1]])  # (no numpy.ma import)
-                for s, e in spans[row].tolist():
-                    self._edge_shape(s, e, _IDENTITY, edge_pieces, bbox_pts)
+        for s, e in self._graphics_with(edge_arrays, b"Edge.Cuts"):
+            self._edge_shape(s, e, _IDENTITY, edge_pieces, bbox_pts)
+        copper_shapes = tuple(
+            shape
+            for s, e in self._graphics_with(edge_arrays, b'.Cu"')
+            for shape in self._copper_shape(s, e)
+        )
         del edge_arrays
         outline = self._outline(edge_pieces, bbox_pts)
         self._refuse_non_finite(tracks, vias, zones, footprints, outline)
@@ -572,6 +562,7 @@ class _Reader:
             vias=vias,
             zones=zones,
             footprints=footprints,
+            copper_shapes=copper_shapes,
             text_variables=dict(project.text_variables) if project else {},
             design=project.design if project else DesignSettings(),
             file_version=version,
@@ -1754,6 +1745,124 @@ class _Reader:
         )
 
     # -- outline -------------------------------------------------------------------------------
+
+    def _graphics_with(
+        self, arrays: dict[bytes, np.ndarray], marker: bytes
+    ) -> list[tuple[int, int]]:
+        """Spans of the board-level graphic nodes (``arrays``: spans per ``gr_*`` keyword) whose
+        text holds ``marker`` (``Edge.Cuts``; ``.Cu"`` for a copper layer).  Only the bytes
+        between the first and the last graphic node are searched (KiCad writes them together,
+        so this is a small part of the file): few matches on any real board."""
+        present = [a for a in arrays.values() if len(a)]
+        if not present:
+            return []
+        data = self.data
+        lo = min(int(a[0, 0]) for a in present)
+        hi = max(int(a[-1, 1]) for a in present)
+        at = []
+        i = data.find(marker, lo, hi)
+        while i >= 0:
+            at.append(i)
+            i = data.find(marker, i + len(marker), hi)
+        if not at:
+            return []
+        where = np.asarray(at, dtype=np.int64)
+        out: list[tuple[int, int]] = []
+        for kw in _EDGE_GR:
+            spans = arrays.get(kw)
+            if spans is None or not len(spans):
+                continue
+            row = np.searchsorted(spans[:, 0], where, side="right") - 1
+            ok = row >= 0
+            row = row[ok]
+            row = unique_ints(row[where[ok] < spans[row, 1]])  # (no numpy.ma import)
+            out.extend((int(s), int(e)) for s, e in spans[row].tolist())
+        return out
+
+    def _copper_shape(self, s: int, e: int) -> list[CopperShape]:
+        """The copper of a board-level graphic on a copper layer (its stroke width added; a
+        filled shape's inside included), one :class:`CopperShape` per piece; [] when the node
+        is on no copper layer or has no area."""
+        import shapely
+
+        node = self.node(s, e)
+        if not isinstance(node, list) or not node:
+            return []
+        kind = str(node[0])[3:]
+        pts: dict[str, tuple[float, float]] = {}
+        width, layer, fill = 0.0, "", None
+        for part in node[1:]:
+            if not isinstance(part, list) or not part:
+                continue
+            key = part[0]
+            if key in ("start", "end", "mid", "center") and len(part) >= 3:
+                pts[key] = (float(part[1]), float(part[2]))
+            elif key == "width" and len(part) > 1:
+                width = float(part[1])
+            elif key == "stroke":
+                for sub in part[1:]:
+                    if isinstance(sub, list) and sub and sub[0] == "width" and len(sub) > 1:
+                        width = float(sub[1])
+            elif key == "layer" and len(part) > 1:
+                layer = str(part[1])
+            elif key == "fill" and len(part) > 1:
+                fill = str(part[1]) in ("yes", "solid")
+        li = self.copper.get(layer)
+        if li is None:
+            return []
+        half = max(width, 0.0) / 2.0
+        geom = None
+        if kind in ("line", "arc", "curve"):
+            if kind == "line" and {"start", "end"} <= pts.keys():
+                line = [pts["start"], pts["end"]]
+            elif kind == "arc" and {"start", "mid", "end"} <= pts.keys():
+                line = arc_points(pts["start"], pts["mid"], pts["end"])
+            else:
+                m = _PTS.search(self.data, s, e)
+                arr = self._points(m.start(), find_balanced(self.data, m.start())) if m else []
+                line = (
+                    bezier_points([(float(x), float(y)) for x, y in arr.tolist()])
+                    if len(arr) >= 4
+                    else []
+                )
+            if len(line) >= 2 and half > 0:
+                geom = shapely.LineString(line).buffer(half, quad_segs=8)
+        else:
+            if kind == "circle" and {"center", "end"} <= pts.keys():
+                c = pts["center"]
+                ring = circle_points(c, math.dist(c, pts["end"]))
+            elif kind == "rect" and {"start", "end"} <= pts.keys():
+                (ax, ay), (bx, by) = pts["start"], pts["end"]
+                ring = [(ax, ay), (bx, ay), (bx, by), (ax, by)]
+            elif kind == "poly":
+                m = _PTS.search(self.data, s, e)
+                arr = self._points(m.start(), find_balanced(self.data, m.start())) if m else []
+                ring = [(float(x), float(y)) for x, y in arr.tolist()] if len(arr) else []
+                fill = True if fill is None else fill  # KiCad 5 polygons are always filled
+            else:
+                ring = []
+            if len(ring) >= 3:
+                if fill:
+                    geom = shapely.Polygon(ring).buffer(half, quad_segs=8)
+                elif half > 0:
+                    geom = shapely.LinearRing(ring).buffer(half, quad_segs=8)
+        if geom is None or geom.is_empty:
+            return []
+        nm = _NET_FIELD.search(self.data, s, e)
+        net = self.net_ref(nm.group(1)) if nm else 0
+        um = _UUID_FIELD.search(self.data, s, e)
+        uuid = unquote(um.group(2).strip()) if um else ""
+        return [
+            CopperShape(
+                layer=li,
+                net=net,
+                rings=(np.asarray(p.exterior.coords, float),)
+                + tuple(np.asarray(h.coords, float) for h in p.interiors),
+                uuid=uuid,
+            )
+            for p in getattr(geom, "geoms", (geom,))
+            if p.area > 0
+        ]
 
     def _edge_shape(
         self,
