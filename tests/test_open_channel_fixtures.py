@@ -82,6 +82,16 @@ def test_copper_graphics_join_as_copper() -> None:
     assert isl["/FAR"].open
 
 
+@pytest.mark.parametrize("batched", [True, False])
+def test_tracks_crossing_in_an_x_join(batched: bool) -> None:
+    """Two tracks of a net that cross away from their ends are one piece, as in KiCad (was:
+    latentpink's A1V0_VSC reported open, C281.1 and C287.1 apart); a near miss is not."""
+    board = read_board(str(HERE / "crossing_tracks.kicad_pcb"))
+    isl = {board.nets[n]: i for n, i in net_islands(board, {1, 2}, batched=batched).items()}
+    assert isl["/CROSS"].pad_groups == (("J1.1", "U1.1"),)
+    assert isl["/APART"].open
+
+
 def test_open_channel_reports_only_the_open_pair_nets() -> None:
     """The HDMI pair on overlapping footprints is not open (it was: 2 findings); the stray
     track of /STUB_D+ is reported as dangling copper, /OPEN_D+ as not routed."""
@@ -102,8 +112,6 @@ CORPUS = Path("/var/cache/accel-drc/corpus")
 KNOWN = {
     # a KiCad 6 file: tracks on In2.Cu ending on through vias; KiCad 9 calls them unconnected
     "latentred-single-phy": (set(), {"/1V8", "/GND"}),
-    # C281.1 and C287.1 0.71 mm apart, no fill: not explained yet
-    "latentpink": ({"/QSGMII PHY/QSGMII Power/A1V0_VSC"}, set()),
 }
 
 

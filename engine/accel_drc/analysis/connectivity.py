@@ -438,6 +438,8 @@ def _islands_batched(
             )
             _join_zones(board, pads, pi, ti, vi, zones[k], shifted, n_p, n_p + n_t,  # type: ignore[arg-type]
                         n_p + n_t + n_v)  # fmt: skip
+    if T:
+        _join_crossing_chords(dsu, T0, ca, cb, cw, c_net * n_layers + cl, c_net, owner)
     lab = dsu.labels()
     lab_l = lab.tolist()
     out: dict[int, NetIslands] = {}
@@ -636,6 +638,8 @@ def _islands(
     dsu.union_many(qa, qb)
     if zones:
         _join_zones(board, pads, pi, ti, vi, zones, dsu, T0, V0, Z0)
+    if n_t:
+        _join_crossing_chords(dsu, T0, ca, cb, cw, cl, np.zeros(len(cl), np.int64), owner)
 
     names = [pads.ref[p] for p in pi]
     lab = dsu.labels()
@@ -663,6 +667,49 @@ def _islands(
         comp = lab[np.concatenate(own)]
         gap_mm, pos = _closest_gap(xy, comp, gap_mm, pos)
     return _net_islands(net, groups, (loose, dangling), length, n_t, n_v, gap_mm, pos)
+
+
+def _join_crossing_chords(
+    dsu: _DSU,
+    T0: int,
+    ca: np.ndarray,
+    cb: np.ndarray,
+    cw: np.ndarray,
+    c_key: np.ndarray,
+    c_net: np.ndarray,
+    owner: np.ndarray,
+) -> None:
+    """Join two tracks whose copper touches away from their ends (two tracks of a net crossing
+    in an X on a layer: latentpink's A1V0_VSC on In4.Cu), as KiCad does: its ``CN_VISITOR``
+    collides the two tracks' whole shapes, not only their ends.
+
+    Chords (``ca``-``cb``, width ``cw``, owned by track ``owner``; ``c_key`` = net and layer)
+    are measured only in nets whose tracks are still in more than one piece after every other
+    joint, and only against chords of another piece: a routed net is one piece by then, so a
+    connected board costs one ``np.unique``."""
+    if len(ca) < 2:
+        return
+    from .via_stubs import _seg_seg
+
+    comp = dsu.labels()[T0 + owner]
+    nets, inv = np.unique(c_net, return_inverse=True)
+    lo = np.full(len(nets), np.iinfo(np.int64).max, np.int64)
+    hi = np.full(len(nets), -1, np.int64)
+    np.minimum.at(lo, inv, comp)
+    np.maximum.at(hi, inv, comp)
+    cand = np.flatnonzero(lo[inv] != hi[inv])
+    if len(cand) < 2:
+        return
+    mid = 0.5 * (ca[cand] + cb[cand])
+    half = 0.5 * np.hypot(*(cb[cand] - ca[cand]).T) + 0.5 * cw[cand]
+    key = c_key[cand]
+    cq, pt = _near_chords(mid, half, key, mid, key, half + _EPS + _SLACK)
+    a, b = cand[cq], cand[pt]
+    keep = (a < b) & (comp[a] != comp[b])
+    a, b = a[keep], b[keep]
+    if len(a):
+        hit = _seg_seg(ca[a], cb[a], ca[b], cb[b]) <= (cw[a] + cw[b]) / 2.0 + _EPS
+        dsu.union_many(T0 + owner[a[hit]], T0 + owner[b[hit]])
 
 
 def _closest_gap(
