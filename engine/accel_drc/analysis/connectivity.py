@@ -31,7 +31,12 @@ from .via_stubs import PadTable
 if TYPE_CHECKING:
     from ..model import Board
 
-_EPS = 1e-3  # mm, as the via analysis
+_EPS = 1e-3  # mm: the reach of the candidate searches and of the fill (polygon) joins
+#: mm added to the sum of two items' reaches in the exact contact tests: KiCad joins two items
+#: only where their copper overlaps (``SHAPE::Collide`` with no clearance: a distance strictly
+#: below the sum, in integer nm), so two shapes that only touch are apart; half a nanometre
+#: under the sum absorbs float rounding (latentred-single-phy: vias tangent to 0402 pads)
+_TOUCH = -5e-7
 #: mm added to the reach of the bounding pre-tests (1 nm: far above rounding, far below any gap)
 _SLACK = 1e-6
 #: tracks per group of nets that :func:`net_islands` joins at once
@@ -354,7 +359,7 @@ def _islands_batched(
             )
             fe = free[ft]
             d = segment_distance(ends[fe], ca[cq], cb[cq])
-            hit = (d <= (cw[cq] + end_w[fe]) / 2.0 + _EPS) & (end_layer[fe] == cl[cq])
+            hit = (d <= (cw[cq] + end_w[fe]) / 2.0 + _TOUCH) & (end_layer[fe] == cl[cq])
             dsu.union_many(T0 + end_owner[fe[hit]], T0 + owner[cq[hit]])
         if P:
             # track-pad: the round end cap of a track touching the pad's copper ...
@@ -374,7 +379,7 @@ def _islands_batched(
             et = cand[et]
             ok = p_layers[pq, end_layer[et]]
             pq, et = pq[ok], et[ok]
-            dend = pads.distance(pi_all[pq], ends[et]) <= end_w[et] / 2.0 + _EPS
+            dend = pads.distance(pi_all[pq], ends[et]) <= end_w[et] / 2.0 + _TOUCH
             dsu.union_many(pq[dend], T0 + end_owner[et[dend]])
             # ... or the track's body over the pad (a flow-through route)
             on = np.flatnonzero(pad_at[c_net, cl])
@@ -384,7 +389,7 @@ def _islands_batched(
             cq = on[cq]
             ok = p_layers[pt, cl[cq]]
             cq, pt = cq[ok], pt[ok]
-            dc = pads.segment_distance(pi_all[pt], ca[cq], cb[cq]) <= cw[cq] / 2.0 + _EPS
+            dc = pads.segment_distance(pi_all[pt], ca[cq], cb[cq]) <= cw[cq] / 2.0 + _TOUCH
             dsu.union_many(pt[dc], T0 + owner[cq[dc]])
         if V:
             # track-via: the track's copper touches the via disc on a layer the via spans
@@ -394,7 +399,7 @@ def _islands_batched(
             ve = np.asarray(v.end[vi_all], np.int64)
             cq, vt = _near_chords(c_mid, c_half, c_net, vp, v_net, vr + _EPS + margin)
             d = segment_distance(vp[vt], ca[cq], cb[cq])
-            hit = (d <= vr[vt] + cw[cq] / 2.0 + _EPS) & (cl[cq] >= vs[vt]) & (cl[cq] <= ve[vt])
+            hit = (d <= vr[vt] + cw[cq] / 2.0 + _TOUCH) & (cl[cq] >= vs[vt]) & (cl[cq] <= ve[vt])
             dsu.union_many(V0 + vt[hit], T0 + owner[cq[hit]])
     # pad-pad: overlapping pads of a net (alternative footprints, a pad inside a pad)
     qa, qb = pads.overlapping_pairs(pi_all, p_net)
@@ -409,7 +414,7 @@ def _islands_batched(
             # via-pad: the pad's copper within the via disc, on a layer both have
             bound = pads.bound_radius[pi_all]
             pq, vt = near_pairs(p_xy, p_net, bound + rmax + _EPS + margin, vp, v_net)
-            near = pads.distance(pi_all[pq], vp[vt]) <= vr[vt] + _EPS
+            near = pads.distance(pi_all[pq], vp[vt]) <= vr[vt] + _TOUCH
             pq, vt = pq[near], vt[near]
             idx = np.arange(n_layers)[None, :]
             both = (p_layers[pq] & (idx >= vs[vt, None]) & (idx <= ve[vt, None])).any(axis=1)
@@ -419,7 +424,7 @@ def _islands_batched(
         keep = va < vb
         va, vb = va[keep], vb[keep]
         dd = np.hypot(*(vp[va] - vp[vb]).T)
-        touch = dd <= vr[va] + vr[vb] + _EPS
+        touch = dd <= vr[va] + vr[vb] + _TOUCH
         common = np.maximum(vs[va], vs[vb]) <= np.minimum(ve[va], ve[vb])
         ok = touch & common
         dsu.union_many(V0 + va[ok], V0 + vb[ok])
@@ -552,14 +557,14 @@ def _islands(
             near &= fy <= c_hi_y[None, :] + fr
             fa, cbi = np.nonzero(near)
             d = segment_distance(fe[fa], ca[cbi], cb[cbi])
-            hit = d <= (cw[cbi] + end_w[free[fa]]) / 2.0 + _EPS
+            hit = d <= (cw[cbi] + end_w[free[fa]]) / 2.0 + _TOUCH
             fa, cbi = fa[hit], cbi[hit]
             dsu.union_many(T0 + end_owner[free[fa]], T0 + owner[cbi])
         # track-pad: a track end in the pad, or the pad centre in the track
         # (only the ends that can reach the pad are measured: its copper lies in the disc of
         # radius ``bound_radius`` round its centre)
         if n_p:
-            reach_end = end_w / 2.0 + _EPS
+            reach_end = end_w / 2.0 + _TOUCH
             bound = pads.bound_radius[pi] + _SLACK
             for k, p in enumerate(pi):
                 on = pads.layers[p][lay]  # tracks on a layer the pad has copper on
@@ -583,7 +588,7 @@ def _islands(
                 )
                 cc = cc[on[owner[cc]]]
                 d_body = pads.segment_distance(np.full(len(cc), p), ca[cc], cb[cc])
-                dc = cc[d_body <= cw[cc] / 2.0 + _EPS]
+                dc = cc[d_body <= cw[cc] / 2.0 + _TOUCH]
                 js = np.unique(np.concatenate([end_owner[dend], owner[dc]]))
                 dsu.union_many(np.full(len(js), k), T0 + js)
         # track-via: the track's copper touches the via disc on a layer the via spans
@@ -602,7 +607,7 @@ def _islands(
             near &= vy <= c_hi_y[None, :] + vrr
             va, vb = np.nonzero(near)
             d = segment_distance(vp[va], ca[vb], cb[vb])
-            hit = d <= vr[va] + cw[vb] / 2.0 + _EPS
+            hit = d <= vr[va] + cw[vb] / 2.0 + _TOUCH
             dsu.union_many(V0 + va[hit], T0 + owner[vb[hit]])
     else:
         length = 0.0
@@ -622,7 +627,7 @@ def _islands(
         )
         if n_p and cand.size:
             kk, jj = np.divmod(cand, n_v)
-            near = cand[pads.distance(pi[kk], vp[jj]) <= vr[jj] + _EPS]
+            near = cand[pads.distance(pi[kk], vp[jj]) <= vr[jj] + _TOUCH]
             for kj in near.tolist():
                 k, j = divmod(kj, n_v)
                 layers = np.flatnonzero(pads.layers[pi[k]])
@@ -630,7 +635,7 @@ def _islands(
                     dsu.union(k, V0 + int(j))
         # via-via
         dd = np.hypot(*(vp[:, None, :] - vp[None, :, :]).transpose(2, 0, 1))
-        touch = dd <= vr[:, None] + vr[None, :] + _EPS
+        touch = dd <= vr[:, None] + vr[None, :] + _TOUCH
         common = np.maximum(vs[:, None], vs[None, :]) <= np.minimum(ve[:, None], ve[None, :])
         va, vb = np.nonzero(np.triu(touch & common, 1))
         dsu.union_many(V0 + va, V0 + vb)
@@ -708,7 +713,7 @@ def _join_crossing_chords(
     keep = (a < b) & (comp[a] != comp[b])
     a, b = a[keep], b[keep]
     if len(a):
-        hit = _seg_seg(ca[a], cb[a], ca[b], cb[b]) <= (cw[a] + cw[b]) / 2.0 + _EPS
+        hit = _seg_seg(ca[a], cb[a], ca[b], cb[b]) <= (cw[a] + cw[b]) / 2.0 + _TOUCH
         dsu.union_many(T0 + owner[a[hit]], T0 + owner[b[hit]])
 
 
