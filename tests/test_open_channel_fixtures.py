@@ -102,6 +102,20 @@ def test_copper_that_only_touches_is_apart(batched: bool) -> None:
     assert isl["/OVERLAP"].pad_groups == (("C1.2", "U1.2"),)
 
 
+@pytest.mark.parametrize("batched", [True, False])
+def test_custom_pads_join_by_their_outline(batched: bool) -> None:
+    """A custom pad is its anchor joined with its primitives, turned with the pad (was: the
+    anchor's size rectangle, so a track on the primitive alone was not joined)."""
+    board = read_board(str(HERE / "custom_pads.kicad_pcb"))
+    custom = {f"{fp.reference}.{p.number}": p.custom for fp, p in board.pads if p.custom}
+    assert sorted(custom) == ["J1.1", "J1.2", "J2.1"]
+    assert custom["J1.1"][0][:, 0].max() == pytest.approx(3.1)
+    isl = {board.nets[n]: i for n, i in net_islands(board, {1, 2, 3}, batched=batched).items()}
+    assert isl["/PRIM"].pad_groups == (("J1.1", "U1.1"),)
+    assert isl["/ROT"].pad_groups == (("J2.1", "U1.3"),)
+    assert isl["/SHORT"].open
+
+
 def test_open_channel_reports_only_the_open_pair_nets() -> None:
     """The HDMI pair on overlapping footprints is not open (it was: 2 findings); the stray
     track of /STUB_D+ is reported as dangling copper, /OPEN_D+ as not routed."""

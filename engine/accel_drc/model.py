@@ -718,6 +718,10 @@ class Pad:
     #: the package's share of the net, which the skew check adds to the routed delay
     die_length_mm: float | None = None
     die_delay_ps: float | None = None
+    #: a custom pad's copper (KiCad ``custom`` shape: its anchor pad joined with its
+    #: ``(primitives …)``, stroke widths added) as closed rings in the pad's own frame (mm from
+    #: the pad's position, before its rotation); () for every other shape
+    custom: tuple[np.ndarray, ...] = ()
 
     def __post_init__(self) -> None:
         # readers pass the file's words; a word KiCad 9 does not write is UNKNOWN, not an error

@@ -31,7 +31,7 @@ import os
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -193,6 +193,9 @@ _PTS = re.compile(rb"\(pts[\s)]")
 #: a graphic's own ``(net …)`` and ``(uuid …)`` / ``(tstamp …)`` (level 2: no nesting holds them)
 _NET_FIELD = re.compile(rb"\(net\s+([^()]*)\)")
 _UUID_FIELD = re.compile(rb"\((uuid|tstamp)\s+([^()]*)\)")
+#: a custom pad's primitives and a circular anchor
+_PRIMITIVES = re.compile(rb"\(primitives[\s)]")
+_ANCHOR_CIRCLE = re.compile(rb"\(anchor\s+circle\b")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -255,6 +258,70 @@ def kicad_major(version: int | None) -> int | None:
 
 def _nm(mm: float) -> int:
     return int(round(mm * 1e6))
+
+
+def _graphic_geometry(node: list, in_pad: bool = False) -> Any:
+    """The copper of one parsed graphic node (``["gr_line", ["start", x, y], …]``) as a shapely
+    geometry: lines, arcs and curves their stroke wide; polygons filled unless ``(fill none|no)``;
+    circles and rectangles filled when ``(fill yes|solid)`` (in a custom pad's primitives also
+    when their stroke is 0, KiCad's filled primitive), else their outline band.  None when it
+    has no area."""
+    import shapely
+
+    kind = str(node[0])[3:]
+    pts: dict[str, tuple[float, float]] = {}
+    ring: list[tuple[float, float]] = []
+    width, fill = 0.0, None
+    for part in node[1:]:
+        if not isinstance(part, list) or not part:
+            continue
+        key = part[0]
+        if key in ("start", "end", "mid", "center") and len(part) >= 3:
+            pts[key] = (float(part[1]), float(part[2]))
+        elif key == "width" and len(part) > 1:
+            width = float(part[1])
+        elif key == "stroke":
+            for sub in part[1:]:
+                if isinstance(sub, list) and sub and sub[0] == "width" and len(sub) > 1:
+                    width = float(sub[1])
+        elif key == "fill" and len(part) > 1:
+            fill = str(part[1]) in ("yes", "solid")
+        elif key == "pts":
+            ring = [
+                (float(q[1]), float(q[2]))
+                for q in part[1:]
+                if isinstance(q, list) and q and q[0] == "xy" and len(q) >= 3
+            ]
+    half = max(width, 0.0) / 2.0
+    if fill is None:
+        fill = kind == "poly" or (in_pad and half == 0)
+    geom = None
+    if kind in ("line", "arc", "curve"):
+        if kind == "line" and {"start", "end"} <= pts.keys():
+            line = [pts["start"], pts["end"]]
+        elif kind == "arc" and {"start", "mid", "end"} <= pts.keys():
+            line = arc_points(pts["start"], pts["mid"], pts["end"])
+        else:
+            line = bezier_points(ring) if len(ring) >= 4 else []
+        if len(line) >= 2 and half > 0:
+            geom = shapely.LineString(line).buffer(half, quad_segs=8)
+    else:
+        if kind == "circle" and {"center", "end"} <= pts.keys():
+            c = pts["center"]
+            ring = circle_points(c, math.dist(c, pts["end"]))
+        elif kind == "rect" and {"start", "end"} <= pts.keys():
+            (ax, ay), (bx, by) = pts["start"], pts["end"]
+            ring = [(ax, ay), (bx, ay), (bx, by), (ax, by)]
+        elif kind != "poly":
+            ring = []
+        if len(ring) >= 3:
+            if fill:
+                geom = shapely.Polygon(ring).buffer(half, quad_segs=8)
+            elif half > 0:
+                geom = shapely.LinearRing(ring).buffer(half, quad_segs=8)
+    if geom is None or geom.is_empty or geom.area <= 0:
+        return None
+    return geom
 
 
 class _Transform:
@@ -1726,11 +1793,12 @@ class _Reader:
             if drill_mm <= 0:
                 drill_mm = None
         copper, names = self.layer_indexes(f.get(b"layers", b""))
+        shape = head.group(3).decode("utf-8", "replace")
         return Pad(
             number=unquote(head.group(1)),
             net=self.net_ref(f.get(b"net", b"")),
             type=head.group(2).decode("utf-8", "replace"),
-            shape=head.group(3).decode("utf-8", "replace"),
+            shape=shape,
             x=px,
             y=py,
             width=w,
@@ -1742,6 +1810,34 @@ class _Reader:
             uuid=unquote(f.get(b"uuid", f.get(b"tstamp", b"")).strip()),
             pin_function=pin_function,
             pin_type=pin_type,
+            custom=self._custom_pad(s, e, w, h) if shape == "custom" else (),
+        )
+
+    def _custom_pad(self, s: int, e: int, w: float, h: float) -> tuple[np.ndarray, ...]:
+        """A custom pad's copper in its own frame: the anchor (``(options (anchor circle|rect))``,
+        a rectangle when not written) of its size, joined with each ``(primitives …)`` graphic
+        (:func:`_graphic_geometry`).  Exterior rings of the union; () when the pad has no
+        primitives (then it is its anchor: the rectangle already read)."""
+        import shapely
+
+        m = _PRIMITIVES.search(self.data, s, e)
+        if not m:
+            return ()
+        node = self.node(m.start(), find_balanced(self.data, m.start()))
+        if _ANCHOR_CIRCLE.search(self.data, s, e):
+            parts = [shapely.Point(0, 0).buffer(w / 2.0, quad_segs=16)]
+        else:
+            parts = [shapely.box(-w / 2.0, -h / 2.0, w / 2.0, h / 2.0)]
+        for prim in node[1:] if isinstance(node, list) else ():
+            if isinstance(prim, list) and prim and str(prim[0]).startswith("gr_"):
+                geom = _graphic_geometry(prim, in_pad=True)
+                if geom is not None:
+                    parts.append(geom)
+        union = shapely.union_all(parts)
+        return tuple(
+            np.asarray(p.exterior.coords, float)
+            for p in getattr(union, "geoms", (union,))
+            if p.area > 0
         )
 
     # -- outline -------------------------------------------------------------------------------
