@@ -116,6 +116,29 @@ def test_custom_pads_join_by_their_outline(batched: bool) -> None:
     assert isl["/SHORT"].open
 
 
+@pytest.mark.parametrize(
+    ("name", "old", "new"),
+    [
+        ("custom_pads.kicad_pcb", "(xy 0 -0.1) (xy 3 -0.1)", "(xy nan -0.1) (xy 3 -0.1)"),
+        ("copper_graphics.kicad_pcb", "(stroke (width 0.6)", "(stroke (width inf)"),
+    ],
+)
+def test_non_finite_copper_graphics_are_bad_input(
+    name: str, old: str, new: str, tmp_path: Path
+) -> None:
+    """A custom pad primitive or a copper graphic with a non-finite number is a one-line error
+    at its line (was: a geometry library's exception for the primitive)."""
+    from accel_drc.errors import InputError
+
+    text = (HERE / name).read_text()
+    assert old in text
+    bad = tmp_path / name
+    bad.write_text(text.replace(old, new, 1))
+    line = text[: text.index(old)].count("\n") + 1
+    with pytest.raises(InputError, match=rf":{line}: .*not a finite number"):
+        read_board(str(bad))
+
+
 def test_open_channel_reports_only_the_open_pair_nets() -> None:
     """The HDMI pair on overlapping footprints is not open (it was: 2 findings); the stray
     track of /STUB_D+ is reported as dangling copper, /OPEN_D+ as not routed."""

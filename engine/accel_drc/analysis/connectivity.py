@@ -1,7 +1,7 @@
 """Copper islands of a net: which of its pads the routing really joins.
 
 The same joining rules as the via analysis (:mod:`.via_stubs`, KiCad's connectivity: items of a
-net join on a layer where their copper touches there, 1 µm tolerance):
+net join on a layer where their copper overlaps there; fills within 1 µm):
 
 * a track or arc end whose round cap touches another track's copper on the same layer, or a
   pad's copper on a layer the pad has; a pad's centre inside a track's copper (KiCad joins a
@@ -9,7 +9,13 @@ net join on a layer where their copper touches there, 1 µm tolerance):
 * a track's copper touching a via's pad disc on a layer the via spans (as ``find_connections``);
 * a pad whose copper contains or touches a via's disc (via-in-pad), on layers both have;
 * two overlapping vias of the net, on a layer both span;
-* a filled zone of the net on a layer, touching any of these.
+* a filled zone of the net on a layer, touching any of these;
+* a board-level graphic on a copper layer (:class:`~accel_drc.model.CopperShape`), with its own
+  net or the one KiCad's net propagation gives it, touching any of these;
+* two tracks whose copper crosses away from their ends (measured only in nets still in pieces).
+
+Contact is overlap, as KiCad's ``Collide`` with no clearance: items that only touch are apart
+(:data:`_TOUCH`).  Custom pads are measured by their outline (anchor and primitives).
 
 Arcs are taken as the two chords start-mid-end (the sagitta of a routed arc is micrometres).
 Only the nets asked for are examined, each on its own few items, so a board's high-speed nets

@@ -292,6 +292,9 @@ def _graphic_geometry(node: list, in_pad: bool = False) -> Any:
                 for q in part[1:]
                 if isinstance(q, list) and q and q[0] == "xy" and len(q) >= 3
             ]
+    numbers = [width, *(v for q in pts.values() for v in q), *(v for q in ring for v in q)]
+    if not all(math.isfinite(v) for v in numbers):
+        raise ValueError("a coordinate or width is not a finite number")
     half = max(width, 0.0) / 2.0
     if fill is None:
         fill = kind == "poly" or (in_pad and half == 0)
@@ -1813,6 +1816,14 @@ class _Reader:
             custom=self._custom_pad(s, e, w, h) if shape == "custom" else (),
         )
 
+    def _geometry(self, node: list, at: int, in_pad: bool) -> Any:
+        """:func:`_graphic_geometry` of a parsed graphic; a coordinate or width that is not a
+        finite number is a bad-input error at the node's line, not a geometry library's."""
+        try:
+            return _graphic_geometry(node, in_pad=in_pad)
+        except ValueError as exc:
+            raise self.fail(f"({node[0]} …): {exc}", at) from None
+
     def _custom_pad(self, s: int, e: int, w: float, h: float) -> tuple[np.ndarray, ...]:
         """A custom pad's copper in its own frame: the anchor (``(options (anchor circle|rect))``,
         a rectangle when not written) of its size, joined with each ``(primitives …)`` graphic
@@ -1830,7 +1841,7 @@ class _Reader:
             parts = [shapely.box(-w / 2.0, -h / 2.0, w / 2.0, h / 2.0)]
         for prim in node[1:] if isinstance(node, list) else ():
             if isinstance(prim, list) and prim and str(prim[0]).startswith("gr_"):
-                geom = _graphic_geometry(prim, in_pad=True)
+                geom = self._geometry(prim, m.start(), in_pad=True)
                 if geom is not None:
                     parts.append(geom)
         union = shapely.union_all(parts)
@@ -1876,73 +1887,21 @@ class _Reader:
         return out
 
     def _copper_shape(self, s: int, e: int) -> list[CopperShape]:
-        """The copper of a board-level graphic on a copper layer (its stroke width added; a
-        filled shape's inside included), one :class:`CopperShape` per piece; [] when the node
-        is on no copper layer or has no area."""
-        import shapely
-
+        """The copper of a board-level graphic on a copper layer (:func:`_graphic_geometry`),
+        one :class:`CopperShape` per piece; [] when the node is on no copper layer or has no
+        area."""
         node = self.node(s, e)
         if not isinstance(node, list) or not node:
             return []
-        kind = str(node[0])[3:]
-        pts: dict[str, tuple[float, float]] = {}
-        width, layer, fill = 0.0, "", None
-        for part in node[1:]:
-            if not isinstance(part, list) or not part:
-                continue
-            key = part[0]
-            if key in ("start", "end", "mid", "center") and len(part) >= 3:
-                pts[key] = (float(part[1]), float(part[2]))
-            elif key == "width" and len(part) > 1:
-                width = float(part[1])
-            elif key == "stroke":
-                for sub in part[1:]:
-                    if isinstance(sub, list) and sub and sub[0] == "width" and len(sub) > 1:
-                        width = float(sub[1])
-            elif key == "layer" and len(part) > 1:
-                layer = str(part[1])
-            elif key == "fill" and len(part) > 1:
-                fill = str(part[1]) in ("yes", "solid")
+        layer = next(
+            (str(p[1]) for p in node[1:] if isinstance(p, list) and len(p) > 1 and p[0] == "layer"),
+            "",
+        )
         li = self.copper.get(layer)
         if li is None:
             return []
-        half = max(width, 0.0) / 2.0
-        geom = None
-        if kind in ("line", "arc", "curve"):
-            if kind == "line" and {"start", "end"} <= pts.keys():
-                line = [pts["start"], pts["end"]]
-            elif kind == "arc" and {"start", "mid", "end"} <= pts.keys():
-                line = arc_points(pts["start"], pts["mid"], pts["end"])
-            else:
-                m = _PTS.search(self.data, s, e)
-                arr = self._points(m.start(), find_balanced(self.data, m.start())) if m else []
-                line = (
-                    bezier_points([(float(x), float(y)) for x, y in arr.tolist()])
-                    if len(arr) >= 4
-                    else []
-                )
-            if len(line) >= 2 and half > 0:
-                geom = shapely.LineString(line).buffer(half, quad_segs=8)
-        else:
-            if kind == "circle" and {"center", "end"} <= pts.keys():
-                c = pts["center"]
-                ring = circle_points(c, math.dist(c, pts["end"]))
-            elif kind == "rect" and {"start", "end"} <= pts.keys():
-                (ax, ay), (bx, by) = pts["start"], pts["end"]
-                ring = [(ax, ay), (bx, ay), (bx, by), (ax, by)]
-            elif kind == "poly":
-                m = _PTS.search(self.data, s, e)
-                arr = self._points(m.start(), find_balanced(self.data, m.start())) if m else []
-                ring = [(float(x), float(y)) for x, y in arr.tolist()] if len(arr) else []
-                fill = True if fill is None else fill  # KiCad 5 polygons are always filled
-            else:
-                ring = []
-            if len(ring) >= 3:
-                if fill:
-                    geom = shapely.Polygon(ring).buffer(half, quad_segs=8)
-                elif half > 0:
-                    geom = shapely.LinearRing(ring).buffer(half, quad_segs=8)
-        if geom is None or geom.is_empty:
+        geom = self._geometry(node, s, in_pad=False)
+        if geom is None:
             return []
         nm = _NET_FIELD.search(self.data, s, e)
         net = self.net_ref(nm.group(1)) if nm else 0
