@@ -628,6 +628,23 @@ class Vias:
 
 
 @dataclass(frozen=True, eq=False)
+class CopperShape:
+    """A board-level graphic on a copper layer (``gr_line``/``gr_rect``/``gr_poly``/``gr_arc``/
+    ``gr_circle`` on ``F.Cu`` …): copper that KiCad's connectivity joins like a track or a fill
+    (an SMA launch drawn as a 2.2 mm line, a filled rectangle bridging a USB-C shell's pads).
+
+    ``rings``: the copper area as an exterior ring then its holes, (n, 2) arrays in mm, the
+    stroke width already added (a line is its round-ended band; an unfilled rectangle or circle
+    is its outline band).  ``net``: the ``(net N)`` KiCad 8+ writes, 0 where the file gives
+    none (KiCad then gives it the net of the pads it touches: :mod:`.analysis.connectivity`)."""
+
+    layer: int  # copper stack index
+    net: int
+    rings: tuple[np.ndarray, ...]
+    uuid: str = ""
+
+
+@dataclass(frozen=True, eq=False)
 class Zone:
     """A copper zone.  ``filled`` maps copper stack index -> filled polygons, each an (n, 2)
     array (KiCad writes holes into the outline with bridging edges; ``shapely.make_valid`` or
@@ -701,6 +718,10 @@ class Pad:
     #: the package's share of the net, which the skew check adds to the routed delay
     die_length_mm: float | None = None
     die_delay_ps: float | None = None
+    #: a custom pad's copper (KiCad ``custom`` shape: its anchor pad joined with its
+    #: ``(primitives …)``, stroke widths added) as closed rings in the pad's own frame (mm from
+    #: the pad's position, before its rotation); () for every other shape
+    custom: tuple[np.ndarray, ...] = ()
 
     def __post_init__(self) -> None:
         # readers pass the file's words; a word KiCad 9 does not write is UNKNOWN, not an error
@@ -771,6 +792,8 @@ class Board:
     vias: Vias = field(default_factory=Vias)
     zones: tuple[Zone, ...] = ()
     footprints: tuple[Footprint, ...] = ()
+    #: board-level graphics on copper layers, joined as copper (:class:`CopperShape`)
+    copper_shapes: tuple[CopperShape, ...] = ()
     text_variables: Mapping[str, str] = field(default_factory=dict)
     design: DesignSettings = field(default_factory=DesignSettings)
     file_version: int | None = None

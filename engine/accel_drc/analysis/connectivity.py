@@ -1,7 +1,7 @@
 """Copper islands of a net: which of its pads the routing really joins.
 
 The same joining rules as the via analysis (:mod:`.via_stubs`, KiCad's connectivity: items of a
-net join on a layer where their copper touches there, 1 µm tolerance):
+net join on a layer where their copper overlaps there; fills within 1 µm):
 
 * a track or arc end whose round cap touches another track's copper on the same layer, or a
   pad's copper on a layer the pad has; a pad's centre inside a track's copper (KiCad joins a
@@ -9,7 +9,13 @@ net join on a layer where their copper touches there, 1 µm tolerance):
 * a track's copper touching a via's pad disc on a layer the via spans (as ``find_connections``);
 * a pad whose copper contains or touches a via's disc (via-in-pad), on layers both have;
 * two overlapping vias of the net, on a layer both span;
-* a filled zone of the net on a layer, touching any of these.
+* a filled zone of the net on a layer, touching any of these;
+* a board-level graphic on a copper layer (:class:`~accel_drc.model.CopperShape`), with its own
+  net or the one KiCad's net propagation gives it, touching any of these;
+* two tracks whose copper crosses away from their ends (measured only in nets still in pieces).
+
+Contact is overlap, as KiCad's ``Collide`` with no clearance: items that only touch are apart
+(:data:`_TOUCH`).  Custom pads are measured by their outline (anchor and primitives).
 
 Arcs are taken as the two chords start-mid-end (the sagitta of a routed arc is micrometres).
 Only the nets asked for are examined, each on its own few items, so a board's high-speed nets
@@ -31,7 +37,12 @@ from .via_stubs import PadTable
 if TYPE_CHECKING:
     from ..model import Board
 
-_EPS = 1e-3  # mm, as the via analysis
+_EPS = 1e-3  # mm: the reach of the candidate searches and of the fill (polygon) joins
+#: mm added to the sum of two items' reaches in the exact contact tests: KiCad joins two items
+#: only where their copper overlaps (``SHAPE::Collide`` with no clearance: a distance strictly
+#: below the sum, in integer nm), so two shapes that only touch are apart; half a nanometre
+#: under the sum absorbs float rounding (latentred-single-phy: vias tangent to 0402 pads)
+_TOUCH = -5e-7
 #: mm added to the reach of the bounding pre-tests (1 nm: far above rounding, far below any gap)
 _SLACK = 1e-6
 #: tracks per group of nets that :func:`net_islands` joins at once
@@ -158,6 +169,9 @@ def net_islands(
             for poly in polys:
                 if len(poly) >= 3:
                     zones_by_net.setdefault(z.net, []).append((layer, np.asarray(poly, float)))
+    for net, geom_layer in _copper_shape_nets(board):
+        if net in want:
+            zones_by_net.setdefault(net, []).append(geom_layer)
     out = {}
     t_order = np.argsort(t_net, kind="stable")
     t_sorted = t_net[t_order]
@@ -351,7 +365,7 @@ def _islands_batched(
             )
             fe = free[ft]
             d = segment_distance(ends[fe], ca[cq], cb[cq])
-            hit = (d <= (cw[cq] + end_w[fe]) / 2.0 + _EPS) & (end_layer[fe] == cl[cq])
+            hit = (d <= (cw[cq] + end_w[fe]) / 2.0 + _TOUCH) & (end_layer[fe] == cl[cq])
             dsu.union_many(T0 + end_owner[fe[hit]], T0 + owner[cq[hit]])
         if P:
             # track-pad: the round end cap of a track touching the pad's copper ...
@@ -371,7 +385,7 @@ def _islands_batched(
             et = cand[et]
             ok = p_layers[pq, end_layer[et]]
             pq, et = pq[ok], et[ok]
-            dend = pads.distance(pi_all[pq], ends[et]) <= end_w[et] / 2.0 + _EPS
+            dend = pads.distance(pi_all[pq], ends[et]) <= end_w[et] / 2.0 + _TOUCH
             dsu.union_many(pq[dend], T0 + end_owner[et[dend]])
             # ... or the track's body over the pad (a flow-through route)
             on = np.flatnonzero(pad_at[c_net, cl])
@@ -381,7 +395,7 @@ def _islands_batched(
             cq = on[cq]
             ok = p_layers[pt, cl[cq]]
             cq, pt = cq[ok], pt[ok]
-            dc = pads.segment_distance(pi_all[pt], ca[cq], cb[cq]) <= cw[cq] / 2.0 + _EPS
+            dc = pads.segment_distance(pi_all[pt], ca[cq], cb[cq]) <= cw[cq] / 2.0 + _TOUCH
             dsu.union_many(pt[dc], T0 + owner[cq[dc]])
         if V:
             # track-via: the track's copper touches the via disc on a layer the via spans
@@ -391,7 +405,7 @@ def _islands_batched(
             ve = np.asarray(v.end[vi_all], np.int64)
             cq, vt = _near_chords(c_mid, c_half, c_net, vp, v_net, vr + _EPS + margin)
             d = segment_distance(vp[vt], ca[cq], cb[cq])
-            hit = (d <= vr[vt] + cw[cq] / 2.0 + _EPS) & (cl[cq] >= vs[vt]) & (cl[cq] <= ve[vt])
+            hit = (d <= vr[vt] + cw[cq] / 2.0 + _TOUCH) & (cl[cq] >= vs[vt]) & (cl[cq] <= ve[vt])
             dsu.union_many(V0 + vt[hit], T0 + owner[cq[hit]])
     # pad-pad: overlapping pads of a net (alternative footprints, a pad inside a pad)
     qa, qb = pads.overlapping_pairs(pi_all, p_net)
@@ -406,7 +420,7 @@ def _islands_batched(
             # via-pad: the pad's copper within the via disc, on a layer both have
             bound = pads.bound_radius[pi_all]
             pq, vt = near_pairs(p_xy, p_net, bound + rmax + _EPS + margin, vp, v_net)
-            near = pads.distance(pi_all[pq], vp[vt]) <= vr[vt] + _EPS
+            near = pads.distance(pi_all[pq], vp[vt]) <= vr[vt] + _TOUCH
             pq, vt = pq[near], vt[near]
             idx = np.arange(n_layers)[None, :]
             both = (p_layers[pq] & (idx >= vs[vt, None]) & (idx <= ve[vt, None])).any(axis=1)
@@ -416,7 +430,7 @@ def _islands_batched(
         keep = va < vb
         va, vb = va[keep], vb[keep]
         dd = np.hypot(*(vp[va] - vp[vb]).T)
-        touch = dd <= vr[va] + vr[vb] + _EPS
+        touch = dd <= vr[va] + vr[vb] + _TOUCH
         common = np.maximum(vs[va], vs[vb]) <= np.minimum(ve[va], ve[vb])
         ok = touch & common
         dsu.union_many(V0 + va[ok], V0 + vb[ok])
@@ -435,6 +449,8 @@ def _islands_batched(
             )
             _join_zones(board, pads, pi, ti, vi, zones[k], shifted, n_p, n_p + n_t,  # type: ignore[arg-type]
                         n_p + n_t + n_v)  # fmt: skip
+    if T:
+        _join_crossing_chords(dsu, T0, ca, cb, cw, c_net * n_layers + cl, c_net, owner)
     lab = dsu.labels()
     lab_l = lab.tolist()
     out: dict[int, NetIslands] = {}
@@ -547,14 +563,14 @@ def _islands(
             near &= fy <= c_hi_y[None, :] + fr
             fa, cbi = np.nonzero(near)
             d = segment_distance(fe[fa], ca[cbi], cb[cbi])
-            hit = d <= (cw[cbi] + end_w[free[fa]]) / 2.0 + _EPS
+            hit = d <= (cw[cbi] + end_w[free[fa]]) / 2.0 + _TOUCH
             fa, cbi = fa[hit], cbi[hit]
             dsu.union_many(T0 + end_owner[free[fa]], T0 + owner[cbi])
         # track-pad: a track end in the pad, or the pad centre in the track
         # (only the ends that can reach the pad are measured: its copper lies in the disc of
         # radius ``bound_radius`` round its centre)
         if n_p:
-            reach_end = end_w / 2.0 + _EPS
+            reach_end = end_w / 2.0 + _TOUCH
             bound = pads.bound_radius[pi] + _SLACK
             for k, p in enumerate(pi):
                 on = pads.layers[p][lay]  # tracks on a layer the pad has copper on
@@ -578,7 +594,7 @@ def _islands(
                 )
                 cc = cc[on[owner[cc]]]
                 d_body = pads.segment_distance(np.full(len(cc), p), ca[cc], cb[cc])
-                dc = cc[d_body <= cw[cc] / 2.0 + _EPS]
+                dc = cc[d_body <= cw[cc] / 2.0 + _TOUCH]
                 js = np.unique(np.concatenate([end_owner[dend], owner[dc]]))
                 dsu.union_many(np.full(len(js), k), T0 + js)
         # track-via: the track's copper touches the via disc on a layer the via spans
@@ -597,7 +613,7 @@ def _islands(
             near &= vy <= c_hi_y[None, :] + vrr
             va, vb = np.nonzero(near)
             d = segment_distance(vp[va], ca[vb], cb[vb])
-            hit = d <= vr[va] + cw[vb] / 2.0 + _EPS
+            hit = d <= vr[va] + cw[vb] / 2.0 + _TOUCH
             dsu.union_many(V0 + va[hit], T0 + owner[vb[hit]])
     else:
         length = 0.0
@@ -617,7 +633,7 @@ def _islands(
         )
         if n_p and cand.size:
             kk, jj = np.divmod(cand, n_v)
-            near = cand[pads.distance(pi[kk], vp[jj]) <= vr[jj] + _EPS]
+            near = cand[pads.distance(pi[kk], vp[jj]) <= vr[jj] + _TOUCH]
             for kj in near.tolist():
                 k, j = divmod(kj, n_v)
                 layers = np.flatnonzero(pads.layers[pi[k]])
@@ -625,7 +641,7 @@ def _islands(
                     dsu.union(k, V0 + int(j))
         # via-via
         dd = np.hypot(*(vp[:, None, :] - vp[None, :, :]).transpose(2, 0, 1))
-        touch = dd <= vr[:, None] + vr[None, :] + _EPS
+        touch = dd <= vr[:, None] + vr[None, :] + _TOUCH
         common = np.maximum(vs[:, None], vs[None, :]) <= np.minimum(ve[:, None], ve[None, :])
         va, vb = np.nonzero(np.triu(touch & common, 1))
         dsu.union_many(V0 + va, V0 + vb)
@@ -633,6 +649,8 @@ def _islands(
     dsu.union_many(qa, qb)
     if zones:
         _join_zones(board, pads, pi, ti, vi, zones, dsu, T0, V0, Z0)
+    if n_t:
+        _join_crossing_chords(dsu, T0, ca, cb, cw, cl, np.zeros(len(cl), np.int64), owner)
 
     names = [pads.ref[p] for p in pi]
     lab = dsu.labels()
@@ -660,6 +678,49 @@ def _islands(
         comp = lab[np.concatenate(own)]
         gap_mm, pos = _closest_gap(xy, comp, gap_mm, pos)
     return _net_islands(net, groups, (loose, dangling), length, n_t, n_v, gap_mm, pos)
+
+
+def _join_crossing_chords(
+    dsu: _DSU,
+    T0: int,
+    ca: np.ndarray,
+    cb: np.ndarray,
+    cw: np.ndarray,
+    c_key: np.ndarray,
+    c_net: np.ndarray,
+    owner: np.ndarray,
+) -> None:
+    """Join two tracks whose copper touches away from their ends (two tracks of a net crossing
+    in an X on a layer: latentpink's A1V0_VSC on In4.Cu), as KiCad does: its ``CN_VISITOR``
+    collides the two tracks' whole shapes, not only their ends.
+
+    Chords (``ca``-``cb``, width ``cw``, owned by track ``owner``; ``c_key`` = net and layer)
+    are measured only in nets whose tracks are still in more than one piece after every other
+    joint, and only against chords of another piece: a routed net is one piece by then, so a
+    connected board costs one ``np.unique``."""
+    if len(ca) < 2:
+        return
+    from .via_stubs import _seg_seg
+
+    comp = dsu.labels()[T0 + owner]
+    nets, inv = np.unique(c_net, return_inverse=True)
+    lo = np.full(len(nets), np.iinfo(np.int64).max, np.int64)
+    hi = np.full(len(nets), -1, np.int64)
+    np.minimum.at(lo, inv, comp)
+    np.maximum.at(hi, inv, comp)
+    cand = np.flatnonzero(lo[inv] != hi[inv])
+    if len(cand) < 2:
+        return
+    mid = 0.5 * (ca[cand] + cb[cand])
+    half = 0.5 * np.hypot(*(cb[cand] - ca[cand]).T) + 0.5 * cw[cand]
+    key = c_key[cand]
+    cq, pt = _near_chords(mid, half, key, mid, key, half + _EPS + _SLACK)
+    a, b = cand[cq], cand[pt]
+    keep = (a < b) & (comp[a] != comp[b])
+    a, b = a[keep], b[keep]
+    if len(a):
+        hit = _seg_seg(ca[a], cb[a], ca[b], cb[b]) <= (cw[a] + cw[b]) / 2.0 + _TOUCH
+        dsu.union_many(T0 + owner[a[hit]], T0 + owner[b[hit]])
 
 
 def _closest_gap(
@@ -758,8 +819,11 @@ def _join_zones(
 
     t = board.tracks
     v = board.vias
-    polys = [shapely.polygons(ring) for _layer, ring in zones]
-    boxes = np.array([[*r.min(axis=0), *r.max(axis=0)] for _l, r in zones], float)
+    # a fill is its ring; a copper graphic (:func:`_copper_shape_nets`) comes as its polygon
+    polys = [shapely.polygons(g) if isinstance(g, np.ndarray) else g for _layer, g in zones]
+    is_shape = np.array([not isinstance(g, np.ndarray) for _l, g in zones], bool)
+    boxes = np.asarray(shapely.bounds(np.asarray(polys, dtype=object)), float).reshape(-1, 4)
+    t_body = _track_bodies(t, ti) if is_shape.any() and len(ti) else None
     z_layer = np.array([layer for layer, _r in zones], np.int64)
     # candidates: (x, y, reach) of every pad, track end and via of the net
     p_xy = pads.xy[pi]
@@ -807,7 +871,16 @@ def _join_zones(
                 k = k[np.asarray(shapely.dwithin(poly, p_geo[k], _EPS), bool)]
                 for kk in k.tolist():
                     dsu.union(node, kk)
-        if len(t_xy):
+        if t_body is not None and is_shape[zk]:
+            # a copper graphic joins a track whose copper touches it anywhere (KiCad collides
+            # the two shapes, as two tracks)
+            lines, half, t_layer = t_body
+            k = np.flatnonzero(t_layer == layer)
+            if len(k):
+                k = k[np.asarray(shapely.dwithin(poly, lines[k], half[k] + _EPS), bool)]
+                for kk in k.tolist():
+                    dsu.union(node, T0 + kk)
+        elif len(t_xy):
             # a track joins a fill where one of its ends lies in it (KiCad tests the track's
             # anchors, not its body: a fill that only grazes a track's side is not a joint)
             k = np.flatnonzero((t_lay == layer) & in_box(box, t_xy, _EPS))
@@ -821,3 +894,106 @@ def _join_zones(
                 k = k[np.asarray(shapely.dwithin(poly, v_pts[k], v_rad[k]), bool)]
                 for kk in k.tolist():
                     dsu.union(node, V0 + kk)
+
+
+def _track_bodies(t: Any, ti: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Tracks ``ti`` as shapely centre lines (an arc through its mid point), half widths and
+    layers: their copper is each line grown by its half width."""
+    import shapely
+
+    s = np.asarray(t.start[ti], float).reshape(-1, 2)
+    e = np.asarray(t.end[ti], float).reshape(-1, 2)
+    m = np.asarray(t.mid[ti], float).reshape(-1, 2)
+    mid = np.where(np.isnan(m), 0.5 * (s + e), m)
+    lines = shapely.linestrings(np.stack([s, mid, e], 1))
+    return lines, np.asarray(t.width[ti], float) / 2.0, np.asarray(t.layer[ti], np.int64)
+
+
+def _copper_shape_nets(board: Board) -> list[tuple[int, tuple[int, Any]]]:
+    """Each copper graphic of the board (:attr:`Board.copper_shapes`) with the net KiCad gives
+    it, as ``(net, (layer, polygon))``; graphics that end with no net are left out.
+
+    A graphic keeps the ``(net N)`` of the file.  One without (a KiCad 6 file) gets what
+    KiCad's net propagation (``CN_CONNECTIVITY_ALGO::PropagateNets``) gives it: the graphics
+    that touch on a layer form a piece; the piece takes the net of the pads it touches when
+    they are all of one net (pads of two nets: a conflict, no net), else the net of the tracks
+    and vias it touches.  Zones play no part in propagation, as in KiCad.  A board has a
+    handful of graphics on copper, usually none: this costs nothing on the others."""
+    shapes = getattr(board, "copper_shapes", ())
+    if not shapes:
+        return []
+    import shapely
+
+    geoms = np.array(
+        [shapely.Polygon(sh.rings[0], list(sh.rings[1:])) for sh in shapes], dtype=object
+    )
+    nets = np.array([sh.net for sh in shapes], np.int64)
+    layers = np.array([sh.layer for sh in shapes], np.int64)
+    todo = np.flatnonzero(nets <= 0)
+    if len(todo):
+        nets = nets.copy()
+        dsu = _DSU(len(shapes))
+        for i in todo.tolist():
+            for j in todo.tolist():
+                if j > i and layers[i] == layers[j] and shapely.dwithin(geoms[i], geoms[j], _EPS):
+                    dsu.union(i, j)
+        lab = dsu.labels()
+        pad_nets, item_nets = _touching_nets(board, geoms[todo], layers[todo])
+        for root in np.unique(lab[todo]).tolist():
+            members = [k for k, i in enumerate(todo.tolist()) if lab[i] == root]
+            pn = {n for k in members for n in pad_nets[k]}
+            if len(pn) > 1:
+                continue  # pads of two nets: KiCad leaves the piece as it is
+            it = [n for k in members for n in item_nets[k]]
+            got = pn.pop() if pn else (max(set(it), key=it.count) if it else 0)
+            nets[todo[members]] = got
+    return [(int(nets[i]), (int(layers[i]), geoms[i])) for i in range(len(shapes)) if nets[i] > 0]
+
+
+def _touching_nets(
+    board: Board, geoms: np.ndarray, layers: np.ndarray
+) -> tuple[list[set[int]], list[list[int]]]:
+    """For each graphic: the nets of the pads whose copper touches it on its layer, and the
+    nets of the tracks and vias that do (bounding boxes first, then shapely)."""
+    import shapely
+
+    box = np.asarray(shapely.bounds(geoms), float).reshape(-1, 4)
+    lo, hi = box[:, :2].min(axis=0), box[:, 2:].max(axis=0)
+    rows = [
+        (fp, pad)
+        for fp, pad in board.pads
+        if pad.net
+        and lo[0] - max(pad.width, pad.height) <= pad.x <= hi[0] + max(pad.width, pad.height)
+        and lo[1] - max(pad.width, pad.height) <= pad.y <= hi[1] + max(pad.width, pad.height)
+    ]
+    pads = PadTable.from_board(SimpleNamespace(layer_count=board.layer_count, pads=rows))  # type: ignore[arg-type]
+    p_geo = pads.geometries(np.arange(len(pads)))
+    t, v = board.tracks, board.vias
+    t_net = np.asarray(t.net, np.int64) if len(t) else np.zeros(0, np.int64)
+    ti = np.flatnonzero(t_net > 0)
+    lines, half, t_layer = _track_bodies(t, ti) if len(ti) else (np.zeros(0, object),) * 3
+    v_net = np.asarray(v.net, np.int64) if len(v) else np.zeros(0, np.int64)
+    vi = np.flatnonzero(v_net > 0)
+    v_pts = shapely.points(np.asarray(v.pos[vi], float).reshape(-1, 2)) if len(vi) else []
+    v_rad = np.asarray(v.diameter[vi], float) / 2.0 if len(vi) else np.zeros(0)
+    v_s = np.asarray(v.start[vi], np.int64) if len(vi) else np.zeros(0, np.int64)
+    v_e = np.asarray(v.end[vi], np.int64) if len(vi) else np.zeros(0, np.int64)
+    pad_nets: list[set[int]] = []
+    item_nets: list[list[int]] = []
+    for k in range(len(geoms)):
+        g, li = geoms[k], int(layers[k])
+        shapely.prepare(g)
+        on = np.flatnonzero(pads.layers[:, li]) if len(pads) else np.zeros(0, np.int64)
+        hit = on[np.asarray(shapely.dwithin(g, p_geo[on], _EPS), bool)] if len(on) else on
+        pad_nets.append({int(pads.net[h]) for h in hit.tolist()})
+        found: list[int] = []
+        tk = np.flatnonzero(t_layer == li) if len(ti) else np.zeros(0, np.int64)
+        if len(tk):
+            tk = tk[np.asarray(shapely.dwithin(g, lines[tk], half[tk] + _EPS), bool)]
+            found += t_net[ti[tk]].tolist()
+        vk = np.flatnonzero((v_s <= li) & (li <= v_e)) if len(vi) else np.zeros(0, np.int64)
+        if len(vk):
+            vk = vk[np.asarray(shapely.dwithin(g, np.asarray(v_pts)[vk], v_rad[vk] + _EPS), bool)]
+            found += v_net[vi[vk]].tolist()
+        item_nets.append(found)
+    return pad_nets, item_nets

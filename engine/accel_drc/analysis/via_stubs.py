@@ -408,6 +408,10 @@ class PadTable:
     fp_side: np.ndarray  # copper index of the footprint's side (0 or L-1)
     ref: tuple[str, ...]
     uuid: tuple[str, ...]
+    #: custom pads' copper in board coordinates (shapely; None for every other pad), and the
+    #: rows that have one: their distances and shapes come from it, not from the rectangle
+    custom: tuple[Any, ...] = ()
+    custom_rows: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
 
     @classmethod
     def from_board(cls, board: Board) -> PadTable:
@@ -426,7 +430,10 @@ class PadTable:
         side = np.zeros(n, np.int64)
         refs = []
         uuids = []
+        custom_local: dict[int, tuple[np.ndarray, ...]] = {}
         for i, (fp, pad) in enumerate(rows):
+            if pad.custom:
+                custom_local[i] = pad.custom
             xy[i] = (pad.x, pad.y)
             w[i] = pad.width
             h[i] = pad.height
@@ -442,14 +449,33 @@ class PadTable:
             side[i] = n_layers - 1 if fp.layer == "B.Cu" else 0
             refs.append(f"{fp.reference}.{pad.number}")
             uuids.append(pad.uuid)
-        return cls(xy, w, h, rot, shape, net, layers, pth, drill, side, tuple(refs), tuple(uuids))
+        custom, custom_rows = _custom_pads(custom_local, xy, rot, n)
+        return cls(xy, w, h, rot, shape, net, layers, pth, drill, side, tuple(refs), tuple(uuids),
+                   custom, custom_rows)  # fmt: skip
 
     def __len__(self) -> int:
         return int(self.w.shape[0])
 
     @property
     def bound_radius(self) -> np.ndarray:
-        return np.hypot(self.w, self.h) / 2.0
+        """Radius round each pad's centre that holds all its copper (a custom pad's outline may
+        reach beyond its anchor's size)."""
+        r = np.hypot(self.w, self.h) / 2.0
+        if len(self.custom_rows):
+            import shapely
+
+            r = r.copy()
+            for i in self.custom_rows.tolist():
+                ring = shapely.get_coordinates(self.custom[i])
+                r[i] = max(r[i], float(np.hypot(*(ring - self.xy[i]).T).max()))
+        return r
+
+    def _custom_of(self, pad_idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(positions into ``pad_idx``, their custom geometries) of the custom pads in it."""
+        if not len(self.custom_rows):
+            return np.zeros(0, np.int64), np.zeros(0, object)
+        k = np.flatnonzero(np.isin(pad_idx, self.custom_rows))
+        return k, np.array([self.custom[i] for i in np.asarray(pad_idx)[k].tolist()], object)
 
     def distance(self, pad_idx: np.ndarray, pts: np.ndarray) -> np.ndarray:
         """Distance from point ``pts[k]`` to the copper of pad ``pad_idx[k]`` (0 inside).
@@ -470,7 +496,13 @@ class PadTable:
         qx = np.maximum(lx - np.maximum(hw - r, 0.0), 0.0)
         qy = np.maximum(ly - np.maximum(hh - r, 0.0), 0.0)
         oval = np.maximum(np.hypot(qx, qy) - r, 0.0)
-        return np.where(shp == 1, circ, np.where(shp == 2, oval, rect))
+        out = np.where(shp == 1, circ, np.where(shp == 2, oval, rect))
+        k, geo = self._custom_of(pad_idx)
+        if len(k):
+            import shapely
+
+            out[k] = shapely.distance(geo, shapely.points(np.asarray(pts, float)[k]))
+        return out
 
     def segment_distance(self, pad_idx: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         """Distance from segment ``a[k]``-``b[k]`` to the copper of pad ``pad_idx[k]`` (0 where
@@ -503,7 +535,13 @@ class PadTable:
             corner = np.stack([sx * hw, sy * hh], -1)
             box = np.minimum(box, segment_distance(corner, la, lb))
         box = np.where(_clips_box(la, lb, hw, hh), 0.0, box)
-        return np.where(shp == 0, box, np.maximum(core - r, 0.0))
+        out = np.where(shp == 0, box, np.maximum(core - r, 0.0))
+        k, geo = self._custom_of(pad_idx)
+        if len(k):
+            import shapely
+
+            out[k] = shapely.distance(geo, shapely.linestrings(np.stack([a[k], b[k]], 1)))
+        return out
 
     def overlapping_pairs(
         self, pad_idx: np.ndarray, key: np.ndarray
@@ -577,7 +615,36 @@ class PadTable:
                 x, y = to_board(sx * hw[rect], sy * hh[rect], rect)
                 corners.append(np.stack([x, y], -1))
             out[rect] = shapely.polygons(np.stack(corners, 1))
+        k, geo = self._custom_of(pad_idx)
+        if len(k):
+            out[k] = geo
         return out
+
+
+def _custom_pads(
+    local: dict[int, tuple[np.ndarray, ...]], xy: np.ndarray, rot: np.ndarray, n: int
+) -> tuple[tuple[Any, ...], np.ndarray]:
+    """Custom pads' copper placed on the board (their rings are in the pad's own frame: rotated
+    by the pad's angle, as :meth:`PadTable.geometries` places a rectangle's corners, then moved
+    to the pad) and the rows that have one; ``((), [])`` on a board without custom pads."""
+    if not local:
+        return (), np.zeros(0, np.int64)
+    import shapely
+
+    out: list[Any] = [None] * n
+    for i, rings in local.items():
+        a = np.radians(rot[i])
+        c, s = np.cos(a), np.sin(a)
+        polys = []
+        for ring in rings:
+            lx, ly = ring[:, 0], ring[:, 1]
+            polys.append(
+                shapely.Polygon(
+                    np.stack([xy[i, 0] + c * lx + s * ly, xy[i, 1] - s * lx + c * ly], -1)
+                )
+            )
+        out[i] = shapely.union_all(polys)
+    return tuple(out), np.asarray(sorted(local), np.int64)
 
 
 def shapely_dwithin(a: np.ndarray, b: np.ndarray, dist: np.ndarray) -> np.ndarray:

@@ -31,7 +31,7 @@ import os
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -53,6 +53,7 @@ from ..model import (
     Backdrill,
     Board,
     CopperLayer,
+    CopperShape,
     DesignSettings,
     Footprint,
     NetClassRules,
@@ -189,6 +190,12 @@ _SIMPLE = re.compile(rb"\(([a-z_]+)\s+([^()]*)\)")
 _NAMES = re.compile(rb'"((?:[^"\\]|\\.)*)"|([^\s"]+)')
 _COPPER_NAME = re.compile(r"^(F|B|In(\d+))\.Cu$")
 _PTS = re.compile(rb"\(pts[\s)]")
+#: a graphic's own ``(net …)`` and ``(uuid …)`` / ``(tstamp …)`` (level 2: no nesting holds them)
+_NET_FIELD = re.compile(rb"\(net\s+([^()]*)\)")
+_UUID_FIELD = re.compile(rb"\((uuid|tstamp)\s+([^()]*)\)")
+#: a custom pad's primitives and a circular anchor
+_PRIMITIVES = re.compile(rb"\(primitives[\s)]")
+_ANCHOR_CIRCLE = re.compile(rb"\(anchor\s+circle\b")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -251,6 +258,73 @@ def kicad_major(version: int | None) -> int | None:
 
 def _nm(mm: float) -> int:
     return int(round(mm * 1e6))
+
+
+def _graphic_geometry(node: list, in_pad: bool = False) -> Any:
+    """The copper of one parsed graphic node (``["gr_line", ["start", x, y], …]``) as a shapely
+    geometry: lines, arcs and curves their stroke wide; polygons filled unless ``(fill none|no)``;
+    circles and rectangles filled when ``(fill yes|solid)`` (in a custom pad's primitives also
+    when their stroke is 0, KiCad's filled primitive), else their outline band.  None when it
+    has no area."""
+    import shapely
+
+    kind = str(node[0])[3:]
+    pts: dict[str, tuple[float, float]] = {}
+    ring: list[tuple[float, float]] = []
+    width, fill = 0.0, None
+    for part in node[1:]:
+        if not isinstance(part, list) or not part:
+            continue
+        key = part[0]
+        if key in ("start", "end", "mid", "center") and len(part) >= 3:
+            pts[key] = (float(part[1]), float(part[2]))
+        elif key == "width" and len(part) > 1:
+            width = float(part[1])
+        elif key == "stroke":
+            for sub in part[1:]:
+                if isinstance(sub, list) and sub and sub[0] == "width" and len(sub) > 1:
+                    width = float(sub[1])
+        elif key == "fill" and len(part) > 1:
+            fill = str(part[1]) in ("yes", "solid")
+        elif key == "pts":
+            ring = [
+                (float(q[1]), float(q[2]))
+                for q in part[1:]
+                if isinstance(q, list) and q and q[0] == "xy" and len(q) >= 3
+            ]
+    numbers = [width, *(v for q in pts.values() for v in q), *(v for q in ring for v in q)]
+    if not all(math.isfinite(v) for v in numbers):
+        raise ValueError("a coordinate or width is not a finite number")
+    half = max(width, 0.0) / 2.0
+    if fill is None:
+        fill = kind == "poly" or (in_pad and half == 0)
+    geom = None
+    if kind in ("line", "arc", "curve"):
+        if kind == "line" and {"start", "end"} <= pts.keys():
+            line = [pts["start"], pts["end"]]
+        elif kind == "arc" and {"start", "mid", "end"} <= pts.keys():
+            line = arc_points(pts["start"], pts["mid"], pts["end"])
+        else:
+            line = bezier_points(ring) if len(ring) >= 4 else []
+        if len(line) >= 2 and half > 0:
+            geom = shapely.LineString(line).buffer(half, quad_segs=8)
+    else:
+        if kind == "circle" and {"center", "end"} <= pts.keys():
+            c = pts["center"]
+            ring = circle_points(c, math.dist(c, pts["end"]))
+        elif kind == "rect" and {"start", "end"} <= pts.keys():
+            (ax, ay), (bx, by) = pts["start"], pts["end"]
+            ring = [(ax, ay), (bx, ay), (bx, by), (ax, by)]
+        elif kind != "poly":
+            ring = []
+        if len(ring) >= 3:
+            if fill:
+                geom = shapely.Polygon(ring).buffer(half, quad_segs=8)
+            elif half > 0:
+                geom = shapely.LinearRing(ring).buffer(half, quad_segs=8)
+    if geom is None or geom.is_empty or geom.area <= 0:
+        return None
+    return geom
 
 
 class _Transform:
@@ -523,27 +597,13 @@ class _Reader:
             for (s, e), kids in zip(fp_spans, fp_kids)
         )
         self._pad_rows = {}
-        if edge_arrays:
-            # every "Edge.Cuts" between the first and the last graphic node (KiCad writes them
-            # together, so this is a small part of the file): few, on any real board
-            lo = min(int(a[0, 0]) for a in edge_arrays.values() if len(a))
-            hi = max(int(a[-1, 1]) for a in edge_arrays.values() if len(a))
-            at = []
-            i = data.find(b"Edge.Cuts", lo, hi)
-            while i >= 0:
-                at.append(i)
-                i = data.find(b"Edge.Cuts", i + 9, hi)
-            where = np.asarray(at, dtype=np.int64)
-            for kw in _EDGE_GR:
-                spans = edge_arrays.get(kw)
-                if spans is None or not len(spans) or not where.size:
-                    continue
-                row = np.searchsorted(spans[:, 0], where, side="right") - 1
-                ok = row >= 0
-                row = row[ok]
-                row = unique_ints(row[where[ok] < spans[row, 1]])  # (no numpy.ma import)
-                for s, e in spans[row].tolist():
-                    self._edge_shape(s, e, _IDENTITY, edge_pieces, bbox_pts)
+        for s, e in self._graphics_with(edge_arrays, b"Edge.Cuts"):
+            self._edge_shape(s, e, _IDENTITY, edge_pieces, bbox_pts)
+        copper_shapes = tuple(
+            shape
+            for s, e in self._graphics_with(edge_arrays, b'.Cu"')
+            for shape in self._copper_shape(s, e)
+        )
         del edge_arrays
         outline = self._outline(edge_pieces, bbox_pts)
         self._refuse_non_finite(tracks, vias, zones, footprints, outline)
@@ -572,6 +632,7 @@ class _Reader:
             vias=vias,
             zones=zones,
             footprints=footprints,
+            copper_shapes=copper_shapes,
             text_variables=dict(project.text_variables) if project else {},
             design=project.design if project else DesignSettings(),
             file_version=version,
@@ -1735,11 +1796,12 @@ class _Reader:
             if drill_mm <= 0:
                 drill_mm = None
         copper, names = self.layer_indexes(f.get(b"layers", b""))
+        shape = head.group(3).decode("utf-8", "replace")
         return Pad(
             number=unquote(head.group(1)),
             net=self.net_ref(f.get(b"net", b"")),
             type=head.group(2).decode("utf-8", "replace"),
-            shape=head.group(3).decode("utf-8", "replace"),
+            shape=shape,
             x=px,
             y=py,
             width=w,
@@ -1751,9 +1813,111 @@ class _Reader:
             uuid=unquote(f.get(b"uuid", f.get(b"tstamp", b"")).strip()),
             pin_function=pin_function,
             pin_type=pin_type,
+            custom=self._custom_pad(s, e, w, h) if shape == "custom" else (),
+        )
+
+    def _geometry(self, node: list, at: int, in_pad: bool) -> Any:
+        """:func:`_graphic_geometry` of a parsed graphic; a coordinate or width that is not a
+        finite number is a bad-input error at the node's line, not a geometry library's."""
+        try:
+            return _graphic_geometry(node, in_pad=in_pad)
+        except ValueError as exc:
+            raise self.fail(f"({node[0]} …): {exc}", at) from None
+
+    def _custom_pad(self, s: int, e: int, w: float, h: float) -> tuple[np.ndarray, ...]:
+        """A custom pad's copper in its own frame: the anchor (``(options (anchor circle|rect))``,
+        a rectangle when not written) of its size, joined with each ``(primitives …)`` graphic
+        (:func:`_graphic_geometry`).  Exterior rings of the union; () when the pad has no
+        primitives (then it is its anchor: the rectangle already read)."""
+        import shapely
+
+        m = _PRIMITIVES.search(self.data, s, e)
+        if not m:
+            return ()
+        node = self.node(m.start(), find_balanced(self.data, m.start()))
+        if _ANCHOR_CIRCLE.search(self.data, s, e):
+            parts = [shapely.Point(0, 0).buffer(w / 2.0, quad_segs=16)]
+        else:
+            parts = [shapely.box(-w / 2.0, -h / 2.0, w / 2.0, h / 2.0)]
+        for prim in node[1:] if isinstance(node, list) else ():
+            if isinstance(prim, list) and prim and str(prim[0]).startswith("gr_"):
+                geom = self._geometry(prim, m.start(), in_pad=True)
+                if geom is not None:
+                    parts.append(geom)
+        union = shapely.union_all(parts)
+        return tuple(
+            np.asarray(p.exterior.coords, float)
+            for p in getattr(union, "geoms", (union,))
+            if p.area > 0
         )
 
     # -- outline -------------------------------------------------------------------------------
+
+    def _graphics_with(
+        self, arrays: dict[bytes, np.ndarray], marker: bytes
+    ) -> list[tuple[int, int]]:
+        """Spans of the board-level graphic nodes (``arrays``: spans per ``gr_*`` keyword) whose
+        text holds ``marker`` (``Edge.Cuts``; ``.Cu"`` for a copper layer).  Only the bytes
+        between the first and the last graphic node are searched (KiCad writes them together,
+        so this is a small part of the file): few matches on any real board."""
+        present = [a for a in arrays.values() if len(a)]
+        if not present:
+            return []
+        data = self.data
+        lo = min(int(a[0, 0]) for a in present)
+        hi = max(int(a[-1, 1]) for a in present)
+        at = []
+        i = data.find(marker, lo, hi)
+        while i >= 0:
+            at.append(i)
+            i = data.find(marker, i + len(marker), hi)
+        if not at:
+            return []
+        where = np.asarray(at, dtype=np.int64)
+        out: list[tuple[int, int]] = []
+        for kw in _EDGE_GR:
+            spans = arrays.get(kw)
+            if spans is None or not len(spans):
+                continue
+            row = np.searchsorted(spans[:, 0], where, side="right") - 1
+            ok = row >= 0
+            row = row[ok]
+            row = unique_ints(row[where[ok] < spans[row, 1]])  # (no numpy.ma import)
+            out.extend((int(s), int(e)) for s, e in spans[row].tolist())
+        return out
+
+    def _copper_shape(self, s: int, e: int) -> list[CopperShape]:
+        """The copper of a board-level graphic on a copper layer (:func:`_graphic_geometry`),
+        one :class:`CopperShape` per piece; [] when the node is on no copper layer or has no
+        area."""
+        node = self.node(s, e)
+        if not isinstance(node, list) or not node:
+            return []
+        layer = next(
+            (str(p[1]) for p in node[1:] if isinstance(p, list) and len(p) > 1 and p[0] == "layer"),
+            "",
+        )
+        li = self.copper.get(layer)
+        if li is None:
+            return []
+        geom = self._geometry(node, s, in_pad=False)
+        if geom is None:
+            return []
+        nm = _NET_FIELD.search(self.data, s, e)
+        net = self.net_ref(nm.group(1)) if nm else 0
+        um = _UUID_FIELD.search(self.data, s, e)
+        uuid = unquote(um.group(2).strip()) if um else ""
+        return [
+            CopperShape(
+                layer=li,
+                net=net,
+                rings=(np.asarray(p.exterior.coords, float),)
+                + tuple(np.asarray(h.coords, float) for h in p.interiors),
+                uuid=uuid,
+            )
+            for p in getattr(geom, "geoms", (geom,))
+            if p.area > 0
+        ]
 
     def _edge_shape(
         self,
