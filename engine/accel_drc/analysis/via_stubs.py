@@ -12,7 +12,7 @@ connects on, which KiCad itself decides geometrically (connectivity anchors):
 * another via of the same net whose copper touches this one's on a layer both span, when that
   via has a real connection there or carries the signal to a layer this one does not reach
   (stacked vias); a via whose unused pads are removed has only its hole on a layer where nothing
-  connects (see ``_connect_touching_vias``).
+  connects (see ``via_connections._connect_touching_vias``).
 
 Plated through-hole pads are treated the same way (their lead is soldered on the footprint's
 own side, so that layer counts as connected too).
