@@ -31,7 +31,7 @@ from accel_drc.config import load_config
 from accel_drc.errors import InputError
 from accel_drc.kicad_drc import Exclusion, apply_exclusions
 from accel_drc.packs import load_library
-from accel_drc.readers import ipc2581, read_board
+from accel_drc.readers import ipc2581, ipc2581_input, read_board
 from accel_drc.readers.kicad_project import read_project
 from accel_drc.results import Finding, Severity, Status
 from conftest import FIXTURE_BOARDS, FIXTURES
@@ -330,11 +330,11 @@ def test_markup_below_the_token_bound_is_read() -> None:
 
 def test_too_many_tags_are_refused(monkeypatch: pytest.MonkeyPatch) -> None:
     """The count is of ``<`` per chunk (vectorised): vme-wren's 99.8 MB export has 1.65 M."""
-    monkeypatch.setattr(ipc2581, "MAX_XML_TAGS", 10_000)
+    monkeypatch.setattr(ipc2581_input, "MAX_XML_TAGS", 10_000)
     doc = HEAD + b"<a/>" * 20_000 + b"</IPC-2581>"
     with pytest.raises(InputError, match=r"more than 10,000 tags, over the limit"):
         ipc2581.read_bytes(doc, "b.xml")
-    monkeypatch.setattr(ipc2581, "MAX_XML_TAGS", 40_000)
+    monkeypatch.setattr(ipc2581_input, "MAX_XML_TAGS", 40_000)
     with pytest.raises(InputError, match="no copper layers"):  # read to the end: no board in it
         ipc2581.read_bytes(doc, "b.xml")
 
