@@ -31,3 +31,22 @@ def test_laminate_df_as_expected(case) -> None:
     if case["board"].startswith("sfp28") and not case["config"]:
         assert "typical value [U]" in got[0].message and "20 mm route" in got[0].message
         assert "loss: budgets_db: {eth25g:" in got[0].evidence["declare"]
+
+
+def test_init_writes_the_budget_that_decides_an_unconfirmed_limit(tmp_path) -> None:
+    """The conditional's hint is followable: ``init`` writes ``loss: budgets_db: {eth25g: <dB>}``
+    for it, and that entry filled in turns the conditional into a verdict (the Thor carrier's
+    six SFP28 lanes stayed unverified after init + fill-in before this)."""
+    from accel_drc import cli
+    from accel_drc.starter_config import uncomment
+
+    out = tmp_path / "accel-drc.yaml"
+    board = HERE / "sfp28_20mm.kicad_pcb"
+    assert cli.main(["init", str(board), "--output", str(out), "--class", "edge"]) == 0
+    text = out.read_text(encoding="utf-8")
+    assert "#    eth25g: <dB>" in text, text
+    filled = yaml.safe_load(uncomment(text, {"<dB>": "8"}) or "{}") or {}
+    assert filled["loss"]["budgets_db"] == {"eth25g": 8}
+    cfg = {"loss": {"budgets_db": {"eth25g": 8}}, "stackup": {"foil": {"In1.Cu": "RTF"}}}
+    res = check(str(board), config=cfg, board_class="edge")
+    assert [f for f in res.findings if f.check == "laminate_df"] == []

@@ -417,6 +417,8 @@ class _Gather:
             for part, pads in ev["package_pads"].items():
                 self.package(i, f, str(part), dict.fromkeys(map(str, pads or ())))
         declare = str(ev.get("declare") or "")
+        if kind == "laminate_df" and "budgets_db" in declare:
+            self.loss(i, f)  # an unconfirmed Df limit defers to the channel's loss budget
         if weak & _SIGNAL_INPUTS and kind not in ("signal_type", "coverage"):
             sid = f.rule.rsplit(".", 1)[-1]
             if sid in self.sids:
