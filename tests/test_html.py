@@ -13,6 +13,7 @@ import pytest
 from accel_drc.model import Board, CopperLayer, Footprint, Outline, Pad, Tracks, Zone
 from accel_drc.report import html
 from accel_drc.report.board_svg import grid_for, render_board
+from accel_drc.report.declare_html import cannot_verify_groups
 from accel_drc.results import Severity, Status
 from browser.synthetic import (
     HOSTILE_FILE,
@@ -22,6 +23,7 @@ from browser.synthetic import (
     make_result,
 )
 from conftest import FIXTURE_BOARDS, SHARED_BOARDS
+from markupsafe import escape
 
 DATA_RE = re.compile(r'<script type="application/json" id="report-data">(.*?)</script>', re.S)
 
@@ -220,12 +222,14 @@ def test_stackup_rows_and_findings_against_layers(hostile) -> None:
 
 
 def test_cannot_verify_grouped_with_what_to_declare(hostile) -> None:
+    """The groups are starter_config's (as the JSON and Markdown reports group them), each with
+    its accel-drc.yaml block on the page, escaped."""
     page, result, _board = hostile
-    groups = html._cannot_verify(result.findings)
+    groups = cannot_verify_groups(result.findings)
     assert sum(g["count"] for g in groups) == 6
     for g in groups:
-        assert g["declare"].startswith("declare the foil grade of ")
-        assert g["declare"] in page
+        assert str(escape(g["declare"])) in page
+        assert g["yaml"] and str(escape(g["yaml"])) in page
 
 
 def test_waivers_by_state(hostile) -> None:

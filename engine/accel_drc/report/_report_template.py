@@ -5,7 +5,7 @@ Regenerate after changing the template, jinja2 or the environment's options:
 (a stale copy is ignored: the report compiles the template itself).
 """
 
-KEY = '5f5f11d9b3e07fb628a380f0f052a4473c5cee0d5dcf5bcc916de8d70cc1c3fd'
+KEY = '929f158cd7ce07cfa38a035ca03084bc5b46a449723694237c010a71fefbb2dc'
 
 from jinja2.runtime import LoopContext, Macro, Markup, Namespace, TemplateNotFound, TemplateReference, TemplateRuntimeError, Undefined, escape, identity, internalcode, markup_join, missing, str_join
 name = 'report.html.j2'
@@ -28,6 +28,7 @@ def root(context, missing=missing):
     l_0_overridden = resolve('overridden')
     l_0_auto_class = resolve('auto_class')
     l_0_auto_conf = resolve('auto_conf')
+    l_0_not_accelerator = resolve('not_accelerator')
     l_0_class_note = resolve('class_note')
     l_0_count_phrases = resolve('count_phrases')
     l_0_total = resolve('total')
@@ -168,11 +169,21 @@ def root(context, missing=missing):
     yield '</strong>\n'
     if (undefined(name='overridden') if l_0_overridden is missing else l_0_overridden):
         pass
-        yield '<span class="conf">classifier said '
-        yield escape((undefined(name='auto_class') if l_0_auto_class is missing else l_0_auto_class))
-        yield ' ('
-        yield escape(('%.0f' % ((undefined(name='auto_conf') if l_0_auto_conf is missing else l_0_auto_conf) * 100)))
-        yield ' %)</span>\n'
+        yield '<span class="conf">'
+        if ((undefined(name='auto_class') if l_0_auto_class is missing else l_0_auto_class) == 'general'):
+            pass
+            yield 'classifier said not an accelerator board'
+        else:
+            pass
+            yield 'classifier said '
+            yield escape((undefined(name='auto_class') if l_0_auto_class is missing else l_0_auto_class))
+            yield ' ('
+            yield escape(('%.0f' % ((undefined(name='auto_conf') if l_0_auto_conf is missing else l_0_auto_conf) * 100)))
+            yield ' %)'
+        yield '</span>\n'
+    elif (not t_10((undefined(name='not_accelerator') if l_0_not_accelerator is missing else l_0_not_accelerator))):
+        pass
+        yield '<span class="conf">not an accelerator board</span>\n'
     else:
         pass
         yield '<span class="conf">confidence '
@@ -446,11 +457,27 @@ def root(context, missing=missing):
         yield escape(environment.getattr((undefined(name='cls') if l_0_cls is missing else l_0_cls), 'board_class'))
         yield '</strong> was set by the '
         yield escape(('command line (--class)' if (environment.getattr((undefined(name='cls') if l_0_cls is missing else l_0_cls), 'source') == 'cli') else 'project config (class: in accel-drc.yaml)'))
-        yield '; on its own the classifier said <strong>'
-        yield escape((undefined(name='auto_class') if l_0_auto_class is missing else l_0_auto_class))
-        yield '</strong> with confidence '
-        yield escape(('%.2f' % (undefined(name='auto_conf') if l_0_auto_conf is missing else l_0_auto_conf)))
+        yield '; on its own the classifier said '
+        if ((undefined(name='auto_class') if l_0_auto_class is missing else l_0_auto_class) == 'general'):
+            pass
+            yield 'it is <strong>not an accelerator board</strong>'
+        else:
+            pass
+            yield '<strong>'
+            yield escape((undefined(name='auto_class') if l_0_auto_class is missing else l_0_auto_class))
+            yield '</strong> with confidence '
+            yield escape(('%.2f' % (undefined(name='auto_conf') if l_0_auto_conf is missing else l_0_auto_conf)))
         yield '.'
+    elif (not t_10((undefined(name='not_accelerator') if l_0_not_accelerator is missing else l_0_not_accelerator))):
+        pass
+        yield 'The board is <strong>not an accelerator board</strong> (class <strong>'
+        yield escape(environment.getattr((undefined(name='cls') if l_0_cls is missing else l_0_cls), 'board_class'))
+        yield '</strong>)'
+        if (undefined(name='not_accelerator') if l_0_not_accelerator is missing else l_0_not_accelerator):
+            pass
+            yield ': '
+            yield escape((undefined(name='not_accelerator') if l_0_not_accelerator is missing else l_0_not_accelerator))
+        yield '. The class-specific rules (layer count, Tg, copper weight, PDN target, fab class) did not run; declare <code>class:</code> in accel-drc.yaml or <code>--class</code> to apply them.'
     else:
         pass
         yield 'The board was classified as <strong>'
@@ -956,7 +983,19 @@ def root(context, missing=missing):
                     pass
                     yield ', '
             l_2_loop = l_2_rid = l_2_n = missing
-            yield '</p>\n    <ul>'
+            yield '</p>\n'
+            if environment.getattr(l_1_g, 'yaml'):
+                pass
+                yield '    <div class="declare-yaml">\n      <p class="declare-head">Paste into <code>accel-drc.yaml</code> beside the board, fill the <code>&lt;placeholders&gt;</code> and run again: it resolves the <strong class="declare-count">'
+                yield escape(environment.getattr(l_1_g, 'count'))
+                yield '</strong> finding'
+                yield escape(('' if (environment.getattr(l_1_g, 'count') == 1) else 's'))
+                yield ' of this group. <button type="button" class="copy-yaml" aria-label="Copy the accel-drc.yaml block for '
+                yield escape(environment.getattr(l_1_g, 'declare'))
+                yield '">Copy</button> <span class="copy-state" role="status" aria-live="polite"></span></p>\n      <pre class="yaml" tabindex="0">'
+                yield escape(environment.getattr(l_1_g, 'yaml'))
+                yield '</pre>\n    </div>\n'
+            yield '    <ul>'
             for l_2_it in environment.getitem(l_1_g, 'items'):
                 _loop_vars = {}
                 pass
@@ -1146,4 +1185,4 @@ def root(context, missing=missing):
     yield '\n</script>\n</body>\n</html>'
 
 blocks = {}
-debug_info = '8=122&9=124&11=126&16=128&17=130&19=132&22=135&23=139&26=142&27=145&38=156&40=158&41=160&42=170&43=172&45=181&52=188&53=192&54=195&56=210&61=226&63=230&66=236&67=240&68=244&69=246&70=248&71=254&78=275&81=279&82=282&83=285&84=288&85=291&89=295&98=299&99=309&130=319&131=323&135=338&136=343&145=353&151=355&154=357&157=360&158=383&161=386&163=402&168=422&171=425&177=434&178=453&180=471&181=473&182=480&183=486&185=496&186=511&189=514&191=522&192=528&193=531&194=535&195=554&204=564&206=567&212=569&213=573&214=577&215=584&216=609&217=611&218=613&219=620&220=622&221=624&222=626&223=628&224=630&236=644&239=647&241=649&245=652&246=656&247=665&248=672&249=677&250=693&254=697&259=704&264=707&266=711&267=760&274=765&278=768&279=772&280=789&281=794&282=799&283=804&284=807&285=823&287=839&288=843&289=853&296=866&299=869&301=873&302=875&304=879&305=883&312=888&317=891&319=895&320=916&328=921&329=923&331=927&332=931&333=933&334=938&335=951&345=982&346=985&351=988&352=995&357=1026&362=1029&363=1033&371=1064&372=1066&377=1069&378=1074&379=1080&385=1114&388=1117&391=1119&392=1123&398=1132&400=1134&402=1136'
+debug_info = '8=123&9=125&11=127&16=129&17=131&19=133&22=136&23=140&26=143&27=146&38=157&40=159&41=161&42=175&43=181&44=183&46=192&53=199&54=203&55=206&57=221&62=237&64=241&67=247&68=251&69=255&70=257&71=259&72=265&79=286&82=290&83=293&84=296&85=299&86=302&90=306&99=310&100=320&131=330&132=334&136=349&137=354&146=364&152=366&155=368&158=371&159=394&162=397&164=413&169=433&172=436&178=445&179=480&181=498&182=500&183=507&184=513&186=523&187=538&190=541&192=549&193=555&194=558&195=562&196=581&205=591&207=594&213=596&214=600&215=604&216=611&217=636&218=638&219=640&220=647&221=649&222=651&223=653&224=655&225=657&237=671&240=674&242=676&246=679&247=683&248=692&249=699&250=704&251=720&255=724&260=731&265=734&267=738&268=787&275=792&279=795&280=799&281=816&282=821&283=826&284=831&285=834&286=850&288=866&289=870&290=880&297=893&300=896&302=900&303=902&305=906&306=910&313=915&318=918&320=922&321=943&329=948&330=950&332=954&333=958&334=960&335=965&336=978&338=981&339=987&342=990&352=1021&353=1024&358=1027&359=1034&364=1065&369=1068&370=1072&378=1103&379=1105&384=1108&385=1113&386=1119&392=1153&395=1156&398=1158&399=1162&405=1171&407=1173&409=1175'

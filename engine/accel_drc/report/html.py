@@ -39,6 +39,7 @@ from ..references import Reference, bibliography
 from ..results import KICAD_ORIGIN, CheckResult, Finding, Severity, Status
 from ..version import __version__
 from .board_svg import render_board, start_zones
+from .declare_html import cannot_verify_groups, not_accelerator
 from .drawings import drawings
 from .loss_plots import loss_context
 
@@ -894,25 +895,6 @@ def _kicad_drc(result: CheckResult) -> dict[str, Any] | None:
     }
 
 
-def _cannot_verify(findings: Sequence[Finding]) -> list[dict[str, Any]]:
-    """Cannot-verify findings grouped by what the user must declare to verify them."""
-    groups: dict[str, dict[str, Any]] = {}
-    for i, f in enumerate(findings):
-        if f.status != Status.CANNOT_VERIFY:
-            continue
-        declare = f.evidence.get("declare") if f.evidence else None
-        key = str(declare) if declare else "(the check did not say what to declare)"
-        g = groups.setdefault(key, {"declare": key, "count": 0, "rules": Counter(), "items": []})
-        g["count"] += 1
-        g["rules"][f.rule] += 1
-        if len(g["items"]) < 12:
-            g["items"].append({"i": i, "message": f.message, "layer": f.layer, "net": f.net})
-    out = sorted(groups.values(), key=lambda g: -g["count"])
-    for g in out:
-        g["rules"] = sorted(g["rules"].items())
-    return out
-
-
 def _rule_runs(result: CheckResult, findings: Sequence[Finding]) -> list[dict[str, Any]]:
     by_rule: dict[str, Counter[str]] = {}
     for f in findings:
@@ -1148,7 +1130,8 @@ def build_context(result: CheckResult, board: Board) -> dict[str, Any]:
         "via_stubs": _via_stubs(result),
         "loss": loss_context(result.extras),
         "waivers": _waivers(result),
-        "cannot_verify": _cannot_verify(findings),
+        "cannot_verify": cannot_verify_groups(result.findings),
+        "not_accelerator": not_accelerator(cls),
         "coverage": _coverage(result),
         "rule_runs": _rule_runs(result, findings),
         "signal_nets": sorted(

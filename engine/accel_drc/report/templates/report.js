@@ -831,6 +831,37 @@
   }
 
   buildRows();
+  /* the cannot-verify groups' Copy buttons: the accel-drc.yaml block to the clipboard; where
+     the clipboard API is missing or refused (file:// in some browsers) the block is selected
+     for Ctrl+C instead */
+  function selectText(el) {
+    var range = document.createRange();
+    range.selectNodeContents(el);
+    var sel = window.getSelection();
+    sel.removeAllRanges();
+    sel.addRange(range);
+  }
+  function copyYaml(btn) {
+    var box = btn.closest(".declare-yaml");
+    var pre = box.querySelector("pre.yaml"), state = box.querySelector(".copy-state");
+    var text = pre.textContent;
+    function fallback() {
+      selectText(pre);
+      var ok = false;
+      try { ok = document.execCommand("copy"); } catch (e) { ok = false; }
+      state.textContent = ok ? "copied" : "selected: press Ctrl+C";
+    }
+    if (navigator.clipboard && navigator.clipboard.writeText) {
+      navigator.clipboard.writeText(text).then(function () { state.textContent = "copied"; }, fallback);
+    } else {
+      fallback();
+    }
+  }
+  document.addEventListener("click", function (ev) {
+    var btn = ev.target.closest && ev.target.closest("button.copy-yaml");
+    if (btn) copyYaml(btn);
+  });
+
   for (var k0 = 0; k0 < Math.min(N, 40); k0++) fill(order0[k0]);
   buildDrawings();
   buildMarkers();
