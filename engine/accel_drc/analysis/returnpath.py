@@ -20,6 +20,7 @@ reference layers of the nets asked about.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -197,7 +198,11 @@ def breaks(
     for i, c in enumerate(change.tolist()):
         cuts.setdefault(int(seg[c]), []).append((float(edge_t[i]), bool(cov[c + 1])))
     first_cov = cov[first]
-    for s in range(len(start)):
+    # a segment with no change over its length is wholly covered or wholly a break: only the
+    # others, and the uncovered, are walked
+    covered[:] = np.where(first_cov, length, 0.0)
+    walk = sorted(set(cuts) | set(np.flatnonzero(~first_cov).tolist()))
+    for s in walk:
         ln = float(length[s])
         state = bool(first_cov[s])
         pos = 0.0
@@ -272,11 +277,9 @@ def join_breaks(got: Sequence[Break], start: np.ndarray, end: np.ndarray) -> lis
     net's segments on that layer (how many segments meet at each point)."""
     if not got:
         return []
-    ends: dict[tuple[int, int], int] = {}
-    for a, b in zip(start.tolist(), end.tolist()):
-        for q in (a, b):
-            k = _key(q)
-            ends[k] = ends.get(k, 0) + 1
+    # the segment ends to the micrometre, as _key finds them, counted in one pass
+    um = np.round(np.concatenate([start, end]).reshape(-1, 2) * 1000).astype(np.int64)
+    ends = Counter(zip(*um.T.tolist()))
     parent = list(range(len(got)))
 
     def find(i: int) -> int:
