@@ -130,3 +130,36 @@ def test_a_short_pass_by_a_plane_corner_is_not_an_edge_approach() -> None:
     2.286 mm of that edge for about 3 mm, less than twice the keep-out, which passing a void's
     corner alone can give: not reported (a 1 mm floor would report it)."""
     assert _run("edge_short.kicad_pcb", edge_keepout_mm=2.286) == []
+
+
+def test_alike_planes_share_one_index_and_one_answer(monkeypatch: pytest.MonkeyPatch) -> None:
+    """split.kicad_pcb pours the same GND fill on In1 and In2: one set of prepared polygons
+    (one point index) serves both, and the same points asked of the second are not tested
+    again; the answers are those of the fill itself (issue 32, the return path's cost)."""
+    import numpy as np
+    import shapely
+    from accel_drc.analysis.returnpath import breaks, plane_fills
+
+    board = read_board(str(HERE / "split.kicad_pcb"))
+    fills = plane_fills(Analysis(board))
+    assert fills.polygons(1) is fills.polygons(2)
+    x, y = np.linspace(5.0, 45.0, 81), np.full(81, 10.0)
+    want = ((x > 10) & (x < 20)) | ((x > 22) & (x < 40))  # a boundary point is off
+    assert (fills.covered(1, x, y) == want).all()
+    calls = []
+    real = shapely.contains_xy
+    monkeypatch.setattr(shapely, "contains_xy", lambda *a: calls.append(1) or real(*a))
+    assert (fills.covered(2, x, y) == want).all()
+    assert calls == []
+    s, e = np.array([[10.0, 10.0]]), np.array([[40.0, 10.0]])
+    c1, b1 = breaks(fills, 1, s, e, [0])
+    c2, b2 = breaks(fills, 2, s, e, [0])
+    assert c1 == pytest.approx(c2) and [(b.t0, b.t1, b.kind) for b in b1] == [
+        (b.t0, b.t1, b.kind) for b in b2
+    ]
+    ((t0, t1, kind),) = [(b.t0, b.t1, b.kind) for b in b1]
+    assert (t0, t1, kind) == (
+        pytest.approx(10.0, abs=1e-3),
+        pytest.approx(12.0, abs=1e-3),
+        "crossing",
+    )

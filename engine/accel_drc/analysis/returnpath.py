@@ -20,6 +20,7 @@ reference layers of the nets asked about.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -61,10 +62,23 @@ class PlaneFills:
         self.analysis = analysis
         self._layers: dict[int, list[Any]] = {}
         self._bounds: dict[int, np.ndarray] = {}
+        self._nets: dict[int, frozenset[int]] = {}
+        #: each layer's fill rings, and the layer whose identical fill it shares
+        self._rings: dict[int, list[np.ndarray]] = {}
+        self._canon: dict[int, int] = {}
+        #: answers of :meth:`covered` by (layer, the points): the same trace pieces over two
+        #: alike planes (a layer between two copies of GND) ask the same question twice
+        self._answers: dict[tuple[int, bytes, bytes], np.ndarray] = {}
 
     def nets_of(self, layer: int) -> frozenset[int]:
         """Nets whose zones on ``layer`` count as reference copper: the layer's plane nets, and
-        any ground or supply net."""
+        any ground or supply net (found once per layer: every rule and via asks)."""
+        got = self._nets.get(layer)
+        if got is None:
+            got = self._nets[layer] = self._find_nets(layer)
+        return got
+
+    def _find_nets(self, layer: int) -> frozenset[int]:
         board = self.analysis.board
         named = {n for n, _f in self.analysis.plane_layers.get(layer, ())}
         return frozenset(
@@ -88,15 +102,26 @@ class PlaneFills:
 
         board = self.analysis.board
         nets = self.nets_of(layer)
+        rings = [
+            np.asarray(ring, dtype=float)
+            for z in board.zones
+            if z.net in nets and layer in z.layers
+            for ring in z.filled.get(layer, ())
+            if len(ring) >= 3
+        ]
+        for other, seen in self._rings.items():
+            if _same_rings(rings, seen):
+                # a plane poured alike on several layers: one set of prepared polygons, so one
+                # point index and one answer per query for all of them
+                self._canon[layer] = self._canon.get(other, other)
+                got = self._layers[layer] = self._layers[other]
+                return got
+        self._rings[layer] = rings
         got = []
-        for z in board.zones:
-            if z.net not in nets or layer not in z.layers:
-                continue
-            for ring in z.filled.get(layer, ()):
-                if len(ring) >= 3:
-                    poly = shapely.polygons(np.asarray(ring, dtype=float))
-                    shapely.prepare(poly)
-                    got.append(poly)
+        for ring in rings:
+            poly = shapely.polygons(ring)
+            shapely.prepare(poly)
+            got.append(poly)
         self._layers[layer] = got
         return got
 
@@ -113,9 +138,14 @@ class PlaneFills:
         polys = self.polygons(layer)
         if not len(x) or not polys:
             return out
-        bb = self._bounds.get(layer)
+        canon = self._canon.get(layer, layer)
+        key = (canon, np.ascontiguousarray(x).tobytes(), np.ascontiguousarray(y).tobytes())
+        known = self._answers.get(key)
+        if known is not None:
+            return known.copy()
+        bb = self._bounds.get(canon)
         if bb is None:
-            bb = self._bounds[layer] = np.asarray(shapely.bounds(polys), dtype=float).reshape(-1, 4)
+            bb = self._bounds[canon] = np.asarray(shapely.bounds(polys), dtype=float).reshape(-1, 4)
         x_lo, x_hi, y_lo, y_hi = x.min(), x.max(), y.min(), y.max()
         near = (bb[:, 0] <= x_hi) & (bb[:, 2] >= x_lo) & (bb[:, 1] <= y_hi) & (bb[:, 3] >= y_lo)
         for i in np.flatnonzero(near).tolist():
@@ -123,7 +153,15 @@ class PlaneFills:
             sel = ~out & (x >= x0) & (x <= x1) & (y >= y0) & (y <= y1)
             if sel.any():
                 out[sel] = shapely.contains_xy(polys[i], x[sel], y[sel])
+        self._answers[key] = out.copy()
         return out
+
+
+def _same_rings(a: Sequence[np.ndarray], b: Sequence[np.ndarray]) -> bool:
+    """Whether two layers' fill rings are the same, point for point."""
+    return len(a) == len(b) and all(
+        p.shape == q.shape and np.array_equal(p, q) for p, q in zip(a, b)
+    )
 
 
 def plane_fills(analysis: Analysis) -> PlaneFills:
@@ -160,7 +198,11 @@ def breaks(
     for i, c in enumerate(change.tolist()):
         cuts.setdefault(int(seg[c]), []).append((float(edge_t[i]), bool(cov[c + 1])))
     first_cov = cov[first]
-    for s in range(len(start)):
+    # a segment with no change over its length is wholly covered or wholly a break: only the
+    # others, and the uncovered, are walked
+    covered[:] = np.where(first_cov, length, 0.0)
+    walk = sorted(set(cuts) | set(np.flatnonzero(~first_cov).tolist()))
+    for s in walk:
         ln = float(length[s])
         state = bool(first_cov[s])
         pos = 0.0
@@ -235,11 +277,9 @@ def join_breaks(got: Sequence[Break], start: np.ndarray, end: np.ndarray) -> lis
     net's segments on that layer (how many segments meet at each point)."""
     if not got:
         return []
-    ends: dict[tuple[int, int], int] = {}
-    for a, b in zip(start.tolist(), end.tolist()):
-        for q in (a, b):
-            k = _key(q)
-            ends[k] = ends.get(k, 0) + 1
+    # the segment ends to the micrometre, as _key finds them, counted in one pass
+    um = np.round(np.concatenate([start, end]).reshape(-1, 2) * 1000).astype(np.int64)
+    ends = Counter(zip(*um.T.tolist()))
     parent = list(range(len(got)))
 
     def find(i: int) -> int:

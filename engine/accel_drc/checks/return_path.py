@@ -91,16 +91,8 @@ def check_return_path(ctx: CheckContext, rule: Rule) -> CheckOutcome:
     params = rule.params or {}
     if not params.get("single_ended"):
         typed = set(nets)
-        nets = tuple(
-            sorted(
-                {
-                    n
-                    for p in board.diff_pairs
-                    if p.positive in typed and p.negative in typed
-                    for n in (p.positive, p.negative)
-                }
-            )
-        )
+        partners = _partners(analysis)
+        nets = tuple(sorted(n for n in typed if not typed.isdisjoint(partners.get(n, ()))))
         if not nets:
             return out
     st = analysis.signal_types.get(rule.signal)
@@ -150,6 +142,18 @@ def check_return_path(ctx: CheckContext, rule: Rule) -> CheckOutcome:
     return out
 
 
+def _partners(analysis: Any) -> dict[int, set[int]]:
+    """Each net's partners in the board's differential pairs (found once per board: every
+    rule asks)."""
+    got = analysis.memo.get("return_path_partners")
+    if got is None:
+        got = analysis.memo["return_path_partners"] = {}
+        for p in analysis.board.diff_pairs:
+            got.setdefault(p.positive, set()).add(p.negative)
+            got.setdefault(p.negative, set()).add(p.positive)
+    return got  # type: ignore[no-any-return]
+
+
 def _pad_fields(analysis: Any, nets: Sequence[int]) -> np.ndarray:
     """(k, 4) boxes of the pads of every footprint that has a pad on one of ``nets``; the box
     of each footprint and the nets it touches are found once per board (the planar pass, the
@@ -165,9 +169,13 @@ def _pad_fields(analysis: Any, nets: Sequence[int]) -> np.ndarray:
             r = max(max(p.width, p.height) for p in fp.pads) / 2 + PAD_FIELD_MARGIN_MM
             box = (min(xs) - r, min(ys) - r, max(xs) + r, max(ys) + r)
             memo.append((frozenset(p.net for p in fp.pads), box))
-    want = set(nets)
-    boxes = [box for touched, box in memo if not touched.isdisjoint(want)]
-    return np.asarray(boxes, dtype=float).reshape(-1, 4)
+    want = frozenset(nets)
+    per_nets = analysis.memo.setdefault("return_path_fields", {})
+    got = per_nets.get(want)
+    if got is None:  # the planar pass, the edge approach and the layer changes ask alike
+        boxes = [box for touched, box in memo if not touched.isdisjoint(want)]
+        got = per_nets[want] = np.asarray(boxes, dtype=float).reshape(-1, 4)
+    return got  # type: ignore[no-any-return]
 
 
 def _planar(
