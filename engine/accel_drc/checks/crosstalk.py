@@ -330,7 +330,7 @@ def _typed_runs(
     from ..analysis.crosstalk import parallel_runs
 
     analysis = ctx.analysis
-    memo = analysis.__dict__.setdefault("_crosstalk_runs", {})
+    memo = analysis.memo.setdefault("crosstalk_runs", {})
     if max_gap_h in memo:
         return memo[max_gap_h]  # type: ignore[no-any-return]
     board = ctx.board
