@@ -6,8 +6,7 @@ from __future__ import annotations
 
 import pytest
 import yaml
-from accel_drc.analysis import railnames
-from accel_drc.analysis.nets import is_ground_net, is_power_net
+from accel_drc.analysis.railnames import is_ground, is_power
 from accel_drc.pipeline import check_board
 from accel_drc.readers import read_board
 from conftest import FIXTURES
@@ -31,14 +30,13 @@ def test_copper_weight_as_expected(name: str) -> None:
     "name", ["VDD_0V8", "P0V85", "MGT_0V9", "/Power Supply/VREF_0V45", "+0V8", "VCC_0V75"]
 )
 def test_a_0vN_supply_is_power_not_ground(name: str) -> None:
-    """``0V8`` is 0.8 V: analysis/nets.py took ``VDD_0V8`` for a "0V" ground (copper_weight
-    asked the PDN's naming instead); the one owner of the naming now says supply, as the PDN does."""
-    assert not is_ground_net(name) and is_power_net(name)
-    assert not railnames.is_ground(name) and railnames.is_power(name)
+    """``0V8`` is 0.8 V: analysis/nets.py took ``VDD_0V8`` for a "0V" ground; the one owner of
+    the naming (analysis/railnames.py) says supply."""
+    assert not is_ground(name) and is_power(name)
 
 
 @pytest.mark.parametrize(
     "name", ["GND", "/AGND", "PGND", "VSS", "0V", "/sheet/DGND_2", "GND_SENSE"]
 )
 def test_grounds_stay_ground(name: str) -> None:
-    assert is_ground_net(name) and not is_power_net(name)
+    assert is_ground(name) and not is_power(name)

@@ -280,6 +280,11 @@ MEMBERS = [
     ("member_1000baset", {"/ETH/MDI0_P": ("eth1000baset", "net_name")}, ["impedance"]),
     ("member_10gbase_kr", {"/BP/KR0_TX_P": ("eth10g", "net_name")}, ["impedance", "via_stub"]),
     ("member_lvds", {"/LCD/LVDS_A0_P": ("lvds", "net_name")}, ["impedance"]),
+    # the second corpus review: DVI TMDS (machdyne-schoko DVI_Dn) as the
+    # slowest HDMI member, and a copper MDI pair named by its letter (gd-syzygy-sgmii ETH_A_P,
+    # starshipraider PAIRA_L_P) as 1000BASE-T: both families, the rate assumed
+    ("member_dvi", {"/Video/DVI_D0_P": ("hdmi14", "family_net_name")}, ["impedance", "via_stub"]),
+    ("member_base_t", {"/PHY/ETH_A_P": ("eth1000baset", "family_net_name")}, ["impedance"]),
     (
         "member_sdi",
         {
@@ -353,3 +358,47 @@ def test_sdi_link_classes_are_sdi_and_the_parallel_bus_is_not() -> None:
     )
     assert not any(n.startswith("/SDI/SDI_D") for n in typed)
     assert "/SDI/~{SMPTE_BYPASS}" not in typed
+
+
+@pytest.mark.parametrize(
+    ("name", "family"),
+    [("/DVI_D2_P", "dvi"), ("/DVI_CK_N", "dvi"), ("/VIDEO/DVI_D1+", "dvi"), ("/ETH_A_P", "base_t"), ("/ETH2_B_N", "base_t"),
+     ("/PAIRA_L2R_P", "base_t"), ("/PAIRD_R_N", "base_t"), ("/BI_DC+", "base_t")],
+)  # fmt: skip
+def test_dvi_and_lettered_mdi_pairs_are_recognised_with_the_rate_assumed(name, family) -> None:
+    """Issue 27 second review: DVI TMDS pairs and copper MDI pairs named by pair letter passed
+    unseen on 6 corpus boards; now their family, the rate assumed (basis ``assumed``)."""
+    from accel_drc.analysis import signals as sg
+    from accel_drc.packs import load_library
+
+    got = sg.recogniser(load_library()).recognise(name, "")
+    assert got is not None and got.family == family and got.basis == "assumed", got
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["/PoE/PAIR12", "/QSGMII PHY/ETH4_D2_P", "/ETH_A", "/DVI_HPD", "/DVI_SDA", "/TAP_MDI_A",
+     "/ETH_LED_A", "PAIRED_P", "/ETH_DATA_P", "/DVI_5V", "/SDRAM/DQ0", "/CAM/D0_P", "/GPDI0.D0_P"],
+)  # fmt: skip
+def test_look_alikes_of_dvi_and_mdi_pairs_are_not(name) -> None:
+    """A PoE pair-set supply, a QSGMII sheet's ETHn_Dm (stays unknown), a single MDI tap, the DVI
+    port's HPD / DDC / +5 V, an LED, and a plain D0_P are no DVI lane or MDI pair."""
+    from accel_drc.analysis import signals as sg
+    from accel_drc.packs import load_library
+
+    got = sg.recogniser(load_library()).recognise(name, "")
+    assert got is None or got.family not in ("dvi", "base_t"), got
+
+
+def test_an_hdmi_receptacle_tells_the_family_of_a_dvi_named_pair() -> None:
+    """Pins beat names where the part says so: a DVI-named pair (family dvi, a guess) on an HDMI
+    receptacle's TMDS contacts is HDMI (every dvi member is an hdmi member); a DisplayPort-named
+    alt-mode lane on USB-C SuperSpeed contacts stays DisplayPort (disjoint families)."""
+    from accel_drc.analysis import signals as sg
+    from accel_drc.packs import load_library
+
+    lib = load_library()
+    dvi = sg.SignalAssignment("hdmi14", "family_net_name", "dvi", "note", "dvi")
+    assert sg._connector_beats(lib, dvi, "hdmi")
+    dp = sg.SignalAssignment("dp14", "family_net_name", "dp", "note", "displayport")
+    assert not sg._connector_beats(lib, dp, "usb_ss")

@@ -484,7 +484,7 @@ class _Gather:
         self.doc.decides(it, "signals", i, f)
 
     def pdn(self, i: int | None, f: Finding) -> None:
-        from .analysis.pdn import voltage_from_name
+        from .analysis.railnames import voltage_from_name
 
         ev = f.evidence or {}
         name = ev.get("rail")

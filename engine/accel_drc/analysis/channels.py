@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..caseless import CaselessPattern, FirstMatch
 from ..yamlsafe import load_schema
-from .nets import is_ground_net, is_power_net
+from .railnames import is_ground, is_power
 
 if TYPE_CHECKING:
     from ..model import Board, DiffPair
@@ -42,7 +42,7 @@ def series_links(board: Board) -> dict[int, set[int]]:
         if len(nets) != 2 or nets[0] == nets[1] or not nets[0] or not nets[1]:
             continue
         names = [board.nets[n] for n in nets]
-        if any(is_power_net(x) or is_ground_net(x) for x in names):
+        if any(is_power(x) or is_ground(x) for x in names):
             continue
         a, b = nets
         out.setdefault(a, set()).add(b)

@@ -14,41 +14,13 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..arrays import unique_ints
-from ..caseless import CaselessPattern
 from ..geometry import ring_area
+from .railnames import is_ground, is_power
 
 if TYPE_CHECKING:
     from ..model import Board
 
 _LAYER_SPAN = 1024  # > any copper stack index
-
-#: case-insensitive (:class:`~accel_drc.caseless.CaselessPattern`: compiled on first use, in ASCII
-#: mode for printable-ASCII names; same matches as ``re.IGNORECASE``)
-#: ``0V`` is a ground only as a voltage of its own: ``0V8`` / ``0V85`` are 0.8 / 0.85 V supplies
-#: (``VDD_0V8``, ``P0V85``, ``MGT_0V9``, ``VREF_0V45``), never a "0 V" return
-GROUND_RE = CaselessPattern(
-    r"(^|[/_.\-])(a|d|p|s|c)?(gnd|vss|ground|0v(?![0-9]))(\w*)$", validate=False
-)
-POWER_RE = CaselessPattern(
-    r"(^|[/_.\-])([+-]?\d+v\d*|[+-]?\d+v\d+\w*|\+\w+|v(cc|dd|core|in|bus|bat|sys|pp|mem|ddq|io|aux|sw)\w*"
-    r"|(a|d)?v(cc|dd)\w*|pwr\w*|p\d+v\d*\w*|vdd\w*|vcc\w*|\d+v\d+)$",
-    validate=False,
-)
-
-
-def _leaf(name: str) -> str:
-    return name.rsplit("/", 1)[-1]
-
-
-def is_ground_net(name: str) -> bool:
-    return bool(name) and bool(GROUND_RE.search(_leaf(name)))
-
-
-def is_power_net(name: str) -> bool:
-    """A supply net by name (``+3V3``, ``VDD_CORE``, ``12V``, ``VCCINT``); ground excluded."""
-    if not name or is_ground_net(name):
-        return False
-    return bool(POWER_RE.search(_leaf(name)))
 
 
 def net_layers(board: Board) -> dict[int, frozenset[int]]:
@@ -159,7 +131,8 @@ def plane_layers(
     board: Board, fractions: Mapping[int, Mapping[int, float]], min_fraction: float = 0.25
 ) -> dict[int, list[tuple[str, float]]]:
     """Copper layers that carry a power or ground plane: typed ``power`` in the board, or filled
-    over at least ``min_fraction`` of the board by zones of supply/ground nets.
+    over at least ``min_fraction`` of the board by zones of supply/ground nets (named so by
+    :mod:`.railnames`, the one owner of that naming).
 
     Layer -> [(net name, fraction)] (empty list for a layer typed power without zones)."""
     out: dict[int, list[tuple[str, float]]] = {}
@@ -169,6 +142,6 @@ def plane_layers(
     for layer, nets in fractions.items():
         for net, frac in sorted(nets.items(), key=lambda kv: -kv[1]):
             name = board.nets[net]
-            if frac >= min_fraction and (is_power_net(name) or is_ground_net(name)):
+            if frac >= min_fraction and (is_power(name) or is_ground(name)):
                 out.setdefault(layer, []).append((name, frac))
     return dict(sorted(out.items()))

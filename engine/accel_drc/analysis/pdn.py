@@ -50,26 +50,11 @@ EPS0 = 8.8541878128e-12  # F/m
 
 # the rail-name rules live in .railnames (imported without this module: a board with no rail
 # candidate never imports the PDN model, issue 18); re-exported here for the callers of pdn
-from .railnames import _GROUND, _POWER, _short, is_ground, is_power  # noqa: E402, F401
+from .railnames import is_ground, is_power, voltage_from_name  # noqa: E402, F401
+from .railnames import leaf as _short  # noqa: E402
 
 #: zones smaller than this are pads and pours, not a plane (mm²)
 MIN_PLANE_MM2 = 25.0
-
-
-def voltage_from_name(name: str) -> float | None:
-    """``3V3`` -> 3.3, ``+5V`` -> 5, ``P0V8`` -> 0.8, ``VCC_1V2`` -> 1.2, ``1.8V`` -> 1.8."""
-    s = _short(name).upper()
-    for m in re.finditer(r"(\d+)(?:[.,](\d+))?V(\d*)", s):
-        whole, dec, after = m.group(1), m.group(2), m.group(3)
-        frac = dec or after
-        try:
-            return float(f"{whole}.{frac}") if frac else float(whole)
-        except ValueError:
-            continue
-    m = re.search(r"V(\d+)P(\d+)", s)
-    if m:
-        return float(f"{m.group(1)}.{m.group(2)}")
-    return None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -796,8 +781,10 @@ def detect_rails(
     """(name, net ids) of the rails the circuit shows: a power-named net (input rails too:
     ``SYS_VIN_HV``, ``VSYS``, ``DC_IN``) with a plane of at least :data:`MIN_PLANE_MM2`, not a
     regulator's switch node (:func:`switch_nodes`), with every net a shunt or 0 Ω link joins
-    it to (:func:`linked_nets`) as one rail, named after its board-level net (one without a
-    sheet path, ``SYS_VIN_HV`` rather than ``/DCDC/16V_OUT``), else its largest plane."""
+    it to (:func:`linked_nets`) as one rail, named after a supply-named net of it (not the
+    unnamed ``Net-(C21-Pad1)`` a ferrite or 0 Ω joins to ``/M1_DVDD``), of those its board-level
+    net (one without a sheet path, ``SYS_VIN_HV`` rather than ``/DCDC/16V_OUT``), else its
+    largest plane."""
     plane_area: dict[int, float] = {}
     for z in board.zones:
         if z.keepout or z.net <= 0 or z.net in ground_ids or z.net >= len(board.nets):
@@ -821,8 +808,10 @@ def detect_rails(
         seen |= ids
 
         def rank(i: int) -> tuple[bool, bool, float, str]:
+            # a supply's name first (``/M1_DVDD``, not the ``Net-(C21-Pad1)`` a ferrite joins
+            # to it), then one not under a sheet path, then the largest plane
             name = board.nets[i]
-            return (name.startswith("/"), not is_power(name), -plane_area.get(i, 0.0), name)
+            return (not is_power(name), name.startswith("/"), -plane_area.get(i, 0.0), name)
 
         out.append((board.nets[min(ids, key=rank)], ids))
     return out

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .nets import is_ground_net, is_power_net
+from .railnames import is_ground, is_power
 
 if TYPE_CHECKING:
     from . import Analysis
@@ -89,8 +89,8 @@ class PlaneFills:
             and layer in z.layers
             and (
                 board.nets[z.net] in named
-                or is_ground_net(board.nets[z.net])
-                or is_power_net(board.nets[z.net])
+                or is_ground(board.nets[z.net])
+                or is_power(board.nets[z.net])
             )
         )
 

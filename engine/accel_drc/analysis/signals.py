@@ -393,8 +393,15 @@ def _connector_beats(lib: Library, cur: SignalAssignment, hit_type: str) -> bool
         fam = lib.family_of(hit_type)
         return fam is not None and fam.id == cur.family
     # a family guessed from a routing class gives way to the connector's; one guessed from the
-    # net's own name does not (a DisplayPort alt-mode lane on USB-C contacts stays DP)
-    return hit_type in lib.families and hit_type != cur.family and cur.how == "family_net_class"
+    # net's own name does not (a DisplayPort alt-mode lane on USB-C contacts stays DP), unless
+    # the name's family is a narrower guess of the connector's link (DVI's TMDS on an HDMI
+    # receptacle: every dvi member is an hdmi member, so the receptacle tells the family)
+    if hit_type not in lib.families or hit_type == cur.family:
+        return False
+    if cur.how == "family_net_class":
+        return True
+    named = lib.families.get(cur.family) if cur.family else None
+    return named is not None and set(named.members) <= set(lib.families[hit_type].members)
 
 
 def _across_ac_caps(

@@ -33,7 +33,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..analysis.nets import is_power_net, plane_layers
+from ..analysis.nets import plane_layers
+from ..analysis.railnames import is_power
 from ..analysis.stackup import stackup_basis
 from ..geometry import ring_area
 from ..results import Rule, Severity, Status
@@ -220,7 +221,7 @@ def rail_planes(
     zone drop out (issue 27 §6: an 18 µm GND plane failed every real board)."""
     out = {}
     for idx, nets in planes.items():
-        rails = [(n, f) for n, f in nets if is_power_net(n)]
+        rails = [(n, f) for n, f in nets if is_power(n)]
         if rails:
             out[idx] = rails
     return out
