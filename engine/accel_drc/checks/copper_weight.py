@@ -14,7 +14,11 @@ Why:
     answer: where the IR drop of a rail is solved (``ir_drop``: sources and loads declared, or
     the core rail), the solve decides and a thinner plane is not reported here; otherwise a
     plane below the class's weight is a *warning* (``evidence["declare"]`` says what to declare
-    to have the drop solved), whatever the rule's severity.
+    to have the drop solved), whatever the rule's severity, for a rail the IR drop knows (the
+    core rail, or a rail declared in ``rails:``).  A rail nobody described that is not the core
+    rail draws an unknown current: its thin plane is *cannot verify* at info severity, with
+    what to declare (issue 28: a rail nobody described is info; issue 27: an image sensor's
+    analog supply plane at 0.5 oz was a false alarm).
 Parameters:
     ``min_oz`` (oz, > 0): the class's power-plane copper;
     ``min_plane_fraction`` (0–1, default 0.25): how much of the board a rail's zones must fill
@@ -131,6 +135,7 @@ def check_copper_weight(ctx: CheckContext, rule: Rule) -> CheckOutcome:
                 thickness[sl.copper_index] = sl.thickness_mm
     out = []
     solved: dict[str, Any] | None = None  # rail net -> its IR-drop result, asked for lazily
+    described: set[str] | None = None  # nets of the rails the IR drop knows (declared, core)
     for idx, nets in planes.items():
         name = board.copper_layers[idx].name
         t = thickness.get(idx)
@@ -169,6 +174,12 @@ def check_copper_weight(ctx: CheckContext, rule: Rule) -> CheckOutcome:
             ir = [solved[n] for n, _ in nets if n in solved]
             if ir and len(ir) == len(nets):
                 continue  # the rail's IR drop is solved: ir_drop decides, not the proxy
+            if described is None:
+                described = {n for r in ctx.analysis.irdrop for n in r.nets}
+            # a rail nobody described and no core rail: its current, so the copper it needs, is
+            # unknown; the class's weight is typical of accelerator power planes, not of every
+            # supply (an image sensor's analog 2.8 V draws tens of mA): info, what to declare
+            unknown = not any(n in described for n, _ in nets)
             planes_txt = ", ".join(n for n, _ in nets)
             pos, items = plane_anchor(board, idx, net) if net else (None, ())
             ev["remedy"] = (
@@ -185,14 +196,20 @@ def check_copper_weight(ctx: CheckContext, rule: Rule) -> CheckOutcome:
                     "{thickness_um: <µm>}} or the copper thickness of each layer in KiCad "
                     "(Board Setup > Physical Stackup); 35 µm everywhere is KiCad's default"
                 )
+            why = (
+                "the rail is neither described nor the core rail: its current, so the copper "
+                "it needs, is unknown"
+                if unknown
+                else "the rail's IR drop is not solved"
+            )
             out.append(
                 finding(
                     rule,
-                    Status.VIOLATION,
+                    Status.CANNOT_VERIFY if unknown else Status.VIOLATION,
                     f"{name} ({planes_txt}): {t * 1000:g} µm = {oz:.2f} oz plane copper < "
                     f"{min_oz:g} oz ({min_oz * UM_PER_OZ:g} µm), the {ctx.board_class} class's "
-                    "typical power-plane weight; the rail's IR drop is not solved",
-                    severity=_capped(rule),
+                    f"typical power-plane weight; {why}",
+                    severity=Severity.INFO if unknown else _capped(rule),
                     measured=round(oz, 3),
                     limit=min_oz,
                     unit="oz",
