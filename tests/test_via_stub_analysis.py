@@ -7,6 +7,7 @@ import math
 
 import numpy as np
 import pytest
+from accel_drc.analysis import spatial_join, stack_geometry
 from accel_drc.analysis import via_stubs as vs
 from accel_drc.model import (
     Backdrill,
@@ -642,7 +643,7 @@ def test_stubs_property_against_walk() -> None:
         # f_res is the quarter-wave formula with the stub's own εeff
         if r["stub"][0] > 0:
             assert r["f_res"][0] == pytest.approx(
-                vs.C0 / (4 * r["stub"][0] * 1e-3 * np.sqrt(r["eps"][0]))
+                stack_geometry.C0 / (4 * r["stub"][0] * 1e-3 * np.sqrt(r["eps"][0]))
             )
 
     check()
@@ -783,7 +784,7 @@ def test_box_filter_keeps_every_query_near_a_target() -> None:
         q = rng.uniform(-10, 110, (4000, 2))
         r = rng.uniform(0, rng.uniform(0.05, 30), 4000)
         t = rng.uniform(0, 100, (int(rng.integers(1, 300)), 2))
-        keep = vs._box_holds_any(q, r, t)
+        keep = spatial_join._box_holds_any(q, r, t)
         dx = np.abs(q[:, None, 0] - t[None, :, 0]) <= r[:, None]
         dy = np.abs(q[:, None, 1] - t[None, :, 1]) <= r[:, None]
         need = (dx & dy).any(axis=1)
@@ -793,7 +794,8 @@ def test_box_filter_keeps_every_query_near_a_target() -> None:
     qr = rng.uniform(0.1, 4.0, 60000)
     t = rng.uniform(0, 400, (500, 2))
     tn = rng.integers(1, 5, 500)
-    assert len(q) >= vs._SAT_MIN_QUERIES and len(q) > vs._SAT_RATIO * len(t)  # filter on
+    # the filter is on
+    assert len(q) >= spatial_join._SAT_MIN_QUERIES and len(q) > spatial_join._SAT_RATIO * len(t)
     a, b = vs.near_pairs(q, qn, qr, t, tn)
     d = np.hypot(q[:, None, 0] - t[None, :, 0], q[:, None, 1] - t[None, :, 1])
     want = set(zip(*np.nonzero((d <= qr[:, None]) & (qn[:, None] == tn[None, :]))))

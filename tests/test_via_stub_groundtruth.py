@@ -22,7 +22,7 @@ from conftest import FIXTURE_BOARDS
 # shapes as KiCad draws them on that layer (GetEffectiveShape(layer): the pad where
 # PCB_VIA::FlashLayer says it is, else the hole) collide; such a touch connects via A on layer L
 # when the other via has a real connection on L, or one beyond the layers A reaches (repeated
-# until nothing changes) -- the rule of accel_drc.analysis.via_stubs._connect_touching_vias.
+# until nothing changes) -- the rule of accel_drc.analysis.via_connections._connect_touching_vias.
 PCBNEW_SCRIPT = r"""
 import json, sys
 import pcbnew

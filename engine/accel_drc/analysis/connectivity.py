@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..geometry import segment_distance
-from .via_stubs import PadTable
+from .pad_table import PadTable
 
 if TYPE_CHECKING:
     from ..model import Board
@@ -244,7 +244,7 @@ def _near_chords(
     The points are the queries (fewer than the chords, and one search radius each) for all
     chords up to the 99th percentile of ``c_half``; the longest 1 % query the points instead,
     so one long trace does not widen every point's search."""
-    from .via_stubs import near_pairs
+    from .spatial_join import near_pairs
 
     empty = (np.zeros(0, np.int64), np.zeros(0, np.int64))
     if not len(c_mid) or not len(p_xy):
@@ -277,11 +277,11 @@ def _islands_batched(
 ) -> dict[int, NetIslands]:
     """:func:`_islands` of every net of ``plan`` at once, with the same contacts and the same
     arithmetic on each (so the same islands, lengths and gaps), found by spatial joins on
-    (net, layer) keys (:func:`.via_stubs.near_pairs`) instead of per-net distance matrices.
+    (net, layer) keys (:func:`.spatial_join.near_pairs`) instead of per-net distance matrices.
 
     Every join asks for a superset of the contacts (a radius that bounds the exact test, plus
     1 µm) and then applies the per-net test itself, element by element."""
-    from .via_stubs import near_pairs
+    from .spatial_join import near_pairs
 
     if not plan:
         return {}
@@ -700,7 +700,7 @@ def _join_crossing_chords(
     connected board costs one ``np.unique``."""
     if len(ca) < 2:
         return
-    from .via_stubs import _seg_seg
+    from .pad_table import _seg_seg
 
     comp = dsu.labels()[T0 + owner]
     nets, inv = np.unique(c_net, return_inverse=True)

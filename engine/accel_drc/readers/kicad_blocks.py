@@ -26,6 +26,9 @@ from ..geometry import arc_points
 from .sexpr import line_of, parse_points, parse_span, unquote
 
 _ATOM = rb'(?:"(?:[^"\\]|\\.)*"|[^\s()"]+)'
+#: a field's value: text up to the next parenthesis, quoted strings whole (KiCad 10 refers to
+#: nets by name, and KiCad's default net names look like "Net-(D1-Pad1)")
+_VALUE = rb'((?:"(?:[^"\\]|\\.)*"|[^()"])*)'
 _PROPERTY = re.compile(rb"\(property\s+(" + _ATOM + rb")\s+(" + _ATOM + rb")")
 
 

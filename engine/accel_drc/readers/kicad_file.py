@@ -25,11 +25,9 @@ Format facts used (KiCad source ``pcb_io_kicad_sexpr.h`` version history and the
 
 from __future__ import annotations
 
-import dataclasses
 import math
 import os
 import re
-from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, NamedTuple
 
@@ -50,7 +48,6 @@ from ..geometry import (
 from ..hostile import MAX_BOARD_BYTES, read_regular
 from ..model import (
     COPPER_LAYER_TYPES,
-    Backdrill,
     Board,
     CopperLayer,
     CopperShape,
@@ -58,30 +55,22 @@ from ..model import (
     Footprint,
     NetClassRules,
     Outline,
-    Pad,
     Stackup,
     Tracks,
-    ViaProtection,
     Vias,
     Zone,
-    via_type_for_span,
 )
 from .kicad_blocks import (
     _ATOM,
     _KW_LEN,
     _KW_NUMS,
     _MASKS,
-    _NESTED_PREFIXES,
     _TRACK_BLOCK,
     _TRACK_WORDS,
-    _VIA_KW_LEN,
-    _VIA_NUMS,
-    _VIA_PROTECTION_PREFIXES,
-    _VIA_WORDS,
+    _VALUE,
     SpanStrings,
     _find_property,
     _kid_codes,
-    _kid_prefix,
     _LazyFills,
     _LazyProps,
     _locate_bad_number,
@@ -89,13 +78,15 @@ from .kicad_blocks import (
     _NumberFields,
     _ranges,
     _u64_view,
-    _via_fields_once,
     data_is_tstamp,
     points_of,
 )
 from .kicad_dru import with_design_rules
+from .kicad_graphics import _IDENTITY, _graphic_geometry, _nm, _Transform
+from .kicad_pads import PadReading
 from .kicad_project import ProjectInfo, project_path_for, read_project
 from .kicad_stackup import _float, stackup_from_sexpr
+from .kicad_vias import ViaReading
 from .sexpr import (
     Sexpr,
     SexprIndex,
@@ -166,24 +157,8 @@ _EDGE_FP = frozenset({b"fp_line", b"fp_arc", b"fp_circle", b"fp_rect", b"fp_poly
 
 _STR = rb'"(?:[^"\\]|\\.)*"'
 _KW = re.compile(rb"\(\s*([^\s()\"]+)")
-#: a field's value: text up to the next parenthesis, quoted strings whole (KiCad 10 refers to
-#: nets by name, and KiCad's default net names look like "Net-(D1-Pad1)")
-_VALUE = rb'((?:"(?:[^"\\]|\\.)*"|[^()"])*)'
 _TRACK_FIELD = re.compile(rb"\((start|end|mid|width|layer|net|uuid|tstamp)\s+" + _VALUE + rb"\)")
-_VIA_HEAD = re.compile(rb"\(via((?:\s+(?:locked|blind|buried|micro|through))*)")
-_VIA_FLAG = re.compile(rb"\((remove_unused_layers|keep_end_layers)\s*(yes|no)?\s*\)")
-_VIA_FIELD = re.compile(rb"\((at|size|drill|layers|net|uuid|tstamp)\s+" + _VALUE)
-_PAD_HEAD = re.compile(rb"\(pad\s+(" + _ATOM + rb")\s+([^\s()]+)\s+([^\s()]+)")
-_PAD_FIELD = re.compile(rb"\((at|size|drill|layers|net|uuid|tstamp)\s+" + _VALUE)
-#: a pad's schematic pin name and type (KiCad 6+): ``(pinfunction "DQS_t") (pintype "bidirectional")``
-_PIN_FIELD = re.compile(rb'\((pinfunction|pintype)\s+("(?:[^"\\]|\\.)*"|[^\s()"]+)')
-#: a pad's pad-to-die length (mm) and KiCad 10 delay (ps): read only from a pad whose text holds
-#: ``(die_`` (one bytes search per pad; the package data is rare)
-_PAD_DIE = re.compile(rb"\(die_(length|delay)\s+([-+0-9.eE]+)\s*\)")
 _NESTED_DRILL = re.compile(rb"\((backdrill|tertiary_drill|padstack|primitives)\b")
-#: KiCad 10's IPC-4761 via protection: ``(filling yes)``, ``(tenting (front yes) (back none))``
-_VIA_PROTECT = re.compile(rb"\((tenting|covering|plugging|filling|capping)\b")
-_PROTECT_VALUE = {b"yes": True, b"no": False}
 _FP_HEAD = re.compile(rb"\((?:footprint|module)\s+(" + _ATOM + rb")")
 _FP_TEXT = re.compile(rb"\(fp_text\s+(reference|value)\s+(" + _ATOM + rb")")
 _SIMPLE = re.compile(rb"\(([a-z_]+)\s+([^()]*)\)")
@@ -193,9 +168,6 @@ _PTS = re.compile(rb"\(pts[\s)]")
 #: a graphic's own ``(net …)`` and ``(uuid …)`` / ``(tstamp …)`` (level 2: no nesting holds them)
 _NET_FIELD = re.compile(rb"\(net\s+([^()]*)\)")
 _UUID_FIELD = re.compile(rb"\((uuid|tstamp)\s+([^()]*)\)")
-#: a custom pad's primitives and a circular anchor
-_PRIMITIVES = re.compile(rb"\(primitives[\s)]")
-_ANCHOR_CIRCLE = re.compile(rb"\(anchor\s+circle\b")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -248,102 +220,6 @@ def kicad_major(version: int | None) -> int | None:
     if version <= 20241229:
         return 9
     return 10
-
-
-# ---------------------------------------------------------------------------------------------
-# placement (nm integers where KiCad uses integers, so sizes match pcbnew exactly); the
-# geometry itself (arcs, arc boxes, outline chaining) is ``accel_drc.geometry``
-# ---------------------------------------------------------------------------------------------
-
-
-def _nm(mm: float) -> int:
-    return int(round(mm * 1e6))
-
-
-def _graphic_geometry(node: list, in_pad: bool = False) -> Any:
-    """The copper of one parsed graphic node (``["gr_line", ["start", x, y], …]``) as a shapely
-    geometry: lines, arcs and curves their stroke wide; polygons filled unless ``(fill none|no)``;
-    circles and rectangles filled when ``(fill yes|solid)`` (in a custom pad's primitives also
-    when their stroke is 0, KiCad's filled primitive), else their outline band.  None when it
-    has no area."""
-    import shapely
-
-    kind = str(node[0])[3:]
-    pts: dict[str, tuple[float, float]] = {}
-    ring: list[tuple[float, float]] = []
-    width, fill = 0.0, None
-    for part in node[1:]:
-        if not isinstance(part, list) or not part:
-            continue
-        key = part[0]
-        if key in ("start", "end", "mid", "center") and len(part) >= 3:
-            pts[key] = (float(part[1]), float(part[2]))
-        elif key == "width" and len(part) > 1:
-            width = float(part[1])
-        elif key == "stroke":
-            for sub in part[1:]:
-                if isinstance(sub, list) and sub and sub[0] == "width" and len(sub) > 1:
-                    width = float(sub[1])
-        elif key == "fill" and len(part) > 1:
-            fill = str(part[1]) in ("yes", "solid")
-        elif key == "pts":
-            ring = [
-                (float(q[1]), float(q[2]))
-                for q in part[1:]
-                if isinstance(q, list) and q and q[0] == "xy" and len(q) >= 3
-            ]
-    numbers = [width, *(v for q in pts.values() for v in q), *(v for q in ring for v in q)]
-    if not all(math.isfinite(v) for v in numbers):
-        raise ValueError("a coordinate or width is not a finite number")
-    half = max(width, 0.0) / 2.0
-    if fill is None:
-        fill = kind == "poly" or (in_pad and half == 0)
-    geom = None
-    if kind in ("line", "arc", "curve"):
-        if kind == "line" and {"start", "end"} <= pts.keys():
-            line = [pts["start"], pts["end"]]
-        elif kind == "arc" and {"start", "mid", "end"} <= pts.keys():
-            line = arc_points(pts["start"], pts["mid"], pts["end"])
-        else:
-            line = bezier_points(ring) if len(ring) >= 4 else []
-        if len(line) >= 2 and half > 0:
-            geom = shapely.LineString(line).buffer(half, quad_segs=8)
-    else:
-        if kind == "circle" and {"center", "end"} <= pts.keys():
-            c = pts["center"]
-            ring = circle_points(c, math.dist(c, pts["end"]))
-        elif kind == "rect" and {"start", "end"} <= pts.keys():
-            (ax, ay), (bx, by) = pts["start"], pts["end"]
-            ring = [(ax, ay), (bx, ay), (bx, by), (ax, by)]
-        elif kind != "poly":
-            ring = []
-        if len(ring) >= 3:
-            if fill:
-                geom = shapely.Polygon(ring).buffer(half, quad_segs=8)
-            elif half > 0:
-                geom = shapely.LinearRing(ring).buffer(half, quad_segs=8)
-    if geom is None or geom.is_empty or geom.area <= 0:
-        return None
-    return geom
-
-
-class _Transform:
-    """Footprint placement: rotate by ``deg`` (KiCad's sense, y down) then move to (x, y)."""
-
-    __slots__ = ("x", "y", "deg", "c", "s")
-
-    def __init__(self, x: float = 0.0, y: float = 0.0, deg: float = 0.0) -> None:
-        self.x, self.y, self.deg = x, y, deg
-        d = deg % 360.0
-        exact = {0.0: (1.0, 0.0), 90.0: (0.0, 1.0), 180.0: (-1.0, 0.0), 270.0: (0.0, -1.0)}
-        self.c, self.s = exact.get(d) or (math.cos(math.radians(d)), math.sin(math.radians(d)))
-
-    def apply(self, px: float, py: float) -> tuple[float, float]:
-        # KiCad RotatePoint: x' = x cos + y sin ; y' = -x sin + y cos
-        return (self.x + px * self.c + py * self.s, self.y - px * self.s + py * self.c)
-
-
-_IDENTITY = _Transform()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -416,7 +292,7 @@ class _TokenKeys(NamedTuple):
     n_unique: int = 0
 
 
-class _Reader:
+class _Reader(ViaReading, PadReading):
     def __init__(self, data: bytes, source: str) -> None:
         self.source = source
         self.warnings: list[str] = []
@@ -1128,77 +1004,6 @@ class _Reader:
         ulen[parent[sel]] = kc[sel] - ua
         return good, lay, nt
 
-    def _via_block(
-        self,
-        spans: np.ndarray,
-        pos: np.ndarray,
-        dia: np.ndarray,
-        drill: np.ndarray,
-        ustart: np.ndarray,
-        ulen: np.ndarray,
-        removed: np.ndarray,
-        keep_end: np.ndarray,
-    ) -> tuple[np.ndarray, tuple[np.ndarray, _TokenKeys] | None]:
-        """Parse one block of plain through vias (no type keyword, no nested drill or
-        padstack, each field once at level 3 and nowhere deeper) into the given row views;
-        returns the rows done (the others go the slow way) and the rows and texts of the nets
-        to look up (:meth:`_token_apply`, by the caller, in file order).  Reads ``self.data``
-        and the index only, so blocks may be parsed on several threads."""
-        data = self.data
-        m = spans.shape[0]
-        got = self._block_kids(spans, 3)
-        deep = self._block_kids(spans, 4)
-        if got is None or deep is None:
-            return np.zeros(m, dtype=bool), None
-        ko, kc, parent = got
-        u64 = _u64_view(data)
-        code, good = _via_fields_once(u64, ko, parent, m)
-        dko, _dkc, dpar = deep
-        dcode = _kid_codes(u64, dko, _VIA_WORDS)
-        good[dpar[dcode > 0]] = False  # a field name deeper down: the old first-match rule
-        # backdrill / tertiary_drill / padstack / primitives (by prefix: a superset is safe)
-        for kpos, kpar in ((ko, parent), (dko, dpar)):
-            good[kpar[_kid_prefix(u64, kpos, _NESTED_PREFIXES)]] = False
-        good[parent[_kid_prefix(u64, ko, _VIA_PROTECTION_PREFIXES)]] = False  # IPC-4761
-        # "(via" then only whitespace up to the first child: no type keyword, not locked
-        first_kid = np.full(m, -1, dtype=np.int64)
-        if parent.size:  # parent is sorted: the first child of each via starts a new value
-            lead = np.flatnonzero(np.r_[True, parent[1:] != parent[:-1]])
-            first_kid[parent[lead]] = ko[lead]
-        gap = first_kid - (spans[:, 0] + 4)
-        good &= (gap >= 1) & (gap <= 16)
-        arr = np.frombuffer(data, dtype=np.uint8)
-        for j in range(16):
-            ch = arr[np.minimum(spans[:, 0] + 4 + j, arr.size - 1)]
-            good &= (j >= gap) | (ch == 32) | (ch == 9) | (ch == 10) | (ch == 13)
-        # numbers: at (1), size (2), drill (3)
-        f = self._number_fields(good, (ko, kc, parent, code), 3, _VIA_KW_LEN, _VIA_NUMS)
-        if f is None:
-            return np.zeros(m, dtype=bool), None
-        ko, kc, parent, code, npar, ncode, flat, first, ok = f
-        sel = ok & (ncode == 1)
-        pos[npar[sel], 0] = flat[first[sel]]
-        pos[npar[sel], 1] = flat[first[sel] + 1]
-        sel = ok & (ncode == 2)
-        dia[npar[sel]] = flat[first[sel]]
-        sel = ok & (ncode == 3)
-        drill[npar[sel]] = flat[first[sel]]
-        sel = code == 5
-        nt = (parent[sel], self._token_keys(ko[sel] + 4, kc[sel]))
-        sel = code == 6
-        ua = ko[sel] + 5 + (data_is_tstamp(data, ko[sel]) * 2)
-        ustart[parent[sel]] = ua
-        ulen[parent[sel]] = kc[sel] - ua
-        # (remove_unused_layers yes) / (keep_end_layers yes); "no" or absent = off, a bare
-        # legacy (remove_unused_layers) = on (parseMaybeAbsentBool)
-        for flag, prefix, kw_len in ((removed, b"remove_", 21), (keep_end, b"keep_en", 16)):
-            sel = _kid_prefix(u64, ko, (prefix,)) & (ko + kw_len + 2 < arr.size)
-            if sel.any():
-                after = ko[sel] + kw_len
-                off = np.isin(arr[after], (32, 9)) & (arr[after + 1] == ord("n"))
-                flag[parent[sel][~off]] = True
-        return good, nt
-
     def _track_slow(self, s: int, e: int) -> tuple[bytes, ...]:
         """One track item, fields in any order (hand-edited or unusual files)."""
         data = self.data
@@ -1250,216 +1055,6 @@ class _Reader:
                 continue
             f[key] = m.group(2)
         return f, skips
-
-    def _backdrill(self, s: int, e: int) -> tuple[str, Backdrill] | None:
-        node = self.node(s, e)
-        if not isinstance(node, list):
-            return None
-        size = None
-        names: list[str] = []
-        for part in node[1:]:
-            if isinstance(part, list) and part and part[0] == "size" and len(part) > 1:
-                size = _float(part[1])
-            elif isinstance(part, list) and part and part[0] == "layers":
-                names = [str(p) for p in part[1:]]
-        if len(names) < 2:
-            return None
-        a, b = self.copper.get(names[0]), self.copper.get(names[1])
-        if a is None or b is None:
-            return None
-        n = len(self.copper)
-        side = "top" if a == 0 else ("bottom" if a == n - 1 else ("top" if a < b else "bottom"))
-        # KiCad 10's span names the layers the drill goes *through*; the must-not-cut layer is the
-        # next copper layer beyond it in the drilling direction (KiCad's FabBackdrillMustNotCut).
-        beyond = b + 1 if side == "top" else b - 1
-        must_not_cut = beyond if 0 <= beyond < n else None
-        return str(node[0]), Backdrill(
-            side=side, must_not_cut=must_not_cut, drill_mm=size, source="board"
-        )
-
-    def _vias(self, spans: np.ndarray) -> Vias:
-        """All vias: plain through vias in numpy blocks (:meth:`_via_block`), the others
-        (blind/buried/micro, locked, backdrilled, padstacks, unusual layouts) one by one."""
-        data = self.data
-        spans = spans.astype(np.int64, copy=False)
-        n = spans.shape[0]
-        pos = np.zeros((n, 2))
-        drill = np.zeros(n)
-        dia = np.zeros(n)
-        start = np.zeros(n, dtype=np.int16)
-        end = np.full(n, max(len(self.copper) - 1, 0), dtype=np.int16)
-        net = np.zeros(n, dtype=np.int32)
-        micro = np.zeros(n, dtype=bool)
-        removed = np.zeros(n, dtype=bool)
-        keep_end = np.zeros(n, dtype=bool)
-        ustart = np.zeros(n, dtype=np.int64)
-        ulen = np.zeros(n, dtype=np.int32)
-        overrides: dict[int, str] = {}
-        backdrills: dict[int, Backdrill] = {}
-        declared: dict[int, str] = {}
-        protection: dict[int, ViaProtection] = {}
-
-        def parse(i0: int) -> tuple[int, np.ndarray, tuple[np.ndarray, _TokenKeys] | None]:
-            i1 = min(n, i0 + _TRACK_BLOCK)
-            return (i0,) + self._via_block(
-                spans[i0:i1], pos[i0:i1], dia[i0:i1], drill[i0:i1],
-                ustart[i0:i1], ulen[i0:i1], removed[i0:i1], keep_end[i0:i1],
-            )  # fmt: skip
-
-        # as the tracks: blocks on two threads, net look-ups here in file order
-        for i0, good, nt in ordered_map(parse, range(0, n, _TRACK_BLOCK)):
-            if nt is not None:
-                net[i0 : min(n, i0 + _TRACK_BLOCK)][nt[0]] = self._token_apply(nt[1], self.net_ref)
-            for row in (np.flatnonzero(~good) + i0).tolist():
-                s0, e0 = int(spans[row, 0]), int(spans[row, 1])
-                got = self._via_slow(s0, e0)
-                pos[row], dia[row], drill[row] = got[0], got[1], got[2]
-                start[row], end[row], micro[row], net[row] = got[3], got[4], got[5], got[6]
-                overrides[row] = got[7]
-                if got[8] is not None:
-                    backdrills[row] = got[8]
-                removed[row], keep_end[row] = got[10], got[11]
-                if got[12] is not None:
-                    protection[row] = got[12]
-                # KiCad <= 9 writes 'blind' for blind and buried alike (the span tells them
-                # apart); only a blind/buried via whose layers span the whole board keeps a
-                # type its span does not give (KiCad reports it blind/buried, not through)
-                span_type = via_type_for_span(got[3], got[4], len(self.copper), got[5])
-                if span_type == "through" and got[9] in ("blind", "buried"):
-                    declared[row] = got[9]
-        if declared:
-            names = sorted(self.copper, key=self.copper.__getitem__)
-            for t, k in sorted(Counter(declared.values()).items()):
-                row = next(r for r, v in declared.items() if v == t)
-                span = f"{names[int(start[row])]}–{names[int(end[row])]}"
-                self.warn(
-                    f"{k} via{'s are' if k > 1 else ' is'} written '(via {t} …)' but "
-                    f"{'span' if k > 1 else 'spans'} {span} (the first); KiCad keeps the "
-                    f"written type and so does accel-drc, the barrel is read from the layers"
-                )
-        return Vias(
-            pos=pos,
-            drill=drill,
-            diameter=dia,
-            start=start,
-            end=end,
-            net=net,
-            micro=micro,
-            uuid=SpanStrings(data, ustart, ulen, overrides),
-            layer_count=len(self.copper),
-            backdrills=backdrills,
-            declared=declared,
-            unused_removed=removed,
-            keep_end=keep_end,
-            protection=protection,
-        )
-
-    def _via_slow(
-        self, s: int, e: int
-    ) -> tuple[
-        tuple[float, float],
-        float,
-        float,
-        int,
-        int,
-        bool,
-        int,
-        str,
-        Backdrill | None,
-        str,
-        bool,
-        bool,
-        ViaProtection | None,
-    ]:
-        """One via, any layout: (pos, diameter, drill, start, end, micro, net, uuid, backdrill,
-        the type the file declares, unused layers removed, end layers kept, IPC-4761
-        protection)."""
-        data = self.data
-        last = len(self.copper) - 1
-        backdrill: Backdrill | None = None
-        head = _VIA_HEAD.match(data, s, e)
-        words = head.group(1).split() if head else []
-        vtype = next((w for w in words if w != b"locked"), b"through")
-        f, skips = self._fields(_VIA_FIELD, s, e)
-        at = f[b"at"].split()
-        xy = (float(at[0]), float(at[1]))
-        dia = float(f[b"size"].split()[0])
-        dr = f.get(b"drill", b"").split()
-        drill = float(dr[0]) if dr else 0.0
-        if vtype == b"through":
-            # KiCad ignores the layer pair of a through via (PCB_VIA::SanitizeLayers)
-            a, b = 0, last
-        else:
-            got, names = self.layer_indexes(f.get(b"layers", b""))
-            if len(names) >= 2 and names[0] in self.copper and names[1] in self.copper:
-                a, b = sorted((self.copper[names[0]], self.copper[names[1]]))
-            elif got:
-                a, b = got[0], got[-1]
-            else:
-                raise self.fail("a blind/buried/micro via without valid (layers …)", s)
-        net = self.net_ref(f.get(b"net", b""))
-        uuid = unquote(f.get(b"uuid", f.get(b"tstamp", b"")).strip())
-        for ks, ke in skips:
-            # KiCad 10 stores a top backdrill as the secondary drill, ``(backdrill …)``, and a
-            # bottom one (``PCB_VIA::SetBottomBackdrillLayer``) as ``(tertiary_drill …)``
-            if data.startswith(b"(backdrill", ks) or data.startswith(b"(tertiary_drill", ks):
-                got_bd = self._backdrill(ks, ke)
-                if not got_bd:
-                    continue
-                if backdrill is not None and backdrill.side != got_bd[1].side:
-                    self.warn(
-                        "a via backdrilled from both faces: only its first backdrill is kept "
-                        "(the model holds one per via)"
-                    )
-                    continue
-                backdrill = got_bd[1]
-        removed = keep_end = False
-        for m in _VIA_FLAG.finditer(data, s, e):
-            if skips and any(a0 <= m.start() < b0 for a0, b0 in skips):
-                continue
-            on = m.group(2) != b"no"
-            if m.group(1) == b"remove_unused_layers":
-                removed = on
-            else:
-                keep_end = on
-        return (
-            xy, dia, drill, a, b, vtype == b"micro", net, uuid, backdrill, vtype.decode(),
-            removed, keep_end, self._via_protection(s, e, skips),
-        )  # fmt: skip
-
-    def _via_protection(
-        self, s: int, e: int, skips: Sequence[tuple[int, int]]
-    ) -> ViaProtection | None:
-        """The IPC-4761 protection a via states (KiCad 10, format 20250228 on): ``(filling
-        yes)``, ``(capping no)``, ``(tenting (front yes) (back none))``; ``none`` or an unknown
-        word = not stated (None).  None when the via states none of them."""
-        data = self.data
-        got: dict[str, bool | None] = {}
-        for m in _VIA_PROTECT.finditer(data, s, e):
-            if skips and any(a0 <= m.start() < b0 for a0, b0 in skips):
-                continue
-            try:
-                node = self.node(m.start(), find_balanced(data, m.start()))
-            except ValueError:
-                raise self.fail("unbalanced via protection node", m.start()) from None
-            if not isinstance(node, list) or not node:
-                continue
-            word = m.group(1).decode()
-            atoms = [str(part) for part in node[1:] if not isinstance(part, list)]
-            if word == "tenting" and atoms and set(atoms) <= {"front", "back", "none"}:
-                # KiCad 9 (format 20241229): ``(tenting front back)``, ``(tenting none)``:
-                # a named side is tented.  An unnamed one is untented to KiCad 9 and unstated
-                # to KiCad 10 (its loader drops it): not stated here either
-                for side in ("front", "back"):
-                    if side in atoms:
-                        got[f"tenting_{side}"] = True
-                continue
-            for part in node[1:]:
-                if isinstance(part, list) and len(part) > 1 and part[0] in ("front", "back"):
-                    got[f"{word}_{part[0]}"] = _PROTECT_VALUE.get(str(part[1]).encode())
-                elif not isinstance(part, list) and word in ("filling", "capping"):
-                    got[word] = _PROTECT_VALUE.get(str(part).encode())
-        return ViaProtection(**got) if got else None
 
     # -- zones -------------------------------------------------------------------------------
 
@@ -1638,184 +1233,6 @@ class _Reader:
             properties=props,
         )
 
-    def _pad_prepass(self, spans: list[tuple[int, int]]) -> None:
-        """Find the fields of every pad and parse their numbers in numpy blocks.
-
-        Why: a Python regex pass per pad cost ≈ 28 µs (1.2 s for the 42 k pads of the synthetic
-        training board, the largest fixed cost of a read).  Here the fields of plain pads (each
-        of at/size/drill/layers/net/uuid once, directly under the pad, nothing nested that
-        could hold them) are located in the index and the ``at``/``size`` numbers parsed for all
-        pads at once; :meth:`_pad` then only slices and looks up.  Other pads (custom shapes,
-        padstacks, odd layouts) keep the regex path.
-        """
-        self._pad_rows: dict[int, tuple] = {}
-        if not spans:
-            return
-        arr = np.asarray(spans, dtype=np.int64)
-        u64 = _u64_view(self.data)
-        for i0 in range(0, arr.shape[0], _TRACK_BLOCK):
-            blk = arr[i0 : i0 + _TRACK_BLOCK]
-            m = blk.shape[0]
-            got = self._block_kids(blk, 4)
-            if got is None:
-                continue
-            ko, kc, parent = got
-            code, good = _via_fields_once(u64, ko, parent, m)
-            good[parent[_kid_prefix(u64, ko, _NESTED_PREFIXES)]] = False
-            for level in (5, 6):  # a field name deeper down: the regex's first-match rule
-                deep = self._block_kids(blk, level)
-                if deep is None:
-                    good[:] = False
-                    break
-                dko, _dkc, dpar = deep
-                good[dpar[_kid_codes(u64, dko, _VIA_WORDS) > 0]] = False
-                good[dpar[_kid_prefix(u64, dko, _NESTED_PREFIXES)]] = False
-            numeric = (code >= 1) & (code <= 2) & good[parent]
-            nums = self._block_numbers(ko[numeric] + _VIA_KW_LEN[code[numeric]], kc[numeric])
-            if nums is None:
-                continue
-            flat, first, ntok = nums
-            npar, ncode = parent[numeric], code[numeric]
-            ok = np.where(ncode == 1, (ntok == 2) | (ntok == 3), (ntok == 1) | (ntok == 2))
-            good[npar[~ok]] = False
-            at = np.zeros((m, 3))
-            size = np.zeros((m, 2))
-            for c, target, width in ((1, at, 3), (2, size, 2)):
-                sel = ncode == c
-                rows, f, nt = npar[sel], first[sel], ntok[sel]
-                target[rows, 0] = flat[f]
-                second = flat[np.minimum(f + 1, flat.size - 1)]
-                target[rows, 1] = np.where(nt > 1, second, 0.0 if c == 1 else flat[f])
-                if width == 3:
-                    third = flat[np.minimum(f + 2, flat.size - 1)]
-                    target[rows, 2] = np.where(nt > 2, third, 0.0)
-            # text spans of drill (3), layers (4), net (5), uuid / tstamp (6); -1 = absent
-            text = np.full((m, 4, 2), -1, dtype=np.int64)
-            for c in (3, 4, 5, 6):
-                sel = code == c
-                a = ko[sel] + _VIA_KW_LEN[c]
-                if c == 6:
-                    a = a + data_is_tstamp(self.data, ko[sel]) * 2
-                text[parent[sel], c - 3, 0] = a
-                text[parent[sel], c - 3, 1] = kc[sel]
-            starts = blk[:, 0].tolist()
-            at_l, size_l, text_l = at.tolist(), size.tolist(), text.tolist()
-            for r in np.flatnonzero(good).tolist():
-                self._pad_rows[starts[r]] = (at_l[r], size_l[r], text_l[r])
-
-    def _drill_of(self, raw: bytes) -> float | None:
-        """A pad's drill in mm from the text of its ``(drill …)`` (an oval's smaller side)."""
-        got = self._drill_cache.get(raw)
-        if got is None and raw not in self._drill_cache:
-            drill_mm = None
-            dr = [p for p in raw.split(b"(")[0].split() if p != b"oval"]
-            if dr:
-                d0 = float(dr[0])
-                drill_mm = min(d0, float(dr[1])) if len(dr) > 1 else d0
-                if drill_mm <= 0:
-                    drill_mm = None
-            self._drill_cache[raw] = got = drill_mm
-        return got
-
-    def _pin_of(self, s: int, e: int) -> tuple[str, str]:
-        """(pinfunction, pintype) of the pad in ``data[s:e]``, "" where absent: one ``find``
-        per pad (C speed) and a regex only on pads that carry them."""
-        if self.data.find(b"(pin", s, e) < 0:
-            return "", ""
-        got = {m.group(1): unquote(m.group(2)) for m in _PIN_FIELD.finditer(self.data, s, e)}
-        return got.get(b"pinfunction", ""), got.get(b"pintype", "")
-
-    def _pad(self, s: int, e: int, t: _Transform) -> Pad:
-        pad = self._pad_plain(s, e, t)
-        if self.data.find(b"(die_", s, e) < 0:
-            return pad
-        return self._pad_die(pad, s, e)
-
-    def _pad_die(self, pad: Pad, s: int, e: int) -> Pad:
-        """``pad`` with its ``(die_length …)`` / ``(die_delay …)`` (the first of each directly in
-        the pad's text; a value that is not a finite number is a bad-input error)."""
-        got: dict[str, float] = {}
-        for m in _PAD_DIE.finditer(self.data, s, e):
-            key = m.group(1).decode()
-            if key in got:
-                continue
-            v = float(m.group(2))
-            if not math.isfinite(v):
-                raise self.fail(f"pad die_{key}: not a finite number", m.start())
-            got[key] = v
-        if not got:
-            return pad
-        return dataclasses.replace(
-            pad, die_length_mm=got.get("length"), die_delay_ps=got.get("delay")
-        )
-
-    def _pad_plain(self, s: int, e: int, t: _Transform) -> Pad:
-        data = self.data
-        pin_function, pin_type = self._pin_of(s, e)
-        head = _PAD_HEAD.match(data, s, e)
-        if not head:
-            raise self.fail("malformed (pad …): expected number, type and shape", s)
-        fast = self._pad_rows.get(s)
-        if fast is not None:
-            (lx, ly, rot), (w, h), spans = fast
-            rx, ry = rotate_nm(_nm(lx), _nm(ly), t.deg)
-            (da, db), (la, lb), (na, nb), (ua, ub) = spans
-            copper, names = self.layer_indexes(data[la:lb] if la >= 0 else b"")
-            return Pad(
-                number=unquote(head.group(1)),
-                net=self.net_ref(data[na:nb] if na >= 0 else b""),
-                type=head.group(2).decode("utf-8", "replace"),
-                shape=head.group(3).decode("utf-8", "replace"),
-                x=(rx + _nm(t.x)) / 1e6,
-                y=(ry + _nm(t.y)) / 1e6,
-                width=w,
-                height=h,
-                rotation=rot,
-                drill_mm=self._drill_of(data[da:db]) if da >= 0 else None,
-                copper_layers=copper,
-                layers=names,
-                uuid=unquote(data[ua:ub].strip()) if ua >= 0 else "",
-                pin_function=pin_function,
-                pin_type=pin_type,
-            )
-        f, _skips = self._fields(_PAD_FIELD, s, e)
-        at = f.get(b"at", b"0 0").split()
-        lx, ly = float(at[0]), float(at[1])
-        rot = float(at[2]) if len(at) > 2 else 0.0
-        # placed like KiCad places it: integer nm, RotatePoint with KiROUND, plus the position
-        rx, ry = rotate_nm(_nm(lx), _nm(ly), t.deg)
-        px, py = (rx + _nm(t.x)) / 1e6, (ry + _nm(t.y)) / 1e6
-        size = f.get(b"size", b"0 0").split()
-        w = float(size[0])
-        h = float(size[1]) if len(size) > 1 else w
-        drill_mm = None
-        dr = [p for p in f.get(b"drill", b"").split() if p != b"oval"]
-        if dr:
-            d0 = float(dr[0])
-            drill_mm = min(d0, float(dr[1])) if len(dr) > 1 else d0
-            if drill_mm <= 0:
-                drill_mm = None
-        copper, names = self.layer_indexes(f.get(b"layers", b""))
-        shape = head.group(3).decode("utf-8", "replace")
-        return Pad(
-            number=unquote(head.group(1)),
-            net=self.net_ref(f.get(b"net", b"")),
-            type=head.group(2).decode("utf-8", "replace"),
-            shape=shape,
-            x=px,
-            y=py,
-            width=w,
-            height=h,
-            rotation=rot,
-            drill_mm=drill_mm,
-            copper_layers=copper,
-            layers=names,
-            uuid=unquote(f.get(b"uuid", f.get(b"tstamp", b"")).strip()),
-            pin_function=pin_function,
-            pin_type=pin_type,
-            custom=self._custom_pad(s, e, w, h) if shape == "custom" else (),
-        )
-
     def _geometry(self, node: list, at: int, in_pad: bool) -> Any:
         """:func:`_graphic_geometry` of a parsed graphic; a coordinate or width that is not a
         finite number is a bad-input error at the node's line, not a geometry library's."""
@@ -1823,33 +1240,6 @@ class _Reader:
             return _graphic_geometry(node, in_pad=in_pad)
         except ValueError as exc:
             raise self.fail(f"({node[0]} …): {exc}", at) from None
-
-    def _custom_pad(self, s: int, e: int, w: float, h: float) -> tuple[np.ndarray, ...]:
-        """A custom pad's copper in its own frame: the anchor (``(options (anchor circle|rect))``,
-        a rectangle when not written) of its size, joined with each ``(primitives …)`` graphic
-        (:func:`_graphic_geometry`).  Exterior rings of the union; () when the pad has no
-        primitives (then it is its anchor: the rectangle already read)."""
-        import shapely
-
-        m = _PRIMITIVES.search(self.data, s, e)
-        if not m:
-            return ()
-        node = self.node(m.start(), find_balanced(self.data, m.start()))
-        if _ANCHOR_CIRCLE.search(self.data, s, e):
-            parts = [shapely.Point(0, 0).buffer(w / 2.0, quad_segs=16)]
-        else:
-            parts = [shapely.box(-w / 2.0, -h / 2.0, w / 2.0, h / 2.0)]
-        for prim in node[1:] if isinstance(node, list) else ():
-            if isinstance(prim, list) and prim and str(prim[0]).startswith("gr_"):
-                geom = self._geometry(prim, m.start(), in_pad=True)
-                if geom is not None:
-                    parts.append(geom)
-        union = shapely.union_all(parts)
-        return tuple(
-            np.asarray(p.exterior.coords, float)
-            for p in getattr(union, "geoms", (union,))
-            if p.area > 0
-        )
 
     # -- outline -------------------------------------------------------------------------------
 
