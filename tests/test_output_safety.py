@@ -330,8 +330,12 @@ def test_rules_write_on_a_full_disk_is_one_line(tmp_path: Path) -> None:
 #: a real check in a child process whose rename of the JSON report waits (the temporary file is
 #: whole and in place) until the test has sent its signal
 _HELD_WRITE = """
-import os, sys, time
+import os, signal, sys, time
 from accel_drc import cli
+# the default disposition, whatever the test runner inherited (nohup ignores SIGHUP, and an
+# ignored signal rightly stays ignored during a write)
+for name in ("SIGTERM", "SIGHUP"):
+    signal.signal(getattr(signal, name), signal.SIG_DFL)
 real = os.replace
 def held(src, dst):
     if os.path.basename(src).startswith(".r.json."):
