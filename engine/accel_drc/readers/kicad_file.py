@@ -82,7 +82,7 @@ from .kicad_blocks import (
     points_of,
 )
 from .kicad_dru import with_design_rules
-from .kicad_graphics import _IDENTITY, _graphic_geometry, _nm, _Transform
+from .kicad_graphics import _IDENTITY, _graphic_geometry, _nm, _Transform, graphic_fields
 from .kicad_pads import PadReading
 from .kicad_project import ProjectInfo, project_path_for, read_project
 from .kicad_stackup import _float, stackup_from_sexpr
@@ -1320,24 +1320,7 @@ class _Reader(ViaReading, PadReading):
         node = self.node(s, e)
         if not isinstance(node, list) or not node:
             return
-        kind = str(node[0])[3:]  # line, arc, circle, rect, poly, curve
-        local: dict[str, tuple[float, float]] = {}
-        width = 0.0
-        layer = ""
-        for part in node[1:]:
-            if not isinstance(part, list) or not part:
-                continue
-            key = part[0]
-            if key in ("start", "end", "mid", "center") and len(part) >= 3:
-                local[key] = (float(part[1]), float(part[2]))
-            elif key == "width" and len(part) > 1:
-                width = float(part[1])
-            elif key == "stroke":
-                for sub in part[1:]:
-                    if isinstance(sub, list) and sub and sub[0] == "width" and len(sub) > 1:
-                        width = float(sub[1])
-            elif key == "layer" and len(part) > 1:
-                layer = str(part[1])
+        kind, local, width, _fill, _ring, layer = graphic_fields(node)
         if layer != "Edge.Cuts":
             return
         # geometry for the rings in float mm; the bounding box in integer nm the way KiCad

@@ -24,30 +24,7 @@ def _graphic_geometry(node: list, in_pad: bool = False) -> Any:
     has no area."""
     import shapely
 
-    kind = str(node[0])[3:]
-    pts: dict[str, tuple[float, float]] = {}
-    ring: list[tuple[float, float]] = []
-    width, fill = 0.0, None
-    for part in node[1:]:
-        if not isinstance(part, list) or not part:
-            continue
-        key = part[0]
-        if key in ("start", "end", "mid", "center") and len(part) >= 3:
-            pts[key] = (float(part[1]), float(part[2]))
-        elif key == "width" and len(part) > 1:
-            width = float(part[1])
-        elif key == "stroke":
-            for sub in part[1:]:
-                if isinstance(sub, list) and sub and sub[0] == "width" and len(sub) > 1:
-                    width = float(sub[1])
-        elif key == "fill" and len(part) > 1:
-            fill = str(part[1]) in ("yes", "solid")
-        elif key == "pts":
-            ring = [
-                (float(q[1]), float(q[2]))
-                for q in part[1:]
-                if isinstance(q, list) and q and q[0] == "xy" and len(q) >= 3
-            ]
+    kind, pts, width, fill, ring, _layer = graphic_fields(node)
     numbers = [width, *(v for q in pts.values() for v in q), *(v for q in ring for v in q)]
     if not all(math.isfinite(v) for v in numbers):
         raise ValueError("a coordinate or width is not a finite number")
@@ -100,3 +77,40 @@ class _Transform:
 
 
 _IDENTITY = _Transform()
+
+
+def graphic_fields(
+    node: list[Any],
+) -> tuple[str, dict[str, tuple[float, float]], float, bool | None, list[tuple[float, float]], str]:
+    """The fields of one parsed graphic node (``["gr_line", ["start", x, y], …]``): its kind
+    (``line``, ``arc``, ``circle``, ``rect``, ``poly``, ``curve``), its named points (start, end,
+    mid, center, in the node's own frame), the stroke width (mm), ``(fill …)`` (None when not
+    stated), the ``(pts …)`` ring and the layer name.  One reader for the copper graphics and the
+    Edge.Cuts outline."""
+    kind = str(node[0])[3:]
+    pts: dict[str, tuple[float, float]] = {}
+    ring: list[tuple[float, float]] = []
+    width, fill, layer = 0.0, None, ""
+    for part in node[1:]:
+        if not isinstance(part, list) or not part:
+            continue
+        key = part[0]
+        if key in ("start", "end", "mid", "center") and len(part) >= 3:
+            pts[key] = (float(part[1]), float(part[2]))
+        elif key == "width" and len(part) > 1:
+            width = float(part[1])
+        elif key == "stroke":
+            for sub in part[1:]:
+                if isinstance(sub, list) and sub and sub[0] == "width" and len(sub) > 1:
+                    width = float(sub[1])
+        elif key == "fill" and len(part) > 1:
+            fill = str(part[1]) in ("yes", "solid")
+        elif key == "layer" and len(part) > 1:
+            layer = str(part[1])
+        elif key == "pts":
+            ring = [
+                (float(q[1]), float(q[2]))
+                for q in part[1:]
+                if isinstance(q, list) and q and q[0] == "xy" and len(q) >= 3
+            ]
+    return kind, pts, width, fill, ring, layer
