@@ -14,7 +14,7 @@ import pytest
 from accel_drc.errors import InputError
 from accel_drc.readers import read_board
 from accel_drc.readers.kicad_file import (
-    _Transform,
+    Transform,
     kicad_major,
     parse_stackup,
     read,
@@ -369,9 +369,9 @@ def test_real_board_outline_is_one_closed_valid_ring(name: str) -> None:
 
 def test_transform_matches_kicad_rotate_point() -> None:
     # KiCad RotatePoint(+90°) maps +x to -y (y down: "up" on screen, counter-clockwise)
-    assert _Transform(0, 0, 90).apply(1, 0) == (0.0, -1.0)
-    assert _Transform(5, 5, 180).apply(1, 2) == (4.0, 3.0)
-    x, y = _Transform(0, 0, 45).apply(1, 0)
+    assert Transform(0, 0, 90).apply(1, 0) == (0.0, -1.0)
+    assert Transform(5, 5, 180).apply(1, 2) == (4.0, 3.0)
+    x, y = Transform(0, 0, 45).apply(1, 0)
     assert (x, y) == (approx(math.sqrt(0.5)), approx(-math.sqrt(0.5)))
 
 
@@ -575,7 +575,7 @@ def test_kicad10_net_names_with_parentheses() -> None:
 
 
 def test_uuids_are_decoded_on_access() -> None:
-    from accel_drc.readers.kicad_file import SpanStrings
+    from accel_drc.readers.kicad_blocks import SpanStrings
 
     t = board("kicad9").tracks
     assert isinstance(t.uuid, SpanStrings)
@@ -682,9 +682,10 @@ def test_threaded_track_blocks_equal_one_thread(path, monkeypatch) -> None:  # n
     several) and the footprints prepared on a third read exactly what one thread reads, nets
     and warnings in the same order."""
     from accel_drc import concurrency
-    from accel_drc.readers import kicad_file
+    from accel_drc.readers import kicad_pads, kicad_tracks, kicad_vias
 
-    monkeypatch.setattr(kicad_file, "_TRACK_BLOCK", 64)
+    for module in (kicad_tracks, kicad_vias, kicad_pads):  # where each block parser reads it
+        monkeypatch.setattr(module, "TRACK_BLOCK", 64)
     monkeypatch.setattr(concurrency, "workers", lambda: 2)
     two = read(str(path))
     monkeypatch.setattr(concurrency, "workers", lambda: 1)

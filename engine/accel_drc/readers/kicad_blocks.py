@@ -3,11 +3,11 @@ uses to read millions of items without a Python loop per item.
 
 Why a module of its own: the parser (``kicad_file._Reader``) decides *which* nodes to read; this
 module holds *how* a block of them is read with numpy: overlapping 8-byte views of the board text
-(:func:`_u64_view`) compared as masked words to tell child keywords apart (``_TRACK_WORDS``,
-``_VIA_WORDS`` and their codes), strings kept as offsets (:class:`SpanStrings`), footprint
-properties and zone fills parsed on first access (:class:`_LazyProps`, :class:`_LazyFills`,
+(:func:`u64_view`) compared as masked words to tell child keywords apart (``TRACK_WORDS``,
+``VIA_WORDS`` and their codes), strings kept as offsets (:class:`SpanStrings`), footprint
+properties and zone fills parsed on first access (:class:`LazyProps`, :class:`LazyFills`,
 :func:`points_of`, :func:`fills_of`), and the location of a number that does not parse
-(:func:`_locate_bad_number`, :func:`_non_finite_error`), since the vectorised parsers do not know
+(:func:`locate_bad_number`, :func:`non_finite_error`), since the vectorised parsers do not know
 where it sat.  Nothing here knows the board's structure beyond one item's children.
 """
 
@@ -25,14 +25,16 @@ from ..errors import InputError
 from ..geometry import arc_points
 from .sexpr import line_of, parse_points, parse_span, unquote
 
-_ATOM = rb'(?:"(?:[^"\\]|\\.)*"|[^\s()"]+)'
+ATOM = rb'(?:"(?:[^"\\]|\\.)*"|[^\s()"]+)'
 #: a field's value: text up to the next parenthesis, quoted strings whole (KiCad 10 refers to
 #: nets by name, and KiCad's default net names look like "Net-(D1-Pad1)")
-_VALUE = rb'((?:"(?:[^"\\]|\\.)*"|[^()"])*)'
-_PROPERTY = re.compile(rb"\(property\s+(" + _ATOM + rb")\s+(" + _ATOM + rb")")
+VALUE = rb'((?:"(?:[^"\\]|\\.)*"|[^()"])*)'
+#: the keyword of a node: ``(segment``, ``( zone`` -> ``segment``, ``zone``
+NODE_KEYWORD = re.compile(rb"\(\s*([^\s()\"]+)")
+_PROPERTY = re.compile(rb"\(property\s+(" + ATOM + rb")\s+(" + ATOM + rb")")
 
 
-def _u64_view(data: bytes) -> np.ndarray:
+def u64_view(data: bytes) -> np.ndarray:
     """``view[i]`` = the 8 bytes of ``data`` starting at offset ``i`` as a little-endian
     uint64 (an overlapping strided view: no copy).  Lets numpy compare short keywords and
     names at millions of offsets with one gather each."""
@@ -42,14 +44,14 @@ def _u64_view(data: bytes) -> np.ndarray:
     return np.ndarray(shape=(n,), dtype="<u8", buffer=data, offset=0, strides=(1,))
 
 
-#: ``_MASKS[k]`` keeps the low k bytes of a uint64
-_MASKS = np.array([(1 << (8 * k)) - 1 for k in range(9)], dtype=np.uint64)
+#: ``MASKS[k]`` keeps the low k bytes of a uint64
+MASKS = np.array([(1 << (8 * k)) - 1 for k in range(9)], dtype=np.uint64)
 #: ``_BLANK[b]``: byte b ends a keyword (space, tab, newline, carriage return)
 _BLANK = np.zeros(256, dtype=bool)
 _BLANK[[32, 9, 10, 13]] = True
 
 #: children of a track item: keyword -> code (0 = anything else)
-_TRACK_WORDS = (
+TRACK_WORDS = (
     (b"start", 1),
     (b"mid", 2),
     (b"end", 3),
@@ -60,10 +62,10 @@ _TRACK_WORDS = (
     (b"tstamp", 7),
 )
 #: per code: length of "(" + keyword (for uuid: "(uuid"; tstamp adds 2) and count of numbers
-_KW_LEN = np.array([0, 6, 4, 4, 6, 6, 4, 5], dtype=np.int64)
-_KW_NUMS = np.array([0, 2, 2, 2, 1, 0, 0, 0], dtype=np.int64)
+KW_LEN = np.array([0, 6, 4, 4, 6, 6, 4, 5], dtype=np.int64)
+KW_NUMS = np.array([0, 2, 2, 2, 1, 0, 0, 0], dtype=np.int64)
 #: children of a via: keyword -> code; per code the length of "(" + keyword and the numbers
-_VIA_WORDS = (
+VIA_WORDS = (
     (b"at", 1),
     (b"size", 2),
     (b"drill", 3),
@@ -72,14 +74,14 @@ _VIA_WORDS = (
     (b"uuid", 6),
     (b"tstamp", 6),
 )
-_VIA_KW_LEN = np.array([0, 3, 5, 6, 7, 4, 5, 0], dtype=np.int64)
-_VIA_NUMS = np.array([0, 2, 1, 1, 0, 0, 0, 0], dtype=np.int64)
+VIA_KW_LEN = np.array([0, 3, 5, 6, 7, 4, 5, 0], dtype=np.int64)
+VIA_NUMS = np.array([0, 2, 1, 1, 0, 0, 0, 0], dtype=np.int64)
 #: items per block of the vectorised track, via and pad parsers (bounds their temporaries to a
 #: few MB; smaller blocks also stay in cache: 32 k was faster than 131 k on 1.5 M tracks)
-_TRACK_BLOCK = 1 << 15
+TRACK_BLOCK = 1 << 15
 
 
-def _ranges(start: np.ndarray, count: np.ndarray) -> np.ndarray:
+def concat_ranges(start: np.ndarray, count: np.ndarray) -> np.ndarray:
     """The concatenation of ``arange(start[i], start[i] + count[i])`` for every i."""
     count = count.astype(np.int64, copy=False)
     total = int(count.sum())
@@ -95,14 +97,14 @@ def data_is_tstamp(data: bytes, pos: np.ndarray) -> np.ndarray:
     return (arr[pos + 1] == ord("t")).astype(np.int64)
 
 
-def _via_fields_once(
+def via_fields_once(
     u64: np.ndarray, ko: np.ndarray, parent: np.ndarray, m: int
 ) -> tuple[np.ndarray, np.ndarray]:
     """Per via of a block: exactly one ``at`` and ``size`` and at most one ``drill``,
-    ``layers``, ``net`` and ``uuid``/``tstamp`` (``_VIA_WORDS``), the shape the vectorised via
+    ``layers``, ``net`` and ``uuid``/``tstamp`` (``VIA_WORDS``), the shape the vectorised via
     parser can read; the others go through the general parser.  Returns (each field's
-    ``_VIA_WORDS`` code, the per-via mask)."""
-    code = _kid_codes(u64, ko, _VIA_WORDS)
+    ``VIA_WORDS`` code, the per-via mask)."""
+    code = kid_codes(u64, ko, VIA_WORDS)
     cnt = np.bincount(parent * 8 + code, minlength=m * 8).reshape(m, 8)
     return code, (
         (cnt[:, 1] == 1)
@@ -114,7 +116,7 @@ def _via_fields_once(
     )
 
 
-def _kid_codes(u64: np.ndarray, pos: np.ndarray, words: Sequence[tuple[bytes, int]]) -> np.ndarray:
+def kid_codes(u64: np.ndarray, pos: np.ndarray, words: Sequence[tuple[bytes, int]]) -> np.ndarray:
     """Code of the keyword of the node opening at each ``pos`` (0 = none of ``words``):
     the keyword (up to 7 bytes) followed by whitespace, compared as masked 8-byte words."""
     code = np.zeros(pos.size, dtype=np.int64)
@@ -130,7 +132,7 @@ def _kid_codes(u64: np.ndarray, pos: np.ndarray, words: Sequence[tuple[bytes, in
         got = by_len.get(n)
         if got is None:
             nxt = ((k >> np.uint64(8 * n)) & np.uint64(0xFF)).astype(np.uint8)
-            got = by_len[n] = (k & _MASKS[n], _BLANK[nxt])
+            got = by_len[n] = (k & MASKS[n], _BLANK[nxt])
         hit = got[0] == np.uint64(int.from_bytes(word, "little"))
         hit &= got[1]
         code[hit] = c
@@ -139,21 +141,21 @@ def _kid_codes(u64: np.ndarray, pos: np.ndarray, words: Sequence[tuple[bytes, in
 
 
 #: first bytes of the nested nodes whose fields must not be taken for a via's own
-#: (``kicad_file._NESTED_DRILL``): vias holding one are read the slow way
-_NESTED_PREFIXES = (b"backdri", b"tertiar", b"padstac", b"primiti")
+#: (``kicad_fields._NESTED_DRILL``): vias holding one are read the slow way
+NESTED_PREFIXES = (b"backdri", b"tertiar", b"padstac", b"primiti")
 #: first bytes of KiCad 10's IPC-4761 via protection nodes (``tenting``, ``covering``,
 #: ``plugging``, ``filling``, ``capping``): vias stating one are read the slow way, which reads them
-_VIA_PROTECTION_PREFIXES = (b"tenting", b"coverin", b"pluggin", b"filling", b"capping")
+VIA_PROTECTION_PREFIXES = (b"tenting", b"coverin", b"pluggin", b"filling", b"capping")
 
 
-def _kid_prefix(u64: np.ndarray, pos: np.ndarray, prefixes: Sequence[bytes]) -> np.ndarray:
+def kid_prefix(u64: np.ndarray, pos: np.ndarray, prefixes: Sequence[bytes]) -> np.ndarray:
     """True where the node opening at ``pos`` starts with one of ``prefixes`` (≤ 7 bytes)."""
     hit = np.zeros(pos.size, dtype=bool)
     if not pos.size or not u64.size:
         return hit
     k = u64[np.minimum(pos + 1, u64.size - 1)]
     for word in prefixes:
-        hit |= (k & _MASKS[len(word)]) == np.uint64(int.from_bytes(word, "little"))
+        hit |= (k & MASKS[len(word)]) == np.uint64(int.from_bytes(word, "little"))
     hit[pos + 1 >= u64.size] = True  # too close to the end to tell: the slow way
     return hit
 
@@ -230,7 +232,7 @@ class SpanStrings(Sequence):
         return f"<{len(self)} strings>"
 
 
-def _find_property(data: bytes, s: int, e: int, name: bytes) -> str:
+def find_property(data: bytes, s: int, e: int, name: bytes) -> str:
     at = data.find(b'(property "' + name + b'"', s, e)
     if at < 0:
         return ""
@@ -238,7 +240,7 @@ def _find_property(data: bytes, s: int, e: int, name: bytes) -> str:
     return unquote(m.group(2)) if m else ""
 
 
-class _LazyProps(Mapping):
+class LazyProps(Mapping):
     """A footprint's ``(property name value)`` fields, parsed on first access.
 
     Boards imported from other tools carry dozens of properties per footprint (86 k on
@@ -313,7 +315,7 @@ def fills_of(
     return tuple(points_of(data, s, e, source) for s, e in spans)
 
 
-class _LazyFills(Mapping):
+class LazyFills(Mapping):
     """A zone's filled polygons per copper layer, parsed on first access.
 
     Why lazy: fills are most of a big board's geometry (930 k points on vme-wren) and most
@@ -361,7 +363,7 @@ _NON_FINITE = re.compile(
 )
 
 
-def _non_finite_error(data: bytes, source: str) -> InputError:
+def non_finite_error(data: bytes, source: str) -> InputError:
     """The error for a board holding a NaN or infinite number, at the first such token."""
     m = _NON_FINITE.search(data)
     while m is not None:
@@ -379,7 +381,7 @@ def _non_finite_error(data: bytes, source: str) -> InputError:
     )
 
 
-def _locate_bad_number(data: bytes, exc: BaseException) -> tuple[str | None, int | None]:
+def locate_bad_number(data: bytes, exc: BaseException) -> tuple[str | None, int | None]:
     """(the token that is not a number, the line of its first occurrence as an atom)."""
     m = _BAD_FLOAT.search(str(exc))
     if not m or not m.group(1):
@@ -389,7 +391,7 @@ def _locate_bad_number(data: bytes, exc: BaseException) -> tuple[str | None, int
     return token, (line_of(data, found.start() + 1) if found else None)
 
 
-class _NumberFields(NamedTuple):
+class NumberFields(NamedTuple):
     """The kept fields of a block of items and the numbers read from their numeric fields."""
 
     ko: np.ndarray  # field start offsets

@@ -5,7 +5,11 @@ models.  :class:`~.sexpr.SexprIndex` finds the nesting of every parenthesis with
 then visits only the nodes a check needs (layers, stack-up, nets, tracks, vias, zones, footprint
 headers and pads, Edge.Cuts shapes) and skips everything else by span, without tokenising it.
 Zone fills are parsed straight into numpy arrays (the numpy block machinery, lazy fills and
-properties live in :mod:`.kicad_blocks`).  On the 69 MB ``vme-wren`` board this takes
+properties live in :mod:`.kicad_blocks`).  This module decides which nodes to read; the reading
+of each kind lives beside it, mixed into :class:`_Reader`: the fields of many items at once in
+:mod:`.kicad_fields`, tracks in :mod:`.kicad_tracks`, vias in :mod:`.kicad_vias`, pads in
+:mod:`.kicad_pads`, zones in :mod:`.kicad_zones`, footprint placement and graphics in
+:mod:`.kicad_graphics`.  On the 69 MB ``vme-wren`` board this takes
 about a second where KiCad needs 53 s (see ``docs/reader.md``).
 
 Format facts used (KiCad source ``pcb_io_kicad_sexpr.h`` version history and the v10 writer):
@@ -28,13 +32,13 @@ from __future__ import annotations
 import math
 import os
 import re
-from collections.abc import Callable, Iterable, Sequence
-from typing import Any, NamedTuple
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 import numpy as np
 
 from ..arrays import unique_ints
-from ..concurrency import Background, ordered_map, workers
+from ..concurrency import Background, workers
 from ..errors import InputError
 from ..geometry import (
     arc_bbox_nm,
@@ -61,40 +65,30 @@ from ..model import (
     Zone,
 )
 from .kicad_blocks import (
-    _ATOM,
-    _KW_LEN,
-    _KW_NUMS,
-    _MASKS,
-    _TRACK_BLOCK,
-    _TRACK_WORDS,
-    _VALUE,
-    SpanStrings,
-    _find_property,
-    _kid_codes,
-    _LazyFills,
-    _LazyProps,
-    _locate_bad_number,
-    _non_finite_error,
-    _NumberFields,
-    _ranges,
-    _u64_view,
-    data_is_tstamp,
+    ATOM,
+    NODE_KEYWORD,
+    LazyProps,
+    find_property,
+    locate_bad_number,
+    non_finite_error,
     points_of,
+    u64_view,
 )
 from .kicad_dru import with_design_rules
-from .kicad_graphics import _IDENTITY, _graphic_geometry, _nm, _Transform, graphic_fields
+from .kicad_fields import FieldReading
+from .kicad_graphics import IDENTITY, Transform, graphic_fields, graphic_geometry, to_nm
 from .kicad_pads import PadReading
 from .kicad_project import ProjectInfo, project_path_for, read_project
 from .kicad_stackup import _float, stackup_from_sexpr
+from .kicad_tracks import TrackReading
 from .kicad_vias import ViaReading
+from .kicad_zones import ZoneReading
 from .sexpr import (
     Sexpr,
     SexprIndex,
     find_balanced,
     line_of,
-    parse_decimals_at,
     parse_span,
-    strtod_all,
     unquote,
 )
 
@@ -156,11 +150,8 @@ _EDGE_GR = frozenset({b"gr_line", b"gr_arc", b"gr_circle", b"gr_rect", b"gr_poly
 _EDGE_FP = frozenset({b"fp_line", b"fp_arc", b"fp_circle", b"fp_rect", b"fp_poly", b"fp_curve"})
 
 _STR = rb'"(?:[^"\\]|\\.)*"'
-_KW = re.compile(rb"\(\s*([^\s()\"]+)")
-_TRACK_FIELD = re.compile(rb"\((start|end|mid|width|layer|net|uuid|tstamp)\s+" + _VALUE + rb"\)")
-_NESTED_DRILL = re.compile(rb"\((backdrill|tertiary_drill|padstack|primitives)\b")
-_FP_HEAD = re.compile(rb"\((?:footprint|module)\s+(" + _ATOM + rb")")
-_FP_TEXT = re.compile(rb"\(fp_text\s+(reference|value)\s+(" + _ATOM + rb")")
+_FP_HEAD = re.compile(rb"\((?:footprint|module)\s+(" + ATOM + rb")")
+_FP_TEXT = re.compile(rb"\(fp_text\s+(reference|value)\s+(" + ATOM + rb")")
 _SIMPLE = re.compile(rb"\(([a-z_]+)\s+([^()]*)\)")
 _NAMES = re.compile(rb'"((?:[^"\\]|\\.)*)"|([^\s"]+)')
 _COPPER_NAME = re.compile(r"^(F|B|In(\d+))\.Cu$")
@@ -260,8 +251,8 @@ def _read_bytes(
         # with missing fields): bad input, not a crash.  The vectorised parsers do not know
         # where the bad number sat, so find the token in the file to name its line.
         if re.search(r"\bNaN\b|infinity", str(exc)):
-            raise _non_finite_error(data, source) from None  # int(nan) in a field parser
-        token, line = _locate_bad_number(data, exc)
+            raise non_finite_error(data, source) from None  # int(nan) in a field parser
+        token, line = locate_bad_number(data, exc)
         if token is not None:
             raise InputError(
                 source, f"malformed board file: {token!r} is not a number", line=line
@@ -279,20 +270,7 @@ def _lenient_repair(
     return kicad_lenient.repair(data, scan, quotes)
 
 
-class _TokenKeys(NamedTuple):
-    """Rows of one field sharing a text (:meth:`_Reader._token_keys`): the field texts
-    ``data[a:b]``, the ``(row, unique index or -1)`` rows whose text ``value`` must read, in row
-    order, and the inverse map of the short rows onto the distinct texts."""
-
-    a: np.ndarray
-    b: np.ndarray
-    calls: list[tuple[int, int]]
-    inv: np.ndarray | None
-    rows: np.ndarray | None
-    n_unique: int = 0
-
-
-class _Reader(ViaReading, PadReading):
+class _Reader(FieldReading, TrackReading, ViaReading, PadReading, ZoneReading):
     def __init__(self, data: bytes, source: str) -> None:
         self.source = source
         self.warnings: list[str] = []
@@ -301,7 +279,7 @@ class _Reader(ViaReading, PadReading):
         self.index = SexprIndex(data, source, repair=_lenient_repair)
         self.data = data = self.index.data
         self.warnings.extend(self.index.warnings)
-        root_kw = _KW.match(data, self.index.root_start)
+        root_kw = NODE_KEYWORD.match(data, self.index.root_start)
         kw = root_kw.group(1) if root_kw else b""
         if kw in (b"footprint", b"module"):
             raise InputError(source, "this is a KiCad footprint, not a board", line=1)
@@ -474,7 +452,7 @@ class _Reader(ViaReading, PadReading):
         )
         self._pad_rows = {}
         for s, e in self._graphics_with(edge_arrays, b"Edge.Cuts"):
-            self._edge_shape(s, e, _IDENTITY, edge_pieces, bbox_pts)
+            self._edge_shape(s, e, IDENTITY, edge_pieces, bbox_pts)
         copper_shapes = tuple(
             shape
             for s, e in self._graphics_with(edge_arrays, b'.Cu"')
@@ -566,7 +544,7 @@ class _Reader(ViaReading, PadReading):
             )
             ok = zero == 0
         if not ok:
-            raise _non_finite_error(self.data, self.source)
+            raise non_finite_error(self.data, self.source)
 
     # -- header ------------------------------------------------------------------------------
 
@@ -645,7 +623,7 @@ class _Reader(ViaReading, PadReading):
             self.net_by_code[code] = idx
             self.net_by_name.setdefault(name, idx)
 
-    # -- tracks and vias -----------------------------------------------------------------------
+    # -- top-level nodes -----------------------------------------------------------------------
 
     def _top_level(self) -> dict[bytes, np.ndarray]:
         """Spans of the top-level nodes by keyword, as (n, 2) int64 arrays in file order.
@@ -664,7 +642,7 @@ class _Reader(ViaReading, PadReading):
         if not n:
             return out
         starts = top[:, 0]
-        u64 = _u64_view(data)
+        u64 = u64_view(data)
         change = np.ones(n, dtype=bool)
         if u64.size:
             lim = u64.size - 1
@@ -681,7 +659,7 @@ class _Reader(ViaReading, PadReading):
         kws: dict[bytes, int] = {}
         for r0, r1 in zip(run_starts.tolist(), run_ends.tolist()):
             s0 = int(starts[r0])
-            m = _KW.match(data, s0)
+            m = NODE_KEYWORD.match(data, s0)
             if not m:
                 raise self.fail("malformed node: no keyword after '('", s0)
             if m.end() - s0 <= 8:
@@ -690,7 +668,7 @@ class _Reader(ViaReading, PadReading):
             label[r0] = kws.setdefault(m.group(1), len(kws))
             for i in range(r0 + 1, r1):  # a keyword longer than the compared prefix
                 si = int(starts[i])
-                mi = _KW.match(data, si)
+                mi = NODE_KEYWORD.match(data, si)
                 if not mi:
                     raise self.fail("malformed node: no keyword after '('", si)
                 label[i] = kws.setdefault(mi.group(1), len(kws))
@@ -698,431 +676,10 @@ class _Reader(ViaReading, PadReading):
             out[kw] = top[label == k]
         return out
 
-    def _token_values(
-        self, a: np.ndarray, b: np.ndarray, value: Callable[[bytes], int]
-    ) -> np.ndarray:
-        """``value(data[a:b])`` for every row, calling ``value`` once per distinct text, in the
-        order of first appearance (``net_ref`` numbers unknown KiCad 10 net names as it meets
-        them, so the order is part of the result).
-
-        Layer names and net codes repeat millions of times; texts of up to 32 bytes are
-        compared as four masked 8-byte words in numpy and only the distinct ones reach Python.
-        """
-        return self._token_apply(self._token_keys(a, b), value)
-
-    def _token_keys(self, a: np.ndarray, b: np.ndarray) -> _TokenKeys:
-        """The numpy half of :meth:`_token_values`: which rows share a text.  Pure (reads
-        ``self.data`` only), so a worker thread may run it; :meth:`_token_apply` then calls
-        ``value`` in row order on the caller's thread."""
-        data = self.data
-        if not a.size:
-            return _TokenKeys(a, b, [], None, None)
-        u64 = _u64_view(data)
-        length = b - a
-        short = (length <= 32) & (a + 24 <= u64.size - 1) & (length >= 0)
-        rows = np.flatnonzero(short)
-        calls: list[tuple[int, int]] = []  # (row, unique index or -1 for a row of its own)
-        inv = first = None
-        if rows.size:
-            aa, ll = a[rows], length[rows]
-            n_words = (int(ll.max()) + 7) // 8 if ll.size else 0
-            words = [
-                u64[aa + 8 * k] & _MASKS[np.clip(ll - 8 * k, 0, 8)] for k in range(max(n_words, 1))
-            ]
-            h = words[0]
-            for w in words[1:]:
-                h = h * np.uint64(0x9E3779B97F4A7C15) ^ w
-            _u, first, inv = np.unique(h, return_index=True, return_inverse=True)
-            inv = inv.reshape(-1)
-            if all((w[first][inv] == w).all() for w in words):
-                calls = [(int(rows[f]), u) for u, f in enumerate(first.tolist())]
-            else:  # a hash collision: exact, per row
-                short[:] = False
-                inv = None
-        calls.extend((r, -1) for r in np.flatnonzero(~short).tolist())
-        calls.sort()
-        n_unique = len(first) if inv is not None and first is not None else 0
-        return _TokenKeys(a, b, calls, inv, rows if n_unique else None, n_unique)
-
-    def _token_apply(self, keys: _TokenKeys, value: Callable[[bytes], int]) -> np.ndarray:
-        """The Python half of :meth:`_token_values`: ``value`` once per distinct text, in row
-        order (the order ``net_ref`` numbers new nets in)."""
-        data = self.data
-        a, b = keys.a, keys.b
-        out = np.zeros(a.size, dtype=np.int64)
-        lut = np.zeros(keys.n_unique, dtype=np.int64)
-        for r, u in keys.calls:
-            got = value(data[int(a[r]) : int(b[r])])
-            if u >= 0:
-                lut[u] = got
-            else:
-                out[r] = got
-        if keys.inv is not None and keys.rows is not None:
-            out[keys.rows] = lut[keys.inv]
-        return out
-
-    def _tracks(self, segments: np.ndarray, arcs: np.ndarray) -> Tracks:
-        """All segments and arcs, parsed in numpy from the structural index.
-
-        Why not a regular expression: one match per item creates eleven Python objects per
-        track (1.1 GB and 8 s for 1.5 M tracks).  Instead, per block of items, the fields are
-        found as level-3 children in the index, classified by their first 8 bytes, the numbers
-        of every start/mid/end/width gathered into one text and parsed by ``np.fromstring``,
-        and layer names and nets looked up once per distinct text.  Items laid out any other
-        way (a missing or repeated field, a segment with a mid point, an unexpected count of
-        numbers) go through :meth:`_track_slow`, one by one, as before.
-        """
-        data = self.data
-        spans = np.concatenate([segments, arcs]).astype(np.int64, copy=False)
-        kind = np.concatenate([np.zeros(len(segments), dtype=bool), np.ones(len(arcs), dtype=bool)])
-        order = np.argsort(spans[:, 0], kind="stable")
-        spans, kind = spans[order], kind[order]
-        del order
-        n = spans.shape[0]
-        start = np.zeros((n, 2))
-        end = np.zeros((n, 2))
-        mid = np.full((n, 2), np.nan)
-        width = np.zeros(n)
-        layer = np.zeros(n, dtype=np.int16)
-        net = np.zeros(n, dtype=np.int32)
-        ustart = np.zeros(n, dtype=np.int64)
-        ulen = np.zeros(n, dtype=np.int32)
-        overrides: dict[int, str] = {}
-        copper_b = {k.encode(): v for k, v in self.copper.items()}
-
-        def parse(
-            i0: int,
-        ) -> tuple[
-            int,
-            np.ndarray,
-            tuple[np.ndarray, _TokenKeys] | None,
-            tuple[np.ndarray, _TokenKeys] | None,
-        ]:
-            i1 = min(n, i0 + _TRACK_BLOCK)
-            return (i0,) + self._track_block(
-                spans[i0:i1], kind[i0:i1], start[i0:i1], mid[i0:i1], end[i0:i1],
-                width[i0:i1], ustart[i0:i1], ulen[i0:i1],
-            )  # fmt: skip
-
-        # the blocks' numpy work on two threads (it runs with the GIL released); the layer and
-        # net look-ups, which may number new nets and warn, stay here in file order
-        for i0, good, lay, nt in ordered_map(parse, range(0, n, _TRACK_BLOCK)):
-            i1 = min(n, i0 + _TRACK_BLOCK)
-            if lay is not None:
-                layer[i0:i1][lay[0]] = self._token_apply(lay[1], self._layer_value)
-            if nt is not None:
-                net[i0:i1][nt[0]] = self._token_apply(nt[1], self.net_ref)
-            for row in (np.flatnonzero(~good) + i0).tolist():
-                s0, e0 = int(spans[row, 0]), int(spans[row, 1])
-                f = self._track_slow(s0, e0)
-                num = np.array(f[1:8], dtype="S24")
-                num[num == b""] = b"nan"
-                v = num.astype(np.float64)
-                start[row] = v[0], v[1]
-                mid[row] = v[2], v[3]
-                end[row] = v[4], v[5]
-                width[row] = v[6]
-                li = copper_b.get(f[8])
-                if li is None:
-                    self.warn(
-                        f"tracks on an unknown layer {f[8].decode(errors='replace')!r} put on F.Cu"
-                    )
-                    li = 0
-                layer[row] = li
-                net[row] = self.net_ref(f[9])
-                overrides[row] = f[10].decode("utf-8", "replace")
-        if n and np.isnan(mid[kind, 0]).any():
-            raise InputError(self.source, "an (arc …) track has no (mid …) point")
-        return Tracks(
-            start=start,
-            end=end,
-            mid=mid,
-            width=width,
-            layer=layer,
-            net=net,
-            uuid=SpanStrings(data, ustart, ulen, overrides),
-        )
-
-    def _layer_value(self, raw: bytes) -> int:
-        m = re.match(rb'\s*"([^"]*)"', raw)
-        name = m.group(1) if m else raw.strip().strip(b'"')
-        li = self.copper.get(name.decode("utf-8", "replace"))
-        if li is None:
-            self.warn(f"tracks on an unknown layer {name.decode(errors='replace')!r} put on F.Cu")
-            li = 0
-        return li
-
-    def _block_kids(self, spans: np.ndarray, level: int) -> tuple[np.ndarray, ...] | None:
-        """(opens, closes, parent row) of the nodes at ``level`` inside the items ``spans``
-        (sorted, non-overlapping).  Only the items' own parentheses are looked at (their index
-        ranges), so items far apart in the file (vias before and after the tracks) do not
-        drag in everything between them."""
-        idx = self.index
-        m = spans.shape[0]
-        lo = spans[:, 0].astype(idx.opens.dtype)
-        hi = spans[:, 1].astype(idx.opens.dtype)
-        out = []
-        for pos, lev in ((idx.opens, idx.open_level), (idx.closes, idx.close_level)):
-            i_lo = np.searchsorted(pos, lo)
-            i_hi = np.searchsorted(pos, hi)
-            count = i_hi - i_lo
-            sel = _ranges(i_lo, count)
-            par = np.repeat(np.arange(m, dtype=np.int64), count)
-            at = lev[sel] == level
-            out.append((pos[sel[at]].astype(np.int64), par[at]))
-            del sel, par, at
-        (ko, parent), (kc, cpar) = out
-        if ko.size != kc.size or not np.array_equal(parent, cpar):
-            return None
-        return ko, kc, parent
-
-    def _block_numbers(
-        self, a: np.ndarray, b: np.ndarray
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
-        """The numbers in the texts ``data[a:b]`` (one text per field): (all numbers in one
-        array, index of each text's first number, count of numbers per text), or None when
-        something in them is not a number.
-
-        The texts are gathered into one buffer (separated by a space) and parsed in one
-        vectorised pass (:func:`.sexpr.parse_decimals`); the count per text comes from counting token starts, so a field
-        with an unexpected count of numbers is detected per field, not per block.
-        """
-        length = b - a
-        if (length < 0).any():
-            return None
-        block = length + 1
-        offs = np.cumsum(block) - block
-        total = int(offs[-1] + block[-1]) if offs.size else 0
-        src = np.arange(total, dtype=np.int64) - np.repeat(offs - a, block)
-        buf = np.frombuffer(self.data, dtype=np.uint8)[src]
-        del src
-        buf[offs + length] = 32  # the ')' that ends each field becomes a separator
-        got = parse_decimals_at(buf)  # exact, 3x faster than strtod per number
-        if got is not None:  # each field's numbers: the token starts inside its text
-            flat, where = got
-            # every byte of the buffer belongs to one field, so each token to the field whose
-            # text holds its start: counted per field, the first index is the running sum
-            ntok = np.bincount(np.searchsorted(offs, where, side="right") - 1, minlength=offs.size)
-            first = np.cumsum(ntok) - ntok
-        else:  # a number in another form (exponent, '+', …): strtod reads it
-            ws = (buf == 32) | (buf == 9) | (buf == 10) | (buf == 13)
-            tok = ~ws
-            tok[1:] &= ws[:-1]
-            csum = np.zeros(total + 1, dtype=np.int64)
-            np.cumsum(tok, out=csum[1:])
-            ntok = csum[offs + block] - csum[offs]
-            first = csum[offs]
-            del csum, ws, tok
-            flat = strtod_all(buf.tobytes())
-            if flat is None:
-                return None
-        if flat.size != int(ntok.sum()):
-            return None
-        return flat, first, ntok
-
-    def _number_fields(
-        self,
-        good: np.ndarray,
-        kids: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray],
-        last_code: int,
-        kw_len: np.ndarray,
-        kw_nums: np.ndarray,
-    ) -> _NumberFields | None:
-        """The shared step of the block parsers: keep the fields of the items still ``good``,
-        read the numbers of their numeric fields (codes 1..``last_code``) in one pass, and mark
-        not-good every item one of whose fields holds the wrong count of numbers.  None when a
-        field holds something that is not a number (the whole block then goes the slow way)."""
-        ko, kc, parent, code = kids
-        keep = good[parent]
-        ko, kc, parent, code = ko[keep], kc[keep], parent[keep], code[keep]
-        numeric = (code >= 1) & (code <= last_code)
-        npar, ncode = parent[numeric], code[numeric]
-        nums = self._block_numbers(ko[numeric] + kw_len[ncode], kc[numeric])
-        if nums is None:
-            return None
-        flat, first, ntok = nums
-        bad = ntok != kw_nums[ncode]
-        if bad.any():
-            good[npar[bad]] = False
-        return _NumberFields(ko, kc, parent, code, npar, ncode, flat, first, ~bad)
-
-    def _track_block(
-        self,
-        spans: np.ndarray,
-        is_arc: np.ndarray,
-        start: np.ndarray,
-        mid: np.ndarray,
-        end: np.ndarray,
-        width: np.ndarray,
-        ustart: np.ndarray,
-        ulen: np.ndarray,
-    ) -> tuple[
-        np.ndarray, tuple[np.ndarray, _TokenKeys] | None, tuple[np.ndarray, _TokenKeys] | None
-    ]:
-        """Parse one block of track items into the given row views; returns the rows done
-        (the others go the slow way) and, for the layer and the net, the rows and the texts
-        to look up (:meth:`_token_apply`, on the caller's thread, in file order).  Reads
-        ``self.data`` and the index only, so blocks may be parsed on several threads."""
-        m = spans.shape[0]
-        got = self._block_kids(spans, 3)
-        if got is None:
-            return np.zeros(m, dtype=bool), None, None
-        ko, kc, parent = got
-        code = _kid_codes(_u64_view(self.data), ko, _TRACK_WORDS)
-        cnt = np.bincount(parent * 8 + code, minlength=m * 8).reshape(m, 8)
-        good = (
-            (cnt[:, 1] == 1)
-            & (cnt[:, 3] == 1)
-            & (cnt[:, 4] == 1)
-            & (cnt[:, 5] == 1)
-            & (cnt[:, 6] == 1)
-            & (cnt[:, 7] <= 1)
-            & (cnt[:, 2] == is_arc)
-        )
-        del cnt
-        # numbers: start (1), mid (2), end (3), width (4)
-        f = self._number_fields(good, (ko, kc, parent, code), 4, _KW_LEN, _KW_NUMS)
-        if f is None:
-            return np.zeros(m, dtype=bool), None, None
-        ko, kc, parent, code, npar, ncode, flat, first, ok = f
-        for c, target in ((1, start), (2, mid), (3, end)):
-            sel = ok & (ncode == c)
-            rows, f = npar[sel], first[sel]
-            target[rows, 0] = flat[f]
-            target[rows, 1] = flat[f + 1]
-        sel = ok & (ncode == 4)
-        width[npar[sel]] = flat[first[sel]]
-        del flat
-        # layer (5), net (6), uuid / tstamp (7)
-        sel = code == 5
-        lay = (parent[sel], self._token_keys(ko[sel] + 6, kc[sel]))
-        sel = code == 6
-        nt = (parent[sel], self._token_keys(ko[sel] + 4, kc[sel]))
-        sel = code == 7
-        ua = ko[sel] + _KW_LEN[7] + (data_is_tstamp(self.data, ko[sel]) * 2)
-        ustart[parent[sel]] = ua
-        ulen[parent[sel]] = kc[sel] - ua
-        return good, lay, nt
-
-    def _track_slow(self, s: int, e: int) -> tuple[bytes, ...]:
-        """One track item, fields in any order (hand-edited or unusual files)."""
-        data = self.data
-        kind = b"arc" if data.startswith(b"(arc", s) else b"segment"
-        f = dict(_TRACK_FIELD.findall(data, s, e))
-        if b"start" not in f or b"end" not in f:
-            raise self.fail(f"a ({kind.decode()} …) without start or end", s)
-        st, en = f[b"start"].split(), f[b"end"].split()
-        mid = f.get(b"mid", b"").split() or [b"", b""]
-        layer = f.get(b"layer", b"").strip().strip(b'"')
-        uuid = f.get(b"uuid", f.get(b"tstamp", b"")).strip().strip(b'"')
-        width = (f.get(b"width", b"0").split() or [b"0"])[0]
-        return (
-            kind,
-            st[0],
-            st[1],
-            mid[0],
-            mid[1],
-            en[0],
-            en[1],
-            width,
-            layer,
-            f.get(b"net", b""),
-            uuid,
-        )
-
-    def _skip_ranges(self, s: int, e: int) -> list[tuple[int, int]]:
-        """Spans of nested drill / padstack nodes inside an item, whose fields must not be
-        mistaken for the item's own (a backdrill has its own ``size`` and ``layers``)."""
-        out = []
-        for m in _NESTED_DRILL.finditer(self.data, s, e):
-            try:
-                out.append((m.start(), find_balanced(self.data, m.start())))
-            except ValueError:
-                raise self.fail("unbalanced nested node", m.start()) from None
-        return out
-
-    def _fields(
-        self, pattern: re.Pattern[bytes], s: int, e: int
-    ) -> tuple[dict[bytes, bytes], list[tuple[int, int]]]:
-        data = self.data
-        skips = self._skip_ranges(s, e) if _NESTED_DRILL.search(data, s, e) else []
-        f: dict[bytes, bytes] = {}
-        for m in pattern.finditer(data, s + 1, e):
-            key = m.group(1)
-            if key in f:
-                continue
-            if skips and any(a <= m.start() < b for a, b in skips):
-                continue
-            f[key] = m.group(2)
-        return f, skips
-
-    # -- zones -------------------------------------------------------------------------------
+    # -- point lists -------------------------------------------------------------------------
 
     def _points(self, s: int, e: int) -> np.ndarray:
         return points_of(self.data, s, e, self.source)
-
-    def _zone(self, s: int, e: int) -> Zone:
-        data = self.data
-        idx = self.index
-        net = 0
-        net_name = ""
-        layers: tuple[int, ...] = ()
-        priority = 0
-        name = ""
-        uuid = ""
-        keepout = False
-        min_thickness = None
-        outline = np.zeros((0, 2))
-        filled: dict[int, list[tuple[int, int]]] = {}
-        for cs, ce in idx.children(3, s, e).tolist():
-            m = _KW.match(data, cs)
-            if m is None:
-                continue
-            kw = m.group(1)
-            if kw == b"net":
-                net = self.net_ref(data[m.end() : ce - 1])
-            elif kw == b"net_name":
-                net_name = unquote(data[m.end() : ce - 1].strip())
-            elif kw in (b"layer", b"layers"):
-                layers = self.layer_indexes(data[m.end() : ce - 1])[0]
-            elif kw == b"priority":
-                priority = int(data[m.end() : ce - 1].split()[0])
-            elif kw == b"name":
-                name = unquote(data[m.end() : ce - 1].strip())
-            elif kw in (b"uuid", b"tstamp"):
-                uuid = unquote(data[m.end() : ce - 1].strip())
-            elif kw == b"keepout":
-                keepout = True
-            elif kw == b"min_thickness":
-                min_thickness = _float(data[m.end() : ce - 1].strip().decode())
-            elif kw == b"polygon" and outline.size == 0:
-                for ps, pe in idx.children(4, cs, ce).tolist():
-                    if data.startswith(b"(pts", ps):
-                        outline = self._points(ps, pe)
-            elif kw == b"filled_polygon":
-                layer = None
-                pts_span = None
-                for ps, pe in idx.children(4, cs, ce).tolist():
-                    if data.startswith(b"(pts", ps):
-                        pts_span = (ps, pe)
-                    elif data.startswith(b"(layer", ps):
-                        layer = self.copper.get(unquote(data[ps + 6 : pe - 1].strip()))
-                if layer is not None and pts_span is not None:
-                    filled.setdefault(layer, []).append(pts_span)
-        if not net_name and net:
-            net_name = self.net_names[net]
-        return Zone(
-            net=net,
-            net_name=net_name,
-            layers=layers,
-            priority=priority,
-            outline=outline,
-            filled=_LazyFills(self.data, self.source, filled),
-            name=name,
-            uuid=uuid,
-            keepout=keepout,
-            min_thickness_mm=min_thickness,
-        )
 
     # -- footprints and pads ---------------------------------------------------------------------
 
@@ -1172,7 +729,7 @@ class _Reader(ViaReading, PadReading):
                 edge_hits.add(k)
             at = data.find(b"Edge.Cuts", at + 9, fps[-1, 1])
         for k in sorted(edge_hits):
-            m = _KW.match(data, int(kids[k, 0]))
+            m = NODE_KEYWORD.match(data, int(kids[k, 0]))
             if m and m.group(1) in _EDGE_FP:
                 out[parent[k]].setdefault(b"edge", []).append((int(kids[k, 0]), int(kids[k, 1])))
         return out
@@ -1193,7 +750,7 @@ class _Reader(ViaReading, PadReading):
         attrs: tuple[str, ...] = ()
         ref = value = None
         uuid = ""
-        props = _LazyProps(data, s, e)
+        props = LazyProps(data, s, e)
         for cs, ce in kids.get(b"fp_text", ()):
             tm = _FP_TEXT.match(data, cs, ce)
             if tm:
@@ -1211,14 +768,14 @@ class _Reader(ViaReading, PadReading):
             attrs = tuple(t.decode("utf-8", "replace") for t in data[cs + 5 : ce - 1].split())
         for cs, ce in (kids.get(b"uuid") or kids.get(b"tstamp") or [])[:1]:
             uuid = unquote(data[cs : ce - 1].split(None, 1)[1].strip())
-        t = _Transform(x, y, rot)
+        t = Transform(x, y, rot)
         pads = tuple(self._pad(ps, pe, t) for ps, pe in kids.get(b"pad", ()))
         for es, ee in kids.get(b"edge", ()):
             self._edge_shape(es, ee, t, edge_pieces, bbox_pts)
         if ref is None:
-            ref = _find_property(data, s, e, b"Reference")
+            ref = find_property(data, s, e, b"Reference")
         if value is None:
-            value = _find_property(data, s, e, b"Value")
+            value = find_property(data, s, e, b"Value")
         return Footprint(
             reference=ref,
             value=value,
@@ -1234,10 +791,10 @@ class _Reader(ViaReading, PadReading):
         )
 
     def _geometry(self, node: list, at: int, in_pad: bool) -> Any:
-        """:func:`_graphic_geometry` of a parsed graphic; a coordinate or width that is not a
+        """:func:`graphic_geometry` of a parsed graphic; a coordinate or width that is not a
         finite number is a bad-input error at the node's line, not a geometry library's."""
         try:
-            return _graphic_geometry(node, in_pad=in_pad)
+            return graphic_geometry(node, in_pad=in_pad)
         except ValueError as exc:
             raise self.fail(f"({node[0]} …): {exc}", at) from None
 
@@ -1277,7 +834,7 @@ class _Reader(ViaReading, PadReading):
         return out
 
     def _copper_shape(self, s: int, e: int) -> list[CopperShape]:
-        """The copper of a board-level graphic on a copper layer (:func:`_graphic_geometry`),
+        """The copper of a board-level graphic on a copper layer (:func:`graphic_geometry`),
         one :class:`CopperShape` per piece; [] when the node is on no copper layer or has no
         area."""
         node = self.node(s, e)
@@ -1313,7 +870,7 @@ class _Reader(ViaReading, PadReading):
         self,
         s: int,
         e: int,
-        t: _Transform,
+        t: Transform,
         pieces: list[tuple[list[tuple[float, float]], bool]],
         bbox_pts: list[tuple[int, int]],
     ) -> None:
@@ -1326,20 +883,20 @@ class _Reader(ViaReading, PadReading):
         # geometry for the rings in float mm; the bounding box in integer nm the way KiCad
         # places footprint items (local nm, RotatePoint, + position) so sizes match pcbnew
         pts = {k: t.apply(*v) for k, v in local.items()}
-        place = (_nm(t.x), _nm(t.y), t.deg)
+        place = (to_nm(t.x), to_nm(t.y), t.deg)
 
         def nm_placed(p: tuple[float, float]) -> tuple[int, int]:
-            x, y = rotate_nm(_nm(p[0]), _nm(p[1]), place[2])
+            x, y = rotate_nm(to_nm(p[0]), to_nm(p[1]), place[2])
             return x + place[0], y + place[1]
 
-        half = max(0, _nm(width)) // 2
+        half = max(0, to_nm(width)) // 2
         shape_pts: list[tuple[int, int]] = []
         if kind == "line" and {"start", "end"} <= pts.keys():
             pieces.append(([pts["start"], pts["end"]], False))
             shape_pts = [nm_placed(local["start"]), nm_placed(local["end"])]
         elif kind == "arc" and {"start", "mid", "end"} <= pts.keys():
             pieces.append((arc_points(pts["start"], pts["mid"], pts["end"]), False))
-            sl, ml, el = ((_nm(local[k][0]), _nm(local[k][1])) for k in ("start", "mid", "end"))
+            sl, ml, el = ((to_nm(local[k][0]), to_nm(local[k][1])) for k in ("start", "mid", "end"))
             shape_pts = arc_bbox_nm(sl, ml, el, place)
         elif kind == "circle" and {"center", "end"} <= pts.keys():
             c = pts["center"]

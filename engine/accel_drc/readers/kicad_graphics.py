@@ -12,11 +12,11 @@ from typing import Any
 from ..geometry import arc_points, bezier_points, circle_points
 
 
-def _nm(mm: float) -> int:
+def to_nm(mm: float) -> int:
     return int(round(mm * 1e6))
 
 
-def _graphic_geometry(node: list, in_pad: bool = False) -> Any:
+def graphic_geometry(node: list, in_pad: bool = False) -> Any:
     """The copper of one parsed graphic node (``["gr_line", ["start", x, y], …]``) as a shapely
     geometry: lines, arcs and curves their stroke wide; polygons filled unless ``(fill none|no)``;
     circles and rectangles filled when ``(fill yes|solid)`` (in a custom pad's primitives also
@@ -60,7 +60,7 @@ def _graphic_geometry(node: list, in_pad: bool = False) -> Any:
     return geom
 
 
-class _Transform:
+class Transform:
     """Footprint placement: rotate by ``deg`` (KiCad's sense, y down) then move to (x, y)."""
 
     __slots__ = ("x", "y", "deg", "c", "s")
@@ -76,7 +76,7 @@ class _Transform:
         return (self.x + px * self.c + py * self.s, self.y - px * self.s + py * self.c)
 
 
-_IDENTITY = _Transform()
+IDENTITY = Transform()
 
 
 def graphic_fields(

@@ -15,23 +15,23 @@ import numpy as np
 from ..geometry import rotate_nm
 from ..model import Pad
 from .kicad_blocks import (
-    _ATOM,
-    _NESTED_PREFIXES,
-    _TRACK_BLOCK,
-    _VALUE,
-    _VIA_KW_LEN,
-    _VIA_WORDS,
-    _kid_codes,
-    _kid_prefix,
-    _u64_view,
-    _via_fields_once,
+    ATOM,
+    NESTED_PREFIXES,
+    TRACK_BLOCK,
+    VALUE,
+    VIA_KW_LEN,
+    VIA_WORDS,
     data_is_tstamp,
+    kid_codes,
+    kid_prefix,
+    u64_view,
+    via_fields_once,
 )
-from .kicad_graphics import _nm, _Transform
+from .kicad_graphics import Transform, to_nm
 from .sexpr import find_balanced, unquote
 
-_PAD_HEAD = re.compile(rb"\(pad\s+(" + _ATOM + rb")\s+([^\s()]+)\s+([^\s()]+)")
-_PAD_FIELD = re.compile(rb"\((at|size|drill|layers|net|uuid|tstamp)\s+" + _VALUE)
+_PAD_HEAD = re.compile(rb"\(pad\s+(" + ATOM + rb")\s+([^\s()]+)\s+([^\s()]+)")
+_PAD_FIELD = re.compile(rb"\((at|size|drill|layers|net|uuid|tstamp)\s+" + VALUE)
 #: a pad's schematic pin name and type (KiCad 6+): ``(pinfunction "DQS_t") (pintype "bidirectional")``
 _PIN_FIELD = re.compile(rb'\((pinfunction|pintype)\s+("(?:[^"\\]|\\.)*"|[^\s()"]+)')
 #: a pad's pad-to-die length (mm) and KiCad 10 delay (ps): read only from a pad whose text holds
@@ -59,26 +59,26 @@ class PadReading:
         if not spans:
             return
         arr = np.asarray(spans, dtype=np.int64)
-        u64 = _u64_view(self.data)
-        for i0 in range(0, arr.shape[0], _TRACK_BLOCK):
-            blk = arr[i0 : i0 + _TRACK_BLOCK]
+        u64 = u64_view(self.data)
+        for i0 in range(0, arr.shape[0], TRACK_BLOCK):
+            blk = arr[i0 : i0 + TRACK_BLOCK]
             m = blk.shape[0]
             got = self._block_kids(blk, 4)
             if got is None:
                 continue
             ko, kc, parent = got
-            code, good = _via_fields_once(u64, ko, parent, m)
-            good[parent[_kid_prefix(u64, ko, _NESTED_PREFIXES)]] = False
+            code, good = via_fields_once(u64, ko, parent, m)
+            good[parent[kid_prefix(u64, ko, NESTED_PREFIXES)]] = False
             for level in (5, 6):  # a field name deeper down: the regex's first-match rule
                 deep = self._block_kids(blk, level)
                 if deep is None:
                     good[:] = False
                     break
                 dko, _dkc, dpar = deep
-                good[dpar[_kid_codes(u64, dko, _VIA_WORDS) > 0]] = False
-                good[dpar[_kid_prefix(u64, dko, _NESTED_PREFIXES)]] = False
+                good[dpar[kid_codes(u64, dko, VIA_WORDS) > 0]] = False
+                good[dpar[kid_prefix(u64, dko, NESTED_PREFIXES)]] = False
             numeric = (code >= 1) & (code <= 2) & good[parent]
-            nums = self._block_numbers(ko[numeric] + _VIA_KW_LEN[code[numeric]], kc[numeric])
+            nums = self._block_numbers(ko[numeric] + VIA_KW_LEN[code[numeric]], kc[numeric])
             if nums is None:
                 continue
             flat, first, ntok = nums
@@ -100,7 +100,7 @@ class PadReading:
             text = np.full((m, 4, 2), -1, dtype=np.int64)
             for c in (3, 4, 5, 6):
                 sel = code == c
-                a = ko[sel] + _VIA_KW_LEN[c]
+                a = ko[sel] + VIA_KW_LEN[c]
                 if c == 6:
                     a = a + data_is_tstamp(self.data, ko[sel]) * 2
                 text[parent[sel], c - 3, 0] = a
@@ -132,7 +132,7 @@ class PadReading:
         got = {m.group(1): unquote(m.group(2)) for m in _PIN_FIELD.finditer(self.data, s, e)}
         return got.get(b"pinfunction", ""), got.get(b"pintype", "")
 
-    def _pad(self, s: int, e: int, t: _Transform) -> Pad:
+    def _pad(self, s: int, e: int, t: Transform) -> Pad:
         pad = self._pad_plain(s, e, t)
         if self.data.find(b"(die_", s, e) < 0:
             return pad
@@ -156,7 +156,7 @@ class PadReading:
             pad, die_length_mm=got.get("length"), die_delay_ps=got.get("delay")
         )
 
-    def _pad_plain(self, s: int, e: int, t: _Transform) -> Pad:
+    def _pad_plain(self, s: int, e: int, t: Transform) -> Pad:
         data = self.data
         pin_function, pin_type = self._pin_of(s, e)
         head = _PAD_HEAD.match(data, s, e)
@@ -165,7 +165,7 @@ class PadReading:
         fast = self._pad_rows.get(s)
         if fast is not None:
             (lx, ly, rot), (w, h), spans = fast
-            rx, ry = rotate_nm(_nm(lx), _nm(ly), t.deg)
+            rx, ry = rotate_nm(to_nm(lx), to_nm(ly), t.deg)
             (da, db), (la, lb), (na, nb), (ua, ub) = spans
             copper, names = self.layer_indexes(data[la:lb] if la >= 0 else b"")
             return Pad(
@@ -173,8 +173,8 @@ class PadReading:
                 net=self.net_ref(data[na:nb] if na >= 0 else b""),
                 type=head.group(2).decode("utf-8", "replace"),
                 shape=head.group(3).decode("utf-8", "replace"),
-                x=(rx + _nm(t.x)) / 1e6,
-                y=(ry + _nm(t.y)) / 1e6,
+                x=(rx + to_nm(t.x)) / 1e6,
+                y=(ry + to_nm(t.y)) / 1e6,
                 width=w,
                 height=h,
                 rotation=rot,
@@ -190,8 +190,8 @@ class PadReading:
         lx, ly = float(at[0]), float(at[1])
         rot = float(at[2]) if len(at) > 2 else 0.0
         # placed like KiCad places it: integer nm, RotatePoint with KiROUND, plus the position
-        rx, ry = rotate_nm(_nm(lx), _nm(ly), t.deg)
-        px, py = (rx + _nm(t.x)) / 1e6, (ry + _nm(t.y)) / 1e6
+        rx, ry = rotate_nm(to_nm(lx), to_nm(ly), t.deg)
+        px, py = (rx + to_nm(t.x)) / 1e6, (ry + to_nm(t.y)) / 1e6
         size = f.get(b"size", b"0 0").split()
         w = float(size[0])
         h = float(size[1]) if len(size) > 1 else w
@@ -226,7 +226,7 @@ class PadReading:
     def _custom_pad(self, s: int, e: int, w: float, h: float) -> tuple[np.ndarray, ...]:
         """A custom pad's copper in its own frame: the anchor (``(options (anchor circle|rect))``,
         a rectangle when not written) of its size, joined with each ``(primitives …)`` graphic
-        (:func:`_graphic_geometry`).  Exterior rings of the union; () when the pad has no
+        (:func:`graphic_geometry`).  Exterior rings of the union; () when the pad has no
         primitives (then it is its anchor: the rectangle already read)."""
         import shapely
 

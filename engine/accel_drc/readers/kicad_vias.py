@@ -16,29 +16,29 @@ import numpy as np
 from ..concurrency import ordered_map
 from ..model import Backdrill, ViaProtection, Vias, via_type_for_span
 from .kicad_blocks import (
-    _NESTED_PREFIXES,
-    _TRACK_BLOCK,
-    _VALUE,
-    _VIA_KW_LEN,
-    _VIA_NUMS,
-    _VIA_PROTECTION_PREFIXES,
-    _VIA_WORDS,
+    NESTED_PREFIXES,
+    TRACK_BLOCK,
+    VALUE,
+    VIA_KW_LEN,
+    VIA_NUMS,
+    VIA_PROTECTION_PREFIXES,
+    VIA_WORDS,
     SpanStrings,
-    _kid_codes,
-    _kid_prefix,
-    _u64_view,
-    _via_fields_once,
     data_is_tstamp,
+    kid_codes,
+    kid_prefix,
+    u64_view,
+    via_fields_once,
 )
 from .kicad_stackup import _float
 from .sexpr import find_balanced, unquote
 
 if TYPE_CHECKING:
-    from .kicad_file import _TokenKeys
+    from .kicad_fields import TokenKeys
 
 _VIA_HEAD = re.compile(rb"\(via((?:\s+(?:locked|blind|buried|micro|through))*)")
 _VIA_FLAG = re.compile(rb"\((remove_unused_layers|keep_end_layers)\s*(yes|no)?\s*\)")
-_VIA_FIELD = re.compile(rb"\((at|size|drill|layers|net|uuid|tstamp)\s+" + _VALUE)
+_VIA_FIELD = re.compile(rb"\((at|size|drill|layers|net|uuid|tstamp)\s+" + VALUE)
 #: KiCad 10's IPC-4761 via protection: ``(filling yes)``, ``(tenting (front yes) (back none))``
 _VIA_PROTECT = re.compile(rb"\((tenting|covering|plugging|filling|capping)\b")
 _PROTECT_VALUE = {b"yes": True, b"no": False}
@@ -57,7 +57,7 @@ class ViaReading:
         ulen: np.ndarray,
         removed: np.ndarray,
         keep_end: np.ndarray,
-    ) -> tuple[np.ndarray, tuple[np.ndarray, _TokenKeys] | None]:
+    ) -> tuple[np.ndarray, tuple[np.ndarray, TokenKeys] | None]:
         """Parse one block of plain through vias (no type keyword, no nested drill or
         padstack, each field once at level 3 and nowhere deeper) into the given row views;
         returns the rows done (the others go the slow way) and the rows and texts of the nets
@@ -70,15 +70,15 @@ class ViaReading:
         if got is None or deep is None:
             return np.zeros(m, dtype=bool), None
         ko, kc, parent = got
-        u64 = _u64_view(data)
-        code, good = _via_fields_once(u64, ko, parent, m)
+        u64 = u64_view(data)
+        code, good = via_fields_once(u64, ko, parent, m)
         dko, _dkc, dpar = deep
-        dcode = _kid_codes(u64, dko, _VIA_WORDS)
+        dcode = kid_codes(u64, dko, VIA_WORDS)
         good[dpar[dcode > 0]] = False  # a field name deeper down: the old first-match rule
         # backdrill / tertiary_drill / padstack / primitives (by prefix: a superset is safe)
         for kpos, kpar in ((ko, parent), (dko, dpar)):
-            good[kpar[_kid_prefix(u64, kpos, _NESTED_PREFIXES)]] = False
-        good[parent[_kid_prefix(u64, ko, _VIA_PROTECTION_PREFIXES)]] = False  # IPC-4761
+            good[kpar[kid_prefix(u64, kpos, NESTED_PREFIXES)]] = False
+        good[parent[kid_prefix(u64, ko, VIA_PROTECTION_PREFIXES)]] = False  # IPC-4761
         # "(via" then only whitespace up to the first child: no type keyword, not locked
         first_kid = np.full(m, -1, dtype=np.int64)
         if parent.size:  # parent is sorted: the first child of each via starts a new value
@@ -91,7 +91,7 @@ class ViaReading:
             ch = arr[np.minimum(spans[:, 0] + 4 + j, arr.size - 1)]
             good &= (j >= gap) | (ch == 32) | (ch == 9) | (ch == 10) | (ch == 13)
         # numbers: at (1), size (2), drill (3)
-        f = self._number_fields(good, (ko, kc, parent, code), 3, _VIA_KW_LEN, _VIA_NUMS)
+        f = self._number_fields(good, (ko, kc, parent, code), 3, VIA_KW_LEN, VIA_NUMS)
         if f is None:
             return np.zeros(m, dtype=bool), None
         ko, kc, parent, code, npar, ncode, flat, first, ok = f
@@ -111,7 +111,7 @@ class ViaReading:
         # (remove_unused_layers yes) / (keep_end_layers yes); "no" or absent = off, a bare
         # legacy (remove_unused_layers) = on (parseMaybeAbsentBool)
         for flag, prefix, kw_len in ((removed, b"remove_", 21), (keep_end, b"keep_en", 16)):
-            sel = _kid_prefix(u64, ko, (prefix,)) & (ko + kw_len + 2 < arr.size)
+            sel = kid_prefix(u64, ko, (prefix,)) & (ko + kw_len + 2 < arr.size)
             if sel.any():
                 after = ko[sel] + kw_len
                 off = np.isin(arr[after], (32, 9)) & (arr[after + 1] == ord("n"))
@@ -166,17 +166,17 @@ class ViaReading:
         declared: dict[int, str] = {}
         protection: dict[int, ViaProtection] = {}
 
-        def parse(i0: int) -> tuple[int, np.ndarray, tuple[np.ndarray, _TokenKeys] | None]:
-            i1 = min(n, i0 + _TRACK_BLOCK)
+        def parse(i0: int) -> tuple[int, np.ndarray, tuple[np.ndarray, TokenKeys] | None]:
+            i1 = min(n, i0 + TRACK_BLOCK)
             return (i0,) + self._via_block(
                 spans[i0:i1], pos[i0:i1], dia[i0:i1], drill[i0:i1],
                 ustart[i0:i1], ulen[i0:i1], removed[i0:i1], keep_end[i0:i1],
             )  # fmt: skip
 
         # as the tracks: blocks on two threads, net look-ups here in file order
-        for i0, good, nt in ordered_map(parse, range(0, n, _TRACK_BLOCK)):
+        for i0, good, nt in ordered_map(parse, range(0, n, TRACK_BLOCK)):
             if nt is not None:
-                net[i0 : min(n, i0 + _TRACK_BLOCK)][nt[0]] = self._token_apply(nt[1], self.net_ref)
+                net[i0 : min(n, i0 + TRACK_BLOCK)][nt[0]] = self._token_apply(nt[1], self.net_ref)
             for row in (np.flatnonzero(~good) + i0).tolist():
                 s0, e0 = int(spans[row, 0]), int(spans[row, 1])
                 got = self._via_slow(s0, e0)
