@@ -11,7 +11,7 @@ from collections import Counter
 import numpy as np
 import pytest
 from accel_drc.model import Board, CopperLayer, Footprint, Outline, Pad, Tracks, Zone
-from accel_drc.report import html
+from accel_drc.report import embedded_json, html, html_rows, html_template, stackup_figure
 from accel_drc.report.board_svg import grid_for, render_board
 from accel_drc.report.declare_html import cannot_verify_groups
 from accel_drc.results import Severity, Status
@@ -96,7 +96,7 @@ def test_safe_json_escapes_and_round_trips() -> None:
 
 
 def test_autoescape_is_on() -> None:
-    env = html._env()
+    env = html_template.environment()
     assert env.autoescape is True
     assert env.from_string("{{ x }}").render(x="<b>") == "&lt;b&gt;"
 
@@ -206,7 +206,7 @@ def test_classification_evidence_rows(hostile) -> None:
 
 def test_stackup_rows_and_findings_against_layers(hostile) -> None:
     page, result, board = hostile
-    rows = html._stackup_rows(result, board, result.findings)
+    rows = stackup_figure.stackup_rows(result, board, result.findings)
     by_name = {r["name"]: r for r in rows}
     # findings on In2.Cu, counted by hand from the generator (layer = k % 8 for k < 60)
     on = [f for f in result.findings if f.layer == "In2.Cu"]
@@ -241,7 +241,7 @@ def test_waivers_by_state(hostile) -> None:
 def test_rule_runs_table_shows_pass_and_fail() -> None:
     board = make_board(n_tracks=80, n_vias=10, zones=False)
     result = make_result(board, 3)  # 3 findings: only the first three rules fail
-    runs = {r["id"]: r for r in html._rule_runs(result, result.findings)}
+    runs = {r["id"]: r for r in html_rows.rule_runs(result, result.findings)}
     assert runs["training.via_stub.nvlink4"]["outcome"] == "fail"
     assert runs["training.tg"]["outcome"] == "pass"
 
@@ -297,7 +297,7 @@ def test_via_stub_series_read() -> None:
     result.extras["via_stubs"] = {
         "nvlink4": ViaStubSeries(stubs_mm=(0.1, 0.3), limit_mm=0.2, count=3, unknown=1)
     }
-    [s] = html._via_stubs(result)
+    [s] = html_rows.via_stub_rows(result)
     assert (s["signal"], s["count"], s["over"], s["limit"]) == ("nvlink4", 2, 1, 0.2)
     assert s["notes"][0] == "1 with unknown stub"
 
@@ -491,16 +491,16 @@ def test_evidence_compacted_but_small_facts_kept() -> None:
         "nets": [f"NET_{i}" for i in range(300)],
         "stub_mm": 0.785,
     }
-    out = html._compact_evidence(ev)
+    out = embedded_json.compact_evidence(ev)
     assert out["f_res_hz"] == 52517700000.0  # 6 significant digits
     assert out["stub_mm"] == 0.785
     assert out["nets"] == "(300 items left out of the report)"
-    assert len(json.dumps(out, separators=(",", ":"))) <= html._EVIDENCE_MAX
-    assert html.evidence_budget(10) == html._EVIDENCE_MAX
+    assert len(json.dumps(out, separators=(",", ":"))) <= embedded_json.EVIDENCE_MAX
+    assert html.evidence_budget(10) == embedded_json.EVIDENCE_MAX
     assert html.evidence_budget(10_000) == 300
     assert html.evidence_budget(10**6) == 200
     many = {f"key_{i}": float(i) + 0.5 for i in range(40)}  # 40 short values, ~560 chars
-    small = html._compact_evidence(dict(many), 300)
+    small = embedded_json.compact_evidence(dict(many), 300)
     assert len(json.dumps(small, separators=(",", ":"))) <= 300
     assert small["key_0"] == 0.5 and "key_39" not in small  # the first facts are kept
     assert small["(left out)"].startswith("key_")
@@ -579,7 +579,7 @@ def test_dielectric_findings_are_a_layer_filter_option(hostile) -> None:
         if r[f.index("slayers")]
     )
     # the badge counts exactly these findings
-    rows = {r["name"]: r for r in html._stackup_rows(result, board, result.findings)}
+    rows = {r["name"]: r for r in stackup_figure.stackup_rows(result, board, result.findings)}
     assert sum(rows[LOSSY_DIELECTRIC]["counts"].values()) == len(lossy)
 
 
@@ -626,7 +626,7 @@ def test_banner_meta_has_full_text_and_does_not_clip() -> None:
     assert f'<dd class="mono sha" title="{"ab" * 32}">' in page
     packs = ", ".join(f"pack-{i} {i}.0.{i}" for i in range(6))
     assert f'<dd class="packs" title="{packs}">' in page
-    css = (html._TEMPLATES / "report.css").read_text(encoding="utf-8")
+    css = (html_template.TEMPLATES / "report.css").read_text(encoding="utf-8")
     meta_dd = re.search(r"\.meta dd \{([^}]*)\}", css).group(1)
     assert "nowrap" not in meta_dd and "ellipsis" not in meta_dd
     assert "word-break: break-all" in re.search(r"\.meta dd\.sha \{([^}]*)\}", css).group(1)
@@ -644,7 +644,7 @@ def _stackup_labels(layers: int) -> tuple[list, str, list, list[float]]:
     board with ``layers`` copper layers and 80 findings."""
     board = make_board(layers=layers, n_tracks=200, n_vias=20, zones=False)
     result = make_result(board, 80, rails=False)
-    rows = html._stackup_rows(result, board, result.findings)
+    rows = stackup_figure.stackup_rows(result, board, result.findings)
     svg = str(html.stackup_svg(rows))
     labels = re.findall(r'<text class="sl-label" x="[\d.]+" y="([\d.]+)">([^<]*)</text>', svg)
     return rows, svg, labels, [float(y) for y, _ in labels]
@@ -655,8 +655,8 @@ def test_stackup_labels_of_many_layers_do_not_overlap() -> None:
     every layer with findings and every copper layer labelled, a leader line per label."""
     rows, svg, labels, ys = _stackup_labels(26)
     assert ys == sorted(ys)
-    assert min(b - a for a, b in zip(ys, ys[1:])) >= html._LABEL_H - 0.01
-    height = 53 * html._LABEL_H  # the drawing grows to give each of the 53 layers a line
+    assert min(b - a for a, b in zip(ys, ys[1:])) >= stackup_figure.LABEL_H - 0.01
+    height = 53 * stackup_figure.LABEL_H  # the drawing grows to give each of the 53 layers a line
     assert ys[0] > 0 and ys[-1] <= height + 4
     assert f'viewBox="0 0 300 {int(height) + 24}"' in svg
     names = {t.lstrip("✖⚠? ") for _, t in labels}
@@ -667,8 +667,8 @@ def test_stackup_labels_of_many_layers_do_not_overlap() -> None:
     assert svg.count('class="sl-leader"') == len(labels)
     # 40 copper layers (81 rows): 60 lines, the layers with findings and the copper ones first
     rows, svg, labels, ys = _stackup_labels(40)
-    assert len(rows) == 81 and len(labels) == html._LABEL_ROWS_MAX
-    assert min(b - a for a, b in zip(ys, ys[1:])) >= html._LABEL_H - 0.01
+    assert len(rows) == 81 and len(labels) == stackup_figure.LABEL_ROWS_MAX
+    assert min(b - a for a, b in zip(ys, ys[1:])) >= stackup_figure.LABEL_H - 0.01
     names = {t.lstrip("✖⚠? ") for _, t in labels}
     flagged = {r["name"] for r in rows if r["state"] in ("error", "warning", "cannot_verify")}
     assert {r["name"] for r in rows if r["kind"] == "copper"} | flagged <= names

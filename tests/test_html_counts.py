@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from accel_drc import kicad_drc
 from accel_drc.kicad_drc import Exclusion, from_report
-from accel_drc.report import html, json_report, markdown, text
+from accel_drc.report import html, html_rows, json_report, markdown, text
 from accel_drc.results import Severity, Status, count_findings
 from conftest import FIXTURE_BOARDS
 
@@ -192,7 +192,7 @@ def test_html_kicad_exclusion_rows_without_a_finding_are_stale(tmp_path: Path) -
             "hint": "the board changed since it was excluded",
         }
     )
-    rows = html._waivers(result)["kicad"]
+    rows = html_rows.waiver_rows(result)["kicad"]
     stale = [r for r in rows if r["state"] == "stale"]
     assert len(stale) == 1 and stale[0]["finding"] is None
     assert stale[0]["hint"] == "the board changed since it was excluded"

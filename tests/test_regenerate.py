@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from accel_drc import regenerate
-from accel_drc.report import html
+from accel_drc.report import html_template
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -31,7 +31,7 @@ def test_every_derived_file_is_covered() -> None:
     from accel_drc import bundled, dccode
 
     paths = {d.path for d in regenerate.derived_files()}
-    want = {bundled.SNAPSHOT, html._TEMPLATE_MODULE, regenerate.RULES_DOC}
+    want = {bundled.SNAPSHOT, html_template.TEMPLATE_MODULE, regenerate.RULES_DOC}
     if dccode.read_table() is not None:
         want.add(Path(dccode.TABLE))
     assert paths == want
@@ -47,7 +47,7 @@ def _stale_copies(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path
 
     head, _, tail = text.partition(docgen.BEGIN)
     doc.write_text(f"{head}{docgen.BEGIN}\nstale\n{docgen.END}{tail.partition(docgen.END)[2]}")
-    monkeypatch.setattr(html, "_TEMPLATE_MODULE", template)
+    monkeypatch.setattr(html_template, "TEMPLATE_MODULE", template)
     monkeypatch.setattr(regenerate, "RULES_DOC", doc)
     return template, doc
 
@@ -75,7 +75,7 @@ def test_regenerate_rewrites_the_stale_ones(
     assert regenerate.main([]) == 0
     out = capsys.readouterr().out
     assert f"{template}: updated" in out and f"{doc}: updated" in out
-    assert template.read_text(encoding="utf-8") == html.template_module_source()
+    assert template.read_text(encoding="utf-8") == html_template.template_module_source()
     assert regenerate.stale_files() == []
     mtime = template.stat().st_mtime_ns
     assert regenerate.main([]) == 0

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 import pytest
 from accel_drc.geometry import ring_area
-from accel_drc.report import board_svg, html, json_report, sarif
+from accel_drc.report import board_svg, embedded_json, html, html_template, json_report, sarif
 
 
 class _Colour(str, enum.Enum):
@@ -73,7 +73,7 @@ def _reference_compact(ev: Any, limit: int) -> Any:
     """``_compact_evidence`` as it was: every size by ``json.dumps``."""
     if not isinstance(ev, dict) or not ev:
         return ev or None
-    ev = html._round_floats(ev)
+    ev = embedded_json.round_floats(ev)
 
     def size(v: Any) -> int:
         return len(json.dumps(v, ensure_ascii=False, separators=(",", ":")))
@@ -106,10 +106,10 @@ def _reference_compact(ev: Any, limit: int) -> Any:
 def test_json_len_is_the_length_json_dumps_writes() -> None:
     rng = random.Random(18)
     values = [True, False, None, 0, -1, 10**40, 1e-7, 1e22, -0.0, "", 'a"\\\n<é😀', _Colour.RED]
-    values += [html._jsonable(_random_value(rng)) for _ in range(3000)]  # what it measures
+    values += [embedded_json.jsonable(_random_value(rng)) for _ in range(3000)]  # what it measures
     for v in values:
         want = len(json.dumps(v, ensure_ascii=False, separators=(",", ":")))
-        assert html._json_len(v) == want, v
+        assert embedded_json.json_len(v) == want, v
 
 
 def test_plain_rounded_is_round_floats_of_jsonable() -> None:
@@ -117,7 +117,9 @@ def test_plain_rounded_is_round_floats_of_jsonable() -> None:
     values = [np.array([1.0, np.nan]), {1: 2.0, None: {3}}, (math.inf, 1 / 3)]
     values += [_random_value(rng) for _ in range(3000)]
     for v in values:
-        assert repr(html._plain_rounded(v)) == repr(html._round_floats(html._jsonable(v))), v
+        assert repr(embedded_json.plain_rounded(v)) == repr(
+            embedded_json.round_floats(embedded_json.jsonable(v))
+        ), v
 
 
 @pytest.mark.parametrize("limit", [200, 300, 800])
@@ -129,11 +131,11 @@ def test_compact_evidence_as_before(limit: int) -> None:
         ev = {f"key_{i}": _random_value(rng) for i in range(rng.randint(0, 30))}
         if rng.random() < 0.3:
             ev["nets"] = [f"NET_{i}" for i in range(rng.randint(0, 200))]
-        plain = html._jsonable(ev)
+        plain = embedded_json.jsonable(ev)
         want = _reference_compact(json.loads(json.dumps(plain)), limit)
-        got = html._compact_evidence(html._plain_rounded(ev), limit, rounded=True)
+        got = embedded_json.compact_evidence(embedded_json.plain_rounded(ev), limit, rounded=True)
         assert json.dumps(got) == json.dumps(want)
-        again = html._compact_evidence(json.loads(json.dumps(plain)), limit)
+        again = embedded_json.compact_evidence(json.loads(json.dumps(plain)), limit)
         assert json.dumps(again) == json.dumps(want)
 
 
@@ -337,7 +339,7 @@ def test_uuid_lines_quoted_unquoted_and_upper_case(tmp_path) -> None:
 def test_template_compiled_ahead_is_current() -> None:
     """``_report_template.py`` is what jinja2 makes of ``report.html.j2`` today.  When this
     fails, the template (or jinja2) changed: regenerate it with ``python -m accel_drc.regenerate``."""
-    shipped = html._TEMPLATE_MODULE.read_text(encoding="utf-8")
+    shipped = html_template.TEMPLATE_MODULE.read_text(encoding="utf-8")
     assert shipped == html.template_module_source()
 
 
@@ -351,7 +353,7 @@ def test_template_compiled_ahead_renders_what_jinja_compiles() -> None:
     html.template.cache_clear()
     ahead = html.template()
     assert ahead.root_render_func.__module__ == "accel_drc.report._report_template"
-    fresh = html._env().get_template("report.html.j2")
+    fresh = html_template.environment().get_template("report.html.j2")
     assert fresh.root_render_func.__module__ != "accel_drc.report._report_template"
     ctx = html.build_context(result, board)
     assert ahead.render(**ctx, editor_note="<b>x</b>") == fresh.render(

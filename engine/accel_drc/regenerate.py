@@ -8,7 +8,7 @@ Four files are made from others and committed, each so that a run does less work
 * ``engine/accel_drc/bundled_dataclasses.marshal``: the compiled dataclass methods
   (:mod:`accel_drc.dccode`; ignored on another Python, or when stale);
 * ``engine/accel_drc/report/_report_template.py``: ``report.html.j2`` compiled by jinja2
-  (:mod:`accel_drc.report.html`; ignored when its key is not today's);
+  (:mod:`accel_drc.report.html_template`; ignored when its key is not today's);
 * ``docs/rules.md``'s generated section (:mod:`accel_drc.docgen`; only in a source checkout).
 
 Without ``--check`` each stale file is rewritten (a current one is left alone, byte for byte);
@@ -191,13 +191,13 @@ def _dataclasses() -> Derived | None:
 
 
 def _template() -> Derived:
-    from .report import html
+    from .report import html_template
 
-    path = html._TEMPLATE_MODULE
+    path = html_template.TEMPLATE_MODULE
     return Derived(
         path,
-        lambda: html.template_module_source() != _read_text(path),
-        html.write_template_module,
+        lambda: html_template.template_module_source() != _read_text(path),
+        html_template.write_template_module,
     )
 
 
