@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from .version import __version__
 
-#: ``typing.TYPE_CHECKING`` without importing typing (15 ms on a cold start): type checkers
+#: ``typing.TYPE_CHECKING`` without importing typing (a start-up cost): type checkers
 #: treat any name ``TYPE_CHECKING`` as true, so they see the real names below
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -3,8 +3,7 @@
 Why :func:`unique_ints`: since numpy 2.3, ``np.unique(a)`` (no index, inverse or counts asked)
 takes a hash-based path that first asks ``np.ma.is_masked(a)``, and the first access to
 ``np.ma`` imports ``numpy.ma`` (``numpy/ma/core.py``: 8,000 lines, ~40 ``inspect.signature``
-calls): 7–12 ms on every run, a tenth of what Python needs to import numpy, to learn that a
-plain integer array is not masked.
+calls), a cost paid on every run to learn that a plain integer array is not masked.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 Every run used to parse and validate the same 210 KB of YAML under ``rules/`` (class packs,
 signal types, materials, foils, references, connectors, capacitors): PyYAML's constructor, the
-nesting pre-scan, the line map and ``jsonschema`` (itself 60 ms to import) cost more than the
+nesting pre-scan, the line map and ``jsonschema`` (itself slow to import) cost more than the
 whole check of a small board.  Those files only change with the package, so the package ships
 their parsed data beside them (``bundled_rules.jsonl``) with each file's SHA-256, and
 :func:`trusted_data` hands that data to :func:`accel_drc.yamlsafe.load_yaml` instead of parsing

@@ -3,9 +3,9 @@
 Why: every run compiled the ~140 recognition patterns of ``signals.yaml`` and
 ``connectors.yaml`` with ``re.IGNORECASE``.  In Unicode mode that flag makes ``re`` fold the case
 of every character class over the whole Basic Multilingual Plane (``[^a-z0-9]`` holds ``k`` and
-``s``, whose case partners ``K`` U+212A and ``ſ`` U+017F lie beyond Latin-1), about 0.2–1.7 ms a
-pattern: 20 ms of every run, more than reading a small board.  With ``re.ASCII`` the same
-pattern compiles 25 times faster.
+``s``, whose case partners ``K`` U+212A and ``ſ`` U+017F lie beyond Latin-1), which costs
+more on every run than reading a small board.  With ``re.ASCII`` the same pattern compiles many
+times faster.
 
 Exactness: :class:`CaselessPattern` matches a name with the ASCII-mode pattern only when both
 could not tell the modes apart: the pattern text is ASCII with no escape that can name a
@@ -182,8 +182,8 @@ class FirstMatch:
     ``search`` finds in a text, at a fraction of the cost of trying each in turn.
 
     Why: the signal recognition tried every net name against every pattern of
-    ``signals.yaml`` through :meth:`CaselessPattern.search`, 238k Python-level calls (0.4 s
-    profiled) on a 1,800-net board, though nearly every name matches none.
+    ``signals.yaml`` through :meth:`CaselessPattern.search`, 238k Python-level calls on a
+    1,800-net board, though nearly every name matches none.
 
     How, exactly: the first :attr:`INDEX_AFTER` texts are tried one pattern at a time; then,
     for a printable-ASCII text (the ASCII mode of :class:`CaselessPattern` is

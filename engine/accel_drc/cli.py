@@ -193,8 +193,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     """The command line.  Cyclic garbage collection is off while the modules, the rule data and
-    the board load (tens of thousands of long-lived objects: about 30 collections, 5–8 ms, that
-    free nothing); ``check`` then freezes what it loaded out of later collections
+    the board load (tens of thousands of long-lived objects: collections that free nothing); ``check`` then freezes what it loaded out of later collections
     (:func:`_loaded`)."""
     from . import dccode
     from .concurrency import one_blas_thread
@@ -219,10 +218,10 @@ def _few_arenas(path: str) -> None:
 
     glibc gives each new thread its own arena (up to 8 per core); our reader and geometry
     threads allocate large temporaries that then stay spread over many arenas, so more pages
-    are faulted in and kept.  Two arenas (one per core of the machines we measure on): 346 MB
-    synthetic board 2.0 -> 1.6 s of system time, 357k -> 263k page faults; vme-wren 33 MB less
-    peak memory.  Small boards skip it (importing ctypes costs 4 ms of start-up); anything but
-    glibc ignores it."""
+    are faulted in and kept.  Two arenas (one per core of the machines we measure on) cut a big
+    board's system time, page faults and peak memory (docs/check-speed.md).  Small boards skip
+    it (importing ctypes is a start-up cost they would not earn back); anything but glibc
+    ignores it."""
     try:
         if os.path.getsize(path) < MANY_THREADS_BYTES or not sys.platform.startswith("linux"):
             return
@@ -607,7 +606,7 @@ def run() -> None:
     the process the quick way when nothing else can be running.
 
     Why: a normal interpreter exit frees every object one by one (the modules, the rule data,
-    the board: 10–20 ms of a small board's ~0.2 s, issue 18) though the process is gone a
+    the board: a noticeable share of a small board's run, issue 18) though the process is gone a
     moment later.  What the exit must still do is done first: the ``atexit`` handlers run
     (logging's flush among them) and stdout/stderr are flushed; a failing flush (a closed pipe)
     and any other thread alive (nothing to join is left behind) take the normal exit, which

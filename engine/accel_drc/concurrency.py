@@ -101,10 +101,9 @@ def one_blas_thread() -> bool:
     """In a process that is ours (the command line, the KiCad plugin), before numpy is imported:
     BLAS on one thread unless the user chose otherwise.  True if it was set here.
 
-    Why: numpy's OpenBLAS starts a thread per core at import, and they spin: a small board's
-    ``check`` spent 0.37 s of CPU for 0.28 s of wall (0.235 s CPU, 0.25 s wall with one
-    thread), and on a busy machine a long ``np.dot`` waited for them (0.45 s instead of 6 ms,
-    report/board_svg.py).  Our matrices are small (the field solver's blocks, the PDN network):
+    Why: numpy's OpenBLAS starts a thread per core at import, and they spin: they cost a
+    small board's ``check`` CPU for nothing, and on a busy machine a long ``np.dot`` waited for
+    them (report/board_svg.py).  Our matrices are small (the field solver's blocks, the PDN network):
     one BLAS thread is the faster choice, and the second core stays free for the GEOS and numpy
     work this package runs on its own threads.  A library caller's process is left alone."""
     import sys

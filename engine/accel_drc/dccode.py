@@ -2,8 +2,7 @@
 
 Why: ``@dataclass`` writes the source of ``__init__``, ``__repr__``, ``__eq__``, ``__hash__``,
 ``__setattr__`` and ``__delattr__`` of every class and compiles each with ``exec``: the ~70
-classes a check imports cost ~380 compiles, about 25 ms of CPU on every run (a fifth of the
-time Python needs to import numpy).  The package ships those compiled functions
+classes a check imports cost ~380 compiles on every run, a noticeable share of start-up.  The package ships those compiled functions
 (``bundled_dataclasses.marshal``: the ``.pyc`` magic number, then the marshalled code object of
 each generated source keyed by the source's SHA-256; built by ``python -m accel_drc.regenerate``),
 and :func:`install` makes

@@ -431,8 +431,8 @@ def signed_area(ring: Any) -> float:
     # Relative to the first vertex (the closing term is then zero): the products stay small,
     # so a 10⁵-vertex plane 200 mm from the origin keeps ~1e-12 relative accuracy instead of
     # cancelling 4·10⁴-sized terms.  Not ``np.dot``: on strided columns it goes to a threaded
-    # BLAS ddot, whose threads cost 20× the arithmetic on a busy 2-core machine (0.17 s for
-    # vme-wren's fills, 0.7 s under load) and whose result depends on the BLAS thread count.
+    # BLAS ddot, whose threads cost far more than the arithmetic on a busy machine and whose result
+    # depends on the BLAS thread count.
     x = a[:, 0] - a[0, 0]
     y = a[:, 1] - a[0, 1]
     return float(np.sum(x[:-1] * y[1:] - x[1:] * y[:-1])) / 2.0

@@ -559,7 +559,7 @@ class Vias:
 
     @property
     def types(self) -> tuple[str, ...]:
-        """:meth:`type_of` of every row (vectorised: 200k vias in a few ms, not 0.3 s)."""
+        """:meth:`type_of` of every row (vectorised: a Python loop per row is slow on 10⁵ vias)."""
         n = len(self)
         if n == 0:
             return ()
@@ -666,8 +666,8 @@ class Zone:
         there), computed once per zone and layer.
 
         KiCad writes a fill's holes into its outline with zero-width bridges; ``buffer(0)``
-        turns such a ring into the polygon-with-holes it means (20× faster than ``make_valid``
-        on the 123k-vertex planes of vme-wren, same area).  Cached on the zone because several
+        turns such a ring into the polygon-with-holes it means (much faster than ``make_valid``
+        on large planes, same area).  Cached on the zone because several
         analyses need it (each rail's planes, the ground union) and because the KiCad plugin
         warms it on a second thread while it waits for KiCad to send the footprints; a per-zone
         lock makes a thread that asks meanwhile wait for that result instead of redoing it."""

@@ -71,8 +71,8 @@ class YamlDoc:
         return InputError(self.path, message, line=self.line_of(where))
 
 
-#: libyaml's safe loader when PyYAML was built with it (about 10x faster than the pure-Python
-#: one: loading the rule packs took 1.5 s of every run), else the pure-Python SafeLoader.  Both
+#: libyaml's safe loader when PyYAML was built with it (much faster than the pure-Python
+#: one), else the pure-Python SafeLoader.  Both
 #: are safe loaders and give nodes with the same line marks.
 _BASE_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
@@ -160,7 +160,7 @@ def nesting_depth(text: str, limit: int = MAX_DEPTH) -> tuple[int, int]:
         else:
             block = len(indents)
         if not flow and "[" not in line and "{" not in line:
-            # most lines: block structure only, no character scan needed (7× faster on rules/)
+            # most lines: block structure only, no character scan needed
             deepest = max(deepest, block)
             if deepest > limit:
                 return deepest, lineno
@@ -366,7 +366,7 @@ def validate(
     (the most specific one, by jsonschema's relevance) as ``file:line: message``.
 
     A ``trusted`` document (bundled data from the validated snapshot) passed this same
-    validation when the snapshot was built: nothing to do, and ``jsonschema`` (60 ms to
+    validation when the snapshot was built: nothing to do, and ``jsonschema`` (slow to
     import) is not imported."""
     if doc.trusted:
         return

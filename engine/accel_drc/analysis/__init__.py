@@ -85,8 +85,8 @@ class Analysis:
     FACT_NEEDS: Mapping[str, tuple[str, ...]] = {"irdrop": ("rails",)}
     #: fewest vias for which the via table is worth computing ahead: below it the table costs
     #: less than the thread and the shapely import it would start on a board whose rules may
-    #: never read it (fixtures/kicad_versions/kicad9: 2 vias, no rule reads the table; started
-    #: anyway it cost +0.08 s wall); vme-wren has 4,374, the synthetic training board 206 k
+    #: never read it (fixtures/kicad_versions/kicad9: 2 vias, no rule reads the table, and starting
+    #: it anyway cost wall time); vme-wren has 4,374, the synthetic training board 206 k
     VIA_PREFETCH_MIN = 2000
     #: fewest differential pairs for which the pair table is worth computing ahead
     PAIR_PREFETCH_MIN = 200
@@ -97,14 +97,13 @@ class Analysis:
         rails are GEOS-bound (see :mod:`accel_drc.concurrency`), so they overlap the
         classification and the Python-bound checks on the main thread.  So is most of the via
         table (the zone contacts: shapely predicates on the fills; the joins: numpy sorts and
-        searches), whose main-thread share is a few hundredths of a second on vme-wren while
-        the main thread waited ~0.25 s for its zone contacts when it was computed on demand.
+        searches), whose main-thread share is small, while the main thread waited for its zone
+        contacts when it was computed on demand.
 
         ``after``: a fact prefetched already that this one starts behind (its thread waits for
         that one first).  The pipeline queues the pair table behind the via table: run side by
         side they only split the same two cores, the via table (which the main thread waits for
-        first) came later, and both tables' temporaries were alive at once (346 MB synthetic
-        board: 1.31–1.39 -> 1.16 GB peak, the same wall time in three alternated runs)."""
+        first) came later, and both tables' temporaries were alive at once."""
         if name not in self.PREFETCHABLE:
             raise ValueError(f"{name!r} cannot be prefetched")
         if name in self._jobs or name in self.__dict__:

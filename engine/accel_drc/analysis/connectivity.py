@@ -141,10 +141,8 @@ def net_islands(
     :data:`_GROUP_TRACKS` tracks; ``batched=False`` takes one net at a time (:func:`_islands`:
     a few dozen numpy calls and an items × items matrix per net).  Groups, not the whole board
     at once: the joins' temporaries stay a few tens of MB (they are reused, not fresh pages
-    every time) and their sorts stay in cache.  The 346 MB synthetic training board's 2,304
-    channel nets (843 segments each): per net 1.46-1.53 s, one batch for the board 2.5 s
-    (1.2 s when its memory was already mapped), groups of 150k tracks 0.97-1.01 s CPU; the
-    44 MB one (87 per net) 0.75 -> 0.25 s; vme-wren, kicad-demos: as one batch (one group).
+    every time) and their sorts stay in cache.  A small board's nets are one group
+    (docs/check-speed.md has the measurements behind the group size).
     """
     want = sorted({int(n) for n in nets if n})
     if not want:
@@ -749,7 +747,7 @@ def _closest_gap(
 
 
 #: points above which :func:`_closest_gap` searches a k-d tree instead of a distance matrix
-#: (a ground net of 50k track ends and vias: a 20 GB matrix, 8 s on latentpink's)
+#: (a ground net of 50k track ends and vias: a 20 GB matrix)
 _GAP_MATRIX = 2000
 
 

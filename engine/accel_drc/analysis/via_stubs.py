@@ -254,8 +254,8 @@ def compute(
     by_net, notes = config_backdrills(board, specs, net_signal) if specs else ({}, [])
     bds: list[Backdrill | None] = [None] * n
     board_bds = board.vias.backdrills
-    # only the barrels a backdrill can apply to are visited (a Python loop over 200 k barrels
-    # that finds none cost 0.23 s on the synthetic training board); a via's barrel is found
+    # only the barrels a backdrill can apply to are visited (a Python loop over every barrel
+    # would mostly find none); a via's barrel is found
     # by its row (the via barrels come first, in row order)
     via_rows = conn["via_row"][: int((conn["via_row"] >= 0).sum())]
     rows = np.fromiter((int(r) for r in board_bds), np.int64, len(board_bds))

@@ -46,7 +46,7 @@ class Holes:
     span_mm: np.ndarray  #: plated length, mm (NaN: unknown)
     span_basis: tuple[str | None, str | None]  #: (through holes, blind/buried) basis
     via_rows: np.ndarray  #: the via-table row of each via hole (the first rows)
-    via_uuids: Any  #: the via table's uuids (decoded on demand: 200k of them cost 0.3 s)
+    via_uuids: Any  #: the via table's uuids (decoded on demand: a big board's are slow to decode)
     pad_ids: tuple[str, ...]  #: "REF.pad" of each pad hole (the rows after the vias)
     layer_names: tuple[str, ...]
 

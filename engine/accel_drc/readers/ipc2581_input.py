@@ -119,8 +119,7 @@ def file_chunks(fh: Any, path: str) -> Iterator[bytes]:
 def check_chunks(chunks: Iterable[bytes], path: str) -> Iterator[bytes]:
     """Pass chunks through, refusing DTDs/entities (also across a chunk boundary), UTF-16, more
     than :data:`~accel_drc.hostile.MAX_XML_BYTES` and more than
-    :data:`~accel_drc.hostile.MAX_XML_TAGS` ``<`` (one vectorised count per chunk: 0.5 % of
-    reading vme-wren's export; a Python counter per element costs more)."""
+    :data:`~accel_drc.hostile.MAX_XML_TAGS` ``<`` (one vectorised count per chunk; a Python counter per element costs more)."""
     tail = b""
     lines = 0  # newlines before ``probe``
     first = True

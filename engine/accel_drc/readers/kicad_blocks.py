@@ -208,8 +208,8 @@ class SpanStrings(Sequence):
 
     def take(self, rows: Sequence[int]) -> list[str]:
         """The strings of ``rows`` (0 <= row < len), as ``[self[r] for r in rows]`` gives them:
-        the spans gathered in one numpy step, not two numpy scalars per string (a finding's 200
-        item uuids, 38,400 on the synthetic training board: 0.09 -> 0.02 s)."""
+        the spans gathered in one numpy step, not two numpy scalars per string (a finding lists up
+        to 200 item uuids)."""
         idx = np.asarray(rows, dtype=np.int64)
         data, over = self._data, self._overrides
         starts = self._start[idx].tolist()
@@ -244,7 +244,7 @@ class LazyProps(Mapping):
     """A footprint's ``(property name value)`` fields, parsed on first access.
 
     Boards imported from other tools carry dozens of properties per footprint (86 k on
-    vme-wren); decoding them all up front would cost a fifth of the whole read.
+    vme-wren); decoding them all up front would be a large share of the read.
     """
 
     def __init__(self, data: bytes, start: int, end: int) -> None:
@@ -330,7 +330,7 @@ class LazyFills(Mapping):
         self._spans = spans
         self._cache: dict[int, tuple[np.ndarray, ...]] = {}
         # the PDN rails run on a background thread while the classifier reads the same fills:
-        # one parse per layer, the other thread waits for it (0.2 s of double work on vme-wren)
+        # one parse per layer, the other thread waits for it instead of parsing it again
         self._lock = threading.Lock()
 
     def __getitem__(self, layer: int) -> tuple[np.ndarray, ...]:

@@ -9,8 +9,7 @@ properties live in :mod:`.kicad_blocks`).  This module decides which nodes to re
 of each kind lives beside it, mixed into :class:`_Reader`: the fields of many items at once in
 :mod:`.kicad_fields`, tracks in :mod:`.kicad_tracks`, vias in :mod:`.kicad_vias`, pads in
 :mod:`.kicad_pads`, zones in :mod:`.kicad_zones`, footprint placement and graphics in
-:mod:`.kicad_graphics`.  On the 69 MB ``vme-wren`` board this takes
-about a second where KiCad needs 53 s (see ``docs/reader.md``).
+:mod:`.kicad_graphics`.  Its speed on real boards: ``docs/reader.md``, ``docs/check-speed.md``.
 
 Format facts used (KiCad source ``pcb_io_kicad_sexpr.h`` version history and the v10 writer):
 
@@ -264,7 +263,7 @@ def _lenient_repair(
     data: bytes, scan: object, quotes: np.ndarray
 ) -> tuple[bytes, list[str]] | None:
     """:func:`.kicad_lenient.repair`, imported only for a file whose parentheses do not balance
-    (its keyword pattern costs ~5 ms to compile, which a well-formed board never needs)."""
+    (its keyword pattern is slow to compile, and a well-formed board never needs it)."""
     from . import kicad_lenient
 
     return kicad_lenient.repair(data, scan, quotes)
@@ -436,7 +435,7 @@ class _Reader(FieldReading, TrackReading, ViaReading, PadReading, ZoneReading):
 
         # the footprints' children and pad fields are found in numpy from the index alone
         # (nothing the tracks, vias or zones change): on a thread of their own while those are
-        # read here, when two CPUs are there (vme-wren: 0.11 s of the read off this thread)
+        # read here, when two CPUs are there
         fp_job = Background(fp_prepare, "read footprints") if fp_spans and workers() >= 2 else None
         none = np.zeros((0, 2), dtype=np.int64)
         tracks = self._tracks(arrays.get(b"segment", none), arrays.get(b"arc", none))
@@ -536,8 +535,8 @@ class _Reader(FieldReading, TrackReading, ViaReading, PadReading, ZoneReading):
         # a segment's mid is NaN by design; an arc's must be a number, and never infinite
         ok = ok and not np.isinf(mid).any()
         if ok:
-            # x * 0 is 0 for every finite x and NaN for NaN or ±inf: one sum says it (1 ms for
-            # vme-wren's 6,883 pads, a quarter of building an array)
+            # x * 0 is 0 for every finite x and NaN for NaN or ±inf: one sum says it (cheaper
+            # than building an array of them)
             zero = sum(fp.x * 0 + fp.y * 0 + fp.rotation * 0 for fp in footprints)
             zero += sum(
                 p.x * 0 + p.y * 0 + p.width * 0 + p.height * 0 for fp in footprints for p in fp.pads

@@ -48,8 +48,8 @@ class PadReading:
     def _pad_prepass(self, spans: list[tuple[int, int]]) -> None:
         """Find the fields of every pad and parse their numbers in numpy blocks.
 
-        Why: a Python regex pass per pad cost ≈ 28 µs (1.2 s for the 42 k pads of the synthetic
-        training board, the largest fixed cost of a read).  Here the fields of plain pads (each
+        Why: a Python regex pass per pad was the largest fixed cost of reading a board of many
+        pads.  Here the fields of plain pads (each
         of at/size/drill/layers/net/uuid once, directly under the pad, nothing nested that
         could hold them) are located in the index and the ``at``/``size`` numbers parsed for all
         pads at once; :meth:`_pad` then only slices and looks up.  Other pads (custom shapes,

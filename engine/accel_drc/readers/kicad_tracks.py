@@ -41,7 +41,7 @@ class TrackReading:
         """All segments and arcs, parsed in numpy from the structural index.
 
         Why not a regular expression: one match per item creates eleven Python objects per
-        track (1.1 GB and 8 s for 1.5 M tracks).  Instead, per block of items, the fields are
+        track, too much memory and time for a board of a million tracks.  Instead, per block of items, the fields are
         found as level-3 children in the index, classified by their first 8 bytes, the numbers
         of every start/mid/end/width gathered into one text and parsed by ``np.fromstring``,
         and layer names and nets looked up once per distinct text.  Items laid out any other

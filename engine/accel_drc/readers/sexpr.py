@@ -140,7 +140,7 @@ class _Scan:
     Why chunks of this size: the string-parity and level look-ups are ``searchsorted`` calls
     between the quotes, opens and closes of one chunk; kept chunk-local (with the quote count
     and the level carried from chunk to chunk) the arrays stay in cache, which halves the time
-    of doing the same over whole-file arrays (0.8 s instead of 1.8 s on a 279 MB board), and
+    of doing the same over whole-file arrays, and
     no whole-file temporary is ever made.  Offsets are int32 for files under 2 GiB and levels
     int16 when the nesting allows: 12 bytes per parenthesis pair.
 
@@ -150,7 +150,7 @@ class _Scan:
     its levels are then shifted by the first half's final level, and when the first half
     ends inside a string (an odd count of quotes: a string spanning the split, which KiCad
     never writes across lines) the second half is scanned again with the true parity, so the
-    result is always that of the one-pass scan (346 MB synthetic board: 1.5 s → 0.8 s wall).
+    result is always that of the one-pass scan.
     """
 
     def __init__(self, data: bytes) -> None:
@@ -439,7 +439,7 @@ class SexprIndex:
         root_end = int(self.closes[np.flatnonzero(self.close_level == 1)[0]])
         deepest = int(self.open_level.max())
         if deepest > MAX_SEXPR_DEPTH:
-            # one vectorised max (0.2 ms on vme-wren, which nests 7 deep): a board nested
+            # one vectorised max (cheap): a board nested
             # 1,000 levels is not a KiCad board, and Python-side parsers recurse on nesting
             first = int(self.opens[np.flatnonzero(self.open_level > MAX_SEXPR_DEPTH)[0]])
             raise InputError(
@@ -491,9 +491,8 @@ def parse_decimals(text: bytes | np.ndarray, points: bool = False) -> np.ndarray
     count k <= 15 of decimals (10**k exact in float64); one IEEE division of two exact values
     is correctly rounded, which is what a correct ``strtod`` returns (Clinger's fast path).
     Why not ``np.fromstring``: it calls a C ``strtod`` per number through numpy's locale-safe
-    wrapper, 200 ns a number; this vectorised form reads one byte of every token at a time
-    (Horner's rule over the columns), 60 ns a number (vme-wren's 1.86 M fill numbers: 0.11 s
-    vs 0.37 s, without the 0.09 s of stripping the point syntax first).
+    wrapper; this vectorised form reads one byte of every token at a time (Horner's rule over
+    the columns), about three times faster.
     """
     got = parse_decimals_at(text, points)
     return None if got is None else got[0]
@@ -636,9 +635,8 @@ def _decimals_chunk(u: np.ndarray, points: bool = False) -> tuple[np.ndarray, np
 def parse_points(body: bytes) -> np.ndarray | None:
     """The numbers of a run of ``(xy x y)`` nodes (no arcs) as a flat float array, or None.
 
-    The numbers are read by :func:`parse_decimals` (vme-wren's 1.86 M zone-fill numbers:
-    0.11 s; stripping the point syntax and ``np.fromstring`` 0.46 s, ``float()`` per token
-    0.59 s, ``astype`` from bytes 0.64 s), or stripped and read by ``np.fromstring`` when a
+    The numbers are read by :func:`parse_decimals` (the fastest of the ways measured,
+    ``docs/check-speed.md``), or stripped and read by ``np.fromstring`` when a
     number is not a plain decimal.  Returns None when the text holds anything else (the count does not come out
     at two numbers per point), so the caller falls back to the general parser.
     """

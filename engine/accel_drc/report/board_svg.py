@@ -199,7 +199,7 @@ def _chain_segments(a: np.ndarray, b: np.ndarray) -> str:
 
     A chain is ``M x y`` then ``l`` and its non-zero steps, or ``h0`` when every step is zero
     (a dot).  Built with whole-array operations (:func:`_chains`): most chains on a real board
-    are a single segment, and per-chain Python costs 0.3 s on the synthetic training board."""
+    are a single segment, and per-chain Python is slow on a board of many tracks."""
     n = len(a)
     if n == 0:
         return ""
@@ -254,8 +254,8 @@ class ZoneJob:
     the bridged hole is crossed twice and stays empty, so no polygon repair is needed here.
 
     The numpy work (gathering the rings, their areas, the path text) stays on the caller's
-    thread: done on a background thread it costs 30 MB more peak memory on vme-wren (its
-    temporaries land in another malloc arena, which keeps them)."""
+    thread: done on a background thread it costs more peak memory (its temporaries land in
+    another malloc arena, which keeps them)."""
 
     def __init__(self, board: Board, q: float, tol_steps: float = 2.0) -> None:
         import shapely
@@ -303,8 +303,8 @@ class ZoneJob:
             return shapely.simplify(part, tol, preserve_topology=False)
 
         def simplify_all() -> Any:
-            # in a few parts on a small thread pool (vme-wren, 680k distinct fill points: about
-            # half of the CPU in wall time on two cores; the same geometries)
+            # in a few parts on a small thread pool (GEOS releases the GIL; the same
+            # geometries)
             n = min(workers(), len(geoms))
             if n <= 1:
                 return simplify(geoms)
@@ -340,7 +340,7 @@ def _zone_paths(board: Board, q: float, tol_steps: float) -> dict[int, str]:
 def _ring_areas(rings: Sequence[np.ndarray]) -> np.ndarray:
     """Unsigned shoelace area of each ring (mm², the ring closed back to its first point), all
     rings in one pass without BLAS (``np.dot`` on long vectors spins up BLAS threads that crawl
-    on a busy machine: 0.45 s instead of 6 ms on vme-wren's fills)."""
+    on a busy machine)."""
     if not rings:
         return np.zeros(0)
     counts = np.array([len(r) for r in rings], dtype=np.int64)

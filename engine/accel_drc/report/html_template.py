@@ -38,7 +38,7 @@ TEMPLATE_MODULE = Path(__file__).resolve().parent / "_report_template.py"
 def template() -> jinja2.Template:
     """The compiled report template, once per process.
 
-    Compiling it costs 0.06 s of a 0.5 s report (the KiCad plugin does it on its loader thread
+    Compiling it is a noticeable share of a report's time (the KiCad plugin does it on its loader thread
     while KiCad is still sending the board), so the package ships it compiled ahead
     (``_report_template.py``, Python that jinja2 generated from ``report.html.j2``); it is used
     only when its key (:func:`template_key`: the template's text, jinja2's version and the

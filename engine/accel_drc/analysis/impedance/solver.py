@@ -26,7 +26,7 @@ except ImportError:  # pragma: no cover - depends on the environment
     ThreadpoolController = None
 
 #: the BLAS libraries threadpoolctl found, looked up once: finding them (a scan of the loaded
-#: libraries and /proc files) cost ~1 ms, more than a field solution's factorisations
+#: libraries and /proc files) costs more than a field solution's factorisations
 _CONTROLLER: list = []
 
 # =============================================================================================
@@ -81,8 +81,7 @@ def _one_blas_thread() -> Iterator[None]:
     """Run the block solves on one BLAS thread, and restore the count after.
 
     The factorisations here are 50–200 wide: far below what a multithreaded BLAS gains on, and on a
-    loaded machine OpenBLAS's spinning threads made each 16× slower (measured 1.6 ms -> 26 ms
-    for 125 × 125).  threadpoolctl does it for whichever BLAS numpy loaded (OpenBLAS, MKL,
+    loaded machine OpenBLAS's spinning threads made each many times slower.  threadpoolctl does it for whichever BLAS numpy loaded (OpenBLAS, MKL,
     BLIS); it replaced a ctypes call into OpenBLAS's own API, measured no slower
     (``bench/bench_impedance.py``, docs/impedance.md).
     """
@@ -124,9 +123,9 @@ def _fd_capacitances(
     bordered matrix [[S_j, O_j, v_j], [O_jᵀ, D_j+1, b_j+1], [v_jᵀ, b_j+1ᵀ, ∞]] (S_j the Schur
     complement so far, O_j the column coupling): its lower-left block is W = O_jᵀ·L_j⁻ᵀ and its
     last row y_j, so S_j+1 = D_j+1 − W·Wᵀ, v_j+1 = b_j+1 − W·y_j.  LAPACK's Cholesky of a
-    (2m+1)² matrix is ~4× faster than the LU solve with m+1 right-hand sides of the block Thomas
-    algorithm it replaced, and all the maps go through one sweep as a stack (measured on
-    vme-wren's 84 solves: bench/bench_impedance.py, docs/impedance.md).  Agrees with the LU
+    (2m+1)² matrix is faster than the LU solve with m+1 right-hand sides of the block Thomas
+    algorithm it replaced, and all the maps go through one sweep as a stack
+    (bench/bench_impedance.py, docs/impedance.md).  Agrees with the LU
     solution to ~1e-13 relative (E0 − |y|² cancels ~2 digits), tested.
     """
     dx = np.diff(xs)
@@ -201,8 +200,8 @@ def _fd_capacitances(
     rhs_t = rhs.transpose(1, 0, 2)  # (nx, k, m)
     # every step's bordered matrix, all but its S_j and v_j parts filled at once
     n2 = 2 * m + 1
-    # one bordered matrix, refilled at every step (a stack of all of them was ~7 MB on
-    # vme-wren's pairs: page faults and cache misses cost more than the few extra copies)
+    # one bordered matrix, refilled at every step (a stack of all of them is megabytes per
+    # solve: page faults and cache misses cost more than the few extra copies)
     mat = np.zeros((k, n2, n2))
     mat[:, 2 * m, 2 * m] = 1e300  # any value above |y|² keeps the bordered matrix SPD
     flat = mat.reshape(k, n2 * n2)

@@ -33,7 +33,7 @@ MAX_ITEMS = 200
 _BATCH_ROWS = 1 << 17
 #: decimals (mm) every field-solver length is rounded to: 0.1 µm, far below fab tolerance
 GEOMETRY_ROUND_DECIMALS = 4
-#: production mesh of the field solver: resolutions 0.5 and 1, extrapolated (≈ 20 ms a geometry)
+#: production mesh of the field solver: resolutions 0.5 and 1, extrapolated
 FIELD_RESOLUTION = 1.0
 #: Richardson order: the energy error near a 270° conductor corner falls as h^(4/3)
 FIELD_ORDER = 4.0 / 3.0
@@ -464,11 +464,9 @@ def _map_batches(fn: Callable[[Any], Any], items: Sequence[Any]) -> list[Any]:
 
     Why threads pay here: a batch of :func:`measure_pairs` is a few dozen numpy operations on
     10⁵-element arrays (sorts, ``searchsorted``, gathers, arithmetic), which run with the GIL
-    released, so two batches proceed side by side on two cores (the 346 MB synthetic board's
-    15 batches: 2.9 s → 1.6 s wall at the same CPU when the second core is free).  The batches
-    are independent and pure, and the results come back in item order: the numbers are
-    exactly those of the sequential loop.  Two threads hold two batches' temporaries
-    (≈ +150 MB on that board).
+    released, so two batches proceed side by side on two cores.  The batches are independent and pure,
+    and the results come back in item order: the numbers are exactly those of the sequential
+    loop.  Two threads hold two batches' temporaries.
     """
     n = min(2, workers(), len(items))
     if n < 2:
@@ -499,9 +497,8 @@ def _pair_table(analysis: Analysis, pairs: Sequence[Any] | None = None) -> list[
     """:func:`pair_table` itself (what the background thread runs)."""
     cache = analysis.memo.setdefault("impedance", {})
     if pairs is None and "all_rows" in cache:
-        # the whole table again (the insertion-loss remedies ask once per channel and foil:
-        # 8,066 times on the synthetic training board, where walking its 1,152 pairs each
-        # time cost ~3 s of the main thread); rows never change once built
+        # the whole table again (the insertion-loss remedies ask once per channel and foil
+        # grade); rows never change once built
         return list(cache["all_rows"])
     board = analysis.board
     wanted = tuple(pairs) if pairs is not None else tuple(analysis.diff_pairs)
