@@ -200,6 +200,9 @@ import pcbnew
 out = {}
 for path in sys.argv[1:]:
     b = pcbnew.LoadBoard(path)
+    if b is None:  # a file pcbnew refuses (a parse error): no board
+        out[path] = "not loaded"
+        continue
     out[path] = {
         "copper_layers": b.GetCopperLayerCount(),
         "tracks_and_vias": len(b.GetTracks()),
