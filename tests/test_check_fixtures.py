@@ -153,6 +153,8 @@ def fixture_coverage(kind: str) -> str | None:
     ``fixtures/checks/<kind>/`` whose ``expected.yaml`` has a case that fires and one that does
     not, on boards that exist."""
     folder = CHECKS / kind
+    if not folder.is_dir():
+        return f"no fixtures/checks/{kind}/ folder"
     cases = expected_cases(folder)
     if not cases:
         return f"no fixtures/checks/{kind}/expected.yaml with cases"
@@ -180,8 +182,9 @@ def test_coverage_rule_names_what_is_missing(tmp_path: Path, monkeypatch) -> Non
     import test_check_fixtures as me
 
     monkeypatch.setattr(me, "CHECKS", tmp_path)
-    assert "no fixtures/checks/k/expected.yaml" in fixture_coverage("k")
+    assert fixture_coverage("k") == "no fixtures/checks/k/ folder"
     (tmp_path / "k").mkdir()
+    assert "no fixtures/checks/k/expected.yaml" in str(fixture_coverage("k"))
     (tmp_path / "k" / "a.kicad_pcb").write_text("")
     spec = {"cases": [{"board": "a.kicad_pcb", "findings": [{"status": "violation"}]}]}
     (tmp_path / "k" / "expected.yaml").write_text(yaml.safe_dump(spec))
