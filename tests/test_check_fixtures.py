@@ -59,6 +59,9 @@ _KEYS = set(_ATTRS) | {
 }
 #: a number YAML 1.1 leaves as text (an exponent without its sign)
 _NUMBER_TEXT = re.compile(r"[-+]?[0-9.]+[eE][0-9]+")
+#: a what-to-declare hint that is only a basis key ("declare stub_mm"): basis.settle's fallback
+#: for an input no hint covers, which names no key of accel-drc.yaml or the board
+_BARE_DECLARE = re.compile(r"(^|; )declare [a-z_]+($|;)")
 #: the keys a case may have
 _CASE_KEYS = {"board", "class", "config", "findings", "known_bug"}
 
@@ -146,6 +149,11 @@ def test_fixture_case(kind: str, case: dict[str, Any]) -> None:
     assert len(got) == len(want), "findings:\n" + "\n".join(lines)
     for f, w in zip(got, want):
         assert not _matches(f, w), f"{_matches(f, w)}\n{f.message}"
+    for f in got:
+        assert not _BARE_DECLARE.search(str(f.evidence.get("declare") or "")), (
+            f"{f.rule} asks to declare an internal name, not an input a user can write: "
+            f"{f.evidence['declare']!r}"
+        )
 
 
 def fixture_coverage(kind: str) -> str | None:
