@@ -20,7 +20,7 @@ from accel_drc.readers import read_board
 from conftest import FIXTURES
 
 HERE = FIXTURES / "checks" / "open_channel"
-EXPECTED = yaml.safe_load((HERE / "expected.yaml").read_text())
+EXPECTED = yaml.safe_load((HERE / "expected.yaml").read_text())["connectivity"]
 BOARDS = sorted(EXPECTED)
 
 

@@ -65,6 +65,14 @@ _DECLARE = {
     "{thickness_mm: <mm>}, or KiCad Board Setup > Physical Stackup)",
     "t": "declare the copper thickness (accel-drc.yaml stackup: copper: <layer>: "
     "{thickness_um: <µm>}, or KiCad Board Setup > Physical Stackup)",
+    # lengths and values a check derives from declarable ones: the hint names what to write
+    "stub_mm": "declare your fab's stack-up heights, through which the stub is measured "
+    "(KiCad Board Setup > Physical Stackup, or accel-drc.yaml stackup: materials: "
+    "<dielectric>: {thickness_mm: <mm>})",
+    "plating": "declare the barrel plating (accel-drc.yaml stackup: via_plating_um: <µm>)",
+    "via_plating": "declare the barrel plating (accel-drc.yaml stackup: via_plating_um: <µm>)",
+    "die_delay": "declare the package (pad-to-die) delays (accel-drc.yaml package_delays: "
+    "<ref>: {pins_ps: {<pad>: <ps>}} or {delays: matched}, or the pads' die delay in KiCad 10)",
 }
 
 
