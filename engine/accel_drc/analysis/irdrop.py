@@ -255,6 +255,10 @@ def solve_rail(
             )
         out.max_via_current_a = float(net.via_current.max())
     out.vias = vias
+    if not len(holes) and not (ret is not None and len(getattr(ret, "holes", []))):
+        # no barrel carries the rail's current (nor its return's): the plating is not an
+        # input of this result, so no verdict may rest on its default
+        out.basis.pop("via_plating", None)
     out.mesh = {
         "cell_mm": round(net.h, 4),
         "unknowns": net.nodes,
