@@ -61,11 +61,14 @@ AFTER_REPORT = ("json", "markers", "select")
 
 #: the process session of the KiCad this bench started (its pcbnew is the one to watch)
 SESSION: int | None = None
+#: the board file the watched pcbnew has open (with ``--socket``)
+BOARD = ""
 
 
 def _pcbnew_pid() -> int | None:
-    """The ``pcbnew`` of :data:`SESSION`, else the one running ``pcbnew`` (None when there is
-    not exactly one: no KiCad CPU then)."""
+    """The ``pcbnew`` of :data:`SESSION`, else the one running ``pcbnew`` with :data:`BOARD`
+    open (``--socket``: on a shared machine other KiCads run too), else the one running
+    ``pcbnew`` (None when there is not exactly one: no KiCad CPU then)."""
     pids = []
     for d in Path("/proc").iterdir():
         if not d.name.isdigit() or _read(d / "comm").strip() != "pcbnew":
@@ -76,6 +79,9 @@ def _pcbnew_pid() -> int | None:
         except OSError:
             continue
         pids.append(int(d.name))
+    if len(pids) > 1 and BOARD:
+        mine = [p for p in pids if BOARD in _read(Path(f"/proc/{p}/cmdline")).split("\0")]
+        pids = mine or pids
     return pids[0] if len(pids) == 1 else None
 
 
@@ -285,7 +291,7 @@ def main() -> int:
         help="which KiCad to start (without --socket): 9 on the host, 10 in its chroot",
     )
     args = ap.parse_args()
-    global SESSION
+    global SESSION, BOARD
 
     kicad = None
     work = tempfile.mkdtemp(prefix="accel-drc-bench-")
@@ -298,6 +304,7 @@ def main() -> int:
         }
     socket = args.socket
     board_file = args.board
+    BOARD = str(Path(args.board).resolve())
     load_s = None
     if socket is None:
         from kicad_live import LiveKiCad
