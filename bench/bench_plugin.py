@@ -61,11 +61,14 @@ AFTER_REPORT = ("json", "markers", "select")
 
 #: the process session of the KiCad this bench started (its pcbnew is the one to watch)
 SESSION: int | None = None
+#: the board file the watched pcbnew has open (with ``--socket``)
+BOARD = ""
 
 
 def _pcbnew_pid() -> int | None:
-    """The ``pcbnew`` of :data:`SESSION`, else the one running ``pcbnew`` (None when there is
-    not exactly one: no KiCad CPU then)."""
+    """The ``pcbnew`` of :data:`SESSION`, else the one running ``pcbnew`` with :data:`BOARD`
+    open (``--socket``: on a shared machine other KiCads run too), else the one running
+    ``pcbnew`` (None when there is not exactly one: no KiCad CPU then)."""
     pids = []
     for d in Path("/proc").iterdir():
         if not d.name.isdigit() or _read(d / "comm").strip() != "pcbnew":
@@ -76,6 +79,9 @@ def _pcbnew_pid() -> int | None:
         except OSError:
             continue
         pids.append(int(d.name))
+    if len(pids) > 1 and BOARD:
+        mine = [p for p in pids if BOARD in _read(Path(f"/proc/{p}/cmdline")).split("\0")]
+        pids = mine or pids
     return pids[0] if len(pids) == 1 else None
 
 
@@ -104,6 +110,7 @@ class Click:
     cpu_to_report: float  # CPU of the click process up to the report
     kicad_cpu: float  # CPU of KiCad during the whole click (serialising, committing, redrawing)
     result: dict
+    load: float = float("nan")  # the machine's 1-minute load average when the click started
 
 
 def _click(socket: str, tmp: str, plugin: Path, pycache: str) -> Click:
@@ -118,6 +125,7 @@ def _click(socket: str, tmp: str, plugin: Path, pycache: str) -> Click:
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     pid = _pcbnew_pid()
     kicad0 = _cpu_of(pid)
+    load = os.getloadavg()[0]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     r = subprocess.run(
@@ -137,7 +145,7 @@ def _click(socket: str, tmp: str, plugin: Path, pycache: str) -> Click:
     to_report = wall - sum(result["timings"].get(k, 0.0) for k in AFTER_REPORT)
     cpu_stages = result.get("cpu", {})  # a plugin from before the CPU laps has none
     cpu_to_report = sum(v for k, v in cpu_stages.items() if k not in (*AFTER_REPORT, "total"))
-    return Click(to_report, wall, cpu, cpu_to_report, kicad_cpu, result)
+    return Click(to_report, wall, cpu, cpu_to_report, kicad_cpu, result, load)
 
 
 def _settle(socket: str, quiet_s: float = 0.05, timeout_s: float = 60.0) -> None:
@@ -194,6 +202,8 @@ def _summary(name: str, clicks: list[Click]) -> dict:
         "kicad_cpu_s": [c.kicad_cpu for c in clicks],
         "action_timings": [c.result["timings"] for c in clicks],
         "action_cpu": clicks[-1].result.get("cpu", {}),
+        "action_cpu_median": _stage_medians([c.result.get("cpu", {}) for c in clicks]),
+        "load": [c.load for c in clicks],
     }
     print(
         f"{name}: click to report open {med(to_report):5.2f} s median of {len(clicks)} "
@@ -223,15 +233,30 @@ def _summary(name: str, clicks: list[Click]) -> dict:
     print(
         f"{name}:   wall stages: " + ", ".join(f"{k} {v:.2f}" for k, v in last["timings"].items())
     )
-    if last.get("cpu"):
+    if out["action_cpu_median"]:
         print(
-            f"{name}:   CPU stages:  " + ", ".join(f"{k} {v:.2f}" for k, v in last["cpu"].items())
+            f"{name}:   CPU stages (median of the clicks): "
+            + ", ".join(f"{k} {v:.2f}" for k, v in out["action_cpu_median"].items())
         )
+    print(
+        f"{name}:   machine load (1-min average) at each click: "
+        + ", ".join(f"{c.load:.1f}" for c in clicks)
+        + f" on {os.cpu_count()} CPUs"
+    )
     print(
         f"{name}:   findings {last['findings']}, markers {last['markers'].get('created')}, "
         f"selected {last['selected']}"
     )
     return out
+
+
+def _stage_medians(stages: list[dict]) -> dict[str, float]:
+    """Per stage, the median over the clicks (a stage a click lacks counts as 0): on a shared
+    machine one click's CPU per stage swings too much to quote."""
+    keys: list[str] = []
+    for one in stages:
+        keys += [k for k in one if k not in keys]
+    return {k: statistics.median(one.get(k, 0.0) for one in stages) for k in keys}
 
 
 def _between(timings: dict, first: str, last: str) -> float:
@@ -266,7 +291,7 @@ def main() -> int:
         help="which KiCad to start (without --socket): 9 on the host, 10 in its chroot",
     )
     args = ap.parse_args()
-    global SESSION
+    global SESSION, BOARD
 
     kicad = None
     work = tempfile.mkdtemp(prefix="accel-drc-bench-")
@@ -279,6 +304,7 @@ def main() -> int:
         }
     socket = args.socket
     board_file = args.board
+    BOARD = str(Path(args.board).resolve())
     load_s = None
     if socket is None:
         from kicad_live import LiveKiCad

@@ -102,6 +102,8 @@ class RunBoard:
         self.items: list = []
         self.log: list = []
         self.selected: list = []
+        #: the ids of each ``DeleteItems`` KiCad got (KiCad 10's DRC markers go by id)
+        self.deleted: list[list[str]] = []
         self.cmts = {v: k for k, v in CANONICAL_LAYER_NAMES.items()}["Cmts.User"]
 
     def get_text(self):
@@ -130,6 +132,9 @@ class RunBoard:
     def remove_items(self, items):
         ids = {i.proto.id.value for i in items}
         self.items = [i for i in self.items if i.proto.id.value not in ids]
+
+    def remove_items_by_id(self, ids):
+        self.deleted.append([k.value for k in ids])
 
     def update_items(self, items):
         self.log.append("update")

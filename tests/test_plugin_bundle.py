@@ -556,6 +556,24 @@ def test_clear_removes_the_kicad10_drc_markers_too(kipy, tmp_path) -> None:
     assert markers.clear_all(board, drc_state=state) == 0 and len(board.deleted) == 1
 
 
+def test_kicad10_click_with_nothing_to_mark_removes_the_last_clicks_markers(kipy, tmp_path) -> None:
+    """A click that finds nothing to mark (the user fixed or waived it all) removes the DRC
+    markers the last click made on KiCad 10, as it replaces them when it has findings: they
+    pointed at findings that are gone.  (They stayed: the graphics path found no graphics.)"""
+    from accel_drc.results import Finding, Severity, Status
+    from accel_drc_kicad import markers
+
+    f = Finding("r.err", "via_stub", Severity.ERROR, Status.VIOLATION, "e", pos=(1.0, 1.0))
+    board = _FakeBoard(kicad10=True)
+    board.get_enabled_layers = lambda: []  # type: ignore[attr-defined]
+    state = tmp_path / "accel-drc-markers.json"
+    made = markers.place_markers(board, [f], drc_state=state)
+    got = markers.place_markers(board, [], drc_state=state)
+    assert board.deleted == [list(made.ids)]
+    assert (got.mode, got.created, got.removed) == ("none", 0, 1)
+    assert markers.clear_all(board, drc_state=state) == 0  # forgotten: not deleted twice
+
+
 @pytest.mark.parametrize("wanted", ["Edge.Cuts", "F.Cu", "In1.Cu", "B.SilkS"])
 def test_markers_never_go_on_copper_or_the_outline(kipy, wanted) -> None:
     """A config naming a non-drawing layer as the marker layer falls back to Cmts.User, with a

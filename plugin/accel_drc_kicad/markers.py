@@ -494,18 +494,37 @@ def _remove_old_drc(board: Any, ids: Sequence[str]) -> int:
     return sum(1 for r in results if r.status == ec.IDS_OK)
 
 
-def clear_all(board: Any, drc_state: Path | None = None) -> int:
-    """Every marker earlier clicks put on the open board: the graphics (one commit) and the
-    KiCad 10 DRC markers of the last click (:data:`DRC_STATE`); returns how many went."""
-    removed = remove_markers(board)
+def remove_previous_drc(board: Any, drc_state: Path | None = None) -> int:
+    """Delete the KiCad 10 DRC markers the last click put on this board (their ids are in
+    :func:`drc_state_path`; one ``DeleteItems`` request) and forget them; returns how many
+    KiCad deleted (0 when none are recorded: KiCad 9, or a first click).
+
+    The click calls it while it checks the board (:class:`.action.KiCadMeanwhile`): the
+    markers need no findings to go, so KiCad deletes them while this process is busy instead
+    of after the report; and a click with nothing to mark still removes them."""
     state_path = drc_state_path(drc_state)
     state = _read_state(state_path)
     key = _board_key(board)
-    if state.get(key):
-        removed += _remove_old_drc(board, state[key])
-        state[key] = []
-        _write_state(state_path, state)
+    if not state.get(key):
+        return 0
+    removed = _remove_old_drc(board, state[key])
+    state[key] = []
+    _write_state(state_path, state)
     return removed
+
+
+def _remember_drc(board: Any, ids: Sequence[str], drc_state: Path | None = None) -> None:
+    """Record ``ids``, the DRC markers this click made, for the next click to delete."""
+    state_path = drc_state_path(drc_state)
+    state = _read_state(state_path)
+    state[_board_key(board)] = list(ids)
+    _write_state(state_path, state)
+
+
+def clear_all(board: Any, drc_state: Path | None = None) -> int:
+    """Every marker earlier clicks put on the open board: the graphics (one commit) and the
+    KiCad 10 DRC markers of the last click (:data:`DRC_STATE`); returns how many went."""
+    return remove_markers(board) + remove_previous_drc(board, drc_state)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -811,39 +830,35 @@ def place_markers(
     outline_bbox: tuple[float, float, float, float] | None = None,
     drc_state: Path | None = None,
     plan: MarkerPlan | None = None,
+    removed_before: int = 0,
 ) -> MarkerResult:
     """Replace this plugin's earlier markers with markers for ``findings``, in one commit
     (one Undo reverts exactly what this click did to the board).
 
     On KiCad 10 they are real DRC markers instead, one per place (:func:`drc_groups`; KiCad
     clears them on its next DRC run, and the next click replaces them, see
-    :func:`drc_state_path`).  KiCad 10.0.7 makes each an undo step of its own."""
+    :func:`drc_state_path`).  KiCad 10.0.7 makes each an undo step of its own.
+    ``removed_before``: how many of the last click's DRC markers the click already removed
+    (:func:`remove_previous_drc`), counted in the result's ``removed``."""
     labels, rings = find_markers(board)
     old = [*labels, *rings]
     if plan is None:
         plan = plan_markers(findings, outline_bbox)
     chosen = [f for _n, f in plan.numbered]
+    # the last click's DRC markers go first (only KiCad 10 made any; the click has usually
+    # removed them already, while it checked): KiCad 10.0.7 leaves an API client's commit open
+    # after InjectDrcError, so deleting after it is one more undo step at the end, and one
+    # Undo after a click would bring the old markers back
+    removed_drc = removed_before + remove_previous_drc(board, drc_state)
     if use_drc and chosen:
-        state_path = drc_state_path(drc_state)
-        state = _read_state(state_path)
-        key = _board_key(board)
-        previous = state.get(key, [])
-        # the last click's DRC markers go first (only KiCad 10 made any): KiCad 10.0.7 leaves
-        # an API client's commit open after InjectDrcError, so deleting after it is one more
-        # undo step at the end, and one Undo after a click would bring the old markers back
-        removed = _remove_old_drc(board, previous)
-        if previous:
-            state[key] = []
-            _write_state(state_path, state)
         ids_out: list[str] = []
         made = _inject_drc(board, plan.numbered, ids_out, plan.anchor_mm)
         if made is not None:
             # earlier graphics markers (KiCad 9, or a board saved with them), by id: a
             # begin_commit would be refused after InjectDrcError ("already has a commit")
-            removed += _remove_old_drc(board, [i.proto.id.value for i in old])
-            if ids_out or previous:  # nothing to remember, nothing written
-                state[key] = ids_out
-                _write_state(state_path, state)
+            removed = removed_drc + _remove_old_drc(board, [i.proto.id.value for i in old])
+            if ids_out:  # nothing to remember, nothing written
+                _remember_drc(board, ids_out, drc_state)
             return MarkerResult(
                 "drc",
                 made,
@@ -863,7 +878,7 @@ def place_markers(
         lg = plan.legend
         items.append(_text(layer, _nm(lg.x_mm), _nm(lg.y_mm), lg.text, lg.size_mm))
     if not items and not old:
-        return MarkerResult("none", 0, 0, 0, name, note="no findings to mark")
+        return MarkerResult("none", 0, 0, removed_drc, name, note="no findings to mark")
     commit = retry(board.begin_commit)
     try:
         if old:
@@ -884,7 +899,7 @@ def place_markers(
         "graphics" if items else "none",
         created=len(ok),
         requested=len(items),
-        removed=len(old),
+        removed=len(old) + removed_drc,
         layer=name,
         refused=refused,
         skipped_no_position=plan.board_level,
@@ -949,14 +964,7 @@ def mark_stale(board: Any, where: str, drc_state: Path | None = None) -> MarkerR
     label says so (one commit, so one Undo brings the old wording back) and KiCad 10 DRC markers
     of the last click are removed.  ``where`` names the error page (relative to the board)."""
     labels, _rings = find_markers(board)
-    removed = 0
-    state_path = drc_state_path(drc_state)
-    state = _read_state(state_path)
-    key = _board_key(board)
-    if state.get(key):
-        removed = _remove_old_drc(board, state[key])
-        state[key] = []
-        _write_state(state_path, state)
+    removed = remove_previous_drc(board, drc_state)
     if not labels:
         return MarkerResult("none", 0, 0, removed, None, note="no earlier markers")
     for t in labels:
