@@ -251,3 +251,46 @@ def test_every_paired_type_with_an_impedance_rule_has_a_crosstalk_rule() -> None
             assert xt[sig].params.get("single_ended") is True, (cls, sig)
         for sig in ("eth56g", "eth112g", "nvlink4", "nvlink5"):
             assert "ICN" in xt[sig].why and xt[sig].severity is Severity.WARNING
+
+
+def test_a_cited_fastest_edge_comes_from_the_signal_library() -> None:
+    """HDMI 1.4's fastest edge is a fact of the signal type (rules/signals.yaml ``min_rise_ps``:
+    75 ps 20-80 % = 100 ps 10-90 %): the rule's ``fastest_rise_ui`` does not apply.  At an
+    assumed 0.01 UI (2.9 ps) the tight HDMI pairs would be far over the budget; at the cited
+    100 ps they pass."""
+    assert _run("hdmi14_pairs_microstrip_tight.kicad_pcb", "hdmi14", fastest_rise_ui=0.01) == []
+
+
+def test_without_a_cited_edge_the_assumed_one_is_marked_unconfirmed() -> None:
+    """PCIe Gen4 has no published transmitter rise minimum: the finding names the assumed
+    0.125 UI as [U], with what was searched, and its basis says the edge is assumed."""
+    got = _run("tx_pairs_microstrip_tight.kicad_pcb", "pcie4")
+    assert got
+    for f in got:
+        assert "[U] assumed" in f.message
+        edge = f.evidence["aggressors"][0]["fastest_edge"]
+        assert edge.startswith("[U] assumed 0.125 UI") and "pcie-base" in edge
+        assert f.evidence["basis"]["fastest_edge"] == "assumed"
+
+
+def test_every_cited_edge_names_its_definition_and_a_known_reference() -> None:
+    """Each ``min_rise_ps`` in rules/signals.yaml is a 10-90 % edge below one UI, its source
+    cites rules/references.yaml ids and says which definition it converted; a type with no
+    value that names a source marks it [U]."""
+    import re as _re
+
+    from accel_drc.packs import load_library
+
+    lib = load_library()
+    cited = 0
+    for st in lib.signals.values():
+        if st.min_rise_ps is None:
+            assert not st.min_rise_source or st.min_rise_source.startswith("[U]"), st.id
+            continue
+        cited += 1
+        assert 0 < st.min_rise_ps < 1000.0 / st.baud_gbd, st.id
+        src = st.min_rise_source
+        assert "20-80 %" in src and "10-90 %" in src, st.id
+        ids = _re.findall(r"\[([a-z0-9-]+)\]", src)
+        assert ids and all(i in lib.references for i in ids), (st.id, ids)
+    assert cited >= 3

@@ -423,18 +423,32 @@ def _height(stack: Any) -> float:
 
 def _rise_bounds(
     ctx: CheckContext, rule: Rule, nets: Mapping[int, int]
-) -> tuple[float, float, bool]:
-    """(slow, fast) edge (ps) of an aggressor, and whether it is declared: ``rise_ps`` for
-    both, else one UI and ``fastest_rise_ui`` UI of its interface."""
+) -> tuple[float, float, bool, str]:
+    """(slow, fast) edge (ps) of an aggressor, whether it is declared, and where the fast edge
+    comes from: ``rise_ps`` for both (declared); else one UI and the fastest 10-90 % edge its
+    signal type's specification allows (``min_rise_ps`` in ``rules/signals.yaml``, the
+    library's cited fact), or ``fastest_rise_ui`` UI where the library has none ([U]: an
+    assumed edge, with what was searched)."""
     params = rule.params or {}
     if params.get("rise_ps"):
         r = float(params["rise_ps"])
-        return r, r, True
+        return r, r, True, "declared: rise_ps"
     a = ctx.analysis.net_signal.get(next(iter(nets)))
     st = ctx.analysis.signal_types.get(a.signal) if a is not None else None
     baud = float(getattr(st, "baud_gbd", 0.0) or getattr(st, "data_rate_gbps", 0.0) or 1.0)
     ui = 1000.0 / baud
-    return ui, float(params["fastest_rise_ui"]) * ui, False
+    cited = getattr(st, "min_rise_ps", None)
+    if cited:
+        where = f"rules/signals.yaml {st.id} min_rise_ps {float(cited):g} ps"
+        return ui, min(float(cited), ui), False, f"{where}: {st.min_rise_source}"
+    ui_frac = float(params["fastest_rise_ui"])
+    searched = getattr(st, "min_rise_source", "") or "[U] no primary minimum edge in the library"
+    return ui, ui_frac * ui, False, f"[U] assumed {ui_frac:g} UI: {searched}"
+
+
+def _edge_note(source: str) -> str:
+    """How a finding's text names its fastest edge: cited from the library, or [U] assumed."""
+    return "[U] assumed" if source.startswith("[U]") else "spec minimum"
 
 
 #: a DDR command/address/clock net: driven by the controller only (the leaf of its name)
@@ -556,7 +570,7 @@ def _judge(
             continue
         bound = 0.0
         for _an, agg, keys, ends in couples:
-            _slow, fast, _d = _rise_bounds(ctx, rule, agg)
+            _slow, fast, _d, _src = _rise_bounds(ctx, rule, agg)
             amp = 0.5 if len(agg) > 1 else 1.0
             for k in keys:
                 b = _noise(
@@ -567,12 +581,14 @@ def _judge(
             continue
         rows = []
         for an, agg, keys, ends in couples:
-            slow, fast, declared = _rise_bounds(ctx, rule, agg)
+            slow, fast, declared, src = _rise_bounds(ctx, rule, agg)
             sums = {k: terms[k].solve(solver) for k in keys}
             lengths = {k: terms[k].length for k in keys}
             lo = _noise(sums, lengths, victim, agg, slow)
             hi = _noise(sums, lengths, victim, agg, fast)
-            rows.append((an, agg, [terms[k] for k in keys], lo, hi, slow, fast, declared, ends))
+            rows.append(
+                (an, agg, [terms[k] for k in keys], lo, hi, slow, fast, declared, ends, src)
+            )
         total_lo = _power_sum(_worst(r[3], r[8]) for r in rows)
         total_hi = _power_sum(_worst(r[4], r[8]) for r in rows)
         if total_hi <= budget:
@@ -614,7 +630,7 @@ def _finding(
     # declared, the same for every row)
     col = 3 if over or rows[0][7] else 4
     rows.sort(key=lambda r: -_worst(r[col], r[8]))
-    an, agg, ts, lo, hi, slow, fast, declared, ends = rows[0]
+    an, agg, ts, lo, hi, slow, fast, declared, ends, src = rows[0]
     # the quantity that dominates at the edge the finding reports (one UI or declared when
     # over there, else the fastest): at a slow edge a microstrip's NEXT can dominate while its
     # FEXT, growing as 1/tr, dominates at the fastest
@@ -637,7 +653,7 @@ def _finding(
     else:
         head = (
             f"crosstalk between {_pct(total_lo)} (one-UI edge, {slow:.0f} ps) and "
-            f"{_pct(total_hi)} (fastest edge, {fast:.1f} ps)"
+            f"{_pct(total_hi)} (fastest edge, {fast:.1f} ps, {_edge_note(src)})"
         )
         at = "at the fastest edge"
         worst = abs(hi[1] if which == "FEXT" else hi[0])
@@ -661,6 +677,10 @@ def _finding(
     )
     if declared:
         basis["rise"] = "declared"
+    elif not over:  # the fastest edge makes the finding: cited (library) or [U] assumed
+        basis["fastest_edge"] = (
+            "assumed" if any(r[9].startswith("[U]") for r in rows) else "library"
+        )
     status = Status.VIOLATION if over or declared else Status.CANNOT_VERIFY
     uuids = board.tracks.uuid
     items = tuple(dict.fromkeys(uuids[r] for t in ts for r in t.rows[:50] if uuids[r]))
@@ -677,6 +697,7 @@ def _finding(
                 "fext_fastest": round(r[4][1], 5),
                 "judged": {"both": "NEXT, FEXT", "far": "FEXT", "near": "NEXT"}[r[8]],
                 "rise_ps": [round(r[5], 2), round(r[6], 2)],
+                "fastest_edge": r[9],
                 "coupled_mm": round(max(t.length for t in r[2]), 3),
                 "min_gap_mm": round(min(t.min_gap for t in r[2]), 4),
             }
