@@ -119,8 +119,19 @@ class _Term:
     sums: tuple[float, float, float] | None = None  # (Σ Kb·len, Σ TD ps, Σ kf·TD ps)
     layer_sums: dict[int, tuple[float, float, float]] = field(default_factory=dict)
     mids: list[tuple[float, float]] = field(default_factory=list)  # each piece's middle
+    pieces: list[tuple[int, int]] = field(default_factory=list)  # (victim, aggressor) piece ids
 
-    def add(self, layer: int, width: float, gap: float, length: float, row: int, mid: Any) -> None:
+    def add(
+        self,
+        layer: int,
+        width: float,
+        gap: float,
+        length: float,
+        row: int,
+        mid: Any,
+        piece: tuple[int, int] = (-1, -1),
+    ) -> None:
+        self.pieces.append(piece)
         self.layers.append(layer)
         self.widths.append(width)
         self.gaps.append(gap)
@@ -318,6 +329,9 @@ class _LayerRuns:
     v_rows: np.ndarray
     a_rows: np.ndarray
     nets: np.ndarray
+    #: the straight pieces' ends (what ``runs`` indexes), for the drawing of a finding's runs
+    starts: np.ndarray | None = None
+    ends: np.ndarray | None = None
 
 
 def _typed_runs(
@@ -352,7 +366,7 @@ def _typed_runs(
         w = t.width[r]
         u = unit[t.net[r]]
         runs = parallel_runs(s, e, w, s, e, w, max_gap_h * solver.height(ly), v_unit=u, a_unit=u)
-        built[ly] = _LayerRuns(runs, r, r, nets)
+        built[ly] = _LayerRuns(runs, r, r, nets, s, e)
     memo[max_gap_h] = (built, unbuilt)
     return built, unbuilt
 
@@ -406,12 +420,15 @@ def _terms(
         gaps = runs.gap_mm[keep].tolist()
         lengths = runs.length_mm[keep].tolist()
         mids = runs.mid[keep]
+        vp, ap = runs.victim[keep].tolist(), runs.aggressor[keep].tolist()
         for i, (v, a, row) in enumerate(
             zip(nv[keep].tolist(), na[keep].tolist(), rows_v[keep].tolist())
         ):
             if partner.get(v) == a:
                 continue
-            terms.setdefault((v, a), _Term()).add(ly, widths[i], gaps[i], lengths[i], row, mids[i])
+            terms.setdefault((v, a), _Term()).add(
+                ly, widths[i], gaps[i], lengths[i], row, mids[i], (vp[i], ap[i])
+            )
     return terms, unbuilt
 
 
@@ -704,6 +721,7 @@ def _finding(
             for r in rows[:MAX_LISTED]
         ],
         "model": MODEL,
+        "coupled": _coupled_runs(ctx, rule, rows[:MAX_LISTED], names),
     }
     if status == Status.CANNOT_VERIFY:
         evidence["declare"] = (
@@ -727,6 +745,42 @@ def _finding(
         # not a warning (a check that cries wolf on every microstrip bus is worse than none)
         severity=None if status == Status.VIOLATION else Severity.INFO,
     )
+
+
+#: most coupled stretches a finding's evidence draws (the report's drawing of the runs)
+MAX_DRAWN = 64
+
+
+def _coupled_runs(
+    ctx: CheckContext, rule: Rule, rows: Sequence[Any], names: Sequence[str]
+) -> list[list[Any]]:
+    """The coupled stretches of the listed aggressors, for the report's drawing:
+    ``[vx0, vy0, vx1, vy1, ax0, ay0, ax1, ay1, layer, aggressor, gap mm]`` each, the victim's
+    stretch (its piece's overlap, from the run's middle and length) and the same stretch
+    projected on the aggressor's piece; the longest :data:`MAX_DRAWN`, from the run's shared
+    join (:func:`_typed_runs`, memoised: no new search)."""
+    built, _unbuilt = _typed_runs(ctx, _Solver(ctx), float((rule.params or {})["max_gap_h"]))
+    out: list[tuple[float, list[Any]]] = []
+    for r in rows:
+        for term in r[2]:
+            for ly, gap, ln, mid, (vp, ap) in zip(
+                term.layers, term.gaps, term.lengths, term.mids, term.pieces
+            ):
+                lr = built.get(ly)
+                if lr is None or lr.starts is None or lr.ends is None or vp < 0:
+                    continue
+                vs, ve = lr.starts[vp], lr.ends[vp]
+                as_, ae = lr.starts[ap], lr.ends[ap]
+                u = (ve - vs) / max(float(np.hypot(*(ve - vs))), 1e-12)
+                ua = (ae - as_) / max(float(np.hypot(*(ae - as_))), 1e-12)
+                p0 = np.asarray(mid) - 0.5 * ln * u
+                p1 = np.asarray(mid) + 0.5 * ln * u
+                q0 = as_ + float(np.dot(p0 - as_, ua)) * ua
+                q1 = as_ + float(np.dot(p1 - as_, ua)) * ua
+                xy = [round(float(v), 4) for v in (*p0, *p1, *q0, *q1)]
+                out.append((ln, [*xy, names[ly], r[0], round(gap, 4)]))
+    out.sort(key=lambda x: -x[0])
+    return [x[1] for x in out[:MAX_DRAWN]]
 
 
 #: what the finding's evidence says of the model and its proof
