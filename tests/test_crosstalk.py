@@ -328,3 +328,30 @@ def test_no_dual_stripline_costs_no_broadside_solve(monkeypatch: pytest.MonkeyPa
     monkeypatch.setattr(xt, "broadside_coupling_of", lambda *a, **k: pytest.fail("solved"))
     assert _run("ddr4_dq_two_layers.kicad_pcb", "ddr4")
     assert _run("tx_pairs_stripline_tight.kicad_pcb", "pcie4") == []
+
+
+def test_dual_stripline_section_recovers_each_dielectric(tmp_path: Path) -> None:
+    """The two layers' stacks each weight εr over everything down to their planes; the
+    broadside cross-section takes b's side below, a's side above, and recovers the dielectric
+    between the two signal layers (εr 4.2 here, 3.6 elsewhere) from what a's weighted εr holds
+    beyond b's own side.  A stack-up whose numbers would make that εr non-positive falls back to
+    a's weighted εr instead of solving a negative permittivity."""
+    from accel_drc.analysis.crosstalk import broadside_section
+    from accel_drc.analysis.impedance import layer_stack
+
+    text = (HERE / "ddr4_dq_dual_stripline_stacked.kicad_pcb").read_text()
+    mid = '(layer "dielectric 3" (type "prepreg") (thickness 0.2) (material "Test 3.6") (epsilon_r 3.6)'
+    assert mid in text
+    (tmp_path / "b.kicad_pcb").write_text(
+        text.replace(mid, mid.replace("(epsilon_r 3.6)", "(epsilon_r 4.2)"))
+    )
+    board = read_board(str(tmp_path / "b.kicad_pcb"))
+    planes = Analysis(board).plane_layers
+    a, b = layer_stack(board, 2, planes), layer_stack(board, 3, planes)
+    yb, ya, top, layers = broadside_section(a, b)
+    assert (yb, ya, top) == pytest.approx((0.2, 0.435, 0.67))
+    assert [x.er for x in layers] == pytest.approx([3.6, 4.2, 3.6])
+    from dataclasses import replace
+
+    odd = broadside_section(replace(a, er_below=1.0), b)[3]
+    assert odd[1].er == pytest.approx(1.0)
