@@ -563,6 +563,17 @@ def _rise_bounds(
         r = float(params["rise_ps"])
         return r, r, True, "declared: rise_ps"
     a = ctx.analysis.net_signal.get(next(iter(nets)))
+    # per signal type and rule, once a run (the bound asks for every couple of every victim)
+    memo = ctx.analysis.memo.setdefault("crosstalk_edges", {})
+    key = (rule.id, params["fastest_rise_ui"], a.signal if a is not None else None)
+    got = memo.get(key)
+    if got is None:
+        got = memo[key] = _spec_edge(ctx, a, float(params["fastest_rise_ui"]))
+    return got
+
+
+def _spec_edge(ctx: CheckContext, a: Any, ui_frac: float) -> tuple[float, float, bool, str]:
+    """:func:`_rise_bounds` of an aggressor of assignment ``a`` with no edge declared."""
     st = ctx.analysis.signal_types.get(a.signal) if a is not None else None
     baud = float(getattr(st, "baud_gbd", 0.0) or getattr(st, "data_rate_gbps", 0.0) or 1.0)
     ui = 1000.0 / baud
@@ -570,7 +581,6 @@ def _rise_bounds(
     if cited:
         where = f"rules/signals.yaml {st.id} min_rise_ps {float(cited):g} ps"
         return ui, min(float(cited), ui), False, f"{where}: {st.min_rise_source}"
-    ui_frac = float(params["fastest_rise_ui"])
     searched = getattr(st, "min_rise_source", "") or "[U] no primary minimum edge in the library"
     return ui, ui_frac * ui, False, f"[U] assumed {ui_frac:g} UI: {searched}"
 
