@@ -251,3 +251,107 @@ def test_every_paired_type_with_an_impedance_rule_has_a_crosstalk_rule() -> None
             assert xt[sig].params.get("single_ended") is True, (cls, sig)
         for sig in ("eth56g", "eth112g", "nvlink4", "nvlink5"):
             assert "ICN" in xt[sig].why and xt[sig].severity is Severity.WARNING
+
+
+def test_a_cited_fastest_edge_comes_from_the_signal_library() -> None:
+    """HDMI 1.4's fastest edge is a fact of the signal type (rules/signals.yaml ``min_rise_ps``:
+    75 ps 20-80 % = 100 ps 10-90 %): the rule's ``fastest_rise_ui`` does not apply.  At an
+    assumed 0.01 UI (2.9 ps) the tight HDMI pairs would be far over the budget; at the cited
+    100 ps they pass."""
+    assert _run("hdmi14_pairs_microstrip_tight.kicad_pcb", "hdmi14", fastest_rise_ui=0.01) == []
+
+
+def test_without_a_cited_edge_the_assumed_one_is_marked_unconfirmed() -> None:
+    """PCIe Gen4 has no published transmitter rise minimum: the finding names the assumed
+    0.125 UI as [U], with what was searched, and its basis says the edge is assumed."""
+    got = _run("tx_pairs_microstrip_tight.kicad_pcb", "pcie4")
+    assert got
+    for f in got:
+        assert "[U] assumed" in f.message
+        edge = f.evidence["aggressors"][0]["fastest_edge"]
+        assert edge.startswith("[U] assumed 0.125 UI") and "pcie-base" in edge
+        assert f.evidence["basis"]["fastest_edge"] == "assumed"
+
+
+def test_every_cited_edge_names_its_definition_and_a_known_reference() -> None:
+    """Each ``min_rise_ps`` in rules/signals.yaml is a 10-90 % edge below one UI, its source
+    cites rules/references.yaml ids and says which definition it converted; a type with no
+    value that names a source marks it [U]."""
+    import re as _re
+
+    from accel_drc.packs import load_library
+
+    lib = load_library()
+    cited = 0
+    for st in lib.signals.values():
+        if st.min_rise_ps is None:
+            assert not st.min_rise_source or st.min_rise_source.startswith("[U]"), st.id
+            continue
+        cited += 1
+        assert 0 < st.min_rise_ps < 1000.0 / st.baud_gbd, st.id
+        src = st.min_rise_source
+        assert "20-80 %" in src and "10-90 %" in src, st.id
+        ids = _re.findall(r"\[([a-z0-9-]+)\]", src)
+        assert ids and all(i in lib.references for i in ids), (st.id, ids)
+    assert cited >= 3
+
+
+def test_dual_stripline_broadside_run_is_found_and_judged() -> None:
+    """DDR4 DQ0 on In2.Cu right over DQ1 on In3.Cu for 40 mm, no plane between (a dual
+    stripline): the broadside coupling from the two-strip field solution, ≈ 15 % NEXT (one
+    dielectric: no FEXT), a violation on each; the finding names both layers, says broadside
+    and gives the offset across that would pass.  Before broadside runs were searched, the two
+    nets on two layers were never a couple: no finding."""
+    got = {f.net: f for f in _run("ddr4_dq_dual_stripline_stacked.kicad_pcb", "ddr4")}
+    assert set(got) == {"/DDR4_DQ0", "/DDR4_DQ1"}
+    for net, f in got.items():
+        assert f.status is Status.VIOLATION and f.severity is Severity.WARNING
+        assert "In2.Cu/In3.Cu" in f.message and "broadside" in f.message
+        assert "offset across (centre to centre) would meet the budget" in f.message
+        assert f.evidence["broadside"] == "In2.Cu/In3.Cu"
+        assert f.layer == ("In2.Cu" if net == "/DDR4_DQ0" else "In3.Cu")
+        (a,) = f.evidence["aggressors"]
+        assert 0.12 < a["next_one_ui"] < 0.2 and abs(a["fext_one_ui"]) < 1e-9
+        assert a["coupled_mm"] == pytest.approx(40.0)
+
+
+def test_dual_stripline_crossing_at_right_angles_passes() -> None:
+    """The same two layers routed across each other (as a dual stripline should be): no run."""
+    assert _run("ddr4_dq_dual_stripline_orthogonal.kicad_pcb", "ddr4") == []
+
+
+def test_no_dual_stripline_costs_no_broadside_solve(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A board whose signal layers each have their own planes (every fixture but the dual
+    stripline, vme-wren, Thor and the corpus) solves no broadside cross-section."""
+    import accel_drc.analysis.crosstalk as xt
+
+    monkeypatch.setattr(xt, "broadside_coupling_of", lambda *a, **k: pytest.fail("solved"))
+    assert _run("ddr4_dq_two_layers.kicad_pcb", "ddr4")
+    assert _run("tx_pairs_stripline_tight.kicad_pcb", "pcie4") == []
+
+
+def test_dual_stripline_section_recovers_each_dielectric(tmp_path: Path) -> None:
+    """The two layers' stacks each weight εr over everything down to their planes; the
+    broadside cross-section takes b's side below, a's side above, and recovers the dielectric
+    between the two signal layers (εr 4.2 here, 3.6 elsewhere) from what a's weighted εr holds
+    beyond b's own side.  A stack-up whose numbers would make that εr non-positive falls back to
+    a's weighted εr instead of solving a negative permittivity."""
+    from accel_drc.analysis.crosstalk import broadside_section
+    from accel_drc.analysis.impedance import layer_stack
+
+    text = (HERE / "ddr4_dq_dual_stripline_stacked.kicad_pcb").read_text()
+    mid = '(layer "dielectric 3" (type "prepreg") (thickness 0.2) (material "Test 3.6") (epsilon_r 3.6)'
+    assert mid in text
+    (tmp_path / "b.kicad_pcb").write_text(
+        text.replace(mid, mid.replace("(epsilon_r 3.6)", "(epsilon_r 4.2)"))
+    )
+    board = read_board(str(tmp_path / "b.kicad_pcb"))
+    planes = Analysis(board).plane_layers
+    a, b = layer_stack(board, 2, planes), layer_stack(board, 3, planes)
+    yb, ya, top, layers = broadside_section(a, b)
+    assert (yb, ya, top) == pytest.approx((0.2, 0.435, 0.67))
+    assert [x.er for x in layers] == pytest.approx([3.6, 4.2, 3.6])
+    from dataclasses import replace
+
+    odd = broadside_section(replace(a, er_below=1.0), b)[3]
+    assert odd[1].er == pytest.approx(1.0)

@@ -146,7 +146,7 @@ def _full_nodes(ctx: CheckContext, rule: Rule) -> tuple[set, dict]:
         full = set(seen)
         noise = {}
         for (v, a), t in terms.items():
-            _slow, fast, _d = xc._rise_bounds(ctx, rule, {a: 1})
+            _slow, fast, _d, _src = xc._rise_bounds(ctx, rule, {a: 1})
             b = xc._noise({(v, a): t.bound(solver)}, {(v, a): t.length}, {v: 1}, {a: 1}, fast)
             f = xc._noise({(v, a): t.solve(solver)}, {(v, a): t.length}, {v: 1}, {a: 1}, fast)
             noise[(v, a)] = (b, f)

@@ -238,6 +238,8 @@ def test_malformed_evidence_draws_nothing_and_names_stay_text() -> None:
         _f("skew", {"member_ps": 3.0}, limit=None),
         _f("return_path", {"breaks": [{"start": [0, float("nan")], "end": [1, 1]}, "x"]}),
         _f("impedance", {"breaks": [{"start": [0, 0], "end": [1, 1]}]}),
+        _f("crosstalk", {"coupled": [[0, 0, 1, 1, 0, 1, 1, "x", "F.Cu", "A", 0.1], [1, 2], "z"]}),
+        _f("crosstalk", {"coupled": None}),
     ]
     assert drawings(bad) == []
     good = _f("skew", {"member_ps": 12.0, "reference_ps": 5.0, "reference": "DQS0",
@@ -271,3 +273,36 @@ def test_missing_return_via_drawn_as_its_reach_and_the_nearest(
         assert got["nearest"][2] > got["reach"][2]  # outside the reach: why it fails
         assert f"within 1.27 mm: nearest {f.measured:.3g} mm" in got["label"]
     assert not browser.console_errors()
+
+
+def test_crosstalk_coupled_runs_drawn_from_the_finding(browser: Browser, tmp_path: Path) -> None:
+    """A crosstalk finding draws its victim's coupled stretches, the aggressor's beside each and
+    the band between, at the coordinates, layer, aggressor and gap of the finding's evidence;
+    its panel says what is drawn.  Before this change a crosstalk finding drew a marker only."""
+    path, result = _report(tmp_path, "crosstalk/tx_pairs_microstrip_tight.kicad_pcb")
+    i, f = _one(result, "crosstalk")
+    want = f.evidence["coupled"]
+    assert want and all(c[8] == "F.Cu" for c in want)
+    _open(browser, path)
+    runs = _js(
+        browser,
+        f"var g=document.querySelector('#drawings g.dr-xtalk[data-i=\"{i}\"]');"
+        "if(!g) return null; return Array.from(g.querySelectorAll('g.dr-run')).map(function(r){"
+        "var v=r.querySelector('line.dr-xv'), a=r.querySelector('line.dr-xa');"
+        "return {v:['x1','y1','x2','y2'].map(function(k){return +v.getAttribute(k)}),"
+        "a:['x1','y1','x2','y2'].map(function(k){return +a.getAttribute(k)}),"
+        "layer:r.dataset.layer, agg:r.dataset.aggressor, gap:+r.dataset.gap,"
+        "band:r.querySelector('polygon.dr-xc').getBBox().height}})",
+    )
+    assert runs is not None, "no drawing of the coupled runs"
+    assert len(runs) == len(want)
+    for got, c in zip(runs, want):
+        assert got["v"] == c[0:4] and got["a"] == c[4:8]
+        assert (got["layer"], got["agg"], got["gap"]) == (c[8], c[9], c[10])
+        assert got["band"] == pytest.approx(abs(c[5] - c[1]), abs=1e-3)
+    browser.eval(f"window.__accelDrc.select({i})")
+    drawn = browser.eval(
+        "Array.from(document.querySelectorAll('.detail dt')).filter(function(d){"
+        "return d.textContent==='Drawn'}).map(function(d){return d.nextSibling.textContent})[0]"
+    )
+    assert drawn and "coupled stretch" in drawn and want[0][9] in drawn

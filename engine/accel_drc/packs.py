@@ -103,6 +103,10 @@ class SignalType:
     single_ended_ohm: float | None = None
     #: this board's share of the channel's insertion-loss budget at Nyquist (dB), where public
     loss_budget_db: float | None = None
+    #: the fastest 10-90 % edge its specification allows a transmitter (ps), where published
+    #: (``min_rise_source`` cites it, or says [U] what was searched): crosstalk's fastest edge
+    min_rise_ps: float | None = None
+    min_rise_source: str = ""
     unconfirmed: tuple[str, ...] = ()
     class_patterns: tuple[re.Pattern[str], ...] = ()
     name_patterns: tuple[re.Pattern[str], ...] = ()
@@ -268,6 +272,8 @@ def load_signals(
             source=s["source"],
             single_ended_ohm=s.get("single_ended_ohm"),
             loss_budget_db=s.get("loss_budget_db"),
+            min_rise_ps=s.get("min_rise_ps"),
+            min_rise_source=s.get("min_rise_source", ""),
             unconfirmed=tuple(s.get("unconfirmed", ())),
             class_patterns=_compile(
                 rec.get("net_class", ()), doc, (*where, "recognise", "net_class")

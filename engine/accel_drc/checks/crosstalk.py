@@ -9,7 +9,12 @@ What it checks:
     is neither.  On each copper layer, the aggressor segments that run beside a victim segment
     (directions within 10°) with an edge-to-edge gap of at most ``max_gap_h`` × h (h: the
     layer's height to its nearest reference plane) give a coupled piece: its length and gap
-    (a uniform-grid join of the segments, linear in the segments).  Each piece's coupling
+    (a uniform-grid join of the segments, linear in the segments).  On the two signal layers of
+    a dual stripline (adjacent layers between the same two planes, none between them) the
+    segments of one that run over those of the other (directions within 10°, centre offset
+    across within ``max_gap_h`` × their vertical separation plus a width) give broadside
+    pieces, solved by the general two-strip field solution at the offset (interpolated between
+    offsets of half the separation).  Each piece's coupling
     comes from the 2-D field solution of the layer's cross-section (the stack-up owner's
     heights, εr, copper and soldermask) at the victim's width and that gap, interpolated
     between solves at gaps h·2^(k/2): Kb = ¼(Cm/C + Lm/L) and kf = Cm/C − Lm/L.  Summed over
@@ -26,8 +31,9 @@ What it checks:
     swing.
     The edge tr is ``rise_ps`` where declared; otherwise two bounds of each aggressor's
     interface: one unit interval (no working link has a slower edge, so the noise there is a
-    lower bound) and ``fastest_rise_ui`` UI (the fastest edge its specification allows, an
-    upper bound).  Over the budget at one UI: a violation; only at the fastest edge: cannot
+    lower bound) and the fastest edge its specification allows (an upper bound):
+    ``min_rise_ps`` of its signal type in ``rules/signals.yaml``, cited, where published, else
+    ``fastest_rise_ui`` UI, marked [U] with what was searched.  Over the budget at one UI: a violation; only at the fastest edge: cannot
     verify at *info* severity, with both numbers and what to declare (a guessed edge must not
     make a warning on every microstrip bus).  The finding names the worst aggressor, the layer, the coupled
     length, the closest gap and the spacing that would bring the noise under the budget.
@@ -40,7 +46,8 @@ Parameters:
     ``budget_pct`` (%, > 0): the largest crosstalk, as a share of the aggressor's swing;
     ``max_gap_h`` (> 0): farthest edge-to-edge gap looked at, in heights to the reference
     (coupling beyond 4 h is under 1 % in microstrip, far less in stripline);
-    ``fastest_rise_ui`` (UI, > 0, ≤ 1): the fastest edge assumed when none is declared;
+    ``fastest_rise_ui`` (UI, > 0, ≤ 1): the fastest edge assumed where neither the rule
+    declares one nor the signal type cites one ([U]);
     ``rise_ps`` (ps, > 0, optional): the aggressors' declared 10–90 % edge at the coupling;
     ``min_coupled_mm`` (mm, ≥ 0): a victim/aggressor couple coupled over less than this in
     total is not judged (a pin escape);
@@ -101,6 +108,11 @@ NODES_PER_OCTAVE = 2
 WIDTH_STEP_MM = 0.025
 #: most aggressors a finding lists
 MAX_LISTED = 5
+#: a broadside couple of layers ``u`` (upper) and ``u + 1`` is keyed ``BROADSIDE + u`` where a
+#: layer index goes (its pieces' "gap" is the centre-to-centre offset across)
+BROADSIDE = 1000
+#: broadside offset nodes per vertical separation of the two strips (linear interpolation)
+BROADSIDE_NODES = 2
 
 
 @dataclass
@@ -119,8 +131,19 @@ class _Term:
     sums: tuple[float, float, float] | None = None  # (Σ Kb·len, Σ TD ps, Σ kf·TD ps)
     layer_sums: dict[int, tuple[float, float, float]] = field(default_factory=dict)
     mids: list[tuple[float, float]] = field(default_factory=list)  # each piece's middle
+    pieces: list[tuple[int, int]] = field(default_factory=list)  # (victim, aggressor) piece ids
 
-    def add(self, layer: int, width: float, gap: float, length: float, row: int, mid: Any) -> None:
+    def add(
+        self,
+        layer: int,
+        width: float,
+        gap: float,
+        length: float,
+        row: int,
+        mid: Any,
+        piece: tuple[int, int] = (-1, -1),
+    ) -> None:
+        self.pieces.append(piece)
         self.layers.append(layer)
         self.widths.append(width)
         self.gaps.append(gap)
@@ -172,12 +195,13 @@ class _Term:
             self.sums = tuple(sum(a[i] for a in per.values()) for i in range(3))  # type: ignore[assignment]
         return self.sums  # type: ignore[return-value]
 
-    def where(self, layer: int) -> tuple[float, float, tuple[float, float] | None]:
-        """(coupled length, closest gap, its position) of the pieces on ``layer``."""
+    def where(self, layer: int) -> tuple[float, float, tuple[float, float] | None, int]:
+        """(coupled length, closest gap, its position, its victim track row) of the pieces on
+        ``layer``."""
         got = [(g, i) for i, (ly, g) in enumerate(zip(self.layers, self.gaps)) if ly == layer]
         length = sum(ln for ly, ln in zip(self.layers, self.lengths) if ly == layer)
         g, i = min(got)
-        return length, g, self.mids[i]
+        return length, g, self.mids[i], self.rows[i]
 
 
 class _Solver:
@@ -201,7 +225,38 @@ class _Solver:
         return got
 
     def height(self, layer: int) -> float:
+        """The layer's height to its nearest plane; of a broadside couple, the vertical
+        distance between its two strips' centres."""
+        if layer >= BROADSIDE:
+            from ..analysis.crosstalk import broadside_section
+
+            a, b = self.stacks(layer)
+            yb, ya, _top, _layers = broadside_section(a, b)
+            return (ya + 0.5 * (a.t_mm or 0.0)) - (yb + 0.5 * (b.t_mm or 0.0))
         return _height(self.stack(layer))
+
+    def stacks(self, layer: int) -> list[Any]:
+        """The cross-sections ``layer`` stands for: its own, or a broadside couple's two."""
+        if layer >= BROADSIDE:
+            return [self.stack(layer - BROADSIDE), self.stack(layer - BROADSIDE + 1)]
+        return [self.stack(layer)]
+
+    def layer_name(self, layer: int) -> str:
+        """``In2.Cu``, or ``In2.Cu/In3.Cu`` for a broadside couple."""
+        return "/".join(s.layer_name for s in self.stacks(layer))
+
+    def dual_stripline(self, upper: int) -> bool:
+        """Whether copper layers ``upper`` and ``upper + 1`` are the two signal layers of a
+        dual stripline: both striplines with every value known, between the same two planes
+        (no plane between them), the lower layer below the upper one."""
+        a, b = self.stack(upper), self.stack(upper + 1)
+        if a.structure != "stripline" or b.structure != "stripline" or a.missing or b.missing:
+            return False
+        if len(a.references) != 2 or set(a.references) != set(b.references):
+            return False
+        if None in (a.h_below_mm, a.h_above_mm, b.h_below_mm, b.h_above_mm):
+            return False
+        return bool(b.h_below_mm + (b.t_mm or 0.0) < a.h_below_mm)
 
     def ps_per_mm_max(self, layer: int) -> float:
         """The slowest delay (ps/mm) a line on ``layer`` can have: at the largest εr of its
@@ -209,9 +264,10 @@ class _Solver:
         (a capacitance grows with every εr in the field)."""
         from ..analysis.crosstalk import C0_M_S
 
-        st = self.stack(layer)
-        ers = [e for e in (st.er_below, st.er_above, st.mask[1] if st.mask else None) if e]
-        return math.sqrt(max(ers + [1.0])) / C0_M_S * 1e9
+        ers = [1.0]
+        for st in self.stacks(layer):
+            ers += [e for e in (st.er_below, st.er_above, st.mask[1] if st.mask else None) if e]
+        return math.sqrt(max(ers)) / C0_M_S * 1e9
 
     @staticmethod
     def quantise(width: float) -> float:
@@ -226,14 +282,40 @@ class _Solver:
             self.stack(layer), self.quantise(width), h * 2.0 ** (k / NODES_PER_OCTAVE), self.memo
         )
 
+    def _broadside_node(self, layer: int, width: float, k: int) -> Coupling:
+        """A broadside couple's coupling at centre offset ``k`` steps of
+        height/:data:`BROADSIDE_NODES` across."""
+        from ..analysis.crosstalk import broadside_coupling_of
+
+        a, b = self.stacks(layer)
+        step = self.height(layer) / BROADSIDE_NODES
+        return broadside_coupling_of(a, b, self.quantise(width), k * step, self.memo)
+
     def at_node_below(self, layer: int, width: float, gap: float) -> Coupling:
-        """The coupling at the gap node at or below ``gap`` (an upper bound of its coupling)."""
+        """The coupling at the gap node at or below ``gap`` (an upper bound of its coupling);
+        of a broadside couple, at the offset node at or below it."""
+        if layer >= BROADSIDE:
+            step = self.height(layer) / BROADSIDE_NODES
+            return self._broadside_node(layer, width, max(math.floor(gap / step + 1e-9), 0))
         k = math.floor(NODES_PER_OCTAVE * math.log2(gap / self.height(layer)) + 1e-9)
         return self._node(layer, width, k)
 
     def interpolated(self, layer: int, width: float, gap: float) -> tuple[float, float, float]:
         """(Kb, kf, ps/mm) at ``gap``: Kb log-log between the two nodes around it, kf and the
-        delay linearly in log gap."""
+        delay linearly in log gap; of a broadside couple, all three linearly in the offset."""
+        if layer >= BROADSIDE:
+            x = max(gap, 0.0) / (self.height(layer) / BROADSIDE_NODES)
+            k0 = math.floor(x + 1e-9)
+            f = max(x - k0, 0.0)
+            lo = self._broadside_node(layer, width, k0)
+            if f < 1e-9:
+                return lo.kb, lo.kf, lo.ps_per_mm
+            hi = self._broadside_node(layer, width, k0 + 1)
+            return (
+                (1 - f) * lo.kb + f * hi.kb,
+                (1 - f) * lo.kf + f * hi.kf,
+                (1 - f) * lo.ps_per_mm + f * hi.ps_per_mm,
+            )
         x = NODES_PER_OCTAVE * math.log2(gap / self.height(layer))
         k0 = math.floor(x + 1e-9)
         f = max(x - k0, 0.0)
@@ -318,6 +400,9 @@ class _LayerRuns:
     v_rows: np.ndarray
     a_rows: np.ndarray
     nets: np.ndarray
+    #: the straight pieces' ends (what ``runs`` indexes), for the drawing of a finding's runs
+    starts: np.ndarray | None = None
+    ends: np.ndarray | None = None
 
 
 def _typed_runs(
@@ -352,9 +437,50 @@ def _typed_runs(
         w = t.width[r]
         u = unit[t.net[r]]
         runs = parallel_runs(s, e, w, s, e, w, max_gap_h * solver.height(ly), v_unit=u, a_unit=u)
-        built[ly] = _LayerRuns(runs, r, r, nets)
+        built[ly] = _LayerRuns(runs, r, r, nets, s, e)
+    for ly in range(board.layer_count - 1):
+        if ly in built and ly + 1 in built and solver.dual_stripline(ly):
+            built[BROADSIDE + ly] = _broadside_runs(
+                ctx, solver, built[ly], built[ly + 1], max_gap_h
+            )
     memo[max_gap_h] = (built, unbuilt)
     return built, unbuilt
+
+
+def _broadside_runs(
+    ctx: CheckContext, solver: _Solver, up: _LayerRuns, down: _LayerRuns, max_gap_h: float
+) -> _LayerRuns:
+    """The runs of a dual stripline's two signal layers over each other: every typed piece
+    on the upper layer against every one on the lower (directions within 10°), within a centre
+    offset across of ``max_gap_h`` × their vertical separation plus a width (stacked traces
+    included); each couple both ways round (either may be the victim), its "gap" the offset."""
+    from ..analysis.crosstalk import Runs, parallel_runs
+
+    assert up.starts is not None and up.ends is not None
+    assert down.starts is not None and down.ends is not None
+    t = ctx.board.tracks
+    unit = _unit_ids(ctx)
+    zu, zd = np.zeros(len(up.v_rows)), np.zeros(len(down.v_rows))
+    reach = max_gap_h * solver.height(BROADSIDE + int(t.layer[up.v_rows[0]])) + float(
+        max(t.width[up.v_rows].max(), t.width[down.v_rows].max())
+    )
+    got = parallel_runs(
+        up.starts, up.ends, zu, down.starts, down.ends, zd, reach,
+        v_unit=unit[t.net[up.v_rows]], a_unit=unit[t.net[down.v_rows]], min_gap_mm=-1.0,
+    )  # fmt: skip
+    n = len(up.v_rows)
+    runs = Runs(
+        np.concatenate([got.victim, got.aggressor + n]),
+        np.concatenate([got.aggressor + n, got.victim]),
+        np.concatenate([got.length_mm, got.length_mm]),
+        np.concatenate([got.gap_mm, got.gap_mm]),
+        np.concatenate([got.mid, got.mid]),
+    )
+    rows = np.concatenate([up.v_rows, down.v_rows])
+    return _LayerRuns(
+        runs, rows, rows, np.union1d(up.nets, down.nets),
+        np.concatenate([up.starts, down.starts]), np.concatenate([up.ends, down.ends]),
+    )  # fmt: skip
 
 
 def _unit_ids(ctx: CheckContext) -> np.ndarray:
@@ -406,12 +532,15 @@ def _terms(
         gaps = runs.gap_mm[keep].tolist()
         lengths = runs.length_mm[keep].tolist()
         mids = runs.mid[keep]
+        vp, ap = runs.victim[keep].tolist(), runs.aggressor[keep].tolist()
         for i, (v, a, row) in enumerate(
             zip(nv[keep].tolist(), na[keep].tolist(), rows_v[keep].tolist())
         ):
             if partner.get(v) == a:
                 continue
-            terms.setdefault((v, a), _Term()).add(ly, widths[i], gaps[i], lengths[i], row, mids[i])
+            terms.setdefault((v, a), _Term()).add(
+                ly, widths[i], gaps[i], lengths[i], row, mids[i], (vp[i], ap[i])
+            )
     return terms, unbuilt
 
 
@@ -423,18 +552,42 @@ def _height(stack: Any) -> float:
 
 def _rise_bounds(
     ctx: CheckContext, rule: Rule, nets: Mapping[int, int]
-) -> tuple[float, float, bool]:
-    """(slow, fast) edge (ps) of an aggressor, and whether it is declared: ``rise_ps`` for
-    both, else one UI and ``fastest_rise_ui`` UI of its interface."""
+) -> tuple[float, float, bool, str]:
+    """(slow, fast) edge (ps) of an aggressor, whether it is declared, and where the fast edge
+    comes from: ``rise_ps`` for both (declared); else one UI and the fastest 10-90 % edge its
+    signal type's specification allows (``min_rise_ps`` in ``rules/signals.yaml``, the
+    library's cited fact), or ``fastest_rise_ui`` UI where the library has none ([U]: an
+    assumed edge, with what was searched)."""
     params = rule.params or {}
     if params.get("rise_ps"):
         r = float(params["rise_ps"])
-        return r, r, True
+        return r, r, True, "declared: rise_ps"
     a = ctx.analysis.net_signal.get(next(iter(nets)))
+    # per signal type and rule, once a run (the bound asks for every couple of every victim)
+    memo = ctx.analysis.memo.setdefault("crosstalk_edges", {})
+    key = (rule.id, params["fastest_rise_ui"], a.signal if a is not None else None)
+    got = memo.get(key)
+    if got is None:
+        got = memo[key] = _spec_edge(ctx, a, float(params["fastest_rise_ui"]))
+    return got
+
+
+def _spec_edge(ctx: CheckContext, a: Any, ui_frac: float) -> tuple[float, float, bool, str]:
+    """:func:`_rise_bounds` of an aggressor of assignment ``a`` with no edge declared."""
     st = ctx.analysis.signal_types.get(a.signal) if a is not None else None
     baud = float(getattr(st, "baud_gbd", 0.0) or getattr(st, "data_rate_gbps", 0.0) or 1.0)
     ui = 1000.0 / baud
-    return ui, float(params["fastest_rise_ui"]) * ui, False
+    cited = getattr(st, "min_rise_ps", None)
+    if cited:
+        where = f"rules/signals.yaml {st.id} min_rise_ps {float(cited):g} ps"
+        return ui, min(float(cited), ui), False, f"{where}: {st.min_rise_source}"
+    searched = getattr(st, "min_rise_source", "") or "[U] no primary minimum edge in the library"
+    return ui, ui_frac * ui, False, f"[U] assumed {ui_frac:g} UI: {searched}"
+
+
+def _edge_note(source: str) -> str:
+    """How a finding's text names its fastest edge: cited from the library, or [U] assumed."""
+    return "[U] assumed" if source.startswith("[U]") else "spec minimum"
 
 
 #: a DDR command/address/clock net: driven by the controller only (the leaf of its name)
@@ -556,7 +709,7 @@ def _judge(
             continue
         bound = 0.0
         for _an, agg, keys, ends in couples:
-            _slow, fast, _d = _rise_bounds(ctx, rule, agg)
+            _slow, fast, _d, _src = _rise_bounds(ctx, rule, agg)
             amp = 0.5 if len(agg) > 1 else 1.0
             for k in keys:
                 b = _noise(
@@ -567,12 +720,14 @@ def _judge(
             continue
         rows = []
         for an, agg, keys, ends in couples:
-            slow, fast, declared = _rise_bounds(ctx, rule, agg)
+            slow, fast, declared, src = _rise_bounds(ctx, rule, agg)
             sums = {k: terms[k].solve(solver) for k in keys}
             lengths = {k: terms[k].length for k in keys}
             lo = _noise(sums, lengths, victim, agg, slow)
             hi = _noise(sums, lengths, victim, agg, fast)
-            rows.append((an, agg, [terms[k] for k in keys], lo, hi, slow, fast, declared, ends))
+            rows.append(
+                (an, agg, [terms[k] for k in keys], lo, hi, slow, fast, declared, ends, src)
+            )
         total_lo = _power_sum(_worst(r[3], r[8]) for r in rows)
         total_hi = _power_sum(_worst(r[4], r[8]) for r in rows)
         if total_hi <= budget:
@@ -614,7 +769,7 @@ def _finding(
     # declared, the same for every row)
     col = 3 if over or rows[0][7] else 4
     rows.sort(key=lambda r: -_worst(r[col], r[8]))
-    an, agg, ts, lo, hi, slow, fast, declared, ends = rows[0]
+    an, agg, ts, lo, hi, slow, fast, declared, ends, src = rows[0]
     # the quantity that dominates at the edge the finding reports (one UI or declared when
     # over there, else the fastest): at a slow edge a microstrip's NEXT can dominate while its
     # FEXT, growing as 1/tr, dominates at the fastest
@@ -629,7 +784,8 @@ def _finding(
     q = 2 if which == "FEXT" else 0
     near = max(ts, key=lambda t: abs(t.solve(solver)[q]))
     layer = max(near.layer_sums, key=lambda k: abs(near.layer_sums[k][q]))
-    on_len, on_gap, on_pos = near.where(layer)
+    on_len, on_gap, on_pos, on_row = near.where(layer)
+    broadside = layer >= BROADSIDE
     if over or declared:
         head = f"crosstalk {_pct(total_lo)} ({_db(total_lo)})"
         at = "at the declared edge" if declared else "at a one-UI edge"
@@ -637,7 +793,7 @@ def _finding(
     else:
         head = (
             f"crosstalk between {_pct(total_lo)} (one-UI edge, {slow:.0f} ps) and "
-            f"{_pct(total_hi)} (fastest edge, {fast:.1f} ps)"
+            f"{_pct(total_hi)} (fastest edge, {fast:.1f} ps, {_edge_note(src)})"
         )
         at = "at the fastest edge"
         worst = abs(hi[1] if which == "FEXT" else hi[0])
@@ -647,13 +803,21 @@ def _finding(
     )
     text = (
         f"{name} ({kind}): {head} from {len(rows)} aggressor(s), budget {_pct(budget)}; "
-        f"worst {an}: {which} {_pct(worst)} {at}, made on {names[layer]}: coupled "
-        f"{on_len:.1f} mm at {on_gap:.3f} mm gap" + _ENDS_NOTE[ends] + (f"; {need}" if need else "")
+        f"worst {an}: {which} {_pct(worst)} {at}, made on {solver.layer_name(layer)}: coupled "
+        + (
+            f"{on_len:.1f} mm broadside (the other layer of the dual stripline, no plane "
+            f"between) at {on_gap:.3f} mm offset across, centre to centre"
+            if broadside
+            else f"{on_len:.1f} mm at {on_gap:.3f} mm gap"
+        )
+        + _ENDS_NOTE[ends]
+        + (f"; {need}" if need else "")
     )
     sb: dict[str, list[str]] = {}
     for ly in {ly for t in ts for ly in t.layers}:
-        for k, b in stack_basis(ctx.analysis, solver.stack(ly)):
-            sb.setdefault(k, []).append(b)
+        for st in solver.stacks(ly):
+            for k, b in stack_basis(ctx.analysis, st):
+                sb.setdefault(k, []).append(b)
     basis: dict[str, str] = {k: weakest(v) for k, v in sb.items()}
     basis["geometry"] = "measured"
     basis["signal"] = nets_signal_basis(
@@ -661,6 +825,10 @@ def _finding(
     )
     if declared:
         basis["rise"] = "declared"
+    elif not over:  # the fastest edge makes the finding: cited (library) or [U] assumed
+        basis["fastest_edge"] = (
+            "assumed" if any(r[9].startswith("[U]") for r in rows) else "library"
+        )
     status = Status.VIOLATION if over or declared else Status.CANNOT_VERIFY
     uuids = board.tracks.uuid
     items = tuple(dict.fromkeys(uuids[r] for t in ts for r in t.rows[:50] if uuids[r]))
@@ -677,12 +845,15 @@ def _finding(
                 "fext_fastest": round(r[4][1], 5),
                 "judged": {"both": "NEXT, FEXT", "far": "FEXT", "near": "NEXT"}[r[8]],
                 "rise_ps": [round(r[5], 2), round(r[6], 2)],
+                "fastest_edge": r[9],
                 "coupled_mm": round(max(t.length for t in r[2]), 3),
                 "min_gap_mm": round(min(t.min_gap for t in r[2]), 4),
             }
             for r in rows[:MAX_LISTED]
         ],
         "model": MODEL,
+        "coupled": _coupled_runs(ctx, rule, rows[:MAX_LISTED], names),
+        **({"broadside": solver.layer_name(layer)} if broadside else {}),
     }
     if status == Status.CANNOT_VERIFY:
         evidence["declare"] = (
@@ -697,7 +868,7 @@ def _finding(
         limit=budget,
         unit="fraction of the aggressor swing",
         net=board.nets[next(iter(victim))],
-        layer=names[layer],
+        layer=names[int(board.tracks.layer[on_row])],
         pos=on_pos,
         items=items,
         evidence=evidence,
@@ -706,6 +877,43 @@ def _finding(
         # not a warning (a check that cries wolf on every microstrip bus is worse than none)
         severity=None if status == Status.VIOLATION else Severity.INFO,
     )
+
+
+#: most coupled stretches a finding's evidence draws (the report's drawing of the runs)
+MAX_DRAWN = 64
+
+
+def _coupled_runs(
+    ctx: CheckContext, rule: Rule, rows: Sequence[Any], names: Sequence[str]
+) -> list[list[Any]]:
+    """The coupled stretches of the listed aggressors, for the report's drawing:
+    ``[vx0, vy0, vx1, vy1, ax0, ay0, ax1, ay1, layer, aggressor, gap mm]`` each, the victim's
+    stretch (its piece's overlap, from the run's middle and length) and the same stretch
+    projected on the aggressor's piece; the longest :data:`MAX_DRAWN`, from the run's shared
+    join (:func:`_typed_runs`, memoised: no new search)."""
+    built, _unbuilt = _typed_runs(ctx, _Solver(ctx), float((rule.params or {})["max_gap_h"]))
+    out: list[tuple[float, list[Any]]] = []
+    for r in rows:
+        for term in r[2]:
+            for ly, gap, ln, mid, (vp, ap) in zip(
+                term.layers, term.gaps, term.lengths, term.mids, term.pieces
+            ):
+                lr = built.get(ly)
+                if lr is None or lr.starts is None or lr.ends is None or vp < 0:
+                    continue
+                vs, ve = lr.starts[vp], lr.ends[vp]
+                as_, ae = lr.starts[ap], lr.ends[ap]
+                u = (ve - vs) / max(float(np.hypot(*(ve - vs))), 1e-12)
+                ua = (ae - as_) / max(float(np.hypot(*(ae - as_))), 1e-12)
+                c = vs + float(np.dot(np.asarray(mid) - vs, u)) * u  # on the victim's line
+                p0, p1 = c - 0.5 * ln * u, c + 0.5 * ln * u
+                q0 = as_ + float(np.dot(p0 - as_, ua)) * ua
+                q1 = as_ + float(np.dot(p1 - as_, ua)) * ua
+                xy = [round(float(v), 4) for v in (*p0, *p1, *q0, *q1)]
+                vname = names[int(ctx.board.tracks.layer[lr.v_rows[vp]])]
+                out.append((ln, [*xy, vname, r[0], round(gap, 4)]))
+    out.sort(key=lambda x: -x[0])
+    return [x[1] for x in out[:MAX_DRAWN]]
 
 
 #: what the finding's evidence says of the model and its proof
@@ -726,6 +934,14 @@ def _spacing_hint(
     kb0, kf0, _ = solver.interpolated(layer, w, gap)
     ref = abs(kf0) if which == "FEXT" else kb0
     if ref <= 0:
+        return ""
+    if layer >= BROADSIDE:  # offset across, in steps of half the vertical separation
+        step = solver.height(layer) / BROADSIDE_NODES
+        for k in range(1, 8 * BROADSIDE_NODES + 1):
+            g = gap + k * step
+            kb, kf, _ = solver.interpolated(layer, w, g)
+            if noise * (abs(kf) if which == "FEXT" else kb) / ref <= budget:
+                return f"about {g:.3f} mm offset across (centre to centre) would meet the budget"
         return ""
     for k in range(1, 4 * NODES_PER_OCTAVE + 1):
         g = gap * 2.0 ** (k / NODES_PER_OCTAVE)

@@ -22,7 +22,10 @@ the finding's index ``i`` in ``data.findings``.  Kinds (``k``):
 * ``breaks``: ``breaks`` ([[x0, y0, x1, y1, kind, length mm, layer, reference], …]);
 * ``stitch``: a signal via whose reference changes with no return via near: ``c`` (its
   position), ``limit`` (the distance a return via must be within, mm), ``nearest`` (the nearest
-  one's distance, or None), ``change`` and ``refs`` (the layers and the references).
+  one's distance, or None), ``change`` and ``refs`` (the layers and the references);
+* ``xtalk``: a crosstalk victim's coupled runs: ``runs`` ([[vx0, vy0, vx1, vy1, ax0, ay0, ax1,
+  ay1, layer, aggressor, gap mm], …]: the victim's coupled stretch and the aggressor's beside
+  it), ``victim`` (its name) and ``measured`` (the finding's noise, a fraction of the swing).
 """
 
 from __future__ import annotations
@@ -149,11 +152,28 @@ def _breaks(f: Finding, ev: Mapping[str, Any]) -> dict[str, Any] | None:
     return {"k": "breaks", "breaks": out} if out else None
 
 
+def _xtalk(f: Finding, ev: Mapping[str, Any]) -> dict[str, Any] | None:
+    """A crosstalk victim's coupled runs (``crosstalk``'s ``coupled``): each the victim's
+    stretch and the aggressor's beside it, with the layer, the aggressor and the gap."""
+    out: list[list[Any]] = []
+    for c in (ev.get("coupled") or [])[:MAX_POINTS]:
+        if not isinstance(c, (list, tuple)) or len(c) != 11:
+            continue
+        xy = [_num(v) for v in c[:8]]
+        if any(v is None for v in xy):
+            continue
+        out.append([*xy, str(c[8]), str(c[9]), _num(c[10])])
+    if not out:
+        return None
+    return {"k": "xtalk", "runs": out, "victim": f.net or "", "measured": _num(f.measured)}
+
+
 #: check kind -> the function that takes its drawing from a finding's evidence
 _DRAWERS: dict[str, Callable[[Finding, Mapping[str, Any]], dict[str, Any] | None]] = {
     "thermal_vias": _thermal,
     "skew": _skew,
     "return_path": _return_path,
+    "crosstalk": _xtalk,
 }
 
 

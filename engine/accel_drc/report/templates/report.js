@@ -232,6 +232,20 @@
       esc(stitchLabel(d)) + "</text></g>");
     return out.join("");
   }
+  /* a crosstalk victim's coupled runs: the victim's stretch, the aggressor's beside it and the
+     band between them (the coupled cross-section), each with its layer, aggressor and gap */
+  function xtalkSvg(d, r) {
+    var out = ['<g class="dr dr-xtalk sev-' + esc(g(r, "severity")) + '" data-i="' + Number(d.i) + '" data-count="' + d.runs.length + '">'];
+    for (var j = 0; j < d.runs.length; j++) {
+      var c = d.runs[j], P = c.slice(0, 8).map(Number);
+      out.push('<g class="dr-run" data-layer="' + esc(c[8]) + '" data-aggressor="' + esc(c[9]) + '" data-gap="' + Number(c[10]) + '">' +
+        '<polygon class="dr-xc" points="' + P[0] + "," + P[1] + " " + P[2] + "," + P[3] + " " + P[6] + "," + P[7] + " " + P[4] + "," + P[5] + '"/>' +
+        '<line class="dr-xv" x1="' + P[0] + '" y1="' + P[1] + '" x2="' + P[2] + '" y2="' + P[3] + '"/>' +
+        '<line class="dr-xa" x1="' + P[4] + '" y1="' + P[5] + '" x2="' + P[6] + '" y2="' + P[7] + '"/></g>');
+    }
+    out.push("</g>");
+    return out.join("");
+  }
   /* the box a drawing covers on the board (x0, y0, x1, y1 mm), for the zoom on selection */
   function drawExtent(d) {
     if (d.k === "thermal") return d.box;
@@ -239,8 +253,15 @@
       var R = Math.max(d.limit, d.nearest || 0);
       return [d.c[0] - R, d.c[1] - R, d.c[0] + R, d.c[1] + R];
     }
-    if (d.k !== "breaks") return null;
     var e = [Infinity, Infinity, -Infinity, -Infinity];
+    if (d.k === "xtalk") {
+      d.runs.forEach(function (c) {
+        e = [Math.min(e[0], c[0], c[2], c[4], c[6]), Math.min(e[1], c[1], c[3], c[5], c[7]),
+          Math.max(e[2], c[0], c[2], c[4], c[6]), Math.max(e[3], c[1], c[3], c[5], c[7])];
+      });
+      return e;
+    }
+    if (d.k !== "breaks") return null;
     d.breaks.forEach(function (b) {
       e = [Math.min(e[0], b[0], b[2]), Math.min(e[1], b[1], b[3]), Math.max(e[2], b[0], b[2]), Math.max(e[3], b[1], b[3])];
     });
@@ -255,6 +276,7 @@
       if (d.k === "thermal") parts.push(thermalSvg(d, r));
       else if (d.k === "breaks") parts.push(breaksSvg(d, r));
       else if (d.k === "stitch") parts.push(stitchSvg(d, r));
+      else if (d.k === "xtalk") parts.push(xtalkSvg(d, r));
     });
     api.drawings = DRAW.length;
     if (!parts.length) return;
@@ -425,6 +447,11 @@
     } else if (d && d.k === "stitch") {
       dlRow(dl, "Drawn", "the reach around the via (dashed, " + n3(d.limit) + " mm) and the nearest return via's distance (solid): " +
         stitchLabel(d) + "; " + d.change + ", reference " + d.refs);
+    } else if (d && d.k === "xtalk") {
+      dlRow(dl, "Drawn", d.runs.length + " coupled stretch" + (d.runs.length === 1 ? "" : "es") + " of " + d.victim +
+        " (solid) beside its aggressors (dashed), the coupled band between (" +
+        d.runs.map(function (c) { return c[9] + " on " + c[8] + " at " + n3(c[10]) + " mm"; }).slice(0, 4).join("; ") +
+        (d.runs.length > 4 ? "; …" : "") + ")");
     } else if (d && d.k === "breaks") {
       dlRow(dl, "Drawn", d.breaks.length + " break" + (d.breaks.length === 1 ? "" : "s") + " in the reference plane (" +
         d.breaks.map(function (b) { return n3(b[5]) + " mm " + b[4] + " on " + b[6] + " over " + b[7]; }).slice(0, 4).join("; ") +
@@ -505,6 +532,8 @@
       dr.parentNode.appendChild(dr);
       /* a plane break is read against its plane: show the reference layers it names */
       if (drawOf[k].k === "breaks") drawOf[k].breaks.forEach(function (b) { showLayer(b[7]); });
+      /* coupled runs are read on their copper: show the layers they run on */
+      if (drawOf[k].k === "xtalk") drawOf[k].runs.forEach(function (c) { showLayer(c[8]); });
     }
     if (m) {
       m.classList.add("sel");
