@@ -56,6 +56,7 @@ VALIDATED = (
     "foils.yaml",
     "fab.yaml",
     "signals.yaml",
+    "signal_rules.yaml",
     "materials.yaml",
     "capacitors.yaml",
     "connectors.yaml",
@@ -112,8 +113,19 @@ def key(kinds: Any = None) -> str:
 
 
 def _pack_kinds(data: Any) -> set[str]:
+    """The check kinds a class pack's own rules use (its ``- signal_rules:`` items are none)."""
     rules = data.get("rules") if isinstance(data, dict) else None
-    return {str(r.get("check")) for r in rules or () if isinstance(r, dict)}
+    return {str(r["check"]) for r in rules or () if isinstance(r, dict) and "check" in r}
+
+
+def _kinds_of(rel: str, data: Any) -> set[str]:
+    """The check kinds a bundled file's rules use: a class pack's, and the per-signal rule
+    template's (``signal_rules.yaml`` ``checks:``)."""
+    if rel.startswith("classes/"):
+        return _pack_kinds(data)
+    if rel == "signal_rules.yaml" and isinstance(data, dict):
+        return {str(k) for k in data.get("checks") or ()}
+    return set()
 
 
 def _check() -> None:
@@ -142,8 +154,8 @@ def _check() -> None:
             return
     kinds: set[str] = set()
     for rel in hashes:
-        if rel.startswith("classes/"):
-            kinds |= _pack_kinds(json.loads(bodies[rel])["data"])
+        if rel.startswith("classes/") or rel == "signal_rules.yaml":
+            kinds |= _kinds_of(rel, json.loads(bodies[rel])["data"])
     if key(kinds) != head.get("key"):
         return
     from .caseless import register_literals

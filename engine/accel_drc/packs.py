@@ -23,6 +23,7 @@ from .errors import InputError
 from .material_library import MaterialLibrary, library_from_data
 from .references import REFERENCES_SCHEMA, References, check_source, references_from_data
 from .results import Rule, Severity
+from .signal_rules import SignalRules, expand, load_signal_rules
 from .yamlsafe import (  # noqa: F401  (re-exported: the loader used to live here)
     MAX_DEPTH,
     YamlDoc,
@@ -217,6 +218,9 @@ class Library:
     references: References = field(default_factory=References)
     fab: FabData = field(default_factory=FabData)
     sideband: tuple[SidebandKind, ...] = ()
+    #: the per-signal rule template over the signal types (``signal_rules.yaml``), which the
+    #: class packs expand; None for a rules directory without one
+    signal_rules: SignalRules | None = None
 
     def family_of(self, signal: str) -> SignalFamily | None:
         """The family ``signal`` is a member of (its first in file order), or None."""
@@ -420,15 +424,86 @@ def check_params(
             raise doc.error(where, f"min {lo} is above max {hi}")
 
 
+def _unique(doc: YamlDoc, where: tuple[Any, ...], rid: str, seen: dict[str, int], i: int) -> None:
+    """Refuse a rule id the pack already has (``file:line`` of the second)."""
+    if rid in seen:
+        raise doc.error(where, f"duplicate rule id {rid!r} (rule {seen[rid]} has it too)")
+    seen[rid] = i
+
+
+def _generated_blocks(doc: YamlDoc, generated: SignalRules | None) -> dict[str, list[Any]]:
+    """The per-signal rules a pack generates (:mod:`accel_drc.signal_rules`), by layout block;
+    empty for a pack that places none (a project's pack of explicit rules)."""
+    data = doc.data
+    placed = [r for r in data["rules"] if "signal_rules" in r]
+    if not placed and not data.get("signal_rules"):
+        return {}
+    if generated is None:
+        raise doc.error(
+            ("rules",),
+            "signal_rules: the generated per-signal rules are for the class packs beside "
+            "rules/signal_rules.yaml; write this pack's rules out (check:, signal:, params:)",
+        )
+    blocks = expand(generated, data["pack"], data.get("signal_rules"), doc)
+    if not placed:
+        raise doc.error(("signal_rules",), "signal_rules: but no '- signal_rules: <block>' item")
+    return blocks
+
+
+def _unknown_block(doc: YamlDoc, where: tuple[Any, ...], r: Mapping[str, Any], left: Any) -> None:
+    """Refuse a ``- signal_rules:`` item naming no block (or one already placed)."""
+    raise doc.error(
+        (*where, "signal_rules"),
+        f"no layout block {r['signal_rules']!r} left to place (left: {', '.join(left) or 'none'})",
+    )
+
+
+def _generated_rule(
+    doc: YamlDoc,
+    where: tuple[Any, ...],
+    pack: str,
+    g: Mapping[str, Any],
+    generated: Any,
+    signals: Mapping[str, SignalType],
+    foils: Foils,
+    refs: Mapping[str, Any] | None,
+) -> Rule:
+    """A generated rule of ``pack``, its params validated against its kind and its source
+    against the references (errors at the signal's entry in ``signals.yaml``)."""
+    sid, kind = g["signal"], g["check"]
+    sdoc = generated.signals_doc
+    at = ("signals", sid, "rules", kind)
+    if sid not in signals:  # cannot happen with the library's own signals; a guard for callers
+        raise doc.error(where, f"unknown signal type {sid!r}")
+    check_params(sdoc, (*at, "params"), kind, g["params"], foils)
+    if refs is not None and not (sdoc.trusted and doc.trusted):
+        why = check_source(g["source"], refs)
+        if why:
+            raise sdoc.error((*at, "source"), f"{pack}.{kind}.{sid}: {why}")
+    return Rule(
+        id=f"{pack}.{kind}.{sid}",
+        check=kind,
+        severity=Severity(g["severity"]),
+        params=dict(g["params"]),
+        why=g["why"],
+        source=g["source"],
+        pack=pack,
+        signal=sid,
+    )
+
+
 def load_pack(
     path: Path | str,
     signals: Mapping[str, SignalType],
     foils: Foils,
     refs: Mapping[str, Any] | None = None,
+    generated: SignalRules | None = None,
 ) -> ClassPack:
     """Load one pack file (a class pack or a project's extra pack).  With ``refs`` (the
     shipped class packs) every ``source`` must cite references by id (:func:`check_sources`);
-    a project's extra pack may cite them but is not held to it."""
+    a project's extra pack may cite them but is not held to it.  ``generated``: the per-signal
+    rule template over the signal types (:mod:`accel_drc.signal_rules`), which a pack's
+    ``- signal_rules: <block>`` items place among its own rules."""
     doc = load_yaml(path)
     if not isinstance(doc.data, dict) or not ({"pack", "rules"} & set(doc.data)):
         # no line, no key: a file that is not a pack at all (someone's /etc/shadow) must not be
@@ -438,15 +513,26 @@ def load_pack(
         )
     validate(doc, PACK_SCHEMA)
     data = doc.data
-    cited = [("follows",)] + [("rules", i, "source") for i in range(len(data["rules"]))]
+    cited: list[tuple[Any, ...]] = [("follows",)]
+    cited += [("rules", i, "source") for i in range(len(data["rules"]))]
+    for kind, sec in (data.get("signal_rules") or {}).items():
+        cited += [("signal_rules", kind, "vars", k) for k in (sec or {}).get("vars") or {}]
     for key, ranges in (data.get("profile") or {}).items():
         cited += [("profile", key, j, "source") for j in range(len(ranges))]
     check_sources(doc, refs, cited)
     name = data["pack"]
-    rules = []
+    blocks = _generated_blocks(doc, generated)
+    rules: list[Rule] = []
     seen: dict[str, int] = {}
     for i, r in enumerate(data["rules"]):
         where = ("rules", i)
+        if "signal_rules" in r:
+            if r["signal_rules"] not in blocks:
+                _unknown_block(doc, where, r, blocks)
+            for g in blocks.pop(r["signal_rules"]):
+                rules.append(_generated_rule(doc, where, name, g, generated, signals, foils, refs))
+                _unique(doc, where, rules[-1].id, seen, i)
+            continue
         sig = r.get("signal")
         if sig is not None and sig not in signals:
             raise doc.error(
@@ -454,9 +540,7 @@ def load_pack(
             )
         check_params(doc, (*where, "params"), r["check"], r["params"], foils)
         rid = _rule_id(name, r)
-        if rid in seen:
-            raise doc.error(where, f"duplicate rule id {rid!r} (rule {seen[rid]} has it too)")
-        seen[rid] = i
+        _unique(doc, where, rid, seen, i)
         rules.append(
             Rule(
                 id=rid,
@@ -469,6 +553,12 @@ def load_pack(
                 signal=sig,
                 title=r.get("title", ""),
             )
+        )
+    if blocks:
+        raise doc.error(
+            ("rules",),
+            f"no '- signal_rules: {next(iter(blocks))}' item: every block of the layout in "
+            f"{generated.doc.path} must be placed once",  # type: ignore[union-attr]
         )
     return ClassPack(
         name=name,
@@ -538,6 +628,7 @@ def load_library(rules_dir: str | Path | None = None) -> Library:
         "materials": base / "materials.yaml",
         "references": base / "references.yaml",
         "fab": base / "fab.yaml",
+        "signal_rules": base / "signal_rules.yaml",
     }
     refs = load_references(files["references"])
     fab = load_fab(files["fab"], refs)
@@ -546,9 +637,10 @@ def load_library(rules_dir: str | Path | None = None) -> Library:
     sideband = load_sideband(files["signals"], refs)
     materials = load_materials(files["materials"], refs)
     check_capacitor_sources(base / "capacitors.yaml", refs)
+    generated = _load_generated(files["signal_rules"], files["signals"])
     packs = {}
     for cls in CLASSES:
-        p = load_pack(base / "classes" / f"{cls}.yaml", signals, foils, refs)
+        p = load_pack(base / "classes" / f"{cls}.yaml", signals, foils, refs, generated)
         if p.name != cls:
             raise InputError(
                 str(base / "classes" / f"{cls}.yaml"),
@@ -576,7 +668,22 @@ def load_library(rules_dir: str | Path | None = None) -> Library:
         references=refs,
         fab=fab,
         sideband=sideband,
+        signal_rules=generated,
     )
+
+
+def _load_generated(path: Path, signals_path: Path) -> SignalRules | None:
+    """The per-signal rule template (None where the rules directory has none: the class packs
+    then hold explicit rules only)."""
+    if not Path(path).is_file():
+        return None
+    sdoc = load_yaml(signals_path)
+    kinds = None
+    if not sdoc.trusted:
+        from .kinds import discover
+
+        kinds = set(discover())
+    return load_signal_rules(path, sdoc, kinds)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -84,8 +84,7 @@ def snapshot_text() -> str:
             data = load_yaml(p).data
             if not _json_exact(data):
                 continue  # e.g. a date: this file always takes the full path
-            if rel.startswith("classes/"):
-                kinds |= bundled._pack_kinds(data)
+            kinds |= bundled._kinds_of(rel, data)
             hashes[rel] = bundled._sha256(raw)
             body = json.dumps(
                 {"file": rel, "data": data}, ensure_ascii=False, separators=(", ", ": ")
