@@ -162,6 +162,8 @@ BAD_TEMPLATES = [
     ("{name} ({data_rate_gbps} Gb/s", "{name} ({data_rate_gbs} Gb/s", "{data_rate_gbs}"),
     # a format spec the value cannot take
     ("0.3 / {baud_gbd:g} in", "0.3 / {baud_gbd:q} in", "{baud_gbd:q}"),
+    # a width that would build a gigabyte string per rule (hostile.TEMPLATE_FORMAT_SPEC)
+    ("{max_stub_mm:.3f} mm for {name}", "{max_stub_mm:>999999999} mm for {name}", "999999999"),
     # a layout naming a signal type that does not exist
     ("signals: [pcie5, nvlink4, nvlink5]", "signals: [pcie5, nvlink4, nvlink9]", "nvlink9"),
     # a check kind no module declares
@@ -244,3 +246,25 @@ def test_the_snapshot_holds_the_template() -> None:
     from accel_drc.yamlsafe import load_yaml
 
     assert load_yaml(RULES / "signal_rules.yaml").trusted
+
+
+def test_the_snapshot_packs_are_the_expanded_packs() -> None:
+    """The snapshot stores each class pack with its generated rules written out (a clean run
+    expands nothing): those rules are the ones the full path expands from the YAML, field for
+    field and in order."""
+
+    def rows(lib) -> dict:
+        return {
+            name: [
+                (r.id, r.check, r.signal, r.severity, dict(r.params), r.why, r.source, r.pack)
+                for r in pack.rules
+            ]
+            for name, pack in lib.packs.items()
+        }
+
+    from accel_drc.yamlsafe import load_yaml
+
+    assert load_yaml(RULES / "classes" / "edge.yaml").trusted
+    with bundled.disabled():
+        full = load_library()
+    assert rows(LIB) == rows(full)

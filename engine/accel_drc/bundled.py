@@ -23,6 +23,12 @@ Why it stays exact:
   every derived file): ``python -m accel_drc.regenerate`` rebuilds it;
 * nothing is written at run time (no cache directory): the snapshot is package data.
 
+A class pack is stored as the rules it makes: its per-signal rules, generated from
+``signals.yaml`` by ``signal_rules.yaml`` (:mod:`accel_drc.signal_rules`), written out in place of
+its ``- signal_rules:`` items (:func:`accel_drc.packs.written_out`), so a clean run does not
+expand the template again; the hashes are of the files as written, so an edit of any of the
+three sends every file through the full path, which expands.
+
 File format (one JSON document per line, so a change of one rule file is a one-line diff): the
 first line is ``{"format", "key", "files": {relative path: sha256}, "order": [relative path]}``,
 then one line ``{"file": relative path, "data": parsed data}`` per file, in that order.  ``key`` hashes the schemas and the

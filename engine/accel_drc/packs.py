@@ -13,7 +13,7 @@ from __future__ import annotations
 import fnmatch
 import math
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -218,9 +218,6 @@ class Library:
     references: References = field(default_factory=References)
     fab: FabData = field(default_factory=FabData)
     sideband: tuple[SidebandKind, ...] = ()
-    #: the per-signal rule template over the signal types (``signal_rules.yaml``), which the
-    #: class packs expand; None for a rules directory without one
-    signal_rules: SignalRules | None = None
 
     def family_of(self, signal: str) -> SignalFamily | None:
         """The family ``signal`` is a member of (its first in file order), or None."""
@@ -240,9 +237,11 @@ class Library:
 
 
 def load_signals(
-    path: Path, foils: Foils, refs: Mapping[str, Any] | None = None
+    path: Path, foils: Foils, refs: Mapping[str, Any] | None = None, doc: YamlDoc | None = None
 ) -> tuple[dict[str, SignalType], dict[str, SignalFamily], tuple]:
-    doc = load_yaml(path)
+    """The signal types, families and excluded-net patterns of ``signals.yaml`` (``doc``: the
+    file already loaded, as :func:`load_library` shares it with its other readers)."""
+    doc = doc if doc is not None else load_yaml(path)
     validate(doc, SIGNALS_SCHEMA)
     data = doc.data
     check_sources(doc, refs, (("signals", sid, "source") for sid in data["signals"]))
@@ -306,9 +305,11 @@ def _members(f: Mapping[str, Any], signals: Mapping[str, Any], doc: Any, fid: st
     return members
 
 
-def load_sideband(path: Path, refs: Mapping[str, Any] | None = None) -> tuple:
+def load_sideband(
+    path: Path, refs: Mapping[str, Any] | None = None, doc: YamlDoc | None = None
+) -> tuple:
     """``signals.yaml`` ``sideband:``: the kinds of sideband / control net, compiled."""
-    doc = load_yaml(path)
+    doc = doc if doc is not None else load_yaml(path)
     data = doc.data.get("sideband") or {}
     check_sources(doc, refs, (("sideband", k, "source") for k in data))
     return tuple(
@@ -431,13 +432,15 @@ def _unique(doc: YamlDoc, where: tuple[Any, ...], rid: str, seen: dict[str, int]
     seen[rid] = i
 
 
-def _generated_blocks(doc: YamlDoc, generated: SignalRules | None) -> dict[str, list[Any]]:
+def _generated_blocks(doc: YamlDoc, generated: Any) -> tuple[dict[str, list[Any]], Any]:
     """The per-signal rules a pack generates (:mod:`accel_drc.signal_rules`), by layout block;
-    empty for a pack that places none (a project's pack of explicit rules)."""
+    empty for a pack that places none (a project's pack of explicit rules); and the template.
+    ``generated``: a :class:`SignalRules`, or a callable giving one (loaded only when needed)."""
     data = doc.data
     placed = [r for r in data["rules"] if "signal_rules" in r]
     if not placed and not data.get("signal_rules"):
-        return {}
+        return {}, None
+    generated = generated() if callable(generated) else generated
     if generated is None:
         raise doc.error(
             ("rules",),
@@ -447,7 +450,25 @@ def _generated_blocks(doc: YamlDoc, generated: SignalRules | None) -> dict[str, 
     blocks = expand(generated, data["pack"], data.get("signal_rules"), doc)
     if not placed:
         raise doc.error(("signal_rules",), "signal_rules: but no '- signal_rules: <block>' item")
-    return blocks
+    return blocks, generated
+
+
+def written_out(doc: YamlDoc, generated: Any) -> dict[str, Any]:
+    """A class pack's data with its generated rules written out in place of its
+    ``- signal_rules:`` items (and no ``signal_rules:`` section): what the validated snapshot
+    stores (:func:`accel_drc.regenerate.snapshot_text`), so a clean run loads the packs as
+    explicit rules, without expanding the template again.  The same rules :func:`load_pack`
+    makes from the file."""
+    data = dict(doc.data)
+    blocks, _ = _generated_blocks(doc, generated)
+    if not blocks:
+        return data
+    rules: list[Any] = []
+    for r in data["rules"]:
+        rules += blocks[r["signal_rules"]] if "signal_rules" in r else [r]
+    data["rules"] = [dict(r) for r in rules]
+    data.pop("signal_rules", None)
+    return data
 
 
 def _unknown_block(doc: YamlDoc, where: tuple[Any, ...], r: Mapping[str, Any], left: Any) -> None:
@@ -497,7 +518,7 @@ def load_pack(
     signals: Mapping[str, SignalType],
     foils: Foils,
     refs: Mapping[str, Any] | None = None,
-    generated: SignalRules | None = None,
+    generated: SignalRules | Callable[[], SignalRules | None] | None = None,
 ) -> ClassPack:
     """Load one pack file (a class pack or a project's extra pack).  With ``refs`` (the
     shipped class packs) every ``source`` must cite references by id (:func:`check_sources`);
@@ -521,7 +542,7 @@ def load_pack(
         cited += [("profile", key, j, "source") for j in range(len(ranges))]
     check_sources(doc, refs, cited)
     name = data["pack"]
-    blocks = _generated_blocks(doc, generated)
+    blocks, generated = _generated_blocks(doc, generated)
     rules: list[Rule] = []
     seen: dict[str, int] = {}
     for i, r in enumerate(data["rules"]):
@@ -633,11 +654,12 @@ def load_library(rules_dir: str | Path | None = None) -> Library:
     refs = load_references(files["references"])
     fab = load_fab(files["fab"], refs)
     foils = load_foils(files["foils"], refs)
-    signals, families, exclude = load_signals(files["signals"], foils, refs)
-    sideband = load_sideband(files["signals"], refs)
+    sdoc = load_yaml(files["signals"])  # read once: its four readers below share it
+    signals, families, exclude = load_signals(files["signals"], foils, refs, sdoc)
+    sideband = load_sideband(files["signals"], refs, sdoc)
     materials = load_materials(files["materials"], refs)
     check_capacitor_sources(base / "capacitors.yaml", refs)
-    generated = _load_generated(files["signal_rules"], files["signals"])
+    generated = GeneratedRules(files["signal_rules"], sdoc)
     packs = {}
     for cls in CLASSES:
         p = load_pack(base / "classes" / f"{cls}.yaml", signals, foils, refs, generated)
@@ -651,7 +673,7 @@ def load_library(rules_dir: str | Path | None = None) -> Library:
     packs[GENERAL] = general_pack(packs)
     versions = {
         "foils": foils.version,
-        "signals": str(load_yaml(files["signals"]).data["version"]),
+        "signals": str(sdoc.data["version"]),
         "materials": materials.version,
         "references": refs.version,
         "fab": fab.version,
@@ -668,22 +690,32 @@ def load_library(rules_dir: str | Path | None = None) -> Library:
         references=refs,
         fab=fab,
         sideband=sideband,
-        signal_rules=generated,
     )
 
 
-def _load_generated(path: Path, signals_path: Path) -> SignalRules | None:
-    """The per-signal rule template (None where the rules directory has none: the class packs
-    then hold explicit rules only)."""
-    if not Path(path).is_file():
-        return None
-    sdoc = load_yaml(signals_path)
-    kinds = None
-    if not sdoc.trusted:
-        from .kinds import discover
+class GeneratedRules:
+    """The per-signal rule template of a rules directory, loaded when a pack first places its
+    rules (a clean run's packs come from the snapshot with them written out:
+    :func:`written_out`); None where there is no template (the class packs then hold explicit
+    rules only).  Called: the :class:`SignalRules`."""
 
-        kinds = set(discover())
-    return load_signal_rules(path, sdoc, kinds)
+    def __init__(self, path: Path, signals_doc: YamlDoc) -> None:
+        self.path = path
+        self.signals_doc = signals_doc
+        self.loaded: list[SignalRules | None] = []
+
+    def __call__(self) -> SignalRules | None:
+        if not self.loaded:
+            kinds = None
+            if not self.signals_doc.trusted:
+                from .kinds import discover
+
+                kinds = set(discover())
+            found = Path(self.path).is_file()
+            self.loaded.append(
+                load_signal_rules(self.path, self.signals_doc, kinds) if found else None
+            )
+        return self.loaded[0]
 
 
 # ---------------------------------------------------------------------------------------------

@@ -38,9 +38,10 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
+from .hostile import TEMPLATE_FORMAT_SPEC
 from .yamlsafe import YamlDoc, load_schema, load_yaml, validate
 
 SIGNAL_RULES_SCHEMA: dict[str, Any] = load_schema("signal_rules")
@@ -61,6 +62,9 @@ class SignalRules:
 
     doc: YamlDoc
     signals_doc: YamlDoc
+    #: the rules made so far, by (kind, signal, the class pack's word on the kind): a rule no
+    #: class changes is made once for the three class packs (a clean run's load of the packs)
+    made: dict[tuple[str, str, str], Any] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def checks(self) -> Mapping[str, Mapping[str, Any]]:
@@ -157,6 +161,8 @@ class _Expander:
         self.pack = pack
         self.section = section
         self.pack_doc = pack_doc
+        #: per kind, what identifies this class's word on it (empty: the class says nothing)
+        self.word = {k: repr(v) for k, v in section.items() if v}
 
     def fill(self, text: str, ctx: Mapping[str, Any], where: tuple[Any, ...], sid: str) -> str:
         """``text`` with every ``{name}`` / ``{name:fmt}`` replaced from ``ctx``."""
@@ -172,6 +178,10 @@ class _Expander:
             value = ctx[name]
             if fmt is None:
                 return _number(value)
+            if not TEMPLATE_FORMAT_SPEC.match(fmt):
+                raise self.sr.doc.error(
+                    where, f"{{{name}:{fmt}}}: format spec not supported (e.g. .3f, .1f, g)"
+                )
             try:
                 return format(value, fmt)
             except (TypeError, ValueError) as exc:
@@ -180,19 +190,27 @@ class _Expander:
         return _FIELD.sub(one, text)
 
     def rule(self, kind: str, sid: str) -> dict[str, Any] | None:
-        """The rule of check ``kind`` for signal ``sid`` in this class (a pack rule's data plus
-        ``where``: the node that made it, for errors), or None when the signal gets none."""
+        """The rule of check ``kind`` for signal ``sid`` in this class (a pack rule's data), or
+        None when the signal gets none; made once for the classes whose word on it is alike."""
+        key = (kind, sid, self.word.get(kind, ""))
+        made = self.sr.made
+        if key not in made:
+            tpl = self.sr.checks[kind]
+            entry = self.sr.signals[sid]
+            own = (entry.get("rules") or {}).get(kind)
+            made[key] = None
+            if _applies(tpl, entry, own):
+                own = own if isinstance(own, Mapping) else {}
+                made[key] = self._make(kind, sid, own, self.section.get(kind) or {})
+        return made[key]
+
+    def _make(
+        self, kind: str, sid: str, own: Mapping[str, Any], cls: Mapping[str, Any]
+    ) -> dict[str, Any]:
+        """The rule of ``kind`` for ``sid`` (which gets one): template, the signal's own word
+        (``own``) and the class pack's (``cls``)."""
         tpl = self.sr.checks[kind]
         entry = self.sr.signals[sid]
-        own = (entry.get("rules") or {}).get(kind)
-        if own is False or (own is None and tpl.get("default") is False):
-            return None
-        own = own if isinstance(own, Mapping) else {}
-        if any(entry.get(f) is None for f in tpl.get("needs") or ()):
-            return None
-        if any(entry.get(k) == v for k, v in (tpl.get("unless") or {}).items()):
-            return None
-        cls = (self.section.get(kind) or {}) if self.section else {}
         params: dict[str, Any] = {}
         for name, spec in (tpl.get("params") or {}).items():
             if isinstance(spec, Mapping):
@@ -260,6 +278,17 @@ class _Expander:
                 if r is not None and last is not None:
                     out[last].append(r)
         return out
+
+
+def _applies(tpl: Mapping[str, Any], entry: Mapping[str, Any], own: Any) -> bool:
+    """Whether a signal gets the rule of a template: not turned off by its entry (``false``;
+    a ``default: false`` kind only when the entry names it), every field of ``needs`` set, no
+    field at its ``unless`` value."""
+    if own is False or (own is None and tpl.get("default") is False):
+        return False
+    if any(entry.get(f) is None for f in tpl.get("needs") or ()):
+        return False
+    return not any(entry.get(k) == v for k, v in (tpl.get("unless") or {}).items())
 
 
 def _holds(cond: Mapping[str, Any], entry: Mapping[str, Any], ctx: Mapping[str, Any]) -> bool:
