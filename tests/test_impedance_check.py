@@ -650,3 +650,23 @@ def test_pair_table_prefetched_after_the_via_table(monkeypatch) -> None:
     assert order == ["vias", "pairs"]
     assert got == [_row_key(r) for r in imp.pair_table(Analysis(board))]
     a.settle_prefetched()
+
+
+def test_candidates_follow_the_projects_override_of_a_sibling(oculink) -> None:  # noqa: ANN001
+    """The "fails pcie4, passes pcie3" line reads the rules that apply to this board: with
+    pcie3's rule overridden to ± 3 % too, pcie3 fails as well (it read the shipped pack's ± 10 %
+    and said "passes pcie3" before)."""
+    from accel_drc.pipeline import check_board
+
+    board, _ = oculink
+    tight = {"params": {"zdiff_ohm": 85, "tol_pct": 3}}
+    res = check_board(
+        board,
+        config={"rules": {"edge.impedance.pcie4": tight, "edge.impedance.pcie3": tight}},
+        board_class="edge",
+    )
+    found = [f for f in res.findings if f.check == "impedance"]
+    assert len(found) == 12 and all(f.status == Status.CANNOT_VERIFY for f in found)
+    assert all(f.evidence["candidates"]["pcie3"] == "fail" for f in found)
+    assert all(f.evidence["candidates"]["pcie2"] == "pass" for f in found)  # 100 Ω ± 20 %
+    assert all("passes pcie1, pcie2" in f.message for f in found), found[0].message

@@ -50,6 +50,7 @@ FLOORS: dict[str, tuple[str, ...]] = {
         "references",
         "kinds",
         "material_library",
+        "signal_rules",
         "packs",
         "config",
     ),

@@ -122,8 +122,11 @@ def _all_sources() -> list[tuple[str, str]]:
                 walk(v, f"{where}[{i}]")
 
     for f in sorted(RULES_DIR.glob("*.yaml")) + sorted(RULES_DIR.glob("classes/*.yaml")):
-        if f.name != "references.yaml":
+        # signal_rules.yaml holds templates ('{source}'): the rules they make are checked below
+        if f.name not in ("references.yaml", "signal_rules.yaml"):
             walk(yaml.safe_load(f.read_text(encoding="utf-8")), f.name)
+    for pack in LIB.packs.values():  # every rule as loaded, the generated per-signal ones too
+        out += [(r.id, r.source) for r in pack.rules]
     return out
 
 

@@ -23,6 +23,12 @@ Why it stays exact:
   every derived file): ``python -m accel_drc.regenerate`` rebuilds it;
 * nothing is written at run time (no cache directory): the snapshot is package data.
 
+A class pack is stored as the rules it makes: its per-signal rules, generated from
+``signals.yaml`` by ``signal_rules.yaml`` (:mod:`accel_drc.signal_rules`), written out in place of
+its ``- signal_rules:`` items (:func:`accel_drc.packs.written_out`), so a clean run does not
+expand the template again; the hashes are of the files as written, so an edit of any of the
+three sends every file through the full path, which expands.
+
 File format (one JSON document per line, so a change of one rule file is a one-line diff): the
 first line is ``{"format", "key", "files": {relative path: sha256}, "order": [relative path]}``,
 then one line ``{"file": relative path, "data": parsed data}`` per file, in that order.  ``key`` hashes the schemas and the
@@ -56,6 +62,7 @@ VALIDATED = (
     "foils.yaml",
     "fab.yaml",
     "signals.yaml",
+    "signal_rules.yaml",
     "materials.yaml",
     "capacitors.yaml",
     "connectors.yaml",
@@ -112,8 +119,19 @@ def key(kinds: Any = None) -> str:
 
 
 def _pack_kinds(data: Any) -> set[str]:
+    """The check kinds a class pack's own rules use (its ``- signal_rules:`` items are none)."""
     rules = data.get("rules") if isinstance(data, dict) else None
-    return {str(r.get("check")) for r in rules or () if isinstance(r, dict)}
+    return {str(r["check"]) for r in rules or () if isinstance(r, dict) and "check" in r}
+
+
+def _kinds_of(rel: str, data: Any) -> set[str]:
+    """The check kinds a bundled file's rules use: a class pack's, and the per-signal rule
+    template's (``signal_rules.yaml`` ``checks:``)."""
+    if rel.startswith("classes/"):
+        return _pack_kinds(data)
+    if rel == "signal_rules.yaml" and isinstance(data, dict):
+        return {str(k) for k in data.get("checks") or ()}
+    return set()
 
 
 def _check() -> None:
@@ -142,8 +160,8 @@ def _check() -> None:
             return
     kinds: set[str] = set()
     for rel in hashes:
-        if rel.startswith("classes/"):
-            kinds |= _pack_kinds(json.loads(bodies[rel])["data"])
+        if rel.startswith("classes/") or rel == "signal_rules.yaml":
+            kinds |= _kinds_of(rel, json.loads(bodies[rel])["data"])
     if key(kinds) != head.get("key"):
         return
     from .caseless import register_literals

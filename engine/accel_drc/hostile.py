@@ -80,6 +80,10 @@ MAX_RULE_PACKS = 16
 #: most bytes the extra rule packs may hold together: each built-in class pack is about 46 KB,
 #: and YAML costs about a second per MiB to load, so 16 packs of 1 MiB each took 16-18 s
 MAX_RULE_PACK_BYTES = 2 << 20
+#: a template's format spec (``{max_stub_mm:.3f}`` in ``rules/signal_rules.yaml``): an alignment,
+#: a sign, a width and a precision of at most two digits and a number type.  ``{x:>999999999}``
+#: would build a gigabyte string per rule; real specs are ``.3f``, ``.2f``, ``.1f``, ``g``.
+TEMPLATE_FORMAT_SPEC = re.compile(r"[<>^=]?[+ -]?\d{0,2}(?:\.\d{1,2})?[eEfFgGd%]?\Z")
 
 
 # ---------------------------------------------------------------------------------------------

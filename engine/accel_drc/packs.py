@@ -13,7 +13,7 @@ from __future__ import annotations
 import fnmatch
 import math
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -23,6 +23,7 @@ from .errors import InputError
 from .material_library import MaterialLibrary, library_from_data
 from .references import REFERENCES_SCHEMA, References, check_source, references_from_data
 from .results import Rule, Severity
+from .signal_rules import SignalRules, expand, load_signal_rules
 from .yamlsafe import (  # noqa: F401  (re-exported: the loader used to live here)
     MAX_DEPTH,
     YamlDoc,
@@ -240,9 +241,11 @@ class Library:
 
 
 def load_signals(
-    path: Path, foils: Foils, refs: Mapping[str, Any] | None = None
+    path: Path, foils: Foils, refs: Mapping[str, Any] | None = None, doc: YamlDoc | None = None
 ) -> tuple[dict[str, SignalType], dict[str, SignalFamily], tuple]:
-    doc = load_yaml(path)
+    """The signal types, families and excluded-net patterns of ``signals.yaml`` (``doc``: the
+    file already loaded, as :func:`load_library` shares it with its other readers)."""
+    doc = doc if doc is not None else load_yaml(path)
     validate(doc, SIGNALS_SCHEMA)
     data = doc.data
     check_sources(doc, refs, (("signals", sid, "source") for sid in data["signals"]))
@@ -308,9 +311,11 @@ def _members(f: Mapping[str, Any], signals: Mapping[str, Any], doc: Any, fid: st
     return members
 
 
-def load_sideband(path: Path, refs: Mapping[str, Any] | None = None) -> tuple:
+def load_sideband(
+    path: Path, refs: Mapping[str, Any] | None = None, doc: YamlDoc | None = None
+) -> tuple:
     """``signals.yaml`` ``sideband:``: the kinds of sideband / control net, compiled."""
-    doc = load_yaml(path)
+    doc = doc if doc is not None else load_yaml(path)
     data = doc.data.get("sideband") or {}
     check_sources(doc, refs, (("sideband", k, "source") for k in data))
     return tuple(
@@ -426,15 +431,106 @@ def check_params(
             raise doc.error(where, f"min {lo} is above max {hi}")
 
 
+def _unique(doc: YamlDoc, where: tuple[Any, ...], rid: str, seen: dict[str, int], i: int) -> None:
+    """Refuse a rule id the pack already has (``file:line`` of the second)."""
+    if rid in seen:
+        raise doc.error(where, f"duplicate rule id {rid!r} (rule {seen[rid]} has it too)")
+    seen[rid] = i
+
+
+def _generated_blocks(doc: YamlDoc, generated: Any) -> tuple[dict[str, list[Any]], Any]:
+    """The per-signal rules a pack generates (:mod:`accel_drc.signal_rules`), by layout block;
+    empty for a pack that places none (a project's pack of explicit rules); and the template.
+    ``generated``: a :class:`SignalRules`, or a callable giving one (loaded only when needed)."""
+    data = doc.data
+    placed = [r for r in data["rules"] if "signal_rules" in r]
+    if not placed and not data.get("signal_rules"):
+        return {}, None
+    generated = generated() if callable(generated) else generated
+    if generated is None:
+        raise doc.error(
+            ("rules",),
+            "signal_rules: the generated per-signal rules are for the class packs beside "
+            "rules/signal_rules.yaml; write this pack's rules out (check:, signal:, params:)",
+        )
+    blocks = expand(generated, data["pack"], data.get("signal_rules"), doc)
+    if not placed:
+        raise doc.error(("signal_rules",), "signal_rules: but no '- signal_rules: <block>' item")
+    return blocks, generated
+
+
+def written_out(doc: YamlDoc, generated: Any) -> dict[str, Any]:
+    """A class pack's data with its generated rules written out in place of its
+    ``- signal_rules:`` items (and no ``signal_rules:`` section): what the validated snapshot
+    stores (:func:`accel_drc.regenerate.snapshot_text`), so a clean run loads the packs as
+    explicit rules, without expanding the template again.  The same rules :func:`load_pack`
+    makes from the file."""
+    data = dict(doc.data)
+    blocks, _ = _generated_blocks(doc, generated)
+    if not blocks:
+        return data
+    rules: list[Any] = []
+    for r in data["rules"]:
+        rules += blocks[r["signal_rules"]] if "signal_rules" in r else [r]
+    data["rules"] = [dict(r) for r in rules]
+    data.pop("signal_rules", None)
+    return data
+
+
+def _unknown_block(doc: YamlDoc, where: tuple[Any, ...], r: Mapping[str, Any], left: Any) -> None:
+    """Refuse a ``- signal_rules:`` item naming no block (or one already placed)."""
+    raise doc.error(
+        (*where, "signal_rules"),
+        f"no layout block {r['signal_rules']!r} left to place (left: {', '.join(left) or 'none'})",
+    )
+
+
+def _generated_rule(
+    doc: YamlDoc,
+    where: tuple[Any, ...],
+    pack: str,
+    g: Mapping[str, Any],
+    generated: Any,
+    signals: Mapping[str, SignalType],
+    foils: Foils,
+    refs: Mapping[str, Any] | None,
+) -> Rule:
+    """A generated rule of ``pack``, its params validated against its kind and its source
+    against the references (errors at the signal's entry in ``signals.yaml``)."""
+    sid, kind = g["signal"], g["check"]
+    sdoc = generated.signals_doc
+    at = ("signals", sid, "rules", kind)
+    if sid not in signals:  # cannot happen with the library's own signals; a guard for callers
+        raise doc.error(where, f"unknown signal type {sid!r}")
+    check_params(sdoc, (*at, "params"), kind, g["params"], foils)
+    if refs is not None and not (sdoc.trusted and doc.trusted):
+        why = check_source(g["source"], refs)
+        if why:
+            raise sdoc.error((*at, "source"), f"{pack}.{kind}.{sid}: {why}")
+    return Rule(
+        id=f"{pack}.{kind}.{sid}",
+        check=kind,
+        severity=Severity(g["severity"]),
+        params=dict(g["params"]),
+        why=g["why"],
+        source=g["source"],
+        pack=pack,
+        signal=sid,
+    )
+
+
 def load_pack(
     path: Path | str,
     signals: Mapping[str, SignalType],
     foils: Foils,
     refs: Mapping[str, Any] | None = None,
+    generated: SignalRules | Callable[[], SignalRules | None] | None = None,
 ) -> ClassPack:
     """Load one pack file (a class pack or a project's extra pack).  With ``refs`` (the
     shipped class packs) every ``source`` must cite references by id (:func:`check_sources`);
-    a project's extra pack may cite them but is not held to it."""
+    a project's extra pack may cite them but is not held to it.  ``generated``: the per-signal
+    rule template over the signal types (:mod:`accel_drc.signal_rules`), which a pack's
+    ``- signal_rules: <block>`` items place among its own rules."""
     doc = load_yaml(path)
     if not isinstance(doc.data, dict) or not ({"pack", "rules"} & set(doc.data)):
         # no line, no key: a file that is not a pack at all (someone's /etc/shadow) must not be
@@ -444,15 +540,26 @@ def load_pack(
         )
     validate(doc, PACK_SCHEMA)
     data = doc.data
-    cited = [("follows",)] + [("rules", i, "source") for i in range(len(data["rules"]))]
+    cited: list[tuple[Any, ...]] = [("follows",)]
+    cited += [("rules", i, "source") for i in range(len(data["rules"]))]
+    for kind, sec in (data.get("signal_rules") or {}).items():
+        cited += [("signal_rules", kind, "vars", k) for k in (sec or {}).get("vars") or {}]
     for key, ranges in (data.get("profile") or {}).items():
         cited += [("profile", key, j, "source") for j in range(len(ranges))]
     check_sources(doc, refs, cited)
     name = data["pack"]
-    rules = []
+    blocks, generated = _generated_blocks(doc, generated)
+    rules: list[Rule] = []
     seen: dict[str, int] = {}
     for i, r in enumerate(data["rules"]):
         where = ("rules", i)
+        if "signal_rules" in r:
+            if r["signal_rules"] not in blocks:
+                _unknown_block(doc, where, r, blocks)
+            for g in blocks.pop(r["signal_rules"]):
+                rules.append(_generated_rule(doc, where, name, g, generated, signals, foils, refs))
+                _unique(doc, where, rules[-1].id, seen, i)
+            continue
         sig = r.get("signal")
         if sig is not None and sig not in signals:
             raise doc.error(
@@ -460,9 +567,7 @@ def load_pack(
             )
         check_params(doc, (*where, "params"), r["check"], r["params"], foils)
         rid = _rule_id(name, r)
-        if rid in seen:
-            raise doc.error(where, f"duplicate rule id {rid!r} (rule {seen[rid]} has it too)")
-        seen[rid] = i
+        _unique(doc, where, rid, seen, i)
         rules.append(
             Rule(
                 id=rid,
@@ -475,6 +580,12 @@ def load_pack(
                 signal=sig,
                 title=r.get("title", ""),
             )
+        )
+    if blocks:
+        raise doc.error(
+            ("rules",),
+            f"no '- signal_rules: {next(iter(blocks))}' item: every block of the layout in "
+            f"{generated.doc.path} must be placed once",  # type: ignore[union-attr]
         )
     return ClassPack(
         name=name,
@@ -544,17 +655,20 @@ def load_library(rules_dir: str | Path | None = None) -> Library:
         "materials": base / "materials.yaml",
         "references": base / "references.yaml",
         "fab": base / "fab.yaml",
+        "signal_rules": base / "signal_rules.yaml",
     }
     refs = load_references(files["references"])
     fab = load_fab(files["fab"], refs)
     foils = load_foils(files["foils"], refs)
-    signals, families, exclude = load_signals(files["signals"], foils, refs)
-    sideband = load_sideband(files["signals"], refs)
+    sdoc = load_yaml(files["signals"])  # read once: its four readers below share it
+    signals, families, exclude = load_signals(files["signals"], foils, refs, sdoc)
+    sideband = load_sideband(files["signals"], refs, sdoc)
     materials = load_materials(files["materials"], refs)
     check_capacitor_sources(base / "capacitors.yaml", refs)
+    generated = GeneratedRules(files["signal_rules"], sdoc)
     packs = {}
     for cls in CLASSES:
-        p = load_pack(base / "classes" / f"{cls}.yaml", signals, foils, refs)
+        p = load_pack(base / "classes" / f"{cls}.yaml", signals, foils, refs, generated)
         if p.name != cls:
             raise InputError(
                 str(base / "classes" / f"{cls}.yaml"),
@@ -565,7 +679,7 @@ def load_library(rules_dir: str | Path | None = None) -> Library:
     packs[GENERAL] = general_pack(packs)
     versions = {
         "foils": foils.version,
-        "signals": str(load_yaml(files["signals"]).data["version"]),
+        "signals": str(sdoc.data["version"]),
         "materials": materials.version,
         "references": refs.version,
         "fab": fab.version,
@@ -583,6 +697,31 @@ def load_library(rules_dir: str | Path | None = None) -> Library:
         fab=fab,
         sideband=sideband,
     )
+
+
+class GeneratedRules:
+    """The per-signal rule template of a rules directory, loaded when a pack first places its
+    rules (a clean run's packs come from the snapshot with them written out:
+    :func:`written_out`); None where there is no template (the class packs then hold explicit
+    rules only).  Called: the :class:`SignalRules`."""
+
+    def __init__(self, path: Path, signals_doc: YamlDoc) -> None:
+        self.path = path
+        self.signals_doc = signals_doc
+        self.loaded: list[SignalRules | None] = []
+
+    def __call__(self) -> SignalRules | None:
+        if not self.loaded:
+            kinds = None
+            if not self.signals_doc.trusted:
+                from .kinds import discover
+
+                kinds = set(discover())
+            found = Path(self.path).is_file()
+            self.loaded.append(
+                load_signal_rules(self.path, self.signals_doc, kinds) if found else None
+            )
+        return self.loaded[0]
 
 
 # ---------------------------------------------------------------------------------------------

@@ -304,6 +304,7 @@ def _with_class_basis(
     cls = classification.board_class
     declared = classification.source in ("config", "cli")
     others: dict[str, dict[str, Rule]] = {}
+    effective: dict[str, tuple[Rule, ...]] = {}  # each class's rules, for its re-run's context
     for c in CLASSES:
         if c == cls:
             continue
@@ -320,6 +321,7 @@ def _with_class_basis(
             log.info("rules of class %s not comparable", c, exc_info=True)
             rs = []
         others[c] = {suf: r for r in rs if (suf := _class_suffix(r.id, c)) is not None}
+        effective[c] = tuple(rs)
     out = []
     for got, run in outcomes:
         rule = run.rule
@@ -354,6 +356,7 @@ def _with_class_basis(
                         board_class=c,
                         config=ctx.config,
                         verdicts_only=True,  # only the violations' keys are compared
+                        rules=effective[c],
                     )
                     res = registry[other.check](octx, other)
                     failing[c] = {
@@ -507,7 +510,9 @@ def check_board(
         lib, cls, cfg.extra_packs, cfg.rule_overrides, cfg.doc, loss_budgets=cfg.loss.budgets_db
     )
     registry = _checks.load_all()
-    ctx = _checks.CheckContext(board=board, analysis=analysis, board_class=cls, config=cfg)
+    ctx = _checks.CheckContext(
+        board=board, analysis=analysis, board_class=cls, config=cfg, rules=tuple(rules)
+    )
     findings: list[Finding] = []
     runs: list[RuleRun] = []
     runnable = list(rules)  # every kind is known: packs.load_pack refused any other

@@ -64,11 +64,14 @@ def snapshot_text() -> str:
     and validates its file (an invalid file raises here, as it would in a run)."""
     from .analysis.capacitors import CapacitorLibrary
     from .analysis.channels import load_connectors
-    from .packs import load_library
+    from .packs import GeneratedRules, load_library, written_out
     from .yamlsafe import load_yaml
 
     with bundled.disabled():
         lib = load_library(RULES_DIR)
+        generated = GeneratedRules(
+            RULES_DIR / "signal_rules.yaml", load_yaml(RULES_DIR / "signals.yaml")
+        )
         load_connectors(
             RULES_DIR / "connectors.yaml", known_types=list(lib.signals) + list(lib.families)
         )
@@ -81,11 +84,12 @@ def snapshot_text() -> str:
             raw = bundled._read(p)
             if raw is None:
                 continue
-            data = load_yaml(p).data
+            doc = load_yaml(p)
+            # a class pack as the rules it makes: its generated per-signal rules written out
+            data = written_out(doc, generated) if rel.startswith("classes/") else doc.data
             if not _json_exact(data):
                 continue  # e.g. a date: this file always takes the full path
-            if rel.startswith("classes/"):
-                kinds |= bundled._pack_kinds(data)
+            kinds |= bundled._kinds_of(rel, data)
             hashes[rel] = bundled._sha256(raw)
             body = json.dumps(
                 {"file": rel, "data": data}, ensure_ascii=False, separators=(", ", ": ")

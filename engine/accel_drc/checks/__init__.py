@@ -64,11 +64,28 @@ class CheckContext:
     #: layer, pos, items: the pipeline's re-run of a rule under another class's limits); a
     #: check may then skip messages, evidence and remedies.  Ignoring it is always correct.
     verdicts_only: bool = False
+    #: the rules that apply to this board in ``board_class``: its pack with the project's
+    #: ``rules:`` overrides, as the pipeline runs them (:meth:`rule_for` reads a sibling signal's
+    #: limits here, so "fails pcie4, passes pcie3" follows an override of pcie3's rule); empty
+    #: in a context built by hand: the shipped class pack's
+    rules: tuple[Rule, ...] = ()
 
     def __post_init__(self) -> None:
         # tests and callers that build a context by hand may pass already-valid config data
         if not isinstance(self.config, ProjectConfig):
             self.config = as_config(self.config)
+
+    def rule_for(self, check: str, signal: str) -> Rule | None:
+        """The rule of kind ``check`` for the signal type ``signal`` that applies to this board
+        (:attr:`rules`; without them the shipped class pack's), or None where there is none."""
+        rules = self.rules
+        if not rules:
+            try:
+                pack = self.analysis.library.packs.get(self.board_class)
+            except Exception:  # noqa: BLE001 - no library (stand-in analyses)
+                pack = None
+            rules = pack.rules if pack is not None else ()
+        return next((r for r in rules if r.check == check and r.signal == signal), None)
 
 
 @dataclass

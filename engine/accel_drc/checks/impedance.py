@@ -292,17 +292,14 @@ def _family_signals(ctx: CheckContext, rule: Rule) -> list[str]:
 
 
 def _member_target(ctx: CheckContext, rule: Rule, sid: str) -> tuple[float | None, float | None]:
-    """A member's target: the class pack's impedance rule for it, else the signal type's own
-    (the rule being run carries the config's overrides: it speaks for its own signal)."""
+    """A member's target: its impedance rule among the rules that apply to this board (the class
+    pack with the project's overrides: :meth:`CheckContext.rule_for`), else the signal type's
+    own."""
     if sid == rule.signal:
         return _target(ctx, rule)
-    try:
-        pack = ctx.analysis.library.packs.get(ctx.board_class)
-    except Exception:  # noqa: BLE001 - no library (stand-in analyses)
-        pack = None
-    for r in pack.rules if pack is not None else ():
-        if r.check == "impedance" and r.signal == sid:
-            return _target(ctx, r)
+    own = ctx.rule_for("impedance", sid)
+    if own is not None:
+        return _target(ctx, own)
     st = ctx.analysis.signal_types.get(sid)
     z, tol = getattr(st, "zdiff_ohm", None), getattr(st, "zdiff_tol_pct", None)
     return (None if z is None else float(z), None if tol is None else float(tol))

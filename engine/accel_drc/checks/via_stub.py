@@ -364,9 +364,9 @@ def _stub_span(stubs: ViaStubs, i: int) -> tuple[int, int]:
 
 def _family_candidates(ctx: Any, rule: Rule) -> dict[str, dict[str, Any]]:
     """The via_stub limits of every member of the rule's signal family (``signals.yaml``
-    ``members``: PCIe 1-6, USB 3.2 Gen 1/2/2x2, SFP 1G/10G/25G, …) in this class's pack (or,
-    where the pack has none, the signal type's own), keyed by signal id; empty for a family of
-    one."""
+    ``members``: PCIe 1-6, USB 3.2 Gen 1/2/2x2, SFP 1G/10G/25G, …) in the rules that apply to
+    this board (the class pack with the project's overrides: :meth:`CheckContext.rule_for`; where
+    there is none, the signal type's own), keyed by signal id; empty for a family of one."""
     from ..analysis.signals import family_members
 
     lib = ctx.analysis.library
@@ -375,18 +375,13 @@ def _family_candidates(ctx: Any, rule: Rule) -> dict[str, dict[str, Any]]:
     members = family_members(lib, rule.signal)
     if len(members) < 2:
         return {}
-    pack = lib.packs.get(ctx.board_class)
-    by_sig = {
-        r.signal: dict(r.params or {})
-        for r in (pack.rules if pack else ())
-        if r.check == "via_stub" and r.signal
-    }
     out: dict[str, dict[str, Any]] = {}
     for sid in sorted(members):
         st = lib.signals.get(sid)
         if st is None:
             continue
-        params = by_sig.get(sid) or {
+        own = ctx.rule_for("via_stub", sid)
+        params = (dict(own.params or {}) if own is not None else None) or {
             "max_stub_mm": st.max_stub_mm,
             "min_fres_ratio": st.min_fres_ratio,
         }
