@@ -47,7 +47,18 @@ def test_snapshot_data_is_the_parsed_file(rel: str):
     with bundled.disabled():
         full = load_yaml(bundled.RULES_DIR / rel)
     assert fast.trusted and not full.trusted
-    assert fast.data == full.data
+    if rel.startswith("classes/"):
+        # a class pack is stored as the rules it makes (its per-signal rules written out)
+        from accel_drc.packs import GeneratedRules, written_out
+
+        with bundled.disabled():
+            generated = GeneratedRules(
+                bundled.RULES_DIR / "signal_rules.yaml",
+                load_yaml(bundled.RULES_DIR / "signals.yaml"),
+            )
+            assert fast.data == written_out(full, generated)
+    else:
+        assert fast.data == full.data
     assert fast.data is not load_yaml(bundled.RULES_DIR / rel).data  # a fresh copy per call
     # a line asked of a trusted document is the full parse's line (parsed on demand)
     for where in list(full.lines)[:: max(1, len(full.lines) // 25)]:
