@@ -13,7 +13,8 @@ from typing import Any
 import numpy as np
 import pytest
 from accel_drc.analysis import Analysis, pdn
-from accel_drc.analysis.pdn import EPS0, CapGroup, impedance
+from accel_drc.analysis.pdn import EPS0, CapGroup, impedance, planes
+from accel_drc.analysis.pdn import rails as pdn_rails
 from accel_drc.checks import CheckContext
 from accel_drc.checks.pdn_impedance import check_pdn_impedance, rails_extra
 from accel_drc.model import (
@@ -588,10 +589,10 @@ def test_overlap_area_clip_equals_plain_intersection() -> None:
         [(0, 0), (100, 0), (100, 80), (0, 80)], holes=[[(10, 10), (20, 10), (20, 20), (10, 20)]]
     )
     rail = shapely.Polygon([(5, 5), (30, 5), (30, 25), (5, 25)])
-    assert pdn._overlap_area(rail, ground) == pytest.approx(25 * 20 - 100, rel=1e-12)
-    assert pdn._overlap_area(rail, ground) == pytest.approx(rail.intersection(ground).area)
+    assert planes._overlap_area(rail, ground) == pytest.approx(25 * 20 - 100, rel=1e-12)
+    assert planes._overlap_area(rail, ground) == pytest.approx(rail.intersection(ground).area)
     far = shapely.box(200, 200, 210, 210)
-    assert pdn._overlap_area(far, ground) == 0.0
+    assert planes._overlap_area(far, ground) == 0.0
 
 
 def test_overlap_area_split_into_quadrants_equals_plain_intersection(monkeypatch) -> None:
@@ -611,14 +612,14 @@ def test_overlap_area_split_into_quadrants_equals_plain_intersection(monkeypatch
     rail = shapely.box(0, 0, 62, 42).difference(shapely.union_all(holes_r))
     ground = shapely.box(-5, -5, 70, 45).difference(shapely.union_all(holes_g))
     plain = shapely.area(shapely.intersection(rail, ground))
-    monkeypatch.setattr(pdn, "_SPLIT_VERTICES", 50)
-    split = pdn._overlay_area(rail, ground)
+    monkeypatch.setattr(planes, "_SPLIT_VERTICES", 50)
+    split = planes._overlay_area(rail, ground)
     assert split == pytest.approx(plain, rel=1e-12)
     # and the exact value: the rail minus the ground's holes inside it, by inclusion-exclusion
     lost = shapely.area(shapely.intersection(rail, shapely.union_all(holes_g)))
     assert split == pytest.approx(shapely.area(rail) - lost, rel=1e-12)
-    monkeypatch.setattr(pdn, "_SPLIT_DEPTH", 0)  # no split at all: the same number
-    assert pdn._overlay_area(rail, ground) == pytest.approx(plain, rel=1e-12)
+    monkeypatch.setattr(planes, "_SPLIT_DEPTH", 0)  # no split at all: the same number
+    assert planes._overlay_area(rail, ground) == pytest.approx(plain, rel=1e-12)
 
 
 def _holed_planes() -> list[tuple[str, object, object]]:
@@ -671,12 +672,12 @@ def test_overlap_by_shells_and_holes_equals_the_overlay(case: int) -> None:
 
     name, rail, ground = _holed_planes()[case]
     exact = float(shapely.area(shapely.intersection(rail, ground)))
-    got = pdn._overlap_area(rail, ground)
+    got = planes._overlap_area(rail, ground)
     if exact == 0.0:
         assert got == 0.0, name
     else:
         assert got == pytest.approx(exact, rel=1e-12, abs=0), name
-    both = pdn._holed_overlap_area(pdn._Holed(rail), pdn._Holed(ground))
+    both = planes._holed_overlap_area(planes._Holed(rail), planes._Holed(ground))
     # the sum itself is used wherever it is not near its own rounding
     assert both is None or both == pytest.approx(exact, rel=1e-12, abs=0), name
 
@@ -687,19 +688,19 @@ def test_overlap_near_its_rounding_goes_to_the_overlay(monkeypatch) -> None:
     import shapely
 
     calls = []
-    real = pdn._overlay_area
+    real = planes._overlay_area
 
     def spy(rail: object, ground: object) -> float:
         calls.append(1)
         return real(rail, ground)
 
-    monkeypatch.setattr(pdn, "_overlay_area", spy)
+    monkeypatch.setattr(planes, "_overlay_area", spy)
     _name, rail, ground = _holed_planes()[4]
-    assert pdn._holed_overlap_area(pdn._Holed(rail), pdn._Holed(ground)) is None
-    assert pdn._overlap_area(rail, ground) == 0.0 and calls == [1]
+    assert planes._holed_overlap_area(planes._Holed(rail), planes._Holed(ground)) is None
+    assert planes._overlap_area(rail, ground) == 0.0 and calls == [1]
     calls.clear()
     _name, rail, ground = _holed_planes()[0]
-    assert pdn._overlap_area(rail, ground) == pytest.approx(
+    assert planes._overlap_area(rail, ground) == pytest.approx(
         float(shapely.area(shapely.intersection(rail, ground))), rel=1e-12
     )
     assert calls == []  # a real overlap is summed, no overlay
@@ -724,9 +725,11 @@ def test_vme_wren_plane_pairs_equal_the_overlay(which: str) -> None:
     need(path.is_file(), f"{path} is not on this machine")
     b = read_board(str(path))
     gnd = {i for i, n in enumerate(b.nets) if i and pdn.is_ground(n)}
-    lazy = pdn._LazyRegions([z for z in b.zones if z.net in gnd and not z.keepout], b.layer_count)
+    lazy = planes._LazyRegions(
+        [z for z in b.zones if z.net in gnd and not z.keepout], b.layer_count
+    )
     n = 0
-    for _name, ids in pdn.detect_rails(b, gnd, pdn._capacitor_footprints(b)):
+    for _name, ids in pdn.detect_rails(b, gnd, pdn_rails._capacitor_footprints(b)):
         zones = [z for z in b.zones if z.net in ids and not z.keepout]
         for li in range(b.layer_count):
             rail = pdn.layer_region(zones, li)
@@ -734,7 +737,7 @@ def test_vme_wren_plane_pairs_equal_the_overlay(which: str) -> None:
                 if rail is None or not 0 <= gl < b.layer_count or lazy[gl] is None:
                     continue
                 exact = float(shapely.area(shapely.intersection(rail, lazy[gl])))
-                got = pdn._overlap_area(rail, lazy[gl], pdn._Holed(rail), lazy.holed(gl))
+                got = planes._overlap_area(rail, lazy[gl], planes._Holed(rail), lazy.holed(gl))
                 assert got == pytest.approx(exact, rel=1e-12, abs=0)
                 n += 1
     assert n > 40
@@ -759,7 +762,7 @@ def test_rails_on_threads_equal_serial(monkeypatch) -> None:
 
     threaded = run()
     monkeypatch.setattr(concurrency, "workers", lambda: 1)
-    monkeypatch.setattr(pdn, "workers", lambda: 1)
+    monkeypatch.setattr(planes, "workers", lambda: 1)
     monkeypatch.setattr(A, "prefetch", lambda self, name: None)
     serial = run()
     assert threaded == serial
@@ -984,7 +987,7 @@ def test_rail_position_ties_go_to_the_first_zone_whatever_the_last_bits() -> Non
     areas = [z.filled_area_mm2(1) for z in zones]
     assert max(areas) - min(areas) <= 1e-12 * max(areas)  # equal up to rounding
     b = board4(zones)
-    pos, layer = pdn._rail_pos(b, {2})
+    pos, layer = pdn_rails._rail_pos(b, {2})
     centre = (shape + np.array(offsets[0])).mean(axis=0)
     assert pos == (round(float(centre[0]), 3), round(float(centre[1]), 3))
     assert layer == "In1.Cu"
@@ -1016,37 +1019,37 @@ def _holed_plane() -> np.ndarray:
 def test_small_ground_islands_beside_a_big_plane(
     islands: tuple[np.ndarray, ...], want: float | None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # the ring test that lets a big rail plane skip building its region (pdn._misses) must give
+    # the ring test that lets a big rail plane skip building its region (planes._misses) must give
     # the same plane pairs as the exact overlay it short-cuts (forced by a huge ratio)
     zones = (
         Zone(net=2, net_name="+1V8", layers=(1,), filled={1: (_holed_plane(),)}),
         Zone(net=1, net_name="GND", layers=(2,), filled={2: islands}),
     )
     calls: list[bool] = []
-    real = pdn._misses
+    real = planes._misses
 
     def spy(rings: Any, ground: Any) -> bool:
         calls.append(real(rings, ground))
         return calls[-1]
 
-    monkeypatch.setattr(pdn, "_misses", spy)
-    monkeypatch.setattr(pdn, "_MISS_RATIO", 1)  # the plane has more vertices than the islands
+    monkeypatch.setattr(planes, "_misses", spy)
+    monkeypatch.setattr(planes, "_MISS_RATIO", 1)  # the plane has more vertices than the islands
     got = pdn.find_rails(board4(zones))[0].plane_pairs
     assert calls == [want is None]  # the test ran; it said "misses" exactly when nothing overlaps
     areas = [p.area_mm2 for p in got]
     assert areas == ([] if want is None else [pytest.approx(want)])
-    monkeypatch.setattr(pdn, "_MISS_RATIO", 10**9)  # never short-cut: the plain overlay
+    monkeypatch.setattr(planes, "_MISS_RATIO", 10**9)  # never short-cut: the plain overlay
     plain = pdn.find_rails(board4(zones))[0].plane_pairs
     assert [p.area_mm2 for p in plain] == areas
 
 
 def test_inside_rings_even_odd_over_bridges() -> None:
     ring = _holed_plane()
-    assert pdn._inside_rings([ring], 5.0, 5.0)
-    assert not pdn._inside_rings([ring], 75.0, 15.0)  # in a hole
-    assert not pdn._inside_rings([ring], 150.0, 50.0)
+    assert planes._inside_rings([ring], 5.0, 5.0)
+    assert not planes._inside_rings([ring], 75.0, 15.0)  # in a hole
+    assert not planes._inside_rings([ring], 150.0, 50.0)
     # on the height of a bridge (y = 10 joins the first hole to the outline)
-    assert pdn._inside_rings([ring], 25.0, 10.5)
+    assert planes._inside_rings([ring], 25.0, 10.5)
 
 
 def test_warm_regions_skips_fills_that_face_no_plane_of_the_other_kind() -> None:
