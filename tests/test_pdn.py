@@ -1067,3 +1067,80 @@ def test_warm_regions_skips_fills_that_face_no_plane_of_the_other_kind() -> None
     rails = {r.name: r for r in pdn.find_rails(b)}
     assert rails["+3V3"].plane_pairs == () and len(rails["+1V8"].plane_pairs) == 1
     assert "_regions" not in zones[2].__dict__  # nor did the check build it
+
+
+def _built(zones: tuple[Zone, ...]) -> set[tuple[str, int]]:
+    """(net name, layer) of every fill made valid so far (:meth:`Zone.region`'s cache)."""
+    return {(z.net_name, li) for z in zones for li in z.__dict__.get("_regions", {})}
+
+
+def test_warm_regions_builds_one_of_identical_ground_fills_and_the_check_uses_it() -> None:
+    """GND filled identically on In1 and B.Cu (vme-wren repeats one fill on In3, In8, In10), a
+    +1V8 plane on In2 between them: the check builds one ground union for both (the lowest
+    layer's), so the plugin's warming thread builds that one and no other; the check then
+    builds nothing more, and its plane pairs are those of a run with no warming."""
+
+    def zones() -> tuple[Zone, ...]:
+        gnd = rect(0, 0, 40, 40)
+        return (
+            Zone(net=1, net_name="GND", layers=(1, 3), filled={1: (gnd,), 3: (gnd.copy(),)}),
+            Zone(net=2, net_name="+1V8", layers=(2,), filled={2: (rect(5, 5, 30, 30),)}),
+        )
+
+    nets = ("", "GND", "+1V8")
+    warmed = zones()
+    pdn.warm_regions(warmed, nets).join(timeout=30)
+    assert _built(warmed) == {("GND", 1), ("+1V8", 2)}
+    rails = pdn.find_rails(dataclasses.replace(board4(warmed), nets=nets))
+    assert _built(warmed) == {("GND", 1), ("+1V8", 2)}  # nothing built twice
+    cold = pdn.find_rails(dataclasses.replace(board4(zones()), nets=nets))
+    pairs = [(p.rail_layer, p.ground_layer, p.area_mm2) for p in rails[0].plane_pairs]
+    assert pairs == [(p.rail_layer, p.ground_layer, p.area_mm2) for p in cold[0].plane_pairs]
+    assert [(a, b) for a, b, _ in pairs] == [("In2.Cu", "In1.Cu"), ("In2.Cu", "B.Cu")]
+
+
+def test_warm_regions_leaves_a_big_plane_beside_small_ground_islands_to_the_check() -> None:
+    """A rail plane with over 8× the vertices of the facing ground (small islands away from it)
+    is first tested on the file's rings by the check, which then never builds it: the warming
+    thread does not build it either (vme-wren's 146k-vertex P3V3 plane on In5 cost the plugin's
+    click 0.09 s of CPU for nothing)."""
+    holes = [rect(x, y, x + 0.5, y + 0.5) for x in range(2, 38, 2) for y in range(2, 38, 2)]
+    plane = rect(0, 0, 40, 40)
+    for h in holes:
+        plane = with_hole(plane, h)
+    nets = ("", "GND", "+1V8")
+    zones = (  # a ground island inside one of the plane's antipads: no overlap at all
+        Zone(net=1, net_name="GND", layers=(1,), filled={1: (rect(36.1, 36.1, 36.4, 36.4),)}),
+        Zone(net=2, net_name="+1V8", layers=(2,), filled={2: (plane,)}),
+    )
+    assert planes.regions_to_warm(zones, nets) == [(zones[0], 1)]
+    pdn.warm_regions(zones, nets).join(timeout=30)
+    assert _built(zones) == {("GND", 1)}
+    rails = pdn.find_rails(dataclasses.replace(board4(zones), nets=nets))
+    assert _built(zones) == {("GND", 1)} and rails[0].plane_pairs == ()
+
+
+@pytest.mark.slow
+def test_warm_regions_on_vme_wren_builds_what_the_check_uses() -> None:
+    """On vme-wren the warming thread builds every plane fill the check makes valid but one
+    (P1V2 on In5, which the check tests on its rings first and then builds), and next to
+    nothing else (the B.Cu pours of nets that are no rail: a few hundred vertices)."""
+    path = SHARED_BOARDS / "vme-wren" / "vme-wren.kicad_pcb"
+    need(path.is_file(), f"{path} is not on this machine")
+    b = read_board(str(path))
+    pdn.warm_regions(b.zones, b.nets).join(timeout=300)
+    warmed = {(id(z), li): z for z in b.zones for li in z.__dict__.get("_regions", {})}
+    Analysis(b).rails  # noqa: B018 (the fact is computed for its cache)
+    used = {(id(z), li): z for z in b.zones for li in z.__dict__.get("_regions", {})}
+
+    def verts(keys: set[tuple[int, int]], where: dict[tuple[int, int], Zone]) -> int:
+        return sum(len(r) for k in keys for r in where[k].filled.get(k[1], ()))
+
+    # warmed and never asked for: a reader's cache does not say, so ask the check's own list
+    b2 = read_board(str(path))
+    Analysis(b2).rails  # noqa: B018
+    needed = {(z.net_name, li) for z in b2.zones for li in z.__dict__.get("_regions", {})}
+    waste = {k for k, z in warmed.items() if (z.net_name, k[1]) not in needed}
+    assert verts(waste, warmed) < 0.01 * verts(set(warmed), warmed)
+    late = {(used[k].net_name, k[1]) for k in set(used) - set(warmed) if verts({k}, used)}
+    assert late == {("P1V2", 5)}

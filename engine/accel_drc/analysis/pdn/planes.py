@@ -64,47 +64,74 @@ def layer_region(zones: Sequence[Zone], layer: int) -> Any:
 
 def warm_regions(zones: Sequence[Zone], net_names: Sequence[str]) -> threading.Thread:
     """Start making the plane fills valid (:meth:`Zone.region`) on a daemon thread, for the
-    zones of ground and power nets: the ones the PDN check will intersect.
+    fills the PDN check will make valid (:func:`regions_to_warm`).
 
     For a caller that has the zones before it has the rest of the board: the KiCad plugin
     starts this as soon as the zones arrive and asks KiCad for the footprints meanwhile, so the
-    ~0.8 s of GEOS work on vme-wren is done while the socket would sit idle.  Same values as
-    computing them later (the cache is per zone and layer, computed once).  Only fills with a
-    fill of the other kind (ground / power) on an adjacent layer are warmed: no other is ever
-    part of a plane pair."""
+    GEOS work is done while the socket would sit idle.  Same values as computing them later
+    (the cache is per zone and layer, computed once)."""
 
     def run() -> None:
         try:
-            for z in sorted(
-                planes, key=lambda z: -sum(len(r) for v in z.filled.values() for r in v)
-            ):
-                for li in list(z.filled):
-                    if faces(z, li):
-                        z.region(li)
+            # what to warm is read from the fills, on this thread: a reader's lazy fills are
+            # parsed here, not on the caller's
+            for z, li in regions_to_warm(zones, net_names):
+                z.region(li)
         except Exception:  # only a head start: the check computes (and reports) it itself
             log.debug("warming zone regions failed", exc_info=True)
-
-    def wanted(z: Zone) -> bool:
-        name = net_names[z.net] if 0 < z.net < len(net_names) else ""
-        return not z.keepout and bool(name) and (is_ground(name) or is_power(name))
-
-    def ground(z: Zone) -> bool:
-        return is_ground(net_names[z.net] if 0 < z.net < len(net_names) else "")
-
-    planes = [z for z in zones if wanted(z)]
-    # only a fill with the other kind's fill on an adjacent layer can be part of a plane pair:
-    # a power plane between two signal layers (vme-wren's P3V3 on In5, P1V8 on In6) is never
-    # made valid by the check, so it is not warmed either
-    # (the layers' keys only: a reader's lazy fills are parsed on the warming thread, not here)
-    filled = {(ground(z), li) for z in planes for li in z.filled}
-
-    def faces(z: Zone, li: int) -> bool:
-        other = not ground(z)
-        return (other, li - 1) in filled or (other, li + 1) in filled
 
     t = threading.Thread(target=run, name="accel-drc zone regions", daemon=True)
     t.start()
     return t
+
+
+def regions_to_warm(zones: Sequence[Zone], net_names: Sequence[str]) -> list[tuple[Zone, int]]:
+    """(zone, layer) of the fills :func:`plane_pairs` will make valid, biggest first, as far as
+    the zones alone tell (the rails' links and a config's ``rails:`` need the rest of the
+    board): what :func:`warm_regions` builds ahead, and nothing the check would not build.
+
+    - a power net's fill on a layer, when the ground fill of an adjacent layer meets its box and
+      is not so much smaller (:data:`_MISS_RATIO`) that the check first tries :func:`_misses`
+      (vme-wren: the 146k-vertex P3V3 plane on In5 beside the analog-ground islands of In4,
+      which the check never builds);
+    - a ground layer's fills when a power fill that meets its box faces it, and only on the
+      lowest layer of those with the same fill content (:meth:`_LazyRegions.canonical`:
+      vme-wren's GND fills on In3, In8 and In10 are byte-identical, one union serves all three).
+    Warming the rest cost the plugin's click on vme-wren 0.27 s of CPU for nothing."""
+
+    def name(z: Zone) -> str:
+        return net_names[z.net] if 0 < z.net < len(net_names) else ""
+
+    gnd = [z for z in zones if not z.keepout and is_ground(name(z))]  # as the check's _LazyRegions
+    by_net: dict[tuple[str, int], list[Zone]] = {}
+    for z in zones:
+        nm = name(z)
+        if not z.keepout and nm and not is_ground(nm) and is_power(nm):
+            for li, rings in z.filled.items():
+                if rings:
+                    by_net.setdefault((nm, li), []).append(z)
+    if not gnd or not by_net:
+        return []
+    n = 1 + max([li for z in gnd for li in z.filled] + [li for _nm, li in by_net])
+    ground = _LazyRegions(gnd, n)  # its keys, boxes and sizes only: no region is built here
+    out: list[tuple[int, Zone, int]] = []
+    grounds: set[int] = set()
+    for (_nm, li), zs in by_net.items():
+        box = _raw_bounds(zs, li)
+        size = sum(len(r) for z in zs for r in z.filled.get(li, ()) if len(r) >= 3)
+        warm = False
+        for g in (li - 1, li + 1):
+            gb = ground.box(g) if 0 <= g < n else None
+            if box is None or gb is None or _disjoint(box, gb):
+                continue
+            grounds.add(ground.canonical(g))  # built either way (also for the _misses test)
+            warm = warm or ground.size(g) * _MISS_RATIO >= size
+        if warm:
+            out += [(size, z, li) for z in zs]
+    for g in grounds:
+        out += [(ground.size(g), z, g) for z in gnd if z.filled.get(g)]
+    out.sort(key=lambda t: -t[0])
+    return [(z, li) for _size, z, li in out]
 
 
 @dataclass(frozen=True)
@@ -266,9 +293,16 @@ class _LazyRegions(Mapping):
             lock = self._key_locks.setdefault(k, threading.Lock())
         with lock:
             if k not in self._by_key:
-                self._by_key[k] = layer_region(self._zones, li)
+                # built from the lowest layer with this content (the same union from any of
+                # them): the layer whose fills the KiCad plugin warmed (:func:`warm_regions`)
+                self._by_key[k] = layer_region(self._zones, self.canonical(li))
         self._done[li] = self._by_key[k]
         return self._done[li]
+
+    def canonical(self, li: int) -> int:
+        """The lowest layer whose fills have the same content as layer ``li``'s."""
+        k = self.key(li)
+        return next((m for m in range(li) if k is not None and self.key(m) == k), li)
 
     def holed(self, li: int) -> _Holed | None:
         """The :class:`_Holed` split of layer ``li``'s union (built once per fill content,
