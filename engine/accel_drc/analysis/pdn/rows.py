@@ -6,6 +6,11 @@ thickness mm, εr, capacitance F), decoupling capacitors (F, H, Ω), VRM, target
 source, the band judged (Hz) and why it stops there, the basis of every input, and the |Z(f)|
 curve (Hz, Ω; a non-finite |Z| is null).  The values are the model's (:mod:`.model`), evaluated
 with the class pack's ``pdn_impedance`` params unless given others.
+
+Limits: a row shows, it does not judge (the verdict is the check's); ``points`` thins the curve
+evenly (a finding's evidence keeps 81 points, the extras the whole sweep), so a narrow peak can
+fall between kept points of a thinned curve, never of the full one.  References: those of
+:mod:`.model`.
 """
 
 from __future__ import annotations
