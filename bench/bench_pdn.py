@@ -36,7 +36,7 @@ import accel_drc.analysis.pdn as P
 b = read_board(sys.argv[1])
 n = sum(len(r) for z in b.zones for layer in z.filled for r in z.filled[layer])
 if sys.argv[2] == "serial":
-    P.workers = lambda: 1
+    getattr(P, "planes", P).workers = lambda: 1  # the plane geometry's pool (pdn.py before the split)
 a = Analysis(b)
 t = time.process_time(), time.perf_counter()
 rails = a.rails

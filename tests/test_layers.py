@@ -73,6 +73,14 @@ FLOORS: dict[str, tuple[str, ...]] = {
 }
 
 
+#: a package split by idea -> its modules, lowest first: within the floor, each imports only the
+#: ones before it, and none imports the package's ``__init__`` (the façade that re-exports them,
+#: so the package's import path stays the callers')
+ROOMS: dict[str, tuple[str, ...]] = {
+    "analysis.pdn": ("planes", "rails", "model", "rows"),
+}
+
+
 def module_files() -> dict[str, Path]:
     """Dotted name (``accel_drc`` stripped; ``""`` for the package) -> source file."""
     out = {}
@@ -289,3 +297,22 @@ def test_architecture_doc_draws_these_floors() -> None:
 def test_each_floor_holds_a_module(floor: str) -> None:
     mods = module_files()
     assert any(floor_of(m) == list(FLOORS).index(floor) for m in mods), floor
+
+
+@pytest.mark.parametrize("package", list(ROOMS))
+def test_a_split_package_imports_downward(package: str) -> None:
+    """The modules of a package split by idea (:data:`ROOMS`) import each other lowest first
+    (``analysis/pdn``: the plane geometry knows no rail, the rails no impedance model, the model
+    no report row), and no module of it goes through the package's façade ``__init__``; and
+    they are all its modules: a new one is placed in the order."""
+    files = module_files()
+    rooms = [f"{package}.{m}" for m in ROOMS[package]]
+    inside = {m for m in files if m.startswith(package + ".")}
+    assert inside == set(rooms), f"{package}: modules {sorted(inside)} vs ROOMS {rooms}"
+    graph = import_graph()
+    wrong = []
+    for k, mod in enumerate(rooms):
+        for target, line in graph[mod].items():
+            if target == package or (target in rooms and rooms.index(target) > k):
+                wrong.append(f"{files[mod].relative_to(ROOT)}:{line}: imports {_name(target)}")
+    assert not wrong, "imports against the order of the package:\n" + "\n".join(wrong)

@@ -30,7 +30,7 @@ DETAIL_PROVIDERS = {
     "vias": ("accel_drc.analysis.via_stubs", "via_rows"),
     "pairs": ("accel_drc.analysis.impedance", "pair_rows"),
     "loss": ("accel_drc.analysis.loss", "loss_rows"),
-    "rails": ("accel_drc.analysis.pdn", "rail_rows"),
+    "rails": ("accel_drc.analysis.pdn.rows", "rail_rows"),
     "irdrop": ("accel_drc.analysis.irdrop", "irdrop_rows"),
 }
 

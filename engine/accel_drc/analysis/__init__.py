@@ -21,7 +21,7 @@ if TYPE_CHECKING:  # config imports packs, which imports this package
     from .irdrop import RailIR
     from .materials import MaterialLibrary
     from .nets import TrackIndex
-    from .pdn import Rail
+    from .pdn.rails import Rail
     from .signals import SignalAssignment, SignalGroup
     from .stackup import StackupBasis
     from .via_stubs import ViaStubs
@@ -307,7 +307,7 @@ class Analysis:
 
         if no_rails(self.board, self.config):
             return []  # what find_rails returns then, without importing the PDN model
-        from .pdn import find_rails
+        from .pdn.rails import find_rails
 
         return find_rails(self.board, self.config, self.materials)
 

@@ -120,9 +120,9 @@ class RailIR:
 
 
 def _ids(board: Board, patterns: Sequence[str]) -> list[int]:
-    from .pdn import _match
+    from .pdn import rail_name_matches
 
-    return [i for i, n in enumerate(board.nets) if i and n and _match(patterns, n)]
+    return [i for i, n in enumerate(board.nets) if i and n and rail_name_matches(patterns, n)]
 
 
 def _load_pads_pos(board: Board, ref: str, ids: set[int]) -> tuple[float, float] | None:
@@ -333,10 +333,10 @@ def paste_entry(
     """A ``rails:`` entry to paste into accel-drc.yaml: the rail's name, nets and voltage as the
     board (or config) has them, ``role: core``, the candidate ``sources`` (guessed, and said to
     be) and ``loads`` on the largest BGA with the current left to the designer."""
-    from .pdn import _balls, largest_bgas
+    from .pdn import bga_balls, largest_bgas
 
     ids = set(_ids(board, list(nets))) if nets else set()
-    bgas = [fp for fp in largest_bgas(board) if any(p.net in ids for p in _balls(fp))]
+    bgas = [fp for fp in largest_bgas(board) if any(p.net in ids for p in bga_balls(fp))]
     bga_refs = [fp.reference for fp in bgas]
     pats = list(spec.nets) if spec is not None and spec.nets else [re.escape(n) for n in nets]
     lines = [

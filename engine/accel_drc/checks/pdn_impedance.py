@@ -52,7 +52,7 @@ from . import CheckContext, CheckOutcome, register
 
 if TYPE_CHECKING:
     from ..analysis import Analysis
-    from ..analysis.pdn import RailResult
+    from ..analysis.pdn.model import RailResult
 
 KIND = "pdn_impedance"
 #: the costly facts it reads (the pipeline computes them ahead; docs/architecture.md)
@@ -96,7 +96,7 @@ def _results(ctx: CheckContext, params: Mapping[str, Any]) -> list[RailResult]:
     rails = ctx.analysis.rails
     if not rails:
         return []  # no import of the PDN model for a board without rails (start-up)
-    from ..analysis.pdn import evaluate
+    from ..analysis.pdn.model import evaluate
 
     return [evaluate(r, params) for r in rails]
 
@@ -211,7 +211,9 @@ def _capacitors_yaml(rail: Any) -> str:
 
 
 def _finding(rule: Rule, res: RailResult) -> Finding | None:
-    from ..analysis.pdn import _si, rail_row, remedy
+    from ..analysis.pdn.model import remedy
+    from ..analysis.pdn.rails import _si
+    from ..analysis.pdn.rows import rail_row
 
     rail = res.rail
     row = rail_row(res, points=CURVE_POINTS)
@@ -352,7 +354,8 @@ def rails_extra(analysis: Analysis, rules: Sequence[Rule] | None = None) -> list
     params of the first pdn_impedance rule (the class pack's)."""
     if not analysis.rails:
         return []  # no import of the PDN model for a board without rails (start-up)
-    from ..analysis.pdn import evaluate, rail_row
+    from ..analysis.pdn.model import evaluate
+    from ..analysis.pdn.rows import rail_row
 
     params: Mapping[str, Any] = {}  # no pdn_impedance rule: the model's own defaults
     for rule in rules or ():

@@ -90,7 +90,7 @@ def _hot_parts(ctx: CheckContext) -> list[tuple[Any, Any, str]]:
     core = next((r for r in ctx.analysis.rails if r.role == "core"), None)
     if core is None:
         return []
-    from ..analysis.pdn import largest_bgas
+    from ..analysis.pdn.rails import largest_bgas
 
     ids = set(core.net_ids)
     best = max(
