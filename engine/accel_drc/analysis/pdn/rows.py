@@ -36,8 +36,9 @@ log = logging.getLogger(__name__)
 
 
 def _params_of(analysis: Analysis, params: Mapping[str, Any] | None) -> Mapping[str, Any] | None:
-    """The ``pdn_impedance`` params to evaluate with: given > ``analysis.pdn_params`` > the class
-    pack of ``analysis.board_class`` (inspect --class) > the class the classifier picks."""
+    """The ``pdn_impedance`` params to evaluate with: given > ``analysis.pdn_params`` > the rule
+    ``check`` applies for ``analysis.board_class`` (inspect --class) or else the class the
+    classifier picks: the class pack's, after the project's ``rules:`` overrides."""
     if params is not None:
         return params
     got = getattr(analysis, "pdn_params", None)
@@ -50,7 +51,11 @@ def _params_of(analysis: Analysis, params: Mapping[str, Any] | None) -> Mapping[
             from ...classify import classify
 
             cls = classify(analysis.board, analysis, lib).board_class
-        for rule in lib.packs[cls].rules:
+        from ...packs import rules_for_class
+
+        cfg = analysis.config
+        rules, _ = rules_for_class(lib, cls, cfg.extra_packs, cfg.rule_overrides)
+        for rule in rules:  # the rules `check` applies: the project's overrides included
             if rule.check == "pdn_impedance":
                 return rule.params
     except Exception:  # no library / classifier: the rows still show the board's own network
