@@ -83,8 +83,11 @@ def _solve_eps_eff(stack: Any, w_mm: float, s_mm: float, odd: bool) -> float:
     weighted by its own εr), which is the field solution's own structure for the two halves and
     costs nothing; its error is in the field that crosses the strip plane beside the strips,
     which weighs the two εr almost equally (docs/impedance.md: within 2.1 % in Z, so about 1 %
-    in √εeff).  A microstrip (field partly in air and soldermask): the 2-D field solver."""
-    from .impedance import FdLayer, fd_coupled, field_cross_section, offset_coupled_stripline
+    in √εeff).  A microstrip (field partly in air and soldermask): the 2-D field solver, the
+    one mode asked for, its air and dielectric capacitances from one sweep (C/C_air is
+    (Z_air/Z)², which two full :func:`fd_coupled` solves gave at three times the cost)."""
+    from .impedance import field_cross_section, offset_coupled_stripline
+    from .impedance.solver import fd_mode_eps_eff
 
     k = 1 if odd else 0
     if stack.structure == "stripline":
@@ -97,12 +100,7 @@ def _solve_eps_eff(stack: Any, w_mm: float, s_mm: float, odd: bool) -> float:
         z_air = offset_coupled_stripline(w_mm, s_mm, ha, hb, t, 1.0, 1.0)[k]
         return round((z_air / z) ** 2, 4)
     (w, s, t, y, layers, top), mask = field_cross_section(stack, w_mm, s_mm)
-    z = fd_coupled(w, s, t, y, layers, top, EPS_RESOLUTION, mask)[k]
-    air = tuple(FdLayer(lay.y0, lay.y1, 1.0) for lay in layers)
-    z_air = fd_coupled(
-        w, s, t, y, air, top, EPS_RESOLUTION, None if mask is None else (mask[0], 1.0)
-    )[k]
-    return round((z_air / z) ** 2, 4)
+    return round(fd_mode_eps_eff(w, s, t, y, layers, top, EPS_RESOLUTION, mask, odd), 4)
 
 
 def layer_velocity(
@@ -463,38 +461,29 @@ def load_delays(analysis: Analysis, d: NetDelay) -> LoadDelays | None:
     if len(rows) > MAX_TRACE_SEGMENTS:
         return LoadDelays(d.net, driver, missing=[f"a net of {len(rows)} tracks (more than "
                                                   f"{MAX_TRACE_SEGMENTS} are not traced)"])  # fmt: skip
-    nodes: dict[tuple[int, int, int], int] = {}
-
-    def node(layer: int, x: float, y: float) -> int:
-        key = (layer, round(x / _SNAP_MM), round(y / _SNAP_MM))
-        return nodes.setdefault(key, len(nodes))
-
-    edges: list[tuple[int, int, float]] = []
-    ends: list[tuple[int, int, float, float]] = []  # (node, layer, x, y)
+    ly = t.layer[rows].astype(np.int64)
+    speed = _layer_speeds(d, ly)
+    if isinstance(speed, int):
+        return LoadDelays(d.net, driver, missing=[f"the velocity on layer {speed}"])
+    # the track ends, start and end of each row in turn, as graph nodes
+    pts = np.empty((2 * len(rows), 2))
+    pts[0::2], pts[1::2] = t.start[rows], t.end[rows]
+    lys = np.repeat(ly, 2)
+    ids, n_nodes = _nodes(lys, pts)
     lengths = segment_lengths(t, rows) if len(rows) else np.zeros(0)
-    seg = []
-    for k, r in enumerate(rows.tolist()):
-        ly = int(t.layer[r])
-        vel = d.velocity.get(ly)
-        if vel is None or vel.ps_per_mm is None:
-            return LoadDelays(d.net, driver, missing=[f"the velocity on layer {ly}"])
-        (x0, y0), (x1, y1) = t.start[r].tolist(), t.end[r].tolist()
-        a, b = node(ly, x0, y0), node(ly, x1, y1)
-        edges.append((a, b, float(lengths[k]) * vel.ps_per_mm))
-        ends += [(a, ly, x0, y0), (b, ly, x1, y1)]
-        seg.append((ly, x0, y0, x1, y1, float(t.width[r]) / 2, a, b, vel.ps_per_mm))
-    _tees(seg, ends, edges)
-    pts = np.array([(x, y) for _n, _l, x, y in ends]) if ends else np.zeros((0, 2))
-    lys = np.array([ly for _n, ly, _x, _y in ends], dtype=np.int64)
-    ids = np.array([n for n, _l, _x, _y in ends], dtype=np.int64)
+    edges: list[tuple[int, int, float]] = list(
+        zip(ids[0::2].tolist(), ids[1::2].tolist(), (lengths * speed).tolist())
+    )
+    seg = np.column_stack([ly, t.start[rows], t.end[rows], t.width[rows] / 2])
+    _tees(seg, ids.reshape(-1, 2), speed, np.column_stack([lys, pts]), ids, edges)
     pad_nodes: dict[str, int] = {}
     pads = [(ref, p) for ref, p, _n in on_net]
     for ref, p in pads:
-        pn = pad_nodes.setdefault(ref, len(nodes) + len(pad_nodes))
+        pn = pad_nodes.setdefault(ref, n_nodes + len(pad_nodes))
         if len(pts):
             on = _on_pad(p, pts) & np.isin(lys, list(p.copper_layers))
             edges += [(pn, int(n), 0.0) for n in ids[on].tolist()]
-    n_base = len(nodes) + len(pad_nodes)
+    n_base = n_nodes + len(pad_nodes)
     extra = _via_edges(analysis, d, pts, lys, ids, pads, pad_nodes, n_base, edges)
     if extra is None:
         return LoadDelays(d.net, driver, missing=["the heights and εr along a via barrel"])
@@ -551,27 +540,58 @@ def _shortest(n: int, edges: list[tuple[int, int, float]], source: int) -> list[
     return dist
 
 
-def _tees(seg: list[tuple], ends: list[tuple[int, int, float, float]], edges: list) -> None:
+def _layer_speeds(d: NetDelay, ly: np.ndarray) -> np.ndarray | int:
+    """ps/mm of each track of layers ``ly`` at the net's velocities, or the layer of the first
+    track whose velocity is unknown."""
+    speed = {}
+    for layer in dict.fromkeys(ly.tolist()):
+        vel = d.velocity.get(layer)
+        speed[layer] = None if vel is None else vel.ps_per_mm
+    for layer in ly.tolist():
+        if speed[layer] is None:
+            return int(layer)
+    return np.array([speed[x] for x in ly.tolist()], dtype=float)
+
+
+def _nodes(lys: np.ndarray, pts: np.ndarray) -> tuple[np.ndarray, int]:
+    """(the node of each track end, how many nodes): ends on one layer within :data:`_SNAP_MM`
+    (rounded to that grid) are one node, numbered in the order they first appear."""
+    if not len(pts):
+        return np.zeros(0, dtype=np.int64), 0
+    keys = np.column_stack([lys, np.round(pts / _SNAP_MM)]).astype(np.int64)
+    _u, first, inv = np.unique(keys, axis=0, return_index=True, return_inverse=True)
+    rank = np.empty(len(first), dtype=np.int64)
+    rank[np.argsort(first, kind="stable")] = np.arange(len(first))
+    return rank[inv.reshape(-1)], len(first)
+
+
+def _tees(
+    seg: np.ndarray,
+    seg_ids: np.ndarray,
+    speed: np.ndarray,
+    ends: np.ndarray,
+    end_ids: np.ndarray,
+    edges: list,
+) -> None:
     """Join each track end that lands inside another track of its layer (a T junction): edges
-    from the end to both ends of that track, at the delay of the distance along it.  One
-    ends × tracks array per layer (a net has tens to hundreds of tracks)."""
+    from the end to both ends of that track, at the delay of the distance along it.  ``seg``
+    (n, 6): layer, x0, y0, x1, y1, half width of each track, ``seg_ids`` (n, 2) its end nodes,
+    ``speed`` its ps/mm; ``ends`` (m, 3): layer, x, y of each track end, ``end_ids`` its node.
+    One ends × tracks array per layer (a net has tens to hundreds of tracks)."""
     if len(seg) < 3:
         return
-    arr = np.array([s[:6] for s in seg])
-    ids = np.array([(s[6], s[7]) for s in seg], dtype=np.int64)
-    e_arr = np.array([(ly, x, y) for _n, ly, x, y in ends])
-    e_ids = np.array([n for n, _l, _x, _y in ends], dtype=np.int64)
-    for ly in np.unique(arr[:, 0]).tolist():
-        si, all_ei = np.flatnonzero(arr[:, 0] == ly), np.flatnonzero(e_arr[:, 0] == ly)
+    for ly in np.unique(seg[:, 0]).tolist():
+        si, all_ei = np.flatnonzero(seg[:, 0] == ly), np.flatnonzero(ends[:, 0] == ly)
         for c0 in range(0, len(all_ei), 256):  # ends × tracks in blocks: bounded memory
-            _tees_block(seg, arr[si], si, ids, e_arr, e_ids, all_ei[c0 : c0 + 256], edges)
+            block = all_ei[c0 : c0 + 256]
+            _tees_block(seg[si], si, seg_ids, speed, ends, end_ids, block, edges)
 
 
 def _tees_block(
-    seg: list[tuple],
     a: np.ndarray,
     si: np.ndarray,
     ids: np.ndarray,
+    speed: np.ndarray,
     e_arr: np.ndarray,
     e_ids: np.ndarray,
     ei: np.ndarray,
@@ -590,10 +610,10 @@ def _tees_block(
     hit &= (e_ids[ei][:, None] != ids[si, 0][None, :]) & (e_ids[ei][:, None] != ids[si, 1][None, :])
     for i, j in zip(*np.nonzero(hit)):
         k = int(si[j])
-        full = math.sqrt(float(ll[0, j])) * seg[k][8]
+        full = math.sqrt(float(ll[0, j])) * float(speed[k])
         nid, t = int(e_ids[ei[i]]), float(u[i, j])
-        edges.append((nid, seg[k][6], t * full))
-        edges.append((nid, seg[k][7], (1 - t) * full))
+        edges.append((nid, int(ids[k, 0]), t * full))
+        edges.append((nid, int(ids[k, 1]), (1 - t) * full))
 
 
 def _via_edges(
