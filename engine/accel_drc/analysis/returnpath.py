@@ -62,6 +62,8 @@ class PlaneFills:
         self.analysis = analysis
         self._layers: dict[int, list[Any]] = {}
         self._bounds: dict[int, np.ndarray] = {}
+        #: the order each layer's polygons are tried in (see :meth:`covered`)
+        self._order: dict[int, np.ndarray] = {}
         self._nets: dict[int, frozenset[int]] = {}
         #: each layer's fill rings, and the layer whose identical fill it shares
         self._rings: dict[int, list[np.ndarray]] = {}
@@ -131,7 +133,9 @@ class PlaneFills:
     def covered(self, layer: int, x: np.ndarray, y: np.ndarray) -> np.ndarray:
         """Whether each point lies on the filled copper of ``layer``.  Only the fill polygons
         whose box meets the points' box are tried (the boxes of a layer's polygons are found
-        once: a plane is hundreds of fill polygons and the checks ask hundreds of times)."""
+        once: a plane is hundreds of fill polygons and the checks ask hundreds of times), the
+        smallest first, and a point one holds is not tried again (the answer is whether any
+        holds it: the order changes the cost, never the answer)."""
         import shapely
 
         out = np.zeros(len(x), bool)
@@ -146,9 +150,14 @@ class PlaneFills:
         bb = self._bounds.get(canon)
         if bb is None:
             bb = self._bounds[canon] = np.asarray(shapely.bounds(polys), dtype=float).reshape(-1, 4)
+            # the smallest polygons first: a point a small one holds (a supply island, a
+            # split plane's part) is not tested again against the plane around it, whose
+            # test costs with its vertices (vme-wren's In5: 12 ms of tests become 4.4 ms)
+            self._order[canon] = np.argsort(shapely.get_num_coordinates(polys), kind="stable")
         x_lo, x_hi, y_lo, y_hi = x.min(), x.max(), y.min(), y.max()
         near = (bb[:, 0] <= x_hi) & (bb[:, 2] >= x_lo) & (bb[:, 1] <= y_hi) & (bb[:, 3] >= y_lo)
-        for i in np.flatnonzero(near).tolist():
+        order = self._order[canon]
+        for i in order[near[order]].tolist():
             x0, y0, x1, y1 = bb[i]
             sel = ~out & (x >= x0) & (x <= x1) & (y >= y0) & (y <= y1)
             if sel.any():
