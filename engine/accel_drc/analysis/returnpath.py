@@ -65,6 +65,7 @@ class PlaneFills:
         #: the order each layer's polygons are tried in (see :meth:`covered`)
         self._order: dict[int, np.ndarray] = {}
         self._nets: dict[int, frozenset[int]] = {}
+        self._rails: dict[int, bool] = {}
         #: each layer's fill rings, and the layer whose identical fill it shares
         self._rings: dict[int, list[np.ndarray]] = {}
         self._canon: dict[int, int] = {}
@@ -89,12 +90,17 @@ class PlaneFills:
             if not z.keepout
             and z.net
             and layer in z.layers
-            and (
-                board.nets[z.net] in named
-                or is_ground(board.nets[z.net])
-                or is_power(board.nets[z.net])
-            )
+            and (board.nets[z.net] in named or self._rail(z.net))
         )
+
+    def _rail(self, net: int) -> bool:
+        """Whether ``net`` is a ground or supply by name (once per net: every layer asks of
+        every zone)."""
+        got = self._rails.get(net)
+        if got is None:
+            name = self.analysis.board.nets[net]
+            got = self._rails[net] = is_ground(name) or is_power(name)
+        return got
 
     def polygons(self, layer: int) -> list[Any]:
         got = self._layers.get(layer)
