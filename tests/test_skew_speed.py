@@ -129,3 +129,33 @@ def test_flyby_nets_numbered_as_before() -> None:
     pts[0::2], pts[1::2] = t.start[rows], t.end[rows]
     lys = np.repeat(t.layer[rows].astype(np.int64), 2)
     assert delay._nodes(lys, pts)[0].tolist() == _plain_nodes(lys, pts)
+
+
+@pytest.mark.parametrize(
+    "config_text",
+    [
+        None,
+        "package_delays:\n  U1: {pins_ps: {A1: 40, A6: 46}}\n  U2: {delays: none}\n",
+        "package_delays:\n  U1: {delays: compensated, reason: deskew}\n  U2: {pins_ps: {B6: 2}}\n",
+    ],
+)
+def test_package_delays_per_net_as_for_the_whole_board(tmp_path: Path, config_text) -> None:  # noqa: ANN001
+    """:func:`net_packages` (one net's pads, from the pads-by-net index) gives each net what
+    :func:`pad_packages` (every pad of the board) gave it, in the same order."""
+    from accel_drc.config import load_config
+
+    cfg_file = None
+    if config_text is not None:
+        cfg_file = tmp_path / "accel-drc.yaml"
+        cfg_file.write_text(config_text)
+    cfg = load_config(str(cfg_file) if cfg_file else None, None)
+    for name in (
+        "ddr4_lane_two_parts.kicad_pcb",
+        "ddr4_byte_lane_die.kicad_pcb",
+        "flyby.kicad_pcb",
+    ):
+        board = read_board(str(SKEW / name))
+        analysis = Analysis(board, cfg)
+        whole = delay.pad_packages(board, analysis.config)
+        for net in range(1, len(board.nets)):
+            assert delay.net_packages(analysis, net) == whole.get(net, []), (name, net)

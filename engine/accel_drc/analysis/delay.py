@@ -288,25 +288,44 @@ def pad_packages(board: Any, config: Any) -> dict[int, list[PadPackage]]:
     declared = getattr(config, "package_delays", None) or {}
     out: dict[int, list[PadPackage]] = {}
     for fp in board.footprints:
-        part = declared.get(fp.reference)
-        pins = part.pins_ps if part is not None else {}
         for p in fp.pads:
-            if not p.net:
-                continue
-            name = f"{fp.reference}.{p.number}"
-            pin = pins.get(p.number)
-            if part is not None and part.delays:
-                got = PadPackage(name, fp.reference, None, 0.0, part.delays)
-            elif pin is not None:
-                got = PadPackage(name, fp.reference, None, pin, "pins_ps")
-            elif p.die_delay_ps is not None or p.die_length_mm is not None:
-                got = PadPackage(name, fp.reference, p.die_length_mm, p.die_delay_ps, "board")
-            elif len(fp.pads) <= _PASSIVE_PADS:
-                continue  # a resistor's or capacitor's pad: no die behind it
-            else:
-                got = PadPackage(name, fp.reference, None, None, None)
-            out.setdefault(p.net, []).append(got)
+            if p.net:
+                got = _pad_package(declared, fp.reference, p, len(fp.pads))
+                if got is not None:
+                    out.setdefault(p.net, []).append(got)
     return out
+
+
+def _pad_package(declared: Mapping[str, Any], ref: str, p: Any, n_pads: int) -> PadPackage | None:
+    """The :class:`PadPackage` of pad ``p`` of part ``ref`` (``n_pads`` pads), or None for a
+    passive's pad (:func:`pad_packages`)."""
+    part = declared.get(ref)
+    name = f"{ref}.{p.number}"
+    pin = part.pins_ps.get(p.number) if part is not None else None
+    if part is not None and part.delays:
+        return PadPackage(name, ref, None, 0.0, part.delays)
+    if pin is not None:
+        return PadPackage(name, ref, None, pin, "pins_ps")
+    if p.die_delay_ps is not None or p.die_length_mm is not None:
+        return PadPackage(name, ref, p.die_length_mm, p.die_delay_ps, "board")
+    if n_pads <= _PASSIVE_PADS:
+        return None  # a resistor's or capacitor's pad: no die behind it
+    return PadPackage(name, ref, None, None, None)
+
+
+def net_packages(analysis: Analysis, net: int) -> list[PadPackage]:
+    """:func:`pad_packages` of one net, from the pads-by-net index (found once per net: the
+    check asks for the nets of its rules, not the board's every pad)."""
+    memo: dict[int, list[PadPackage]] = analysis.memo.setdefault("pad_packages", {})
+    got = memo.get(net)
+    if got is None:
+        declared = getattr(analysis.config, "package_delays", None) or {}
+        got = memo[net] = [
+            pp
+            for ref, p, n_pads in _pads_of_nets(analysis).get(net, ())
+            if (pp := _pad_package(declared, ref, p, n_pads)) is not None
+        ]
+    return got
 
 
 def net_delays(
@@ -321,9 +340,6 @@ def net_delays(
     index = analysis.track_index
     gaps = gaps or {}
     memo = analysis.memo
-    die = memo.get("pad_packages")
-    if die is None:
-        die = memo["pad_packages"] = pad_packages(board, analysis.config)
     geom = memo.get("_delay_geom")
     if geom is None:
         geom = memo["_delay_geom"] = StackGeometry.from_board(board)
@@ -332,12 +348,18 @@ def net_delays(
 
     sb = stackup_basis(analysis)
     out: dict[int, NetDelay] = {}
-    for net in nets:
+    nets = list(nets)
+    net_rows = [index.net_rows(net) for net in nets]
+    # every net's track lengths in one pass (element by element: the same numbers per net)
+    all_rows = np.concatenate(net_rows) if net_rows else np.zeros(0, np.int64)
+    all_lengths = segment_lengths(tracks, all_rows) if len(all_rows) else np.zeros(0)
+    ends = np.cumsum([len(r) for r in net_rows])
+    for k, net in enumerate(nets):
         d = NetDelay(net, gap=gaps.get(net))
-        rows = index.net_rows(net)
+        rows = net_rows[k]
         profile = board.net_classes.tuning_profile_of(board.nets[net])
         if len(rows):
-            lengths = segment_lengths(tracks, rows)
+            lengths = all_lengths[ends[k] - len(rows) : ends[k]]
             layers = tracks.layer[rows]
             widths = tracks.width[rows]
             for ly in np.unique(layers).tolist():
@@ -375,7 +397,7 @@ def net_delays(
                 d.missing.append("the heights and εr of the stack-up along a via barrel")
             elif weak and via_ps is None:
                 d.basis = "default"  # the barrel's εr is KiCad's default material
-        for pp in die.get(net, ()):
+        for pp in net_packages(analysis, net):
             if pp.source is None:
                 d.die_undeclared.append(pp)
                 continue
@@ -509,11 +531,7 @@ def _package_ps(analysis: Analysis, net: int) -> dict[str, float]:
     """Pad ("U1.A3") -> its package delay (ps) on ``net`` as :func:`pad_packages` decides it
     (the config's statement or per-pad value, else the pad's own die_delay; 0 where undeclared,
     which the net's :attr:`NetDelay.die_undeclared` reports)."""
-    memo = analysis.memo
-    die = memo.get("pad_packages")
-    if die is None:
-        die = memo["pad_packages"] = pad_packages(analysis.board, analysis.config)
-    return {pp.pad: pp.delay_ps or 0.0 for pp in die.get(net, ())}
+    return {pp.pad: pp.delay_ps or 0.0 for pp in net_packages(analysis, net)}
 
 
 def _shortest(n: int, edges: list[tuple[int, int, float]], source: int) -> list[float]:
