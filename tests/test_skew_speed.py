@@ -159,3 +159,62 @@ def test_package_delays_per_net_as_for_the_whole_board(tmp_path: Path, config_te
         whole = delay.pad_packages(board, analysis.config)
         for net in range(1, len(board.nets)):
             assert delay.net_packages(analysis, net) == whole.get(net, []), (name, net)
+
+
+def _plain_tees(seg: np.ndarray, speed: np.ndarray, ends: np.ndarray, ids: np.ndarray) -> list:
+    """What the T-junction search computed before: every end against every track of its
+    layer, the whole ends × tracks array (tracks' end nodes: ``ids`` in pairs)."""
+    edges: list = []
+    seg_ids = ids.reshape(-1, 2)
+    for ly in np.unique(seg[:, 0]).tolist():
+        si, ei = np.flatnonzero(seg[:, 0] == ly), np.flatnonzero(ends[:, 0] == ly)
+        a, p = seg[si], ends[ei]
+        dx, dy = (a[:, 3] - a[:, 1])[None, :], (a[:, 4] - a[:, 2])[None, :]
+        ll = dx * dx + dy * dy
+        rx, ry = p[:, 1:2] - a[None, :, 1], p[:, 2:3] - a[None, :, 2]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            u = (rx * dx + ry * dy) / ll
+            dist = np.hypot(rx - u * dx, ry - u * dy)
+        hit = (ll > 0) & (u > 1e-6) & (u < 1 - 1e-6)
+        hit &= dist <= np.maximum(a[None, :, 5], delay._SNAP_MM)
+        hit &= (ids[ei][:, None] != seg_ids[si, 0][None, :]) & (
+            ids[ei][:, None] != seg_ids[si, 1][None, :]
+        )
+        for i, j in zip(*np.nonzero(hit)):
+            k = int(si[j])
+            full = float(np.sqrt(ll[0, j])) * float(speed[k])
+            t = float(u[i, j])
+            edges.append((int(ids[ei[i]]), int(seg_ids[k, 0]), t * full))
+            edges.append((int(ids[ei[i]]), int(seg_ids[k, 1]), (1 - t) * full))
+    return edges
+
+
+def _tee_cases(path: Path, nets: int) -> int:
+    board = read_board(str(path))
+    t = board.tracks
+    n = 0
+    for net in sorted(set(t.net.tolist()))[:nets]:
+        rows = np.flatnonzero(t.net == net)
+        if len(rows) < 3:
+            continue
+        ly = t.layer[rows].astype(np.int64)
+        pts = np.empty((2 * len(rows), 2))
+        pts[0::2], pts[1::2] = t.start[rows], t.end[rows]
+        lys = np.repeat(ly, 2)
+        ids, _n = delay._nodes(lys, pts)
+        seg = np.column_stack([ly, t.start[rows], t.end[rows], t.width[rows] / 2])
+        speed = np.full(len(rows), 6.5)
+        got: list = []
+        delay._tees(seg, ids.reshape(-1, 2), speed, np.column_stack([lys, pts]), ids, got)
+        assert sorted(got) == sorted(_plain_tees(seg, speed, np.column_stack([lys, pts]), ids))
+        n += len(got)
+    return n
+
+
+def test_t_junctions_found_as_by_the_whole_array() -> None:
+    assert _tee_cases(SKEW / "flyby.kicad_pcb", 50) >= 4  # A0's two T junctions, both ways
+
+
+@pytest.mark.skipif(not VME_WREN.is_file(), reason="vme-wren is not on this machine")
+def test_vme_wren_t_junctions_found_as_by_the_whole_array() -> None:
+    assert _tee_cases(VME_WREN, 400) > 0

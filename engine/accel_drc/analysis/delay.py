@@ -617,19 +617,27 @@ def _tees_block(
 ) -> None:
     """:func:`_tees` for the ends ``ei`` against the tracks ``si`` (``a``) of one layer."""
     p = e_arr[ei]
-    dx, dy = (a[:, 3] - a[:, 1])[None, :], (a[:, 4] - a[:, 2])[None, :]
+    reach = np.maximum(a[:, 5], _SNAP_MM)
+    # only the (end, track) pairs whose end lies in the track's box grown by its reach can be
+    # a T (within reach of the track's line, between its ends): the exact test runs on those
+    slack = reach + 1e-9
+    lo_x, hi_x = np.minimum(a[:, 1], a[:, 3]) - slack, np.maximum(a[:, 1], a[:, 3]) + slack
+    lo_y, hi_y = np.minimum(a[:, 2], a[:, 4]) - slack, np.maximum(a[:, 2], a[:, 4]) + slack
+    px, py = p[:, 1:2], p[:, 2:3]
+    ii, jj = np.nonzero((px >= lo_x) & (px <= hi_x) & (py >= lo_y) & (py <= hi_y))
+    dx, dy = a[jj, 3] - a[jj, 1], a[jj, 4] - a[jj, 2]
     ll = dx * dx + dy * dy
-    rx, ry = p[:, 1:2] - a[None, :, 1], p[:, 2:3] - a[None, :, 2]
+    rx, ry = p[ii, 1] - a[jj, 1], p[ii, 2] - a[jj, 2]
     with np.errstate(invalid="ignore", divide="ignore"):
         u = (rx * dx + ry * dy) / ll
         dist = np.hypot(rx - u * dx, ry - u * dy)
-    hit = (ll > 0) & (u > 1e-6) & (u < 1 - 1e-6)
-    hit &= dist <= np.maximum(a[None, :, 5], _SNAP_MM)
-    hit &= (e_ids[ei][:, None] != ids[si, 0][None, :]) & (e_ids[ei][:, None] != ids[si, 1][None, :])
-    for i, j in zip(*np.nonzero(hit)):
+    hit = (ll > 0) & (u > 1e-6) & (u < 1 - 1e-6) & (dist <= reach[jj])
+    hit &= (e_ids[ei[ii]] != ids[si[jj], 0]) & (e_ids[ei[ii]] != ids[si[jj], 1])
+    for c in np.flatnonzero(hit).tolist():
+        i, j = int(ii[c]), int(jj[c])
         k = int(si[j])
-        full = math.sqrt(float(ll[0, j])) * float(speed[k])
-        nid, t = int(e_ids[ei[i]]), float(u[i, j])
+        full = math.sqrt(float(ll[c])) * float(speed[k])
+        nid, t = int(e_ids[ei[i]]), float(u[c])
         edges.append((nid, int(ids[k, 0]), t * full))
         edges.append((nid, int(ids[k, 1]), (1 - t) * full))
 
