@@ -218,3 +218,11 @@ def test_t_junctions_found_as_by_the_whole_array() -> None:
 @pytest.mark.skipif(not VME_WREN.is_file(), reason="vme-wren is not on this machine")
 def test_vme_wren_t_junctions_found_as_by_the_whole_array() -> None:
     assert _tee_cases(VME_WREN, 400) > 0
+
+
+def test_layer_lookup_as_isin() -> None:
+    rng = np.random.default_rng(11)
+    lys = rng.integers(0, 12, 500)
+    for layers in [(), (0,), (3, 5, 31), tuple(range(12)), (40,)]:
+        assert delay._on_layers(lys, layers).tolist() == np.isin(lys, list(layers)).tolist()
+    assert delay._on_layers(np.zeros(0, np.int64), (1, 2)).tolist() == []

@@ -455,6 +455,14 @@ def _driver(pads: list[tuple[str, Any, int]]) -> tuple[str, Any] | None:
     return best[0][0], best[0][1]
 
 
+def _on_layers(lys: np.ndarray, layers: Iterable[int]) -> np.ndarray:
+    """Which of the copper layer indexes ``lys`` are among ``layers`` (a table lookup)."""
+    want = [ly for ly in layers if ly >= 0]
+    table = np.zeros(max([*want, int(lys.max()) if len(lys) else 0]) + 1, bool)
+    table[want] = True
+    return table[lys]
+
+
 def _on_pad(pad: Any, xy: np.ndarray) -> np.ndarray:
     """Which points ``xy`` (n, 2) lie on ``pad``'s copper (its rotated rectangle, 1 µm slack)."""
     a = math.radians(-(pad.rotation or 0.0))
@@ -503,7 +511,7 @@ def load_delays(analysis: Analysis, d: NetDelay) -> LoadDelays | None:
     for ref, p in pads:
         pn = pad_nodes.setdefault(ref, n_nodes + len(pad_nodes))
         if len(pts):
-            on = _on_pad(p, pts) & np.isin(lys, list(p.copper_layers))
+            on = _on_pad(p, pts) & _on_layers(lys, p.copper_layers)
             edges += [(pn, int(n), 0.0) for n in ids[on].tolist()]
     n_base = n_nodes + len(pad_nodes)
     extra = _via_edges(analysis, d, pts, lys, ids, pads, pad_nodes, n_base, edges)
