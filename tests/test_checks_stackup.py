@@ -451,6 +451,10 @@ def test_net_layers_from_tracks_and_zones():
     a = Analysis(b, {})
     assert a.net_layers == {1: frozenset({0, 3}), 2: frozenset({1, 2})}
     assert list(a.track_index.rows(1, 0)) == [0, 2]
+    # every net's rows at once, in the order asked (nets without tracks there add none)
+    assert list(a.track_index.rows_many([2, 1, 7], 0)) == [0, 2]
+    assert list(a.track_index.rows_many([1], 3)) == [1]
+    assert list(a.track_index.rows_many([], 0)) == []
     assert dict(a.plane_layers) == {1: [("GND", 1.0)], 2: [("GND", 1.0)]}
 
 

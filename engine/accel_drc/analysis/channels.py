@@ -33,21 +33,46 @@ _CAP_REF = re.compile(r"^C\d", re.IGNORECASE)
 
 
 def series_links(board: Board) -> dict[int, set[int]]:
-    """Net -> the signal nets it reaches through one series capacitor (both directions)."""
+    """Net -> the signal nets it reaches through one series capacitor (both directions).
+
+    Found once per board (the signal recognition asks twice, the skew and loss checks once
+    each; a board is immutable): the mapping returned is shared, read it only."""
+    try:
+        got = _LINKS.get(board)
+    except TypeError:  # (a board-like object without weak references: no memo)
+        return _series_links(board)
+    if got is None:
+        got = _LINKS[board] = _series_links(board)
+    return got
+
+
+_LINKS: weakref.WeakKeyDictionary[Any, dict[int, set[int]]] = weakref.WeakKeyDictionary()
+
+
+def _series_links(board: Board) -> dict[int, set[int]]:
     out: dict[int, set[int]] = {}
+    rail: dict[int, bool] = {}  # net -> a supply or ground (a board's caps share a few rails)
     for fp in board.footprints:
         if not _CAP_REF.match(fp.reference or ""):
             continue
         nets = [p.net for p in fp.pads if p.copper_layers]
         if len(nets) != 2 or nets[0] == nets[1] or not nets[0] or not nets[1]:
             continue
-        names = [board.nets[n] for n in nets]
-        if any(is_power(x) or is_ground(x) for x in names):
+        if any(_is_rail(board, n, rail) for n in nets):
             continue
         a, b = nets
         out.setdefault(a, set()).add(b)
         out.setdefault(b, set()).add(a)
     return out
+
+
+def _is_rail(board: Board, net: int, seen: dict[int, bool]) -> bool:
+    """Whether ``net`` is a supply or ground by name (``seen``: the answers so far)."""
+    got = seen.get(net)
+    if got is None:
+        name = board.nets[net]
+        got = seen[net] = is_power(name) or is_ground(name)
+    return got
 
 
 def pair_links(pairs: Sequence[DiffPair], links: Mapping[int, set[int]]) -> dict[int, set[int]]:

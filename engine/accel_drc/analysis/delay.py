@@ -83,8 +83,11 @@ def _solve_eps_eff(stack: Any, w_mm: float, s_mm: float, odd: bool) -> float:
     weighted by its own εr), which is the field solution's own structure for the two halves and
     costs nothing; its error is in the field that crosses the strip plane beside the strips,
     which weighs the two εr almost equally (docs/impedance.md: within 2.1 % in Z, so about 1 %
-    in √εeff).  A microstrip (field partly in air and soldermask): the 2-D field solver."""
-    from .impedance import FdLayer, fd_coupled, field_cross_section, offset_coupled_stripline
+    in √εeff).  A microstrip (field partly in air and soldermask): the 2-D field solver, the
+    one mode asked for, its air and dielectric capacitances from one sweep (C/C_air is
+    (Z_air/Z)², which two full :func:`fd_coupled` solves gave at three times the cost)."""
+    from .impedance import field_cross_section, offset_coupled_stripline
+    from .impedance.solver import fd_mode_eps_eff
 
     k = 1 if odd else 0
     if stack.structure == "stripline":
@@ -97,12 +100,7 @@ def _solve_eps_eff(stack: Any, w_mm: float, s_mm: float, odd: bool) -> float:
         z_air = offset_coupled_stripline(w_mm, s_mm, ha, hb, t, 1.0, 1.0)[k]
         return round((z_air / z) ** 2, 4)
     (w, s, t, y, layers, top), mask = field_cross_section(stack, w_mm, s_mm)
-    z = fd_coupled(w, s, t, y, layers, top, EPS_RESOLUTION, mask)[k]
-    air = tuple(FdLayer(lay.y0, lay.y1, 1.0) for lay in layers)
-    z_air = fd_coupled(
-        w, s, t, y, air, top, EPS_RESOLUTION, None if mask is None else (mask[0], 1.0)
-    )[k]
-    return round((z_air / z) ** 2, 4)
+    return round(fd_mode_eps_eff(w, s, t, y, layers, top, EPS_RESOLUTION, mask, odd), 4)
 
 
 def layer_velocity(
@@ -290,25 +288,44 @@ def pad_packages(board: Any, config: Any) -> dict[int, list[PadPackage]]:
     declared = getattr(config, "package_delays", None) or {}
     out: dict[int, list[PadPackage]] = {}
     for fp in board.footprints:
-        part = declared.get(fp.reference)
-        pins = part.pins_ps if part is not None else {}
         for p in fp.pads:
-            if not p.net:
-                continue
-            name = f"{fp.reference}.{p.number}"
-            pin = pins.get(p.number)
-            if part is not None and part.delays:
-                got = PadPackage(name, fp.reference, None, 0.0, part.delays)
-            elif pin is not None:
-                got = PadPackage(name, fp.reference, None, pin, "pins_ps")
-            elif p.die_delay_ps is not None or p.die_length_mm is not None:
-                got = PadPackage(name, fp.reference, p.die_length_mm, p.die_delay_ps, "board")
-            elif len(fp.pads) <= _PASSIVE_PADS:
-                continue  # a resistor's or capacitor's pad: no die behind it
-            else:
-                got = PadPackage(name, fp.reference, None, None, None)
-            out.setdefault(p.net, []).append(got)
+            if p.net:
+                got = _pad_package(declared, fp.reference, p, len(fp.pads))
+                if got is not None:
+                    out.setdefault(p.net, []).append(got)
     return out
+
+
+def _pad_package(declared: Mapping[str, Any], ref: str, p: Any, n_pads: int) -> PadPackage | None:
+    """The :class:`PadPackage` of pad ``p`` of part ``ref`` (``n_pads`` pads), or None for a
+    passive's pad (:func:`pad_packages`)."""
+    part = declared.get(ref)
+    name = f"{ref}.{p.number}"
+    pin = part.pins_ps.get(p.number) if part is not None else None
+    if part is not None and part.delays:
+        return PadPackage(name, ref, None, 0.0, part.delays)
+    if pin is not None:
+        return PadPackage(name, ref, None, pin, "pins_ps")
+    if p.die_delay_ps is not None or p.die_length_mm is not None:
+        return PadPackage(name, ref, p.die_length_mm, p.die_delay_ps, "board")
+    if n_pads <= _PASSIVE_PADS:
+        return None  # a resistor's or capacitor's pad: no die behind it
+    return PadPackage(name, ref, None, None, None)
+
+
+def net_packages(analysis: Analysis, net: int) -> list[PadPackage]:
+    """:func:`pad_packages` of one net, from the pads-by-net index (found once per net: the
+    check asks for the nets of its rules, not the board's every pad)."""
+    memo: dict[int, list[PadPackage]] = analysis.memo.setdefault("pad_packages", {})
+    got = memo.get(net)
+    if got is None:
+        declared = getattr(analysis.config, "package_delays", None) or {}
+        got = memo[net] = [
+            pp
+            for ref, p, n_pads in _pads_of_nets(analysis).get(net, ())
+            if (pp := _pad_package(declared, ref, p, n_pads)) is not None
+        ]
+    return got
 
 
 def net_delays(
@@ -323,9 +340,6 @@ def net_delays(
     index = analysis.track_index
     gaps = gaps or {}
     memo = analysis.memo
-    die = memo.get("pad_packages")
-    if die is None:
-        die = memo["pad_packages"] = pad_packages(board, analysis.config)
     geom = memo.get("_delay_geom")
     if geom is None:
         geom = memo["_delay_geom"] = StackGeometry.from_board(board)
@@ -334,12 +348,18 @@ def net_delays(
 
     sb = stackup_basis(analysis)
     out: dict[int, NetDelay] = {}
-    for net in nets:
+    nets = list(nets)
+    net_rows = [index.net_rows(net) for net in nets]
+    # every net's track lengths in one pass (element by element: the same numbers per net)
+    all_rows = np.concatenate(net_rows) if net_rows else np.zeros(0, np.int64)
+    all_lengths = segment_lengths(tracks, all_rows) if len(all_rows) else np.zeros(0)
+    ends = np.cumsum([len(r) for r in net_rows])
+    for k, net in enumerate(nets):
         d = NetDelay(net, gap=gaps.get(net))
-        rows = index.net_rows(net)
+        rows = net_rows[k]
         profile = board.net_classes.tuning_profile_of(board.nets[net])
         if len(rows):
-            lengths = segment_lengths(tracks, rows)
+            lengths = all_lengths[ends[k] - len(rows) : ends[k]]
             layers = tracks.layer[rows]
             widths = tracks.width[rows]
             for ly in np.unique(layers).tolist():
@@ -377,7 +397,7 @@ def net_delays(
                 d.missing.append("the heights and εr of the stack-up along a via barrel")
             elif weak and via_ps is None:
                 d.basis = "default"  # the barrel's εr is KiCad's default material
-        for pp in die.get(net, ()):
+        for pp in net_packages(analysis, net):
             if pp.source is None:
                 d.die_undeclared.append(pp)
                 continue
@@ -435,6 +455,14 @@ def _driver(pads: list[tuple[str, Any, int]]) -> tuple[str, Any] | None:
     return best[0][0], best[0][1]
 
 
+def _on_layers(lys: np.ndarray, layers: Iterable[int]) -> np.ndarray:
+    """Which of the copper layer indexes ``lys`` are among ``layers`` (a table lookup)."""
+    want = [ly for ly in layers if ly >= 0]
+    table = np.zeros(max([*want, int(lys.max()) if len(lys) else 0]) + 1, bool)
+    table[want] = True
+    return table[lys]
+
+
 def _on_pad(pad: Any, xy: np.ndarray) -> np.ndarray:
     """Which points ``xy`` (n, 2) lie on ``pad``'s copper (its rotated rectangle, 1 µm slack)."""
     a = math.radians(-(pad.rotation or 0.0))
@@ -463,38 +491,29 @@ def load_delays(analysis: Analysis, d: NetDelay) -> LoadDelays | None:
     if len(rows) > MAX_TRACE_SEGMENTS:
         return LoadDelays(d.net, driver, missing=[f"a net of {len(rows)} tracks (more than "
                                                   f"{MAX_TRACE_SEGMENTS} are not traced)"])  # fmt: skip
-    nodes: dict[tuple[int, int, int], int] = {}
-
-    def node(layer: int, x: float, y: float) -> int:
-        key = (layer, round(x / _SNAP_MM), round(y / _SNAP_MM))
-        return nodes.setdefault(key, len(nodes))
-
-    edges: list[tuple[int, int, float]] = []
-    ends: list[tuple[int, int, float, float]] = []  # (node, layer, x, y)
+    ly = t.layer[rows].astype(np.int64)
+    speed = _layer_speeds(d, ly)
+    if isinstance(speed, int):
+        return LoadDelays(d.net, driver, missing=[f"the velocity on layer {speed}"])
+    # the track ends, start and end of each row in turn, as graph nodes
+    pts = np.empty((2 * len(rows), 2))
+    pts[0::2], pts[1::2] = t.start[rows], t.end[rows]
+    lys = np.repeat(ly, 2)
+    ids, n_nodes = _nodes(lys, pts)
     lengths = segment_lengths(t, rows) if len(rows) else np.zeros(0)
-    seg = []
-    for k, r in enumerate(rows.tolist()):
-        ly = int(t.layer[r])
-        vel = d.velocity.get(ly)
-        if vel is None or vel.ps_per_mm is None:
-            return LoadDelays(d.net, driver, missing=[f"the velocity on layer {ly}"])
-        (x0, y0), (x1, y1) = t.start[r].tolist(), t.end[r].tolist()
-        a, b = node(ly, x0, y0), node(ly, x1, y1)
-        edges.append((a, b, float(lengths[k]) * vel.ps_per_mm))
-        ends += [(a, ly, x0, y0), (b, ly, x1, y1)]
-        seg.append((ly, x0, y0, x1, y1, float(t.width[r]) / 2, a, b, vel.ps_per_mm))
-    _tees(seg, ends, edges)
-    pts = np.array([(x, y) for _n, _l, x, y in ends]) if ends else np.zeros((0, 2))
-    lys = np.array([ly for _n, ly, _x, _y in ends], dtype=np.int64)
-    ids = np.array([n for n, _l, _x, _y in ends], dtype=np.int64)
+    edges: list[tuple[int, int, float]] = list(
+        zip(ids[0::2].tolist(), ids[1::2].tolist(), (lengths * speed).tolist())
+    )
+    seg = np.column_stack([ly, t.start[rows], t.end[rows], t.width[rows] / 2])
+    _tees(seg, ids.reshape(-1, 2), speed, np.column_stack([lys, pts]), ids, edges)
     pad_nodes: dict[str, int] = {}
     pads = [(ref, p) for ref, p, _n in on_net]
     for ref, p in pads:
-        pn = pad_nodes.setdefault(ref, len(nodes) + len(pad_nodes))
+        pn = pad_nodes.setdefault(ref, n_nodes + len(pad_nodes))
         if len(pts):
-            on = _on_pad(p, pts) & np.isin(lys, list(p.copper_layers))
+            on = _on_pad(p, pts) & _on_layers(lys, p.copper_layers)
             edges += [(pn, int(n), 0.0) for n in ids[on].tolist()]
-    n_base = len(nodes) + len(pad_nodes)
+    n_base = n_nodes + len(pad_nodes)
     extra = _via_edges(analysis, d, pts, lys, ids, pads, pad_nodes, n_base, edges)
     if extra is None:
         return LoadDelays(d.net, driver, missing=["the heights and εr along a via barrel"])
@@ -520,11 +539,7 @@ def _package_ps(analysis: Analysis, net: int) -> dict[str, float]:
     """Pad ("U1.A3") -> its package delay (ps) on ``net`` as :func:`pad_packages` decides it
     (the config's statement or per-pad value, else the pad's own die_delay; 0 where undeclared,
     which the net's :attr:`NetDelay.die_undeclared` reports)."""
-    memo = analysis.memo
-    die = memo.get("pad_packages")
-    if die is None:
-        die = memo["pad_packages"] = pad_packages(analysis.board, analysis.config)
-    return {pp.pad: pp.delay_ps or 0.0 for pp in die.get(net, ())}
+    return {pp.pad: pp.delay_ps or 0.0 for pp in net_packages(analysis, net)}
 
 
 def _shortest(n: int, edges: list[tuple[int, int, float]], source: int) -> list[float]:
@@ -551,27 +566,58 @@ def _shortest(n: int, edges: list[tuple[int, int, float]], source: int) -> list[
     return dist
 
 
-def _tees(seg: list[tuple], ends: list[tuple[int, int, float, float]], edges: list) -> None:
+def _layer_speeds(d: NetDelay, ly: np.ndarray) -> np.ndarray | int:
+    """ps/mm of each track of layers ``ly`` at the net's velocities, or the layer of the first
+    track whose velocity is unknown."""
+    speed = {}
+    for layer in dict.fromkeys(ly.tolist()):
+        vel = d.velocity.get(layer)
+        speed[layer] = None if vel is None else vel.ps_per_mm
+    for layer in ly.tolist():
+        if speed[layer] is None:
+            return int(layer)
+    return np.array([speed[x] for x in ly.tolist()], dtype=float)
+
+
+def _nodes(lys: np.ndarray, pts: np.ndarray) -> tuple[np.ndarray, int]:
+    """(the node of each track end, how many nodes): ends on one layer within :data:`_SNAP_MM`
+    (rounded to that grid) are one node, numbered in the order they first appear."""
+    if not len(pts):
+        return np.zeros(0, dtype=np.int64), 0
+    keys = np.column_stack([lys, np.round(pts / _SNAP_MM)]).astype(np.int64)
+    _u, first, inv = np.unique(keys, axis=0, return_index=True, return_inverse=True)
+    rank = np.empty(len(first), dtype=np.int64)
+    rank[np.argsort(first, kind="stable")] = np.arange(len(first))
+    return rank[inv.reshape(-1)], len(first)
+
+
+def _tees(
+    seg: np.ndarray,
+    seg_ids: np.ndarray,
+    speed: np.ndarray,
+    ends: np.ndarray,
+    end_ids: np.ndarray,
+    edges: list,
+) -> None:
     """Join each track end that lands inside another track of its layer (a T junction): edges
-    from the end to both ends of that track, at the delay of the distance along it.  One
-    ends × tracks array per layer (a net has tens to hundreds of tracks)."""
+    from the end to both ends of that track, at the delay of the distance along it.  ``seg``
+    (n, 6): layer, x0, y0, x1, y1, half width of each track, ``seg_ids`` (n, 2) its end nodes,
+    ``speed`` its ps/mm; ``ends`` (m, 3): layer, x, y of each track end, ``end_ids`` its node.
+    One ends × tracks array per layer (a net has tens to hundreds of tracks)."""
     if len(seg) < 3:
         return
-    arr = np.array([s[:6] for s in seg])
-    ids = np.array([(s[6], s[7]) for s in seg], dtype=np.int64)
-    e_arr = np.array([(ly, x, y) for _n, ly, x, y in ends])
-    e_ids = np.array([n for n, _l, _x, _y in ends], dtype=np.int64)
-    for ly in np.unique(arr[:, 0]).tolist():
-        si, all_ei = np.flatnonzero(arr[:, 0] == ly), np.flatnonzero(e_arr[:, 0] == ly)
+    for ly in np.unique(seg[:, 0]).tolist():
+        si, all_ei = np.flatnonzero(seg[:, 0] == ly), np.flatnonzero(ends[:, 0] == ly)
         for c0 in range(0, len(all_ei), 256):  # ends × tracks in blocks: bounded memory
-            _tees_block(seg, arr[si], si, ids, e_arr, e_ids, all_ei[c0 : c0 + 256], edges)
+            block = all_ei[c0 : c0 + 256]
+            _tees_block(seg[si], si, seg_ids, speed, ends, end_ids, block, edges)
 
 
 def _tees_block(
-    seg: list[tuple],
     a: np.ndarray,
     si: np.ndarray,
     ids: np.ndarray,
+    speed: np.ndarray,
     e_arr: np.ndarray,
     e_ids: np.ndarray,
     ei: np.ndarray,
@@ -579,21 +625,29 @@ def _tees_block(
 ) -> None:
     """:func:`_tees` for the ends ``ei`` against the tracks ``si`` (``a``) of one layer."""
     p = e_arr[ei]
-    dx, dy = (a[:, 3] - a[:, 1])[None, :], (a[:, 4] - a[:, 2])[None, :]
+    reach = np.maximum(a[:, 5], _SNAP_MM)
+    # only the (end, track) pairs whose end lies in the track's box grown by its reach can be
+    # a T (within reach of the track's line, between its ends): the exact test runs on those
+    slack = reach + 1e-9
+    lo_x, hi_x = np.minimum(a[:, 1], a[:, 3]) - slack, np.maximum(a[:, 1], a[:, 3]) + slack
+    lo_y, hi_y = np.minimum(a[:, 2], a[:, 4]) - slack, np.maximum(a[:, 2], a[:, 4]) + slack
+    px, py = p[:, 1:2], p[:, 2:3]
+    ii, jj = np.nonzero((px >= lo_x) & (px <= hi_x) & (py >= lo_y) & (py <= hi_y))
+    dx, dy = a[jj, 3] - a[jj, 1], a[jj, 4] - a[jj, 2]
     ll = dx * dx + dy * dy
-    rx, ry = p[:, 1:2] - a[None, :, 1], p[:, 2:3] - a[None, :, 2]
+    rx, ry = p[ii, 1] - a[jj, 1], p[ii, 2] - a[jj, 2]
     with np.errstate(invalid="ignore", divide="ignore"):
         u = (rx * dx + ry * dy) / ll
         dist = np.hypot(rx - u * dx, ry - u * dy)
-    hit = (ll > 0) & (u > 1e-6) & (u < 1 - 1e-6)
-    hit &= dist <= np.maximum(a[None, :, 5], _SNAP_MM)
-    hit &= (e_ids[ei][:, None] != ids[si, 0][None, :]) & (e_ids[ei][:, None] != ids[si, 1][None, :])
-    for i, j in zip(*np.nonzero(hit)):
+    hit = (ll > 0) & (u > 1e-6) & (u < 1 - 1e-6) & (dist <= reach[jj])
+    hit &= (e_ids[ei[ii]] != ids[si[jj], 0]) & (e_ids[ei[ii]] != ids[si[jj], 1])
+    for c in np.flatnonzero(hit).tolist():
+        i, j = int(ii[c]), int(jj[c])
         k = int(si[j])
-        full = math.sqrt(float(ll[0, j])) * seg[k][8]
-        nid, t = int(e_ids[ei[i]]), float(u[i, j])
-        edges.append((nid, seg[k][6], t * full))
-        edges.append((nid, seg[k][7], (1 - t) * full))
+        full = math.sqrt(float(ll[c])) * float(speed[k])
+        nid, t = int(e_ids[ei[i]]), float(u[c])
+        edges.append((nid, int(ids[k, 0]), t * full))
+        edges.append((nid, int(ids[k, 1]), (1 - t) * full))
 
 
 def _via_edges(

@@ -55,6 +55,15 @@ class TrackIndex:
         hi = int(np.searchsorted(self._keys, k, side="right"))
         return self._order[lo:hi]
 
+    def rows_many(self, nets: Sequence[int], layer: int) -> np.ndarray:
+        """``rows(n, layer)`` of each of ``nets``, concatenated in that order: two binary
+        searches for all of them (a check asks per layer for dozens of nets)."""
+        k = np.asarray(nets, dtype=np.int64) * _LAYER_SPAN + layer
+        lo = np.searchsorted(self._keys, k, side="left")
+        n = np.searchsorted(self._keys, k, side="right") - lo
+        at = np.repeat(lo - (np.cumsum(n) - n), n) + np.arange(int(n.sum()))
+        return self._order[at]
+
     def net_rows(self, net: int) -> np.ndarray:
         """Rows of ``net`` on every layer (by layer, then row): one binary search, not a scan."""
         lo = int(np.searchsorted(self._keys, net * _LAYER_SPAN, side="left"))

@@ -62,7 +62,10 @@ class PlaneFills:
         self.analysis = analysis
         self._layers: dict[int, list[Any]] = {}
         self._bounds: dict[int, np.ndarray] = {}
+        #: the order each layer's polygons are tried in (see :meth:`covered`)
+        self._order: dict[int, np.ndarray] = {}
         self._nets: dict[int, frozenset[int]] = {}
+        self._rails: dict[int, bool] = {}
         #: each layer's fill rings, and the layer whose identical fill it shares
         self._rings: dict[int, list[np.ndarray]] = {}
         self._canon: dict[int, int] = {}
@@ -87,12 +90,17 @@ class PlaneFills:
             if not z.keepout
             and z.net
             and layer in z.layers
-            and (
-                board.nets[z.net] in named
-                or is_ground(board.nets[z.net])
-                or is_power(board.nets[z.net])
-            )
+            and (board.nets[z.net] in named or self._rail(z.net))
         )
+
+    def _rail(self, net: int) -> bool:
+        """Whether ``net`` is a ground or supply by name (once per net: every layer asks of
+        every zone)."""
+        got = self._rails.get(net)
+        if got is None:
+            name = self.analysis.board.nets[net]
+            got = self._rails[net] = is_ground(name) or is_power(name)
+        return got
 
     def polygons(self, layer: int) -> list[Any]:
         got = self._layers.get(layer)
@@ -131,7 +139,9 @@ class PlaneFills:
     def covered(self, layer: int, x: np.ndarray, y: np.ndarray) -> np.ndarray:
         """Whether each point lies on the filled copper of ``layer``.  Only the fill polygons
         whose box meets the points' box are tried (the boxes of a layer's polygons are found
-        once: a plane is hundreds of fill polygons and the checks ask hundreds of times)."""
+        once: a plane is hundreds of fill polygons and the checks ask hundreds of times), the
+        smallest first, and a point one holds is not tried again (the answer is whether any
+        holds it: the order changes the cost, never the answer)."""
         import shapely
 
         out = np.zeros(len(x), bool)
@@ -146,9 +156,14 @@ class PlaneFills:
         bb = self._bounds.get(canon)
         if bb is None:
             bb = self._bounds[canon] = np.asarray(shapely.bounds(polys), dtype=float).reshape(-1, 4)
+            # the smallest polygons first: a point a small one holds (a supply island, a
+            # split plane's part) is not tested again against the plane around it, whose
+            # test costs with its vertices (vme-wren's In5: 12 ms of tests become 4.4 ms)
+            self._order[canon] = np.argsort(shapely.get_num_coordinates(polys), kind="stable")
         x_lo, x_hi, y_lo, y_hi = x.min(), x.max(), y.min(), y.max()
         near = (bb[:, 0] <= x_hi) & (bb[:, 2] >= x_lo) & (bb[:, 1] <= y_hi) & (bb[:, 3] >= y_lo)
-        for i in np.flatnonzero(near).tolist():
+        order = self._order[canon]
+        for i in order[near[order]].tolist():
             x0, y0, x1, y1 = bb[i]
             sel = ~out & (x >= x0) & (x <= x1) & (y >= y0) & (y <= y1)
             if sel.any():

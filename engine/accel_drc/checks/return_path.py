@@ -197,15 +197,13 @@ def _planar(
     names = [c.name for c in board.copper_layers]
     per_net: dict[int, dict[str, Any]] = {}
     for ly in range(board.layer_count):
-        rows_by_net = {n: index.rows(n, ly) for n in nets}
-        rows_by_net = {n: r for n, r in rows_by_net.items() if len(r)}
-        if not rows_by_net:
+        rows = index.rows_many(nets, ly)
+        if not len(rows):
             continue
         for ref in refs.get(ly, ()):
             if not fills.has_fill(ref):
                 unfilled.add(ref)
                 continue
-            rows = np.concatenate(list(rows_by_net.values()))
             s, e, r = straight_pieces(board, rows)
             covered, got = breaks(fills, ref, s, e, r.tolist())
             length = np.hypot(*(e - s).T)
@@ -299,11 +297,10 @@ def _edge_approach(
     names = [c.name for c in board.copper_layers]
     per_net: dict[int, list[tuple[Any, str, str]]] = {}
     for ly in range(board.layer_count):
-        rows = [index.rows(n, ly) for n in nets]
-        rows = [r for r in rows if len(r)]
-        if not rows:
+        rows = index.rows_many(nets, ly)
+        if not len(rows):
             continue
-        s, e, r = straight_pieces(board, np.concatenate(rows))
+        s, e, r = straight_pieces(board, rows)
         for ref in refs.get(ly, ()):
             if not fills.has_fill(ref):
                 continue  # reported by the planar pass
@@ -465,7 +462,7 @@ def _layer_changes(
             )
             continue
         if returns is None:
-            returns = _return_barrels(board)
+            returns = _board_memo(ctx.analysis, "return_path_barrels", _return_barrels)
         nearest = float("inf")
         if ref_nets and len(returns[0]):
             mask = np.isin(returns[1], list(ref_nets))
@@ -478,7 +475,7 @@ def _layer_changes(
         cap_d = float("inf")
         if nets_a and nets_b and not nets_a & nets_b:
             if caps is None:
-                caps = _caps(board)
+                caps = _board_memo(ctx.analysis, "return_path_caps", _caps)
             cap_d = min(
                 (
                     float(np.hypot(x - xy[0], y - xy[1]))
@@ -531,6 +528,15 @@ def _few(board: Any, nets: set[int]) -> str:
     """Up to three net names (a split supply layer carries dozens)."""
     names = sorted(board.nets[x] for x in nets)
     return "/".join(names[:3]) + (f" (+{len(names) - 3})" if len(names) > 3 else "")
+
+
+def _board_memo(analysis: Any, key: str, make: Any) -> Any:
+    """``make(board)``, found once per board (every rule's layer changes ask; a board's pads
+    are tens of thousands)."""
+    got = analysis.memo.get(key)
+    if got is None:
+        got = analysis.memo[key] = make(analysis.board)
+    return got
 
 
 def _return_barrels(board: Any) -> tuple[np.ndarray, np.ndarray]:

@@ -331,6 +331,27 @@ def fd_coupled_modes(
     return out[0], out[1], out[2], out[3]
 
 
+def fd_mode_eps_eff(
+    w_mm: float,
+    s_mm: float,
+    t_mm: float,
+    y_strip_mm: float,
+    layers: Sequence[FdLayer],
+    top_plane_mm: float | None,
+    resolution: float,
+    mask: tuple[float, float] | None,
+    odd: bool,
+) -> float:
+    """εeff = C/C_air of one mode (``odd``: the differential mode, else the even mode) of the
+    :func:`fd_coupled` cross-section, from one solve of that mode alone (the air and dielectric
+    maps share one sweep).  What a delay needs: :func:`fd_coupled` of the dielectric and of
+    air, then (Z_air/Z)², is the same ratio from six map solves instead of two."""
+    caps = _mode_capacitances(
+        w_mm, s_mm, t_mm, y_strip_mm, layers, top_plane_mm, resolution, mask, odd, not odd
+    )
+    return _eeff(caps[1 if odd else 0])
+
+
 def _z(c: tuple[float, float] | None) -> float:
     """Z (Ω) of a mode from its (air, dielectric) energy capacitances."""
     assert c is not None
@@ -353,9 +374,12 @@ def _mode_capacitances(
     resolution: float,
     mask: tuple[float, float] | None,
     odd_only: bool,
+    even_only: bool = False,
 ) -> list[tuple[float, float] | None]:
-    """[(C_air, C) of the even mode (None when ``odd_only``), (C_air, C) of the odd mode], in
-    units of ε0 per strip per unit length: the one mesh and solve behind :func:`fd_coupled`."""
+    """[(C_air, C) of the even mode (None when ``odd_only``), (C_air, C) of the odd mode (None
+    when ``even_only``)], in units of ε0 per strip per unit length: the one mesh and solve
+    behind :func:`fd_coupled`.  Each mode is its own solve on the same mesh, so asking for one
+    gives the same numbers as asking for both."""
     _check_pos(w_mm=w_mm, s_mm=s_mm)
     h_ref = (
         y_strip_mm if top_plane_mm is None else min(y_strip_mm, top_plane_mm - y_strip_mm - t_mm)
@@ -412,8 +436,9 @@ def _mode_capacitances(
         ground |= gy >= y_top - 1e-12
         ground |= gx >= x_far - 1e-12
     result: list[tuple[float, float] | None] = [None] if odd_only else []
+    modes = (True,) if odd_only else (False,) if even_only else (False, True)
     with _one_blas_thread():
-        for odd in (True,) if odd_only else (False, True):
+        for odd in modes:
             fixed = ground | on_strip
             if odd:
                 fixed = fixed | (gx <= 1e-12)
@@ -425,7 +450,7 @@ def _mode_capacitances(
                 c_air, c_die = _fd_capacitances(xs, ys, [np.ones_like(eps), eps], fixed, value)
             # per strip, per unit length: C = ε0·energy (half domain holds one strip)
             result.append((float(c_air), float(c_die)))
-    return result
+    return result + [None] if even_only else result
 
 
 @dataclass(frozen=True)
