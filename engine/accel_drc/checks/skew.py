@@ -71,6 +71,9 @@ PARAMS: dict[str, Any] = {
 }
 
 _TOL_PS = 1e-6
+#: the name a signal lists under ``unconfirmed`` when its intra-pair limit is a layout guide's
+#: typical value with no primary source ([U]): a pair over it is cannot verify
+UNCONFIRMED_LIMIT = "skew_limit"
 #: what a DDR group finding says of its limit: it covers board and package delay together
 _PACKAGE_SCOPE = "the limit covers board and package delay"
 #: where a part's package delays come from, by :attr:`PadPackage.source`
@@ -320,6 +323,9 @@ def _intra_pair(
             limit, stated, limit_basis = mine, f"{how}, {declared.where}", "declared"
     if limit is None:
         return False
+    if limit_basis == "library" and _limit_unconfirmed(ctx, rule):
+        limit_basis = "assumed"
+        stated += "; [U] a typical value, not a requirement: declare yours (a .kicad_dru skew rule)"
     skew = tp - tn
     if abs(skew) <= limit + _TOL_PS:
         return True
@@ -333,7 +339,7 @@ def _intra_pair(
     out.findings.append(
         finding(
             rule,
-            Status.VIOLATION,
+            Status.CANNOT_VERIFY if limit_basis == "assumed" else Status.VIOLATION,
             f"{name}: intra-pair skew {_fmt(abs(skew))}"
             + (f" (≈ {mm_eq:.3f} mm of {vel.layer_name})" if mm_eq is not None and vel else "")
             + f" > {_fmt(limit)} ({stated}); "
@@ -357,6 +363,13 @@ def _intra_pair(
         )
     )
     return True
+
+
+def _limit_unconfirmed(ctx: CheckContext, rule: Rule) -> bool:
+    """Whether the rule's published limit is one its signal lists as unconfirmed ([U]): a
+    typical value, not a requirement, so a net over it is cannot verify, with its number."""
+    st = ctx.analysis.signal_types.get(rule.signal) if rule.signal else None
+    return UNCONFIRMED_LIMIT in getattr(st, "unconfirmed", ())
 
 
 def _as_params(r: TimingRule, prefix: str) -> dict[str, float | None]:
@@ -666,10 +679,11 @@ def _group_finding(
         else ""
     )
     die = _package_basis((*ds, *ref_ds))
+    typical = mine is None and _limit_unconfirmed(ctx, rule)
     out.findings.append(
         finding(
             rule,
-            Status.VIOLATION,
+            Status.CANNOT_VERIFY if typical else Status.VIOLATION,
             f"{label}: {what} skew to {ref_name} {_fmt(delta)} ({side}) > ±{_fmt(lim)} "
             f"({said})" + (f"; fix: {fix}" if fix else ""),
             measured=round(abs(delta), 3),
@@ -697,7 +711,7 @@ def _group_finding(
             },
             basis={
                 **_basis([*ds, *ref_ds], ctx.analysis),
-                "limit": "declared" if mine is not None else "library",
+                "limit": "declared" if mine is not None else "assumed" if typical else "library",
                 **({"die_delay": die} if package else {}),
             },
         )

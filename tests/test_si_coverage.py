@@ -1,0 +1,116 @@
+"""skew, return_path and crosstalk on every recognised interface (issue #32): which signal types
+get which rule, and what an unconfirmed ([U]) skew limit does to a finding."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+from accel_drc.analysis import Analysis
+from accel_drc.basis import settle
+from accel_drc.checks import CheckContext
+from accel_drc.checks.skew import UNCONFIRMED_LIMIT, check_skew
+from accel_drc.packs import load_library
+from accel_drc.readers import read_board
+from accel_drc.results import Rule, Severity, Status
+
+SKEW = Path(__file__).resolve().parent.parent / "fixtures" / "checks" / "skew"
+LIB = load_library()
+#: a trio (C-PHY) and a 75 Ω coax line (SDI) have no pair to skew
+NO_PAIR = {"mipi_cphy", "sdi3g", "sdi12g"}
+MEMORY = ("ddr3", "ddr4", "ddr5", "lpddr4", "lpddr4x", "lpddr5")
+
+
+def _rules(check: str, pack: str = "inference") -> dict[str, Rule]:
+    return {r.signal: r for r in LIB.packs[pack].rules if r.check == check and r.signal}
+
+
+def test_every_type_with_a_pair_has_a_skew_rule_and_a_memory_bus_its_groups() -> None:
+    got = _rules("skew")
+    assert set(LIB.signals) - set(got) == NO_PAIR
+    for sid, r in got.items():
+        if sid in MEMORY:  # DQ/DM vs DQS, CA vs CK
+            assert r.params["group"] == "ddr", sid
+            assert r.params["max_group_ps"] > 0 and r.params["max_ca_ck_ps"] > 0, sid
+        else:
+            keys = ("max_intra_pair_ps", "max_intra_pair_mm", "max_intra_pair_ui")
+            assert any(r.params.get(k) for k in keys), sid
+
+
+def test_an_unconfirmed_skew_limit_is_a_warning_that_says_so() -> None:
+    """A limit not read in a primary copy ([U], listed under the signal's unconfirmed) makes
+    a warning rule whose why says it is a typical value; a confirmed one keeps its severity."""
+    for pack in ("inference", "edge", "training", "general"):
+        for sid, r in _rules("skew", pack).items():
+            typical = UNCONFIRMED_LIMIT in LIB.signals[sid].unconfirmed
+            if typical:
+                assert r.severity is Severity.WARNING, r.id
+                assert "[U]" in r.why and "cannot verify" in r.why, r.id
+    sata = _rules("skew")["sata3"]
+    assert sata.params == {"max_intra_pair_ps": 20} and "[sata3]" in sata.source
+    assert UNCONFIRMED_LIMIT not in LIB.signals["sata3"].unconfirmed
+
+
+def test_return_path_on_every_type_single_nets_where_there_are_no_pairs() -> None:
+    """Every type but 1000BASE-T, whose transformer-isolated MDI pairs run over planes voided
+    on purpose (and at 125 MBd need no return via)."""
+    got = _rules("return_path")
+    assert set(LIB.signals) - set(got) == {"eth1000baset"}
+    for sid in (*MEMORY, *NO_PAIR):
+        assert got[sid].params.get("single_ended") is True, sid
+    # the rate still decides error or warning: one threshold for all
+    assert {r.params["error_from_gbps"] for r in got.values()} == {10}
+
+
+def test_crosstalk_on_every_type_but_the_c_phy_trio() -> None:
+    got = _rules("crosstalk")
+    assert set(LIB.signals) - set(got) == {"mipi_cphy"}
+    for sid in ("lpddr4x", "sdi3g", "sdi12g"):
+        assert got[sid].params.get("single_ended") is True, sid
+    assert got["lpddr4x"].why == got["lpddr4"].why.replace("LPDDR4 / LPDDR4X", "LPDDR4X")
+
+
+def _findings(name: str, signal: str, unconfirmed: bool, **params: object) -> list:
+    board = read_board(str(SKEW / name))
+    analysis = Analysis(board)
+    st = analysis.signal_types[signal]
+    u = (*st.unconfirmed, UNCONFIRMED_LIMIT) if unconfirmed else ()
+    analysis.__dict__["signal_types"] = {
+        **analysis.signal_types,
+        signal: dataclasses.replace(st, unconfirmed=u),
+    }
+    ctx = CheckContext(board=board, analysis=analysis, board_class="inference")
+    rule = Rule(id="t.skew", check="skew", severity=Severity.WARNING, params=dict(params),
+                why="w", source="s", signal=signal)  # fmt: skip
+    return [settle(f) for f in check_skew(ctx, rule).findings]
+
+
+def test_a_pair_over_an_unconfirmed_limit_is_cannot_verify_with_its_number() -> None:
+    # two barrels on one leg: 23.2 ps of skew against 0.5 mm (3.2 ps)
+    (fact,) = _findings("two_barrels_one_leg.kicad_pcb", "pcie4", False, max_intra_pair_mm=0.5)
+    (typ,) = _findings("two_barrels_one_leg.kicad_pcb", "pcie4", True, max_intra_pair_mm=0.5)
+    assert fact.status is Status.VIOLATION and fact.evidence["basis"]["limit"] == "library"
+    assert typ.status is Status.CANNOT_VERIFY and typ.evidence["basis"]["limit"] == "assumed"
+    assert typ.measured == fact.measured and typ.limit == fact.limit
+    assert "[U] a typical value, not a requirement" in typ.message
+
+
+def test_a_byte_lane_over_an_unconfirmed_group_limit_is_cannot_verify() -> None:
+    # every pad declares its die delay: with DDR4's own limit DQ3 (1 mm long) is a violation;
+    # the same limit borrowed by another memory type ([U]) is cannot verify
+    params = {"group": "ddr", "max_group_ps": 3.5, "max_ca_ck_ps": 20}
+    (fact,) = _findings("ddr4_byte_lane_die.kicad_pcb", "ddr4", False, **params)
+    (typ,) = _findings("ddr4_byte_lane_die.kicad_pcb", "ddr4", True, **params)
+    assert fact.status is Status.VIOLATION
+    assert typ.status is Status.CANNOT_VERIFY and typ.evidence["basis"]["limit"] == "assumed"
+    assert typ.measured == pytest.approx(fact.measured)
+
+
+def test_lpddr4_odt_ca_is_a_strap_not_a_lane() -> None:
+    """LPDDR4's ODT_CA ball is tied to VDD2 or VSS (through a resistor on the LPDDR4 test bed):
+    no signal type, so no return path or skew is asked of it; DDR3/DDR4's ODT is a command."""
+    from accel_drc.analysis.signals import _DRAM_LANE
+
+    assert _DRAM_LANE.match("ODT_CA_A") is None and _DRAM_LANE.match("ODTCA_B") is None
+    assert _DRAM_LANE.match("ODT") and _DRAM_LANE.match("ODT1")
