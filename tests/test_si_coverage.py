@@ -54,10 +54,10 @@ def test_an_unconfirmed_skew_limit_is_a_warning_that_says_so() -> None:
 
 def test_return_path_on_every_type_single_nets_where_there_are_no_pairs() -> None:
     """Every type but 1000BASE-T, whose transformer-isolated MDI pairs run over planes voided
-    on purpose (and at 125 MBd need no return via)."""
+    on purpose (and at 125 MBd need no return via), and SDI, whose 75 Ω networks do too."""
     got = _rules("return_path")
-    assert set(LIB.signals) - set(got) == {"eth1000baset"}
-    for sid in (*MEMORY, *NO_PAIR):
+    assert set(LIB.signals) - set(got) == {"eth1000baset", "sdi3g", "sdi12g"}
+    for sid in (*MEMORY, "mipi_cphy"):
         assert got[sid].params.get("single_ended") is True, sid
     # the rate still decides error or warning: one threshold for all
     assert {r.params["error_from_gbps"] for r in got.values()} == {10}
