@@ -114,3 +114,34 @@ def test_lpddr4_odt_ca_is_a_strap_not_a_lane() -> None:
 
     assert _DRAM_LANE.match("ODT_CA_A") is None and _DRAM_LANE.match("ODTCA_B") is None
     assert _DRAM_LANE.match("ODT") and _DRAM_LANE.match("ODT1")
+
+
+def test_coverage_says_why_a_type_has_no_rule_of_a_kind() -> None:
+    """A type whose physics a check does not model says so in coverage (signals.yaml
+    not_modelled), instead of only "the pack has no rule"."""
+    from accel_drc.coverage import _si_checks
+
+    row = {"interface": "mipi_cphy", "interface_name": "MIPI C-PHY", "kind": "net"}
+    got = _si_checks(row, [], [], {}, [], LIB.signals)
+    assert got["skew"].startswith("not run: the pack has no skew rule for MIPI C-PHY: a trio")
+    assert "trio's three wire-to-wire differences" in got["crosstalk"]
+    row = {"interface": "eth1000baset", "interface_name": "1000BASE-T", "kind": "pair"}
+    assert "transformer-isolated" in _si_checks(row, [], [], {}, [], LIB.signals)["return_path"]
+
+
+def test_not_modelled_must_name_a_kind_the_type_has_no_rule_of(tmp_path) -> None:
+    """A not_modelled entry for a kind the type does get is a file:line error (exit 3)."""
+    import shutil
+
+    from accel_drc.errors import InputError
+
+    rules = tmp_path / "rules"
+    shutil.copytree(Path(__file__).resolve().parent.parent / "rules", rules)
+    path = rules / "signals.yaml"
+    text = path.read_text(encoding="utf-8")
+    old = "      skew: a trio of three wires, no pair; intra-trio matching is not modelled\n"
+    assert old in text
+    path.write_text(text.replace(old, old + "      via_stub: not really\n"), encoding="utf-8")
+    with pytest.raises(InputError) as ei:
+        load_library(rules)
+    assert str(ei.value).startswith(f"{path}:") and "via_stub" in str(ei.value)

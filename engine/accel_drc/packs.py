@@ -112,6 +112,9 @@ class SignalType:
     class_patterns: tuple[re.Pattern[str], ...] = ()
     name_patterns: tuple[re.Pattern[str], ...] = ()
     note: str = ""
+    #: (check kind, why the physics of this type is outside the check's model): a trio has no
+    #: pair to skew; coverage says it where the type has no rule of that kind
+    not_modelled: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -283,6 +286,9 @@ def load_signals(
             ),
             name_patterns=_compile(rec.get("net_name", ()), doc, (*where, "recognise", "net_name")),
             note=s.get("note", ""),
+            not_modelled=tuple(
+                (k, " ".join(v.split())) for k, v in s.get("not_modelled", {}).items()
+            ),
         )
     families = {}
     for fid, f in data.get("families", {}).items():

@@ -96,6 +96,12 @@ def load_signal_rules(path: Any, signals_doc: YamlDoc, kinds: Iterable[str] | No
         for name in tpl.get("styles") or {}:
             _spec(tpl, name)
     for sid, entry in sr.signals.items():
+        for kind in entry.get("not_modelled") or {}:
+            where = ("signals", sid, "not_modelled", kind)
+            if kind not in sr.checks:
+                raise signals_doc.error(where, f"no template for check {kind!r} in {doc.path}")
+            if _applies(sr.checks[kind], entry, (entry.get("rules") or {}).get(kind)):
+                raise signals_doc.error(where, f"{sid} has a {kind} rule: it is modelled")
         for kind, own in (entry.get("rules") or {}).items():
             where = ("signals", sid, "rules", kind)
             if kind not in sr.checks:
