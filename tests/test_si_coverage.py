@@ -145,3 +145,28 @@ def test_not_modelled_must_name_a_kind_the_type_has_no_rule_of(tmp_path) -> None
     with pytest.raises(InputError) as ei:
         load_library(rules)
     assert str(ei.value).startswith(f"{path}:") and "via_stub" in str(ei.value)
+
+
+def test_a_declared_kicad_dru_limit_makes_an_unconfirmed_one_a_fact(tmp_path: Path) -> None:
+    """The designer's .kicad_dru skew rule replaces a [U] limit: a pair over it is a violation
+    with limit basis declared (fixtures/checks/skew/declared: 4 ps, the pair has 5 ps)."""
+    import shutil
+
+    declared = SKEW / "declared"
+    board = tmp_path / "b.kicad_pcb"
+    shutil.copy(SKEW / "die_delay.kicad_pcb", board)
+    shutil.copy(declared / "board.kicad_pro", tmp_path / "b.kicad_pro")
+    shutil.copy(declared / "intra_tight.kicad_dru", tmp_path / "b.kicad_dru")
+    b = read_board(str(board))
+    analysis = Analysis(b)
+    st = analysis.signal_types["pcie4"]
+    analysis.__dict__["signal_types"] = {
+        **analysis.signal_types,
+        "pcie4": dataclasses.replace(st, unconfirmed=(UNCONFIRMED_LIMIT,)),
+    }
+    ctx = CheckContext(board=b, analysis=analysis, board_class="inference")
+    rule = Rule(id="t.skew", check="skew", severity=Severity.WARNING,
+                params={"max_intra_pair_ps": 10}, why="w", source="s", signal="pcie4")  # fmt: skip
+    (f,) = [settle(x) for x in check_skew(ctx, rule).findings]
+    assert f.status is Status.VIOLATION and f.evidence["basis"]["limit"] == "declared"
+    assert f.limit == 4.0

@@ -30,7 +30,10 @@ Cannot verify when:
     A skew that fails on KiCad's default stack-up (εr 4.5 assumed) is reported with its number
     as *cannot verify*: declare the stack-up.  A DDR group skew that fails while a pad of its
     nets has no package delay declared (counted 0 ps) is *cannot verify*, with the
-    ``package_delays:`` entry for those pads.
+    ``package_delays:`` entry for those pads.  A skew over a published limit its signal lists
+    as ``skew_limit`` under ``unconfirmed`` (rules/signals.yaml: a typical value, not a
+    requirement) is *cannot verify* with its number, until a ``.kicad_dru`` skew rule declares
+    the limit.
 Example:
     ``{check: skew, signal: pcie4, severity: error, params: {max_intra_pair_mm: 0.127}}``: P
     routed 0.467 mm longer than N with two extra 1.6 mm barrels on P has 3.667 mm (≈ 23 ps) of
