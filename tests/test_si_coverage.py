@@ -170,3 +170,22 @@ def test_a_declared_kicad_dru_limit_makes_an_unconfirmed_one_a_fact(tmp_path: Pa
     (f,) = [settle(x) for x in check_skew(ctx, rule).findings]
     assert f.status is Status.VIOLATION and f.evidence["basis"]["limit"] == "declared"
     assert f.limit == 4.0
+
+
+def test_lpddr4_channel_names_group_as_byte_lanes_and_clock() -> None:
+    """LPDDR4 suffixes its channel (DQ00_A, DQ_S0A, DMI_0A, CA0_A, CK_A, as on Antmicro's LPDDR4
+    test bed): the suffix is moved in front, so channel A's DQ0-7 and DMI_0 meet DQS0 and its CA
+    meets CK; DDR4 names are unchanged."""
+    from accel_drc.checks.skew import _DDR_CA, _DDR_CK, _DDR_DATA, _DDR_STROBE, _ddr_leaf
+
+    def key(rx, name: str) -> tuple[str, ...]:
+        m = rx.match(_ddr_leaf(name))
+        assert m is not None, name
+        return m.groups()
+
+    assert key(_DDR_DATA, "DQ07_A") == ("a:", "dq", "07")
+    assert key(_DDR_DATA, "DMI_0A") == ("a:", "dmi", "0")
+    assert key(_DDR_STROBE, "DQ_S0A") == ("a:", "0")
+    assert key(_DDR_CK, "CK_A") == ("a:",) and key(_DDR_CA, "CA5_A") == ("a:",)
+    assert key(_DDR_CA, "CS0_B") == ("b:",)
+    assert _ddr_leaf("/DDR4-PS.DQ2") == "ddr4-ps.dq2" and _ddr_leaf("DDR4_DQS_0") == "ddr4_dqs_0"

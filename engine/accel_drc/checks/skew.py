@@ -97,6 +97,21 @@ def _leaf(name: str) -> str:
     return name.rsplit("/", 1)[-1].lower()
 
 
+#: LPDDR4's channel suffix (``DQ00_A``, ``CK_A``, ``DQ_S0A``, ``DMI_0A``)
+_LP4_CHANNEL = re.compile(r"^(.*?)(?:_([ab])|(?<=\d)([ab]))$")
+
+
+def _ddr_leaf(name: str) -> str:
+    """A DRAM net's leaf with LPDDR4's channel suffix moved in front (``a:dq00``, ``a:ck``,
+    ``a:dqs0``), so a channel's lanes and clock group as one bus's do."""
+    leaf = _leaf(name)
+    m = _LP4_CHANNEL.match(leaf)
+    if m is None:
+        return leaf
+    base = m.group(1).replace("dq_s", "dqs")
+    return f"{m.group(2) or m.group(3)}:{base}"
+
+
 def _fmt(ps: float) -> str:
     return f"{ps:.2f} ps"
 
@@ -740,7 +755,7 @@ def _ddr_groups(
     strobes: dict[tuple[str, int], Any] = {}
     clocks: dict[str, Any] = {}
     for p in pairs:
-        leaf = _leaf(p.name)
+        leaf = _ddr_leaf(p.name)
         m = _DDR_STROBE.match(leaf)
         if m:
             strobes[(m.group(1), int(m.group(2)))] = p
@@ -751,7 +766,7 @@ def _ddr_groups(
     lanes: dict[tuple[str, int], list[int]] = {}
     cas: dict[str, list[int]] = {}
     for n in sorted(nets - in_pair):
-        leaf = _leaf(board.nets[n])
+        leaf = _ddr_leaf(board.nets[n])
         m = _DDR_DATA.match(leaf)
         if m and not leaf[len(m.group(1)) :].startswith("dqs"):
             k = int(m.group(3))
