@@ -85,9 +85,15 @@ def test_a_new_signal_type_is_one_entry_in_signals_yaml(tmp_path) -> None:
         assert all(r.id == f"{cls}.{r.check}.testlink" for r in got.values())
         # the opt-in kinds (skew, return_path, insertion_loss) need the entry to ask for them
         assert not {"skew", "return_path", "insertion_loss"} & set(got)
-        # the other rules are today's, in today's order; the new ones follow them
-        old = [r.id for r in LIB.packs[cls].rules]
-        assert [r.id for r in lib.packs[cls].rules][: len(old)] == old
+        # the other rules are today's, in today's order; each new one follows its kind's
+        # rules of the other signals (the test signal is the last entry of signals.yaml)
+        ids = [r.id for r in lib.packs[cls].rules]
+        assert [i for i in ids if not i.endswith(".testlink")] == [
+            r.id for r in LIB.packs[cls].rules
+        ]
+        for kind in got:
+            mine = [i for i in ids if i.split(".")[1] == kind]
+            assert mine[-1] == f"{cls}.{kind}.testlink", (cls, kind)
     r = _by_id(lib, "edge")["edge.via_stub.testlink"]
     assert "0.3 / 20 in = 0.381 mm for Test Link 20G." in r.why
     assert "AI Inference (Edge) column: no" in r.source  # the class's backdrill row
@@ -164,10 +170,10 @@ BAD_TEMPLATES = [
     ("0.3 / {baud_gbd:g} in", "0.3 / {baud_gbd:q} in", "{baud_gbd:q}"),
     # a width that would build a gigabyte string per rule (hostile.TEMPLATE_FORMAT_SPEC)
     ("{max_stub_mm:.3f} mm for {name}", "{max_stub_mm:>999999999} mm for {name}", "999999999"),
-    # a layout naming a signal type that does not exist
-    ("signals: [pcie5, nvlink4, nvlink5]", "signals: [pcie5, nvlink4, nvlink9]", "nvlink9"),
+    # a block name the schema refuses
+    ("    block: loss\n", "    block: Loss\n", "Loss"),
     # a check kind no module declares
-    ("  laminate_df:\n    needs: [max_df]", "  laminate_dk:\n    needs: [max_df]", "laminate_dk"),
+    ("  laminate_df:\n    block: links", "  laminate_dk:\n    block: links", "laminate_dk"),
     # a key the schema does not know
     ("    needs: [max_df]\n", "    needs: [max_df]\n    colour: red\n", "colour"),
 ]
@@ -268,3 +274,29 @@ def test_the_snapshot_packs_are_the_expanded_packs() -> None:
     with bundled.disabled():
         full = load_library()
     assert rows(LIB) == rows(full)
+
+
+def test_every_via_stub_why_reads_as_sentences() -> None:
+    """Every via_stub rule's why ends its limit sentence before "That length" (seven signals'
+    own copies of the template once left the full stop out); they now use the template."""
+    for pack in LIB.packs.values():
+        for r in pack.rules:
+            if r.check == "via_stub" and "That length" in r.why:
+                assert ". That length" in r.why, r.id
+
+
+def test_the_template_orders_rules_by_kind_then_signal() -> None:
+    """No hand-kept order list: a block lists its kinds' rules kind by kind (template order),
+    each over the signals in signals.yaml order."""
+    template = yaml.safe_load((RULES / "signal_rules.yaml").read_text(encoding="utf-8"))
+    assert "layout" not in template
+    order = list(yaml.safe_load((RULES / "signals.yaml").read_text(encoding="utf-8"))["signals"])
+    kinds = list(template["checks"])
+    rules = [r for r in LIB.packs["inference"].rules if r.signal is not None]
+    keys = [
+        (template["checks"][r.check]["block"], kinds.index(r.check), order.index(r.signal))
+        for r in rules
+    ]
+    for block in {k[0] for k in keys}:
+        mine = [k[1:] for k in keys if k[0] == block]
+        assert mine == sorted(mine), block

@@ -108,8 +108,11 @@ def _si_checks(
     nets: Sequence[int],
     unjudged: Mapping[int, Sequence[str]],
     examined: Sequence[tuple[Rule, frozenset[int] | None]],
+    signals: Mapping[str, Any] | None = None,
 ) -> dict[str, str]:
-    """Per kind of :data:`SI_CHECKS`: ``run: <worst result>``, or ``not run: <why>``."""
+    """Per kind of :data:`SI_CHECKS`: ``run: <worst result>``, or ``not run: <why>`` (where
+    the type has no rule of a kind because its physics is outside the check's model, the
+    signal's ``not_modelled`` says why)."""
     out = {}
     itf = row.get("interface")
     for kind in SI_CHECKS:
@@ -124,6 +127,10 @@ def _si_checks(
             why = "a reference clock or sideband net"
         elif not any(r.check == kind and r.signal == itf for r, _ in examined):
             why = f"the pack has no {kind} rule for {row.get('interface_name', itf)}"
+            st = (signals or {}).get(itf)
+            reason = dict(getattr(st, "not_modelled", ())).get(kind)
+            if reason:
+                why += f": {reason}"
         elif notes:
             why = notes[0]
         elif kind in ("return_path", "crosstalk") and row.get("kind") == "net":
@@ -246,7 +253,7 @@ def build(
                 runs.append({"rule": rule.id, "check": rule.check, "result": worst})
         runs.sort(key=lambda r: r["rule"])
         row["checks_run"] = runs
-        row["si_checks"] = _si_checks(row, runs, nets, unjudged, examined)
+        row["si_checks"] = _si_checks(row, runs, nets, unjudged, examined, lib.signals)
         interface_runs = [r for r in runs if r["check"] in INTERFACE_CHECKS]
         row["checked"] = bool(interface_runs)
         is_routed = any(n in routed for n in nets)

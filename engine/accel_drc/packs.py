@@ -112,6 +112,9 @@ class SignalType:
     class_patterns: tuple[re.Pattern[str], ...] = ()
     name_patterns: tuple[re.Pattern[str], ...] = ()
     note: str = ""
+    #: (check kind, why the physics of this type is outside the check's model): a trio has no
+    #: pair to skew; coverage says it where the type has no rule of that kind
+    not_modelled: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -283,6 +286,9 @@ def load_signals(
             ),
             name_patterns=_compile(rec.get("net_name", ()), doc, (*where, "recognise", "net_name")),
             note=s.get("note", ""),
+            not_modelled=tuple(
+                (k, " ".join(v.split())) for k, v in s.get("not_modelled", {}).items()
+            ),
         )
     families = {}
     for fid, f in data.get("families", {}).items():
@@ -439,7 +445,7 @@ def _unique(doc: YamlDoc, where: tuple[Any, ...], rid: str, seen: dict[str, int]
 
 
 def _generated_blocks(doc: YamlDoc, generated: Any) -> tuple[dict[str, list[Any]], Any]:
-    """The per-signal rules a pack generates (:mod:`accel_drc.signal_rules`), by layout block;
+    """The per-signal rules a pack generates (:mod:`accel_drc.signal_rules`), by block;
     empty for a pack that places none (a project's pack of explicit rules); and the template.
     ``generated``: a :class:`SignalRules`, or a callable giving one (loaded only when needed)."""
     data = doc.data
@@ -481,7 +487,7 @@ def _unknown_block(doc: YamlDoc, where: tuple[Any, ...], r: Mapping[str, Any], l
     """Refuse a ``- signal_rules:`` item naming no block (or one already placed)."""
     raise doc.error(
         (*where, "signal_rules"),
-        f"no layout block {r['signal_rules']!r} left to place (left: {', '.join(left) or 'none'})",
+        f"no block {r['signal_rules']!r} left to place (left: {', '.join(left) or 'none'})",
     )
 
 
@@ -584,8 +590,8 @@ def load_pack(
     if blocks:
         raise doc.error(
             ("rules",),
-            f"no '- signal_rules: {next(iter(blocks))}' item: every block of the layout in "
-            f"{generated.doc.path} must be placed once",  # type: ignore[union-attr]
+            f"no '- signal_rules: {next(iter(blocks))}' item: every block the kinds of "
+            f"{generated.doc.path} name must be placed once",  # type: ignore[union-attr]
         )
     return ClassPack(
         name=name,

@@ -25,9 +25,10 @@ What differs by class stays in the class pack (:mod:`accel_drc.packs`), under ``
 per kind, ``vars`` (template values: the class's backdrill row), ``params`` for every signal,
 and ``signals: {SIGNAL: {params: …}}`` (backdrill required on NVLink in the training class).
 A class pack's ``rules:`` list places the generated rules with ``- signal_rules: <block>``
-items; ``layout:`` in ``signal_rules.yaml`` says, per block, which rules it lists in which order
-(the order reports list rules in).  A rule no block lists (a new signal type's) joins the last
-block in ``signals.yaml`` order, so adding a signal type is one entry in ``signals.yaml``.
+items; each check kind of ``signal_rules.yaml`` names its ``block``, and a block lists its kinds'
+rules kind by kind in the template's order, each over the signals in ``signals.yaml`` order (the
+order reports list rules in).  A new signal type's rules therefore take their place without any
+list to edit: adding a signal type is one entry in ``signals.yaml``.
 
 Errors are ``file:line`` input errors (exit 3) at the template, the signal or the class pack
 that made them.
@@ -71,8 +72,9 @@ class SignalRules:
         return self.doc.data["checks"]
 
     @property
-    def layout(self) -> Mapping[str, list[Mapping[str, Any]]]:
-        return self.doc.data["layout"]
+    def block_names(self) -> list[str]:
+        """The blocks the kinds name, in the order the template first names them."""
+        return list(dict.fromkeys(tpl["block"] for tpl in self.checks.values()))
 
     @property
     def signals(self) -> Mapping[str, Mapping[str, Any]]:
@@ -93,21 +95,13 @@ def load_signal_rules(path: Any, signals_doc: YamlDoc, kinds: Iterable[str] | No
             raise doc.error(("checks", kind), f"unknown check kind {kind!r}")
         for name in tpl.get("styles") or {}:
             _spec(tpl, name)
-    seen: set[str] = set()
-    for block, parts in sr.layout.items():
-        for i, part in enumerate(parts):
-            where = ("layout", block, i)
-            for j, kind in enumerate(part["checks"]):
-                if kind not in sr.checks:
-                    raise doc.error((*where, "checks", j), f"{kind!r} has no template in checks:")
-            for j, sid in enumerate(part.get("signals") or ()):
-                if sid not in sr.signals:
-                    raise doc.error((*where, "signals", j), f"unknown signal type {sid!r}")
-                for kind in part["checks"]:
-                    if f"{kind}.{sid}" in seen:
-                        raise doc.error((*where, "signals", j), f"{kind}.{sid} is placed twice")
-                    seen.add(f"{kind}.{sid}")
     for sid, entry in sr.signals.items():
+        for kind in entry.get("not_modelled") or {}:
+            where = ("signals", sid, "not_modelled", kind)
+            if kind not in sr.checks:
+                raise signals_doc.error(where, f"no template for check {kind!r} in {doc.path}")
+            if _applies(sr.checks[kind], entry, (entry.get("rules") or {}).get(kind)):
+                raise signals_doc.error(where, f"{sid} has a {kind} rule: it is modelled")
         for kind, own in (entry.get("rules") or {}).items():
             where = ("signals", sid, "rules", kind)
             if kind not in sr.checks:
@@ -257,26 +251,14 @@ class _Expander:
         }
 
     def blocks(self) -> dict[str, list[dict[str, Any]]]:
-        """Every generated rule of this class, by layout block (see the module docstring)."""
-        placed: set[tuple[str, str]] = set()
-        out: dict[str, list[dict[str, Any]]] = {}
-        for block, parts in self.sr.layout.items():
-            rules = out.setdefault(block, [])
-            for part in parts:
-                for sid in part.get("signals") or ():
-                    for kind in part["checks"]:
-                        placed.add((kind, sid))
-                        r = self.rule(kind, sid)
-                        if r is not None:
-                            rules.append(r)
-        last = list(out)[-1] if out else None
-        for sid in self.sr.signals:
-            for kind in self.sr.checks:
-                if (kind, sid) in placed:
-                    continue
+        """Every generated rule of this class, by block: kind by kind in the template's order,
+        each over the signals in ``signals.yaml`` order (see the module docstring)."""
+        out: dict[str, list[dict[str, Any]]] = {b: [] for b in self.sr.block_names}
+        for kind, tpl in self.sr.checks.items():
+            for sid in self.sr.signals:
                 r = self.rule(kind, sid)
-                if r is not None and last is not None:
-                    out[last].append(r)
+                if r is not None:
+                    out[tpl["block"]].append(r)
         return out
 
 
@@ -307,7 +289,7 @@ def expand(
     sr: SignalRules, pack: str, section: Mapping[str, Any] | None, pack_doc: YamlDoc
 ) -> dict[str, list[dict[str, Any]]]:
     """The generated rules of the class pack ``pack`` (its ``signal_rules:`` ``section``), by
-    layout block: rule data as a pack file writes it (``check``, ``signal``, ``severity``,
+    block: rule data as a pack file writes it (``check``, ``signal``, ``severity``,
     ``params``, ``why``, ``source``)."""
     if section:
         for kind, cls in section.items():

@@ -247,9 +247,12 @@ _DRAM_KINDS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("ddr3", re.compile(r"^(RAS|CAS|WE)(_?N)?$")),
     ("ddr5", re.compile(r"^CA1[0-3]$")),
 )
-#: a DRAM's lane balls: data, strobes, masks, command/address, chip select, clocks
+#: a DRAM's lane balls: data, strobes, masks, command/address, chip select, clocks; not
+#: LPDDR4's ODT_CA, a static strap tied to VDD2 or VSS (JESD209-4 ball description), where
+#: DDR3/DDR4's ODT is a command the controller drives
 _DRAM_LANE = re.compile(
-    r"^(DQ\d+|DQS|DM|DMI|TDQS|RDQS|WCK|CA\d|A\d|BA\d|BG\d|CS|CK|CKE|ODT|ACT|RAS|CAS|WE|PAR|MIR|CAI)",
+    r"^(DQ\d+|DQS|DM|DMI|TDQS|RDQS|WCK|CA\d|A\d|BA\d|BG\d|CS|CK|CKE|ODT(?!_?CA)|ACT|RAS|CAS|WE|PAR"
+    r"|MIR|CAI)",
 )
 _DQ = re.compile(r"^DQ\d+(_[AB])?$")
 

@@ -30,7 +30,10 @@ Cannot verify when:
     A skew that fails on KiCad's default stack-up (εr 4.5 assumed) is reported with its number
     as *cannot verify*: declare the stack-up.  A DDR group skew that fails while a pad of its
     nets has no package delay declared (counted 0 ps) is *cannot verify*, with the
-    ``package_delays:`` entry for those pads.
+    ``package_delays:`` entry for those pads.  A skew over a published limit its signal lists
+    as ``skew_limit`` under ``unconfirmed`` (rules/signals.yaml: a typical value, not a
+    requirement) is *cannot verify* with its number, until a ``.kicad_dru`` skew rule declares
+    the limit.
 Example:
     ``{check: skew, signal: pcie4, severity: error, params: {max_intra_pair_mm: 0.127}}``: P
     routed 0.467 mm longer than N with two extra 1.6 mm barrels on P has 3.667 mm (≈ 23 ps) of
@@ -71,6 +74,9 @@ PARAMS: dict[str, Any] = {
 }
 
 _TOL_PS = 1e-6
+#: the name a signal lists under ``unconfirmed`` when its intra-pair limit is a layout guide's
+#: typical value with no primary source ([U]): a pair over it is cannot verify
+UNCONFIRMED_LIMIT = "skew_limit"
 #: what a DDR group finding says of its limit: it covers board and package delay together
 _PACKAGE_SCOPE = "the limit covers board and package delay"
 #: where a part's package delays come from, by :attr:`PadPackage.source`
@@ -89,6 +95,21 @@ _MIPI_DATA = re.compile(r"^(.*?)(?:d|data|lane)_?(\d)$")
 
 def _leaf(name: str) -> str:
     return name.rsplit("/", 1)[-1].lower()
+
+
+#: LPDDR4's channel suffix (``DQ00_A``, ``CK_A``, ``DQ_S0A``, ``DMI_0A``)
+_LP4_CHANNEL = re.compile(r"^(.*?)(?:_([ab])|(?<=\d)([ab]))$")
+
+
+def _ddr_leaf(name: str) -> str:
+    """A DRAM net's leaf with LPDDR4's channel suffix moved in front (``a:dq00``, ``a:ck``,
+    ``a:dqs0``), so a channel's lanes and clock group as one bus's do."""
+    leaf = _leaf(name)
+    m = _LP4_CHANNEL.match(leaf)
+    if m is None:
+        return leaf
+    base = m.group(1).replace("dq_s", "dqs")
+    return f"{m.group(2) or m.group(3)}:{base}"
 
 
 def _fmt(ps: float) -> str:
@@ -320,6 +341,9 @@ def _intra_pair(
             limit, stated, limit_basis = mine, f"{how}, {declared.where}", "declared"
     if limit is None:
         return False
+    if limit_basis == "library" and _limit_unconfirmed(ctx, rule):
+        limit_basis = "assumed"
+        stated += "; [U] a typical value, not a requirement: declare yours (a .kicad_dru skew rule)"
     skew = tp - tn
     if abs(skew) <= limit + _TOL_PS:
         return True
@@ -333,7 +357,7 @@ def _intra_pair(
     out.findings.append(
         finding(
             rule,
-            Status.VIOLATION,
+            Status.CANNOT_VERIFY if limit_basis == "assumed" else Status.VIOLATION,
             f"{name}: intra-pair skew {_fmt(abs(skew))}"
             + (f" (≈ {mm_eq:.3f} mm of {vel.layer_name})" if mm_eq is not None and vel else "")
             + f" > {_fmt(limit)} ({stated}); "
@@ -357,6 +381,13 @@ def _intra_pair(
         )
     )
     return True
+
+
+def _limit_unconfirmed(ctx: CheckContext, rule: Rule) -> bool:
+    """Whether the rule's published limit is one its signal lists as unconfirmed ([U]): a
+    typical value, not a requirement, so a net over it is cannot verify, with its number."""
+    st = ctx.analysis.signal_types.get(rule.signal) if rule.signal else None
+    return UNCONFIRMED_LIMIT in getattr(st, "unconfirmed", ())
 
 
 def _as_params(r: TimingRule, prefix: str) -> dict[str, float | None]:
@@ -666,10 +697,11 @@ def _group_finding(
         else ""
     )
     die = _package_basis((*ds, *ref_ds))
+    typical = mine is None and _limit_unconfirmed(ctx, rule)
     out.findings.append(
         finding(
             rule,
-            Status.VIOLATION,
+            Status.CANNOT_VERIFY if typical else Status.VIOLATION,
             f"{label}: {what} skew to {ref_name} {_fmt(delta)} ({side}) > ±{_fmt(lim)} "
             f"({said})" + (f"; fix: {fix}" if fix else ""),
             measured=round(abs(delta), 3),
@@ -697,7 +729,7 @@ def _group_finding(
             },
             basis={
                 **_basis([*ds, *ref_ds], ctx.analysis),
-                "limit": "declared" if mine is not None else "library",
+                "limit": "declared" if mine is not None else "assumed" if typical else "library",
                 **({"die_delay": die} if package else {}),
             },
         )
@@ -723,7 +755,7 @@ def _ddr_groups(
     strobes: dict[tuple[str, int], Any] = {}
     clocks: dict[str, Any] = {}
     for p in pairs:
-        leaf = _leaf(p.name)
+        leaf = _ddr_leaf(p.name)
         m = _DDR_STROBE.match(leaf)
         if m:
             strobes[(m.group(1), int(m.group(2)))] = p
@@ -734,7 +766,7 @@ def _ddr_groups(
     lanes: dict[tuple[str, int], list[int]] = {}
     cas: dict[str, list[int]] = {}
     for n in sorted(nets - in_pair):
-        leaf = _leaf(board.nets[n])
+        leaf = _ddr_leaf(board.nets[n])
         m = _DDR_DATA.match(leaf)
         if m and not leaf[len(m.group(1)) :].startswith("dqs"):
             k = int(m.group(3))
