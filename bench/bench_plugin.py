@@ -270,10 +270,11 @@ def _between(timings: dict, first: str, last: str) -> float:
 
 
 def _plugin_at(ref: str, dest: Path) -> Path:
-    """``plugin/`` and ``engine/`` as they were at git ``ref``, unpacked under ``dest``."""
+    """``plugin/``, ``engine/`` and the ``rules/`` it links to, as they were at git ``ref``,
+    unpacked under ``dest``."""
     dest.mkdir(parents=True, exist_ok=True)
     archive = subprocess.run(
-        ["git", "-C", str(ROOT), "archive", ref, "plugin", "engine"],
+        ["git", "-C", str(ROOT), "archive", ref, "plugin", "engine", "rules"],
         capture_output=True,
         check=True,
     ).stdout
