@@ -114,13 +114,19 @@ class Click:
     load: float = float("nan")  # the machine's 1-minute load average when the click started
 
 
+def click_path(plugin: Path) -> str:
+    """The click's ``PYTHONPATH``: ``plugin`` and the engine beside it (``plugin/../engine``),
+    ahead of the installed engine, so a tree of ``--compare`` clicks with its own engine."""
+    return os.pathsep.join((str(plugin), str(plugin.parent / "engine")))
+
+
 def _click(socket: str, tmp: str, plugin: Path, pycache: str) -> Click:
     """One click of the button as ``python -m accel_drc_kicad run`` (``plugin``'s code, and the
     engine beside it: ``plugin/../engine``)."""
     env = dict(
         os.environ,
         KICAD_API_SOCKET=socket,
-        PYTHONPATH=os.pathsep.join((str(plugin), str(plugin.parent / "engine"))),
+        PYTHONPATH=click_path(plugin),
         TMPDIR=tmp,
         PYTHONPYCACHEPREFIX=pycache,
     )
