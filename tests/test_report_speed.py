@@ -412,3 +412,20 @@ def test_board_view_started_ahead_for_another_board_is_not_used() -> None:
         html.prepare(read_board(path))
     assert len(board_svg._AHEAD) <= board_svg._AHEAD_MAX
     board_svg._AHEAD.clear()
+
+
+def test_board_view_started_ahead_never_fails_the_run(monkeypatch) -> None:
+    """``html.prepare`` is only a head start: a board view that cannot be built raises nothing
+    before the check (``accel-drc check --html`` and the button call it first); the report then
+    meets the error where it always did (the CLI's plain-page fallback)."""
+    from accel_drc.readers import read_board
+    from conftest import FIXTURE_BOARDS
+
+    board = read_board(str(FIXTURE_BOARDS["m2-oculink-adapter"]))
+
+    def broken(*_a: Any) -> Any:
+        raise ValueError("no fills for you")
+
+    monkeypatch.setattr(board_svg, "_zone_job", broken)
+    html.prepare(board)  # no exception
+    assert id(board) not in board_svg._AHEAD

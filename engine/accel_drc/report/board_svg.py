@@ -493,10 +493,19 @@ def zones_ahead(board: Board) -> None:
     """Start :func:`start_zones` of ``board`` now, for the report that a caller will write after
     checking the board: the simplification (0.25 s of CPU on vme-wren, GEOS without the GIL)
     then runs on another core during the check instead of inside the report.  The report's own
-    :func:`start_zones` of the same board object takes the job over; the view is the same."""
+    :func:`start_zones` of the same board object takes the job over; the view is the same.
+    Never raises: a board whose fills cannot be simplified fails (or falls back) in the report,
+    where it always did, not before the check (it is only a head start)."""
     if len(_AHEAD) >= _AHEAD_MAX:
         _AHEAD.clear()
-    _AHEAD[id(board)] = (board, _zone_job(board))
+    try:
+        job = _zone_job(board)
+    except Exception:
+        log.warning(
+            "the board view was not started ahead (the report will try again)", exc_info=True
+        )
+        return
+    _AHEAD[id(board)] = (board, job)
 
 
 def start_zones(board: Board) -> ZoneJob | None:
