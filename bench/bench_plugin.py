@@ -21,8 +21,9 @@ Prints seconds per stage and the verdict.
 On a machine shared with other jobs the wall times swing by a factor of two from one minute to
 the next, so the bench also prints CPU seconds: of the click process up to the report (all its
 threads) and of KiCad during the click (``/proc`` of the one ``pcbnew`` process).
-``--compare REF`` alternates clicks of ``plugin/`` as it was at git ``REF`` (the same engine)
-with this tree's, click for click, so "before" and "after" see the same load.
+``--compare REF`` alternates clicks of ``plugin/`` and ``engine/`` as they were at git ``REF``
+with this tree's, click for click, so "before" and "after" see the same load (the engine of
+``REF`` comes first on the click's ``PYTHONPATH``, before the installed one).
 
 The clicks run with their bytecode cached (``PYTHONPYCACHEPREFIX`` in the scratch folder, one
 uncounted warm-up click first), as an installed plugin has it: pip compiles the wheel's modules
@@ -113,12 +114,19 @@ class Click:
     load: float = float("nan")  # the machine's 1-minute load average when the click started
 
 
+def click_path(plugin: Path) -> str:
+    """The click's ``PYTHONPATH``: ``plugin`` and the engine beside it (``plugin/../engine``),
+    ahead of the installed engine, so a tree of ``--compare`` clicks with its own engine."""
+    return os.pathsep.join((str(plugin), str(plugin.parent / "engine")))
+
+
 def _click(socket: str, tmp: str, plugin: Path, pycache: str) -> Click:
-    """One click of the button as ``python -m accel_drc_kicad run`` (``plugin``'s code)."""
+    """One click of the button as ``python -m accel_drc_kicad run`` (``plugin``'s code, and the
+    engine beside it: ``plugin/../engine``)."""
     env = dict(
         os.environ,
         KICAD_API_SOCKET=socket,
-        PYTHONPATH=str(plugin),
+        PYTHONPATH=click_path(plugin),
         TMPDIR=tmp,
         PYTHONPYCACHEPREFIX=pycache,
     )
@@ -268,10 +276,13 @@ def _between(timings: dict, first: str, last: str) -> float:
 
 
 def _plugin_at(ref: str, dest: Path) -> Path:
-    """``plugin/`` as it was at git ``ref``, unpacked under ``dest``."""
+    """``plugin/``, ``engine/`` and the ``rules/`` it links to, as they were at git ``ref``,
+    unpacked under ``dest``."""
     dest.mkdir(parents=True, exist_ok=True)
     archive = subprocess.run(
-        ["git", "-C", str(ROOT), "archive", ref, "plugin"], capture_output=True, check=True
+        ["git", "-C", str(ROOT), "archive", ref, "plugin", "engine", "rules"],
+        capture_output=True,
+        check=True,
     ).stdout
     subprocess.run(["tar", "-x", "-C", str(dest)], input=archive, check=True)
     return dest / "plugin"

@@ -357,6 +357,23 @@ def test_declare_groups_and_reports(tmp_path) -> None:
     assert "```yaml\nsignals:\n" in text and "**declare the net's signal type**" in text
 
 
+def test_declare_groups_load_the_rule_library_once(monkeypatch) -> None:
+    """Grouping the cannot-verify findings and writing each group's block loads the rule
+    library once (each gathering loaded it again: three loads, 0.13 s of the KiCad button's
+    HTML report on vme-wren), and the groups are what they were."""
+    from accel_drc import packs, starter_config
+
+    res = _check(OCULINK)
+    expected = [(g.title, g.findings, g.yaml) for g in starter_config._declare_groups(res.findings)]
+    assert len(expected) >= 2  # the grouping and two groups' blocks each needed the library
+    loads = []
+    real = packs.load_library
+    monkeypatch.setattr(packs, "load_library", lambda *a: loads.append(a) or real(*a))
+    got = [(g.title, g.findings, g.yaml) for g in starter_config._declare_groups(res.findings)]
+    assert got == expected
+    assert len(loads) == 1
+
+
 def test_declare_groups_on_vme_wren(tmp_path) -> None:
     """Each group's block, pasted alone and filled in, loads with the real config loader, and
     its net patterns match nets of the board."""

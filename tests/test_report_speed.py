@@ -372,3 +372,60 @@ def test_stale_template_module_is_ignored(monkeypatch) -> None:
         assert t.root_render_func.__module__ != "accel_drc.report._report_template"
     finally:
         html.template.cache_clear()
+
+
+def test_board_view_started_ahead_is_the_same_report(monkeypatch) -> None:
+    """``html.prepare(board)`` before the check starts the board view's zone fills (0.25 s of
+    GEOS on vme-wren) on another core; the report takes that job over (one simplification, not
+    two) and is byte for byte the report written without it."""
+    from accel_drc.pipeline import check_board
+    from accel_drc.readers import read_board
+    from conftest import FIXTURE_BOARDS
+
+    board = read_board(str(FIXTURE_BOARDS["m2-oculink-adapter"]))
+    assert any(z.filled for z in board.zones)  # (the view has zone fills to simplify)
+    result = check_board(board)
+    plain = html.render(result, board, editor_note="note")
+    jobs = []
+    real = board_svg.ZoneJob
+    monkeypatch.setattr(board_svg, "ZoneJob", lambda *a, **k: jobs.append(a) or real(*a, **k))
+    html.prepare(board)
+    assert len(jobs) == 1
+    ahead = html.render(result, board, editor_note="note")
+    assert len(jobs) == 1  # the report took the job over
+    assert ahead == plain
+    assert html.render(result, board, editor_note="note") == plain  # (claimed once: a new job)
+    assert len(jobs) == 2 and not board_svg._AHEAD
+
+
+def test_board_view_started_ahead_for_another_board_is_not_used() -> None:
+    """A job started ahead for one board object is never the view of another (an equal copy
+    too: the job is claimed by identity), and unclaimed jobs are bounded."""
+    from accel_drc.readers import read_board
+    from conftest import FIXTURE_BOARDS
+
+    path = str(FIXTURE_BOARDS["m2-oculink-adapter"])
+    a, b = read_board(path), read_board(path)
+    html.prepare(a)
+    assert board_svg.start_zones(b) is not board_svg._AHEAD[id(a)][1]
+    for _ in range(5):
+        html.prepare(read_board(path))
+    assert len(board_svg._AHEAD) <= board_svg._AHEAD_MAX
+    board_svg._AHEAD.clear()
+
+
+def test_board_view_started_ahead_never_fails_the_run(monkeypatch) -> None:
+    """``html.prepare`` is only a head start: a board view that cannot be built raises nothing
+    before the check (``accel-drc check --html`` and the button call it first); the report then
+    meets the error where it always did (the CLI's plain-page fallback)."""
+    from accel_drc.readers import read_board
+    from conftest import FIXTURE_BOARDS
+
+    board = read_board(str(FIXTURE_BOARDS["m2-oculink-adapter"]))
+
+    def broken(*_a: Any) -> Any:
+        raise ValueError("no fills for you")
+
+    monkeypatch.setattr(board_svg, "_zone_job", broken)
+    html.prepare(board)  # no exception
+    assert id(board) not in board_svg._AHEAD

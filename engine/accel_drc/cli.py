@@ -353,6 +353,10 @@ def _run_check(args: Any) -> int:
             kicad.cancel()
         raise
     _loaded()
+    if outputs.get("html"):  # the report's board view: on another core during the check
+        from .report.html import prepare
+
+        prepare(board)
 
     def progress(k: int, n: int, what: str) -> None:
         msg = f"accel-drc: checking [{k}/{n}] {what}"

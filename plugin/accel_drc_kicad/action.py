@@ -382,6 +382,7 @@ def run(open_browser: bool = True, kicad: Any = None) -> ActionResult:
         from accel_drc.report import html as html_report
         from accel_drc.report.writers import write_outputs
 
+        html_report.prepare(live)  # the report's board view: on another core during the check
         check = check_board(live, config=config, board_file=board_file or None, library=library)
         timer.lap("check")
 

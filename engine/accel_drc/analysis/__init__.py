@@ -184,7 +184,8 @@ class Analysis:
     def net_signal(self) -> dict[int, SignalAssignment]:
         from .signals import assign_signals
 
-        return assign_signals(self.board, self.library, self.config)
+        # the sidebands once: the coverage asks for them too (computing them cost 0.07 s)
+        return assign_signals(self.board, self.library, self.config, self.net_sideband)
 
     @functools.cached_property
     def net_sideband(self) -> dict[int, Any]:

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -150,6 +150,7 @@ def assign_sidebands(
         for sid, pat in declared
         if sid != SIDEBAND and pat.fullmatch(n)
     }
+    first = recogniser(lib).sideband_kind
     memo: dict[str, Any] = {}
     for fp, pad in board.pads:
         n = pad.net
@@ -157,8 +158,9 @@ def assign_sidebands(
             continue
         if len(pad.pin_function) > MAX_MATCH_NAME:  # a hostile pin name: matched by no pattern
             continue
-        k = _sideband_kind(kinds, pad.pin_function, memo)
-        if k is not None:
+        got = _memo(memo, pad.pin_function, first)
+        if got is not None:
+            k = got[0]
             out[n] = Sideband(
                 k.id, k.what, "pin", f"{fp.reference}.{pad.number} {pad.pin_function}"
             )
@@ -167,17 +169,17 @@ def assign_sidebands(
             continue
         if len(name) > MAX_MATCH_NAME:
             continue
-        k = _sideband_kind(kinds, name, memo)
-        if k is not None:
-            pat = next(p.pattern for p in k.patterns if p.search(name))
-            out[idx] = Sideband(k.id, k.what, "net_name", pat)
+        got = _memo(memo, name, first)
+        if got is not None:
+            k, pat = got
+            out[idx] = Sideband(k.id, k.what, "net_name", pat.pattern)
     return out
 
 
-def _sideband_kind(kinds: Iterable[Any], text: str, memo: dict[str, Any]) -> Any:
-    """The first sideband kind one of whose patterns finds ``text`` (memoised per text)."""
+def _memo(memo: dict[str, Any], text: str, fn: Callable[[str], Any]) -> Any:
+    """``fn(text)``, memoised per text in ``memo``."""
     if text not in memo:
-        memo[text] = next((k for k in kinds if any(p.search(text) for p in k.patterns)), None)
+        memo[text] = fn(text)
     return memo[text]
 
 
@@ -192,17 +194,22 @@ def _sideband_by_connector(board: Board, lib: Library, out: dict[int, Sideband])
 
 
 def assign_signals(
-    board: Board, lib: Library, config: ProjectConfig | Mapping[str, Any] | None = None
+    board: Board,
+    lib: Library,
+    config: ProjectConfig | Mapping[str, Any] | None = None,
+    sidebands: Mapping[int, Sideband] | None = None,
 ) -> dict[int, SignalAssignment]:
     """Net index -> assignment for every net that carries a known signal type.
 
     Order of evidence (docs/rules.md "How a net's interface, rate and target are decided"):
     the config; the pins the net lands on (sideband contacts and pin names first: such a net
     gets no type; a connector whose part tells the rate, an SFP28 cage, over a family guess;
-    DRAM ball names); the net class; its name."""
+    DRAM ball names); the net class; its name.  ``sidebands``: :func:`assign_sidebands` of the
+    same board, library and config when the caller has it (``Analysis`` keeps one), else
+    computed here."""
     declared = _compile_config(as_config(config))
     rec = recogniser(lib)
-    side = assign_sidebands(board, lib, config)
+    side = sidebands if sidebands is not None else assign_sidebands(board, lib, config)
     out: dict[int, SignalAssignment] = {}
     rules = board.net_classes
     for idx, name in enumerate(board.nets):
@@ -493,6 +500,17 @@ class Recogniser:
         self._names += [(k, f, p) for k, f in enumerate(fams) for p in f.name_patterns]
         self._names_fm = FirstMatch(p for _, _, p in self._names)
         self._classes: dict[str, tuple[SignalAssignment | None, int]] = {}
+        # sideband kinds' patterns in kind order: the first pattern found is the first kind's
+        self._sideband = [(k, p) for k in getattr(lib, "sideband", ()) for p in k.patterns]
+        self._sideband_fm = FirstMatch(p for _, p in self._sideband)
+
+    def sideband_kind(self, text: str) -> tuple[Any, Any] | None:
+        """(the first sideband kind, in ``signals.yaml`` order, one of whose patterns finds
+        ``text``; that kind's first such pattern), or None: one regular-expression call for
+        most texts (a pin name or a net name) instead of one per pattern (29 on vme-wren's
+        14,600 texts: 0.07 s of every check)."""
+        k = self._sideband_fm.first(text)
+        return self._sideband[k] if k >= 0 else None
 
     def _of_class(self, net_class: str) -> tuple[SignalAssignment | None, int]:
         """(the signal a class pattern gives, rank of the first family whose class pattern

@@ -92,6 +92,7 @@ __all__ = [
     "layer_wide",
     "pdn_plot",
     "place_labels",
+    "prepare",
     "render",
     "safe_json",
     "sha256_of",
@@ -267,6 +268,16 @@ def build_context(result: CheckResult, board: Board) -> dict[str, Any]:
     ctx["layers"] = board_svg.layers
     ctx["data_json"] = safe_json(data, plain=True)
     return ctx
+
+
+def prepare(board: Board) -> None:
+    """Start the costliest part of a report of ``board`` now, before the check that the report
+    will show (the board view's zone fills: :func:`.board_svg.zones_ahead`), so it runs on
+    another core meanwhile.  For a caller that will write the HTML report of this board object;
+    the report is the same with or without it."""
+    from .board_svg import zones_ahead
+
+    zones_ahead(board)
 
 
 def render(result: CheckResult, board: Board, editor_note: str | None = None) -> str:
