@@ -351,6 +351,7 @@ def test_schemas_are_json_files_beside_the_data():
             "materials",
             "pack",
             "references",
+            "signal_rules",
             "signals",
         )
     ]
