@@ -499,9 +499,9 @@ def test_inspect_details_vias_and_rails() -> None:
     assert r["model_max_hz"] == pdn.MODEL_MAX_HZ and "judged" in r["model_band"]
 
 
-def test_inspect_rails_use_the_config_class_like_check(tmp_path) -> None:
-    """`inspect --detail rails` and `check` judge a rail with the same class defaults when the
-    class comes from accel-drc.yaml (not only from --class)."""
+def _rail_p12_both_ways(tmp_path, extra_config: str) -> tuple[dict, Any]:
+    """openpci2-backplane with a declared core rail P12 (12 V, 3 % ripple) in class inference:
+    the rail's row from `inspect --detail rails` and its pdn_impedance finding from `check`."""
     import shutil
 
     from accel_drc.config import load_config
@@ -515,7 +515,7 @@ def test_inspect_rails_use_the_config_class_like_check(tmp_path) -> None:
             shutil.copy(f, tmp_path / f.name)
     (tmp_path / "accel-drc.yaml").write_text(
         "class: inference\nrails:\n  - {name: P12, nets: ['[+]12V'], role: core, voltage: 12,"
-        " ripple_pct: 3}\n",
+        " ripple_pct: 3}\n" + extra_config,
         encoding="utf-8",
     )
     path = str(tmp_path / src.name)
@@ -524,43 +524,28 @@ def test_inspect_rails_use_the_config_class_like_check(tmp_path) -> None:
     board = read_board(path)
     doc = inspect_document(board, details=("rails",), config=cfg)
     rail = {r["name"]: r for r in doc.get("details", doc)["rails"]}["P12"]
-    # 12 V × 3 % (inference default ripple) / 400 A (inference default transient) = 0.9 mΩ
-    assert rail["target_ohm"] == pytest.approx(12 * 0.03 / 400)
     res = check_board(board, cfg, board_file=path, library=lib)
     (f,) = [x for x in res.findings if x.check == "pdn_impedance" and "P12" in x.message]
+    return rail, f
+
+
+def test_inspect_rails_use_the_config_class_like_check(tmp_path) -> None:
+    """`inspect --detail rails` and `check` judge a rail with the same class defaults when the
+    class comes from accel-drc.yaml (not only from --class)."""
+    rail, f = _rail_p12_both_ways(tmp_path, "")
+    # 12 V × 3 % (inference default ripple) / 400 A (inference default transient) = 0.9 mΩ
+    assert rail["target_ohm"] == pytest.approx(12 * 0.03 / 400)
     assert f.limit == pytest.approx(rail["target_ohm"])
 
 
 def test_inspect_rails_follow_the_projects_rule_override(tmp_path) -> None:
     """`inspect --detail rails` evaluates with the rule `check` applies: the class pack's
     pdn_impedance params after the project's `rules:` override, not the shipped pack's."""
-    import shutil
-
-    from accel_drc.config import load_config
-    from accel_drc.inspection import inspect_document
-    from accel_drc.packs import load_library
-    from accel_drc.pipeline import check_board
-
-    src = FIXTURE_BOARDS["openpci2-backplane"]
-    for f in src.parent.iterdir():
-        if f.is_file():
-            shutil.copy(f, tmp_path / f.name)
-    (tmp_path / "accel-drc.yaml").write_text(
-        "class: inference\nrails:\n  - {name: P12, nets: ['[+]12V'], role: core, voltage: 12,"
-        " ripple_pct: 3}\nrules:\n  inference.pdn_impedance:\n    params:"
-        " {default_transient_a: 100}\n",
-        encoding="utf-8",
+    rail, f = _rail_p12_both_ways(
+        tmp_path, "rules:\n  inference.pdn_impedance:\n    params: {default_transient_a: 100}\n"
     )
-    path = str(tmp_path / src.name)
-    lib = load_library()
-    cfg = load_config(None, path, lib)
-    board = read_board(path)
-    doc = inspect_document(board, details=("rails",), config=cfg)
-    rail = {r["name"]: r for r in doc.get("details", doc)["rails"]}["P12"]
     # 12 V × 3 % / 100 A (the project's transient, not the pack's 400 A) = 3.6 mΩ
     assert rail["target_ohm"] == pytest.approx(12 * 0.03 / 100)
-    res = check_board(board, cfg, board_file=path, library=lib)
-    (f,) = [x for x in res.findings if x.check == "pdn_impedance" and "P12" in x.message]
     assert f.limit == pytest.approx(rail["target_ohm"])
 
 
