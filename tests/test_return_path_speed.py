@@ -2,7 +2,8 @@
 
 :meth:`PlaneFills.covered` tries a layer's fill polygons whose box meets the points, smallest
 first, and skips a point once one holds it; the plain computation asks every polygon for every
-point.  Compared on hand-made polygons (an island in a plane's void, overlapping pours, a point
+point.  :func:`fill_polygons` builds a layer's polygons in one call; each must be the polygon
+``shapely.polygons`` makes of its ring, coordinate for coordinate.  Compared on hand-made polygons (an island in a plane's void, overlapping pours, a point
 on an edge), on every reference layer of the return-path fixtures, and on vme-wren's planes at
 the points the check itself samples (where the shared boards are present).
 """
@@ -15,7 +16,7 @@ import numpy as np
 import pytest
 import shapely
 from accel_drc.analysis import Analysis
-from accel_drc.analysis.returnpath import PlaneFills
+from accel_drc.analysis.returnpath import PlaneFills, fill_polygons
 from accel_drc.model import Zone
 from accel_drc.readers import read_board
 from conftest import SHARED_BOARDS
@@ -145,3 +146,50 @@ def test_a_point_the_island_holds_is_not_tried_against_the_plane(
     x, y = np.linspace(46, 54, 50), np.linspace(46, 54, 50)
     assert fills.covered(1, x, y).all()
     assert asked == [5]  # the island's ring (4 corners, closed), never the plane's 12
+
+
+def _same_polygons(rings: list[np.ndarray]) -> None:
+    """Each polygon :func:`fill_polygons` builds is ``shapely.polygons`` of its ring (same
+    coordinates in the same order, closed alike), prepared, and answers alike."""
+    got = fill_polygons(rings)
+    assert len(got) == len(rings)
+    assert shapely.is_prepared(got).all()
+    for poly, ring in zip(got, rings):
+        want = shapely.polygons(ring)
+        assert shapely.get_coordinates(poly).tolist() == shapely.get_coordinates(want).tolist()
+        assert shapely.equals_exact(poly, want, tolerance=0)
+
+
+def test_fill_polygons_are_each_rings_polygon() -> None:
+    """An open ring (closed by its first point), a closed one, a fractured fill with a void
+    bridged in, and a ring of three points closed (built alone, as before)."""
+    open_ring = np.array([(0, 0), (4, 0), (4, 3)], float)
+    closed = np.array([(10, 0), (12, 0), (12, 2), (10, 2), (10, 0)], float)
+    fractured = np.array([(0, 0), (100, 0), (100, 100), (0, 100), (0, 40), (40, 40), (40, 60),
+                          (60, 60), (60, 40), (40, 40), (0, 40)], float)  # fmt: skip
+    _same_polygons([open_ring, closed, fractured])
+    # a ring stored column by column (the IPC-2581 reader's rings are transposed views)
+    _same_polygons([np.asfortranarray(fractured), np.asfortranarray(open_ring)])
+    _same_polygons([open_ring, np.array([(0, 0), (1, 0), (0, 0)], float), closed])
+    assert fill_polygons([]) == []
+
+
+def _board_rings(path: Path) -> int:
+    board = read_board(str(path))
+    fills = PlaneFills(Analysis(board))
+    n = 0
+    for layer in range(board.layer_count):
+        if fills.polygons(layer) and layer in fills._rings:
+            _same_polygons(fills._rings[layer])
+            n += 1
+    return n
+
+
+def test_fill_polygons_of_the_fixture_planes() -> None:
+    assert sum(_board_rings(p) for p in sorted(FIXTURES.glob("*.kicad_pcb"))) >= 9
+
+
+@pytest.mark.skipif(not VME_WREN.is_file(), reason="vme-wren is not on this machine")
+def test_fill_polygons_of_vme_wren() -> None:
+    """vme-wren's planes: 590k fill vertices on four distinct layers."""
+    assert _board_rings(VME_WREN) >= 4

@@ -103,11 +103,11 @@ class PlaneFills:
         return got
 
     def polygons(self, layer: int) -> list[Any]:
+        """The prepared fill polygons of ``layer`` (built once; a layer whose fills equal an
+        earlier layer's shares that layer's)."""
         got = self._layers.get(layer)
         if got is not None:
             return got
-        import shapely
-
         board = self.analysis.board
         nets = self.nets_of(layer)
         rings = [
@@ -125,12 +125,7 @@ class PlaneFills:
                 got = self._layers[layer] = self._layers[other]
                 return got
         self._rings[layer] = rings
-        got = []
-        for ring in rings:
-            poly = shapely.polygons(ring)
-            shapely.prepare(poly)
-            got.append(poly)
-        self._layers[layer] = got
+        got = self._layers[layer] = fill_polygons(rings)
         return got
 
     def has_fill(self, layer: int) -> bool:
@@ -170,6 +165,31 @@ class PlaneFills:
                 out[sel] = shapely.contains_xy(polys[i], x[sel], y[sel])
         self._answers[key] = out.copy()
         return out
+
+
+def fill_polygons(rings: Sequence[np.ndarray]) -> list[Any]:
+    """One prepared polygon per fill ring, each as ``shapely.polygons(ring)`` makes it (a
+    ring not closed gets its first point again at the end), built in one call from the
+    rings' coordinates end to end.  Ring by ring, shapely builds each ring and then copies it
+    into its polygon: 7-12 ms for vme-wren's 590k fill vertices, against about 4 ms.  Rings
+    of which one is too short to close into four points are built ring by ring, as before
+    (whatever shapely makes of such a ring)."""
+    import shapely
+
+    closed = [r if len(r) and np.array_equal(r[0], r[-1]) else np.vstack([r, r[:1]]) for r in rings]
+    if not closed or any(len(r) < 4 for r in closed):
+        got = [shapely.polygons(r) for r in rings]
+    else:
+        ends = np.cumsum([0] + [len(r) for r in closed])
+        got = list(
+            shapely.from_ragged_array(
+                shapely.GeometryType.POLYGON,
+                np.ascontiguousarray(np.concatenate(closed)),  # GEOS reads it row by row
+                (ends, np.arange(len(closed) + 1)),
+            )
+        )
+    shapely.prepare(got)
+    return got
 
 
 def _same_rings(a: Sequence[np.ndarray], b: Sequence[np.ndarray]) -> bool:
