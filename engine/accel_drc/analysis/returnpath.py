@@ -20,7 +20,6 @@ reference layers of the nets asked about.
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -304,6 +303,23 @@ def _key(p: tuple[float, float]) -> tuple[int, int]:
     return (round(p[0] * 1000), round(p[1] * 1000))
 
 
+class _EndCounts:
+    """How many of a net's segment ends lie at a point, to the micrometre as :func:`_key`
+    finds it (``np.round`` and ``round`` both round half to even).  Counted for the points
+    asked about only (a group's free ends: a few per net), not for every end of the net."""
+
+    def __init__(self, start: np.ndarray, end: np.ndarray) -> None:
+        self._start, self._end = start, end
+        self._um: np.ndarray | None = None
+
+    def count(self, key: tuple[int, int]) -> int:
+        if self._um is None:
+            pts = np.concatenate([self._start, self._end]).reshape(-1, 2)
+            self._um = np.round(pts * 1000).astype(np.int64)
+        um = self._um
+        return int(np.count_nonzero((um[:, 0] == key[0]) & (um[:, 1] == key[1])))
+
+
 def join_breaks(got: Sequence[Break], start: np.ndarray, end: np.ndarray) -> list[Break]:
     """The breaks of one net on one layer over one reference, joined across the segment ends
     where a trace's void continues into the next segment; each joined run is a *crossing* when
@@ -312,9 +328,7 @@ def join_breaks(got: Sequence[Break], start: np.ndarray, end: np.ndarray) -> lis
     net's segments on that layer (how many segments meet at each point)."""
     if not got:
         return []
-    # the segment ends to the micrometre, as _key finds them, counted in one pass
-    um = np.round(np.concatenate([start, end]).reshape(-1, 2) * 1000).astype(np.int64)
-    ends = Counter(zip(*um.T.tolist()))
+    ends = _EndCounts(start, end)
     parent = list(range(len(got)))
 
     def find(i: int) -> int:
@@ -339,7 +353,7 @@ def join_breaks(got: Sequence[Break], start: np.ndarray, end: np.ndarray) -> lis
         free = [q for b in bs for q in (b.start, b.end) if len(at[_key(q)]) == 1]
         # a free end in the middle of a segment, or where another segment goes on, lies next
         # to copper; one at a point only its own segment reaches is an end of the trace
-        trace_end = any(ends.get(_key(q), 0) == 1 for q in free)
+        trace_end = any(ends.count(_key(q)) == 1 for q in free)
         first = max(bs, key=lambda b: b.length_mm)
         a, z = (free + [first.start, first.end])[:2] if len(free) >= 2 else (first.start, first.end)
         total = sum(b.length_mm for b in bs)

@@ -155,27 +155,46 @@ def _partners(analysis: Any) -> dict[int, set[int]]:
 
 
 def _pad_fields(analysis: Any, nets: Sequence[int]) -> np.ndarray:
-    """(k, 4) boxes of the pads of every footprint that has a pad on one of ``nets``; the box
-    of each footprint and the nets it touches are found once per board (the planar pass, the
-    edge approach and the layer changes of every rule ask)."""
+    """(k, 4) boxes of the pads of every footprint that has a pad on one of ``nets``: the pad
+    centres' extent grown by the footprint's largest pad side / 2 + :data:`PAD_FIELD_MARGIN_MM`.
+    The boxes of every footprint and the footprint of every pad are found once per board
+    (columns: the planar pass, the edge approach and the layer changes of every rule ask)."""
     memo = analysis.memo.get("return_path_fp_boxes")
     if memo is None:
-        memo = analysis.memo["return_path_fp_boxes"] = []
-        for fp in analysis.board.footprints:
-            if not fp.pads:
-                continue
-            xs = [p.x for p in fp.pads]
-            ys = [p.y for p in fp.pads]
-            r = max(max(p.width, p.height) for p in fp.pads) / 2 + PAD_FIELD_MARGIN_MM
-            box = (min(xs) - r, min(ys) - r, max(xs) + r, max(ys) + r)
-            memo.append((frozenset(p.net for p in fp.pads), box))
+        memo = analysis.memo["return_path_fp_boxes"] = _footprint_boxes(analysis.board)
     want = frozenset(nets)
     per_nets = analysis.memo.setdefault("return_path_fields", {})
     got = per_nets.get(want)
     if got is None:  # the planar pass, the edge approach and the layer changes ask alike
-        boxes = [box for touched, box in memo if not touched.isdisjoint(want)]
-        got = per_nets[want] = np.asarray(boxes, dtype=float).reshape(-1, 4)
+        boxes, pad_fp, pad_net = memo
+        hit = np.unique(pad_fp[np.isin(pad_net, np.fromiter(want, np.int64, len(want)))])
+        got = per_nets[want] = boxes[hit].reshape(-1, 4)
     return got  # type: ignore[no-any-return]
+
+
+def _footprint_boxes(board: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(boxes (F, 4) of the footprints that have pads, in board order; each pad's row in it;
+    each pad's net), for :func:`_pad_fields`."""
+    cols = [
+        (i, p.x, p.y, p.width if p.width > p.height else p.height, p.net)
+        for i, fp in enumerate(fp for fp in board.footprints if fp.pads)
+        for p in fp.pads
+    ]
+    if not cols:
+        return np.zeros((0, 4)), np.zeros(0, np.int64), np.zeros(0, np.int64)
+    a = np.asarray(cols, dtype=float)
+    fp_of = a[:, 0].astype(np.int64)
+    st = np.flatnonzero(np.r_[True, fp_of[1:] != fp_of[:-1]])
+    r = np.maximum.reduceat(a[:, 3], st) / 2 + PAD_FIELD_MARGIN_MM
+    boxes = np.column_stack(
+        [
+            np.minimum.reduceat(a[:, 1], st) - r,
+            np.minimum.reduceat(a[:, 2], st) - r,
+            np.maximum.reduceat(a[:, 1], st) + r,
+            np.maximum.reduceat(a[:, 2], st) + r,
+        ]
+    )
+    return boxes, fp_of, a[:, 4].astype(np.int64)
 
 
 def _planar(
@@ -217,6 +236,8 @@ def _planar(
             for b in got:
                 by_net.setdefault(int(board.tracks.net[b.row]), []).append(b)
             for n, bs in by_net.items():
+                if sum(b.length_mm for b in bs) < min_break - 1e-9:
+                    continue  # no run joined from them reaches min_break (most: antipads)
                 sel = net_of == n
                 for b in join_breaks(bs, s[sel], e[sel]):
                     if b.length_mm < min_break - 1e-9 or _in_boxes(b, boxes):
