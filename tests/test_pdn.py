@@ -1162,3 +1162,22 @@ def test_warm_regions_on_vme_wren_builds_what_the_check_uses() -> None:
     assert verts(waste, warmed) < 0.01 * verts(set(warmed), warmed)
     late = {(used[k].net_name, k[1]) for k in set(used) - set(warmed) if verts({k}, used)}
     assert late == {("P1V2", 5)}
+
+
+def test_warm_regions_runs_then_on_its_thread_after_the_regions() -> None:
+    """``then`` (the plugin's return-path fill warm-up) runs on the warm-up's own thread, once
+    the regions are made: one thread of head starts, never two beside KiCad."""
+    import threading
+
+    zones = (
+        Zone(net=2, net_name="+1V8", layers=(1,), filled={1: (rect(0, 0, 40, 40),)}),
+        Zone(net=1, net_name="GND", layers=(0,), filled={0: (rect(0, 0, 40, 40),)}),
+    )
+    seen: list = []
+
+    def then() -> None:
+        seen.append((threading.current_thread().name, "_regions" in zones[0].__dict__))
+
+    t = pdn.warm_regions(zones, ("", "GND", "+1V8"), then=then)
+    t.join(timeout=30)
+    assert seen == [(t.name, True)]

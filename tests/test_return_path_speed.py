@@ -16,7 +16,8 @@ import numpy as np
 import pytest
 import shapely
 from accel_drc.analysis import Analysis
-from accel_drc.analysis.returnpath import PlaneFills, fill_polygons
+from accel_drc.analysis.returnpath import PlaneFills
+from accel_drc.geometry import fill_polygons
 from accel_drc.model import Zone
 from accel_drc.readers import read_board
 from conftest import SHARED_BOARDS
@@ -193,3 +194,83 @@ def test_fill_polygons_of_the_fixture_planes() -> None:
 def test_fill_polygons_of_vme_wren() -> None:
     """vme-wren's planes: 590k fill vertices on four distinct layers."""
     assert _board_rings(VME_WREN) >= 4
+
+
+def _check(board: object) -> list[tuple[str, str]]:
+    from accel_drc.pipeline import check_board
+
+    got = check_board(board, None)  # type: ignore[arg-type]
+    return [(f.rule, f.message) for f in got.findings if f.check == "return_path"]
+
+
+def test_warmed_fills_are_the_polygons_the_check_reads() -> None:
+    """:func:`warm_fills` (the KiCad plugin runs it while KiCad sends the footprints) builds
+    each ground and supply zone's polygons and indexes; the check then reads those very
+    objects (no second build) and finds what it finds on a cold board, on every fixture."""
+    from accel_drc.analysis.returnpath import warm_fills
+
+    n = 0
+    for path in sorted(FIXTURES.glob("*.kicad_pcb")):
+        cold, warm = read_board(str(path)), read_board(str(path))
+        warm_fills(warm.zones, warm.nets)
+        built = {
+            id(p): p for z in warm.zones for ps in z.__dict__.get("_fill_polygons", {}).values()
+            for p in ps
+        }  # fmt: skip
+        assert built, path.name
+        assert _check(warm) == _check(cold), path.name
+        fills = PlaneFills(Analysis(warm))
+        for layer in range(warm.layer_count):
+            for poly in fills.polygons(layer):
+                assert id(poly) in built  # the warmed object itself
+                n += 1
+    assert n >= 9
+
+
+def test_fill_polygons_are_built_once_and_equal_to_the_rings() -> None:
+    """A zone's polygons of a layer: built once (the warm-up's tuple is the check's), the ring
+    polygons of :func:`fill_polygons` in file order, rings of under 3 points left out; asking
+    with ``index`` after another caller built them changes nothing."""
+    plane = np.array([(0, 0), (10, 0), (10, 10), (0, 10)], float)
+    sliver = np.array([(20, 0), (21, 0)], float)
+    island = np.array([(30, 0), (31, 0), (31, 1)], float)
+    z = Zone(net=1, net_name="GND", layers=(0,), filled={0: (plane, sliver, island)})
+    first = z.fill_polygons(0, index=True)
+    assert z.fill_polygons(0) is first and z.fill_polygons(0, index=True) is first
+    assert [shapely.get_coordinates(p).tolist() for p in first] == [
+        shapely.get_coordinates(p).tolist() for p in fill_polygons([plane, island])
+    ]
+    assert z.fill_polygons(1) == ()
+    assert shapely.contains_xy(first[0], 5.0, 5.0) and not shapely.contains_xy(first[0], 11.0, 5.0)
+
+
+def test_fill_polygons_waits_for_the_thread_building_them(monkeypatch) -> None:  # noqa: ANN001
+    """Two threads asking at once: one builds (and indexes) under the zone's lock, the other
+    waits and gets the same tuple: GEOS must never build one polygon's index twice at once."""
+    import threading
+
+    import accel_drc.geometry as geometry
+
+    calls = []
+    real = geometry.fill_polygons
+    gate = threading.Event()
+
+    def slow(rings):  # noqa: ANN001, ANN202
+        calls.append(threading.current_thread().name)
+        gate.wait(5)
+        return real(rings)
+
+    monkeypatch.setattr(geometry, "fill_polygons", slow)
+    plane = np.array([(0, 0), (10, 0), (10, 10), (0, 10)], float)
+    z = Zone(net=1, net_name="GND", layers=(0,), filled={0: (plane,)})
+    got: list = []
+    a = threading.Thread(target=lambda: got.append(z.fill_polygons(0, index=True)))
+    b = threading.Thread(target=lambda: got.append(z.fill_polygons(0)))
+    a.start()
+    while not calls:
+        pass
+    b.start()
+    gate.set()
+    a.join(10)
+    b.join(10)
+    assert len(calls) == 1 and len(got) == 2 and got[0] is got[1]

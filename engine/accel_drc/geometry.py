@@ -529,3 +529,28 @@ def arc_distance(p: np.ndarray, s: np.ndarray, m: np.ndarray, e: np.ndarray) -> 
     radial = np.abs(np.hypot(*(p - c).T) - r)
     arc = np.where(inside, np.minimum(radial, out), out)
     return np.where(ok, arc, segment_distance(p, s, e))
+
+
+def fill_polygons(rings: Sequence[np.ndarray]) -> list[Any]:
+    """One prepared polygon per fill ring, each as ``shapely.polygons(ring)`` makes it (a
+    ring not closed gets its first point again at the end), built in one call from the
+    rings' coordinates end to end.  Ring by ring, shapely builds each ring and then copies it
+    into its polygon: 7-12 ms for vme-wren's 590k fill vertices, against about 4 ms.  Rings
+    of which one is too short to close into four points are built ring by ring, as before
+    (whatever shapely makes of such a ring)."""
+    import shapely
+
+    closed = [r if len(r) and np.array_equal(r[0], r[-1]) else np.vstack([r, r[:1]]) for r in rings]
+    if not closed or any(len(r) < 4 for r in closed):
+        got = [shapely.polygons(r) for r in rings]
+    else:
+        ends = np.cumsum([0] + [len(r) for r in closed])
+        got = list(
+            shapely.from_ragged_array(
+                shapely.GeometryType.POLYGON,
+                np.ascontiguousarray(np.concatenate(closed)),  # GEOS reads it row by row
+                (ends, np.arange(len(closed) + 1)),
+            )
+        )
+    shapely.prepare(got)
+    return got

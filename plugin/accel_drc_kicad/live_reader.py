@@ -580,8 +580,9 @@ def read_live(
 ) -> Board:
     """The board open in KiCad as a :class:`Board` (``stackup``: auto | api | file | string).
 
-    ``warm``: start the PDN's plane geometry on a background thread as soon as the zones are in
-    (for a caller that checks the board next, as the toolbar action does).  ``requests``: the
+    ``warm``: start the PDN's plane geometry, then the return path's fill indexes, on a
+    background thread as soon as the zones are in (for a caller that checks the board next, as
+    the toolbar action does).  ``requests``: the
     bulk requests already under way (:func:`.fetch.start_requests`, which the toolbar action
     calls before importing this module); closed here."""
     timer = timer or Timer()
@@ -623,8 +624,10 @@ def read_live(
             # make the plane fills valid on a second thread while KiCad serialises the
             # footprints (the PDN check needs them; GEOS runs without the GIL)
             from accel_drc.analysis.pdn import warm_regions
+            from accel_drc.analysis.returnpath import warm_fills
 
-            warm_regions(zones, nets)
+            # then, on the same thread, the fills' point indexes for the return-path check
+            warm_regions(zones, nets, then=lambda: warm_fills(zones, nets))
         footprints, fp_edges = _read_footprints(board, layers, net_idx, req.footprints.result())
         timer.lap("footprints")
         tracks = _read_tracks(board, layers, net_idx, req.tracks.result())

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -62,9 +62,12 @@ def layer_region(zones: Sequence[Zone], layer: int) -> Any:
     return parts[0] if len(parts) == 1 else shapely.union_all(parts)
 
 
-def warm_regions(zones: Sequence[Zone], net_names: Sequence[str]) -> threading.Thread:
+def warm_regions(
+    zones: Sequence[Zone], net_names: Sequence[str], then: Callable[[], None] | None = None
+) -> threading.Thread:
     """Start making the plane fills valid (:meth:`Zone.region`) on a daemon thread, for the
-    fills the PDN check will make valid (:func:`regions_to_warm`).
+    fills the PDN check will make valid (:func:`regions_to_warm`); then ``then`` on the same
+    thread (another head start: one thread, so the warm-ups never take both cores from KiCad).
 
     For a caller that has the zones before it has the rest of the board: the KiCad plugin
     starts this as soon as the zones arrive and asks KiCad for the footprints meanwhile, so the
@@ -79,6 +82,11 @@ def warm_regions(zones: Sequence[Zone], net_names: Sequence[str]) -> threading.T
                 z.region(li)
         except Exception:  # only a head start: the check computes (and reports) it itself
             log.debug("warming zone regions failed", exc_info=True)
+        if then is not None:
+            try:
+                then()
+            except Exception:  # likewise
+                log.debug("warming after the zone regions failed", exc_info=True)
 
     t = threading.Thread(target=run, name="accel-drc zone regions", daemon=True)
     t.start()
