@@ -429,3 +429,82 @@ def test_board_view_started_ahead_never_fails_the_run(monkeypatch) -> None:
     monkeypatch.setattr(board_svg, "_zone_job", broken)
     html.prepare(board)  # no exception
     assert id(board) not in board_svg._AHEAD
+
+
+def _pad_geometry_one_at_a_time(board: Any, q: float) -> tuple[dict, dict, int]:
+    """The board view's pads as computed pad by pad before issue 29 (the reference)."""
+    polys: dict[int, list[str]] = {}
+    strokes: dict[int, dict[int, list[str]]] = {}
+    count = 0
+    for _fp, pad in board.pads:
+        if not pad.copper_layers or pad.width <= 0 or pad.height <= 0:
+            continue
+        count += 1
+        th = math.radians(pad.rotation or 0.0)
+        c, s = math.cos(th), math.sin(th)
+        if pad.shape in ("circle", "oval"):
+            long_x = pad.width >= pad.height
+            half = (abs(pad.width - pad.height)) / 2.0
+            u, v = (half, 0.0) if long_x else (0.0, half)
+            dx, dy = u * c + v * s, -u * s + v * c
+            x0, y0 = round((pad.x - dx) / q), round((pad.y - dy) / q)
+            x1, y1 = round((pad.x + dx) / q), round((pad.y + dy) / q)
+            w = max(1, round(min(pad.width, pad.height) / q))
+            seg = f"M{x0} {y0}l{x1 - x0} {y1 - y0}" if (x0, y0) != (x1, y1) else f"M{x0} {y0}h0"
+            for layer in pad.copper_layers:
+                strokes.setdefault(layer, {}).setdefault(w, []).append(seg)
+            continue
+        hw, hh = pad.width / 2.0, pad.height / 2.0
+        corners = [
+            (round((pad.x + u * c + v * s) / q), round((pad.y - u * s + v * c) / q))
+            for u, v in ((-hw, -hh), (hw, -hh), (hw, hh), (-hw, hh))
+        ]
+        (x0, y0), rest = corners[0], corners[1:]
+        steps, px, py = [], x0, y0
+        for x, y in rest:
+            steps.append(f"{x - px} {y - py}")
+            px, py = x, y
+        text = f"M{x0} {y0}l" + " ".join(steps) + "z"
+        for layer in pad.copper_layers:
+            polys.setdefault(layer, []).append(text)
+    return polys, strokes, count
+
+
+def _pad_boards() -> list[Any]:
+    from pathlib import Path
+
+    from accel_drc.readers import read_board
+    from conftest import SHARED_BOARDS
+
+    root = Path(__file__).resolve().parent.parent / "fixtures"
+    paths = sorted(root.glob("boards/*/*.kicad_pcb")) + sorted(root.glob("checks/*/*.kicad_pcb"))
+    vme = SHARED_BOARDS / "vme-wren" / "vme-wren.kicad_pcb"
+    if vme.is_file():
+        paths.append(vme)
+    return [read_board(str(p)) for p in paths]
+
+
+def test_pad_geometry_is_the_pad_by_pad_text() -> None:
+    """The vectorised pads give the pad-by-pad text, on every fixture board (and vme-wren
+    where present), at two grid steps, and on hand-made pads at odd angles and half-step
+    positions (round half to even, as ``round`` does)."""
+    from types import SimpleNamespace
+
+    boards = _pad_boards()
+    shapes = ["rect", "circle", "oval", "roundrect"]
+    rng = random.Random(29)
+    made = [
+        (None, SimpleNamespace(x=rng.choice([0.05, 0.15, 1.25, rng.uniform(-50, 50)]),
+                               y=rng.uniform(-50, 50), width=rng.choice([0.1, 0.3, rng.uniform(0.05, 3)]),
+                               height=rng.choice([0.1, 0.3, rng.uniform(0.05, 3)]),
+                               rotation=rng.choice([0.0, 90.0, 45.0, -30.0, 179.9, None]),
+                               shape=rng.choice(shapes), copper_layers=(0, 3)))
+        for _ in range(500)
+    ]  # fmt: skip
+    boards.append(SimpleNamespace(pads=made))
+    n = 0
+    for board in boards:
+        for q in (0.1, 0.025):
+            assert board_svg._pad_geometry(board, q) == _pad_geometry_one_at_a_time(board, q)
+            n += 1
+    assert n > 40

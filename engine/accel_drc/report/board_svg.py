@@ -397,45 +397,56 @@ def _pad_geometry(
 ) -> tuple[dict[int, list[str]], dict[int, dict[int, list[str]]], int]:
     """Pads per copper layer: filled polygons (rect-like) and round strokes by width class.
 
-    Rotation follows KiCad: degrees counter-clockwise on screen, with y pointing down.
-    """
+    Rotation follows KiCad: degrees counter-clockwise on screen, with y pointing down.  The
+    corners are computed for all pads at once, with the same IEEE operations in the same order
+    as pad by pad (cos and sin from :mod:`math`, once per distinct rotation: numpy's may
+    differ in the last bit), so the text is the same."""
     polys: dict[int, list[str]] = {}
     strokes: dict[int, dict[int, list[str]]] = {}
-    count = 0
-    for _fp, pad in board.pads:
-        if not pad.copper_layers or pad.width <= 0 or pad.height <= 0:
-            continue
-        count += 1
-        th = math.radians(pad.rotation or 0.0)
-        c, s = math.cos(th), math.sin(th)
-        if pad.shape in ("circle", "oval"):
-            long_x = pad.width >= pad.height
-            half = (abs(pad.width - pad.height)) / 2.0
-            u, v = (half, 0.0) if long_x else (0.0, half)
-            dx, dy = u * c + v * s, -u * s + v * c
-            x0 = round((pad.x - dx) / q)
-            y0 = round((pad.y - dy) / q)
-            x1 = round((pad.x + dx) / q)
-            y1 = round((pad.y + dy) / q)
-            w = max(1, round(min(pad.width, pad.height) / q))
+    pads = [
+        pad for _fp, pad in board.pads if pad.copper_layers and pad.width > 0 and pad.height > 0
+    ]
+    if not pads:
+        return polys, strokes, 0
+    x = np.array([p.x for p in pads], dtype=float)
+    y = np.array([p.y for p in pads], dtype=float)
+    w = np.array([p.width for p in pads], dtype=float)
+    h = np.array([p.height for p in pads], dtype=float)
+    rot, at = np.unique(
+        np.array([p.rotation or 0.0 for p in pads], dtype=float), return_inverse=True
+    )
+    c = np.array([math.cos(math.radians(t)) for t in rot.tolist()])[at.reshape(-1)]
+    s = np.array([math.sin(math.radians(t)) for t in rot.tolist()])[at.reshape(-1)]
+    rnd = [p.shape in ("circle", "oval") for p in pads]
+
+    def grid(v: np.ndarray) -> list[int]:
+        return np.rint(v / q).astype(np.int64).tolist()  # type: ignore[no-any-return]
+
+    # round pads: one stroke along the long side
+    half = np.abs(w - h) / 2.0
+    long_x = w >= h
+    u = np.where(long_x, half, 0.0)
+    v = np.where(long_x, 0.0, half)
+    dx, dy = u * c + v * s, -u * s + v * c
+    sx0, sy0, sx1, sy1 = grid(x - dx), grid(y - dy), grid(x + dx), grid(y + dy)
+    sw = np.maximum(1, np.rint(np.minimum(w, h) / q).astype(np.int64)).tolist()
+    # rect-like pads: four corners
+    hw, hh = w / 2.0, h / 2.0
+    signs = ((-hw, -hh), (hw, -hh), (hw, hh), (-hw, hh))
+    cx = [grid(x + cu * c + cv * s) for cu, cv in signs]
+    cy = [grid(y - cu * s + cv * c) for cu, cv in signs]
+    for pad, r, x0, y0, x1, y1, wc, a0, a1, a2, a3, b0, b1, b2, b3 in zip(
+        pads, rnd, sx0, sy0, sx1, sy1, sw, *cx, *cy
+    ):
+        if r:
             seg = f"M{x0} {y0}l{x1 - x0} {y1 - y0}" if (x0, y0) != (x1, y1) else f"M{x0} {y0}h0"
             for layer in pad.copper_layers:
-                strokes.setdefault(layer, {}).setdefault(w, []).append(seg)
+                strokes.setdefault(layer, {}).setdefault(wc, []).append(seg)
             continue
-        hw, hh = pad.width / 2.0, pad.height / 2.0
-        corners = []
-        for u, v in ((-hw, -hh), (hw, -hh), (hw, hh), (-hw, hh)):
-            corners.append((round((pad.x + u * c + v * s) / q), round((pad.y - u * s + v * c) / q)))
-        (x0, y0), rest = corners[0], corners[1:]
-        steps = []
-        px, py = x0, y0
-        for x, y in rest:
-            steps.append(f"{x - px} {y - py}")
-            px, py = x, y
-        text = f"M{x0} {y0}l" + " ".join(steps) + "z"
+        text = f"M{a0} {b0}l{a1 - a0} {b1 - b0} {a2 - a1} {b2 - b1} {a3 - a2} {b3 - b2}z"
         for layer in pad.copper_layers:
             polys.setdefault(layer, []).append(text)
-    return polys, strokes, count
+    return polys, strokes, len(pads)
 
 
 def _via_paths(board: Board, q: float) -> list[tuple[int, str]]:
