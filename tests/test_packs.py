@@ -500,3 +500,31 @@ def test_via_stub_why_states_the_basis_of_each_limit():
     by = {r.id: r for r in LIB.packs["edge"].rules}
     assert "would allow 0.250 mm" in by["edge.via_stub.pcie5"].why
     assert "would allow 0.151 mm" in by["edge.via_stub.nvlink4"].why
+
+
+def test_bundled_signal_ids_remembered_from_the_last_load(monkeypatch, tmp_path) -> None:
+    """The reports' "what to declare" blocks ask for the bundled library's signal ids after the
+    check loaded it: answered from that load while rules/signals.yaml is unchanged (no second
+    load), loaded again once the file changes."""
+    import os
+    import shutil
+
+    from accel_drc import packs
+
+    rules = tmp_path / "rules"
+    shutil.copytree(packs.RULES_DIR, rules)
+    monkeypatch.setattr(packs, "RULES_DIR", rules)
+    want = frozenset(packs.load_library().signals)
+    real = packs.load_library
+    loads = []
+
+    def counting(*a, **k):  # noqa: ANN002, ANN003, ANN202
+        loads.append(a)
+        return real(*a, **k)
+
+    monkeypatch.setattr(packs, "load_library", counting)
+    assert packs.bundled_signal_ids() == want and loads == []
+    sig = rules / "signals.yaml"
+    sig.write_text(sig.read_text(encoding="utf-8") + "\n# changed\n", encoding="utf-8")
+    os.utime(sig, ns=(1, 1))
+    assert packs.bundled_signal_ids() == want and len(loads) == 1

@@ -346,9 +346,9 @@ def _why_lines(it: _Item, indent: str = "  ") -> list[tuple[str, bool]]:
 
 
 def _signal_ids() -> frozenset[str]:
-    from .packs import load_library
+    from .packs import bundled_signal_ids
 
-    return frozenset(load_library().signals)
+    return bundled_signal_ids()
 
 
 def _list_lines(key: str, patterns: list[str], comment: str = "") -> list[str]:
