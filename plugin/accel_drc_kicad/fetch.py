@@ -310,11 +310,13 @@ class BoardRequests:
         self.copper_count: Future[int] = io.submit(_call, board, "get_copper_layer_count")
         self.nets: Future[Any] = io.submit(_call, board, "get_nets")
         self.zones = io.items(board, ["KOT_PCB_ZONE"], "zone")
+        # the drawings before the footprints: their Edge.Cuts give the board view's grid, so
+        # its zone fills are simplified while KiCad serialises the footprints
+        self.shapes = io.items(board, ["KOT_PCB_SHAPE"], "shape")
         self.footprints = io.items(board, ["KOT_PCB_FOOTPRINT"], "footprint")
         # one request for both keeps KiCad's (the file's) order of tracks and arcs
         self.tracks = io.items(board, ["KOT_PCB_TRACE", "KOT_PCB_ARC"], "any")
         self.vias = io.items(board, ["KOT_PCB_VIA"], "via")
-        self.shapes = io.items(board, ["KOT_PCB_SHAPE"], "shape")
 
     def close(self) -> None:
         self.io.close()

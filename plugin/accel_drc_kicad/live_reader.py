@@ -624,10 +624,10 @@ def read_live(
             # make the plane fills valid on a second thread while KiCad serialises the
             # footprints (the PDN check needs them; GEOS runs without the GIL)
             from accel_drc.analysis.pdn import warm_regions
-            from accel_drc.analysis.returnpath import warm_fills
 
-            # then, on the same thread, the fills' point indexes for the return-path check
-            warm_regions(zones, nets, then=lambda: warm_fills(zones, nets))
+            # then, on the same thread, the fills' point indexes for the return-path check and
+            # the report's board view of the fills
+            warm_regions(zones, nets, then=lambda: _warm_more(board, layers, zones, nets, req))
         footprints, fp_edges = _read_footprints(board, layers, net_idx, req.footprints.result())
         timer.lap("footprints")
         tracks = _read_tracks(board, layers, net_idx, req.tracks.result())
@@ -1249,6 +1249,21 @@ def _read_zones(
             )
         )
     return tuple(out)
+
+
+def _warm_more(
+    board: Any, layers: LayerMap, zones: Sequence[Zone], nets: Sequence[str], req: BoardRequests
+) -> None:
+    """The warm-up thread's work after the PDN regions (:func:`read_live` with ``warm``): the
+    return-path check's fill polygons and their point indexes, then the HTML report's board
+    view of the fills at the grid of the board's Edge.Cuts drawings (requested before the
+    footprints; a footprint's own Edge.Cuts that widen the board make the report simplify
+    again, with the same view)."""
+    from accel_drc.analysis.returnpath import warm_fills
+    from accel_drc.report.board_svg import zones_early
+
+    warm_fills(zones, nets)
+    zones_early(zones, _read_outline(board, layers, (), req.shapes.result()).bbox)
 
 
 def _read_outline(

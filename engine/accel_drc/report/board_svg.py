@@ -257,10 +257,27 @@ class ZoneJob:
     thread: done on a background thread it costs more peak memory (its temporaries land in
     another malloc arena, which keeps them)."""
 
-    def __init__(self, board: Board, q: float, tol_steps: float = 2.0) -> None:
+    def __init__(self, board: Board, q: float, tol_steps: float = 2.0, here: bool = False) -> None:
+        """``here``: nothing is done yet and no thread started; :meth:`run_here` gathers and
+        simplifies on the calling thread (a caller that is itself a background thread and
+        must leave the other core to KiCad), and :meth:`text` waits for it."""
+        self.q = q
+        self._layers: list[int] = []
+        self._rows: list[np.ndarray] = []  # per layer: its rings' rows among the distinct rings
+        self._job: Any = None
+        self._here: _Here | None = None
+        if here:
+            self._here = _Here(lambda: self._start(board, tol_steps, threads=False))
+            self._job = self._here
+        else:
+            self._start(board, tol_steps, threads=True)
+
+    def _start(self, board: Board, tol_steps: float, threads: bool) -> Any:
+        """Gather the rings (here), then simplify them: on background threads (``threads``;
+        the job is kept for :meth:`text`), else here (the simplified rings are returned)."""
         import shapely
 
-        self.q = q
+        q = self.q
         by_layer: dict[int, list[np.ndarray]] = {}
         for zone in board.zones:
             if zone.keepout:
@@ -275,8 +292,6 @@ class ZoneJob:
                     if arr.ndim == 2 and len(arr) >= 3:
                         by_layer.setdefault(int(layer), []).append(arr)
         min_area = (q * tol_steps) ** 2 * 4
-        self._layers: list[int] = []
-        self._rows: list[np.ndarray] = []  # per layer: its rings' rows among the distinct rings
         # a ring repeated on several layers (a ground fill poured alike on each ground layer:
         # 27 % of vme-wren's fill points) is simplified once; the bytes are the key, so only
         # bit-identical rings share a result and each layer's text is what it was
@@ -314,8 +329,15 @@ class ZoneJob:
             with ThreadPoolExecutor(max_workers=n, thread_name_prefix="accel-drc zones") as pool:
                 return np.concatenate(list(pool.map(simplify, parts)))
 
-        todo = len(geoms)
-        self._job = Background(simplify_all, "board view zones") if todo else None
+        if not threads:
+            return simplify(geoms) if len(geoms) else None
+        self._job = Background(simplify_all, "board view zones") if len(geoms) else None
+        return None
+
+    def run_here(self) -> None:
+        """Gather and simplify now, on this thread (a job made with ``here``; once)."""
+        if self._here is not None:
+            self._here.run()
 
     def text(self) -> dict[int, str]:
         """Copper layer -> path text of its simplified fills (waits for the simplification)."""
@@ -330,6 +352,35 @@ class ZoneJob:
             coords, index = shapely.get_coordinates(simple, return_index=True)
             out[layer] = _rings_text(coords, index, len(simple), self.q)
         return out
+
+
+class _Here:
+    """A computation run by :meth:`run` on whichever thread calls it; :meth:`result` waits for
+    that run and re-raises its error."""
+
+    def __init__(self, fn: Any) -> None:
+        import threading
+
+        self._fn = fn
+        self._done = threading.Event()
+        self._value: Any = None
+        self._exc: BaseException | None = None
+
+    def run(self) -> None:
+        if self._done.is_set():
+            return
+        try:
+            self._value = self._fn()
+        except BaseException as exc:  # handed to the caller of result(), raised there
+            self._exc = exc
+        finally:
+            self._done.set()
+
+    def result(self) -> Any:
+        self._done.wait()
+        if self._exc is not None:
+            raise self._exc
+        return self._value
 
 
 def _zone_paths(board: Board, q: float, tol_steps: float) -> dict[int, str]:
@@ -519,6 +570,45 @@ def zones_ahead(board: Board) -> None:
     _AHEAD[id(board)] = (board, job)
 
 
+#: a zone job started before its board object existed (:func:`zones_early`): the zones it was
+#: made of, its grid step, the job; claimed by the first :func:`_zone_job` of a board with those
+#: very zones at that step
+_EARLY: list[tuple[Sequence[Any], float, ZoneJob]] = []
+
+
+def zones_early(zones: Sequence[Any], bbox: tuple[float, float, float, float] | None) -> None:
+    """Simplify the board view's zone fills now, on this thread, for a board still being read:
+    ``zones`` (the objects the board will hold) and ``bbox``, its extent as far as known (the
+    KiCad plugin: the Edge.Cuts drawings, before the footprints' own).  The report of a board
+    holding these very zones takes the job over when its grid step (:func:`_grid` of the final
+    extent) is the one used here, else simplifies again: the view is the same either way.  The
+    job is registered before it runs, so a report that comes meanwhile waits for it instead of
+    doing it twice.  Never raises (a head start only)."""
+    if bbox is None:
+        return
+    try:
+        from types import SimpleNamespace
+
+        q = _grid(bbox)
+        job = ZoneJob(SimpleNamespace(zones=zones), q, tol_steps=2.0, here=True)  # type: ignore[arg-type]
+    except Exception:
+        log.debug("the board view's zones were not started early", exc_info=True)
+        return
+    _EARLY[:] = [(zones, q, job)]
+    job.run_here()  # its error, if any, is the report's (as when the report simplifies)
+
+
+def _early_job(board: Board, q: float) -> ZoneJob | None:
+    """The :func:`zones_early` job of ``board``'s zones at step ``q`` (claimed once), if any."""
+    if not _EARLY:
+        return None
+    zones, q0, job = _EARLY.pop()
+    mine = board.zones
+    if q0 == q and len(zones) == len(mine) and all(a is b for a, b in zip(zones, mine)):
+        return job
+    return None
+
+
 def start_zones(board: Board) -> ZoneJob | None:
     """Start the zone fills' simplification (the view's costliest part, mostly GEOS with the GIL
     released) on background threads, so that it runs beside the caller's Python work (the HTML
@@ -535,7 +625,8 @@ def _zone_job(board: Board) -> ZoneJob | None:
     bbox = _bbox(board)
     if bbox is None:
         return None
-    return ZoneJob(board, _grid(bbox), tol_steps=2.0)
+    q = _grid(bbox)
+    return _early_job(board, q) or ZoneJob(board, q, tol_steps=2.0)
 
 
 def render_board(
