@@ -226,3 +226,27 @@ def test_layer_lookup_as_isin() -> None:
     for layers in [(), (0,), (3, 5, 31), tuple(range(12)), (40,)]:
         assert delay._on_layers(lys, layers).tolist() == np.isin(lys, list(layers)).tolist()
     assert delay._on_layers(np.zeros(0, np.int64), (1, 2)).tolist() == []
+
+
+def test_nodes_are_the_rows_unique_numbering() -> None:
+    """:func:`delay._nodes` (one stable lexicographic sort) numbers the track ends exactly as
+    ``np.unique(axis=0)`` with first-appearance ranks did: equal (layer, snapped point) rows one
+    node, nodes in the order they first appear; on random ends with many coincidences, ends
+    within the snap and ends just beyond it."""
+    from accel_drc.analysis.delay import _SNAP_MM, _nodes
+
+    def plain(lys: np.ndarray, pts: np.ndarray) -> tuple[np.ndarray, int]:
+        keys = np.column_stack([lys, np.round(pts / _SNAP_MM)]).astype(np.int64)
+        _u, first, inv = np.unique(keys, axis=0, return_index=True, return_inverse=True)
+        rank = np.empty(len(first), dtype=np.int64)
+        rank[np.argsort(first, kind="stable")] = np.arange(len(first))
+        return rank[inv.reshape(-1)], len(first)
+
+    rng = np.random.default_rng(32)
+    for n in (1, 2, 3, 7, 60, 500):
+        for _ in range(100):
+            lys = rng.integers(0, 3, n)
+            pts = rng.integers(-3, 4, (n, 2)) * _SNAP_MM + rng.choice([0.0, 4e-4, 6e-4], (n, 2))
+            got, want = _nodes(lys, pts), plain(lys, pts)
+            assert got[1] == want[1] and got[0].tolist() == want[0].tolist()
+    assert _nodes(np.zeros(0, np.int64), np.zeros((0, 2)))[1] == 0

@@ -585,10 +585,19 @@ def _nodes(lys: np.ndarray, pts: np.ndarray) -> tuple[np.ndarray, int]:
     if not len(pts):
         return np.zeros(0, dtype=np.int64), 0
     keys = np.column_stack([lys, np.round(pts / _SNAP_MM)]).astype(np.int64)
-    _u, first, inv = np.unique(keys, axis=0, return_index=True, return_inverse=True)
+    # equal rows by one stable lexicographic sort (np.unique(axis=0) sorts a void view of the
+    # rows: 0.3 ms a net); each group numbered by the row that comes first in it
+    order = np.lexsort((keys[:, 2], keys[:, 1], keys[:, 0]))
+    k = keys[order]
+    new = np.ones(len(k), bool)
+    new[1:] = (k[1:] != k[:-1]).any(axis=1)
+    group = np.cumsum(new) - 1
+    first = order[new]  # stable: the first row of each group in file order
     rank = np.empty(len(first), dtype=np.int64)
     rank[np.argsort(first, kind="stable")] = np.arange(len(first))
-    return rank[inv.reshape(-1)], len(first)
+    ids = np.empty(len(keys), dtype=np.int64)
+    ids[order] = rank[group]
+    return ids, len(first)
 
 
 def _tees(
