@@ -511,11 +511,12 @@ def test_pad_geometry_is_the_pad_by_pad_text() -> None:
 
 
 def test_board_view_zones_early_are_the_same_report(monkeypatch) -> None:
-    """The KiCad plugin simplifies the view's zone fills before the board object exists
-    (``zones_early``: the zones and the Edge.Cuts extent, on its warm-up thread): the report of
-    a board holding those very zones takes the job over (no second simplification) and is byte
-    for byte the report written without it; a board of other zone objects, or whose final extent
-    gives another grid step, does not take it."""
+    """The KiCad plugin registers the view's zone job before the board object exists
+    (``zones_early``: the zones and the Edge.Cuts extent) and runs it on its warm-up thread: the
+    report of a board holding those very zones takes the job over (no second simplification),
+    whether the warm-up ran it or not yet (the report then starts it), and is byte for byte the
+    report written without it; a board of other zone objects, or whose final extent gives
+    another grid step, does not take it."""
     from accel_drc.pipeline import check_board
     from accel_drc.readers import read_board
     from conftest import FIXTURE_BOARDS
@@ -526,27 +527,31 @@ def test_board_view_zones_early_are_the_same_report(monkeypatch) -> None:
     jobs = []
     real = board_svg.ZoneJob
     monkeypatch.setattr(board_svg, "ZoneJob", lambda *a, **k: jobs.append(k) or real(*a, **k))
-    board_svg.zones_early(board.zones, board.outline.bbox)
+    job = board_svg.zones_early(board.zones, board.outline.bbox)
     assert jobs == [{"tol_steps": 2.0, "here": True}]
+    job.run_here()  # the warm-up thread
     assert html.render(result, board, editor_note="note") == plain
     assert len(jobs) == 1 and not board_svg._EARLY  # taken over, once
+    board_svg.zones_early(board.zones, board.outline.bbox)  # not run by the warm-up yet
+    assert html.render(result, board, editor_note="note") == plain
+    assert len(jobs) == 2 and not board_svg._EARLY
     # another board object with equal zones: not taken (claimed by the zones' identity)
     board_svg.zones_early(board.zones, board.outline.bbox)
     other = read_board(str(FIXTURE_BOARDS["m2-oculink-adapter"]))
     assert html.render(result, other, editor_note="note") == plain
-    assert len(jobs) == 3
+    assert len(jobs) == 4
     # an extent 100 times larger: another grid step, so not taken either
     x0, y0, x1, y1 = board.outline.bbox
     board_svg.zones_early(board.zones, (x0, y0, x0 + 100 * (x1 - x0), y1))
     assert html.render(result, board, editor_note="note") == plain
-    assert len(jobs) == 5 and not board_svg._EARLY
-    board_svg.zones_early(board.zones, None)  # no extent known: nothing started
-    assert len(jobs) == 5 and not board_svg._EARLY
+    assert len(jobs) == 6 and not board_svg._EARLY
+    assert board_svg.zones_early(board.zones, None) is None  # no extent known: nothing started
+    assert len(jobs) == 6 and not board_svg._EARLY
 
 
 def test_board_view_zones_early_a_report_meanwhile_waits_for_it(monkeypatch) -> None:
-    """The early job is registered before it runs: a report that comes while the warm-up
-    thread is still simplifying waits for that result instead of simplifying again."""
+    """A report that comes while the warm-up thread is simplifying the early job waits for
+    that result instead of simplifying again."""
     import threading
 
     import shapely
@@ -567,9 +572,8 @@ def test_board_view_zones_early_a_report_meanwhile_waits_for_it(monkeypatch) -> 
         return real(*a, **k)
 
     monkeypatch.setattr(shapely, "simplify", slow)
-    early = threading.Thread(
-        target=board_svg.zones_early, args=(board.zones, board.outline.bbox), name="warm"
-    )
+    job = board_svg.zones_early(board.zones, board.outline.bbox)
+    early = threading.Thread(target=job.run_here, name="warm")
     early.start()
     assert started.wait(10)
     got: list[str] = []

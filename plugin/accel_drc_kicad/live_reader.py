@@ -621,21 +621,25 @@ def read_live(
         zones = _read_zones(board, layers, net_idx, nets, req.zones.result())
         timer.lap("zones")
         if warm:
-            # make the plane fills valid on a second thread while KiCad serialises the
-            # footprints (the PDN check needs them; GEOS runs without the GIL)
+            # make the plane fills valid on a second thread while KiCad serialises the tracks,
+            # vias and footprints (the PDN check needs them; GEOS runs without the GIL)
             from accel_drc.analysis.pdn import warm_regions
+            from accel_drc.report.board_svg import zones_early
 
             # then, on the same thread, the fills' point indexes for the return-path check and
-            # the report's board view of the fills
-            warm_regions(zones, nets, then=lambda: _warm_more(board, layers, zones, nets, req))
-        footprints, fp_edges = _read_footprints(board, layers, net_idx, req.footprints.result())
-        timer.lap("footprints")
+            # the report's board view of the fills (at the grid of the Edge.Cuts drawings,
+            # requested before the tracks: a footprint's own Edge.Cuts that widen the board
+            # make the report simplify again, with the same view)
+            view = zones_early(zones, _read_outline(board, layers, (), req.shapes.result()).bbox)
+            warm_regions(zones, nets, then=lambda: _warm_more(zones, nets, view))
         tracks = _read_tracks(board, layers, net_idx, req.tracks.result())
         timer.lap("tracks")
         vias = _read_vias(
             board, layers, net_idx, copper_count, req.vias.result(), file_version(header)
         )
         timer.lap("vias")
+        footprints, fp_edges = _read_footprints(board, layers, net_idx, req.footprints.result())
+        timer.lap("footprints")
         outline = _read_outline(board, layers, fp_edges, req.shapes.result())
         timer.lap("outline")
 
@@ -1251,19 +1255,16 @@ def _read_zones(
     return tuple(out)
 
 
-def _warm_more(
-    board: Any, layers: LayerMap, zones: Sequence[Zone], nets: Sequence[str], req: BoardRequests
-) -> None:
+def _warm_more(zones: Sequence[Zone], nets: Sequence[str], view: Any) -> None:
     """The warm-up thread's work after the PDN regions (:func:`read_live` with ``warm``): the
     return-path check's fill polygons and their point indexes, then the HTML report's board
-    view of the fills at the grid of the board's Edge.Cuts drawings (requested before the
-    footprints; a footprint's own Edge.Cuts that widen the board make the report simplify
-    again, with the same view)."""
+    view of the fills (``view``: :func:`accel_drc.report.board_svg.zones_early`, unless the
+    report started it already)."""
     from accel_drc.analysis.returnpath import warm_fills
-    from accel_drc.report.board_svg import zones_early
 
     warm_fills(zones, nets)
-    zones_early(zones, _read_outline(board, layers, (), req.shapes.result()).bbox)
+    if view is not None:
+        view.run_here()
 
 
 def _read_outline(

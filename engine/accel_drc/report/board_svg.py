@@ -355,20 +355,25 @@ class ZoneJob:
 
 
 class _Here:
-    """A computation run by :meth:`run` on whichever thread calls it; :meth:`result` waits for
-    that run and re-raises its error."""
+    """A computation run by the first caller of :meth:`run`, on its thread (a later or
+    concurrent call returns at once); :meth:`result` waits for that run and re-raises its
+    error."""
 
     def __init__(self, fn: Any) -> None:
         import threading
 
         self._fn = fn
+        self._lock = threading.Lock()
+        self._started = False
         self._done = threading.Event()
         self._value: Any = None
         self._exc: BaseException | None = None
 
     def run(self) -> None:
-        if self._done.is_set():
-            return
+        with self._lock:
+            if self._started:
+                return
+            self._started = True
         try:
             self._value = self._fn()
         except BaseException as exc:  # handed to the caller of result(), raised there
@@ -576,16 +581,20 @@ def zones_ahead(board: Board) -> None:
 _EARLY: list[tuple[Sequence[Any], float, ZoneJob]] = []
 
 
-def zones_early(zones: Sequence[Any], bbox: tuple[float, float, float, float] | None) -> None:
-    """Simplify the board view's zone fills now, on this thread, for a board still being read:
-    ``zones`` (the objects the board will hold) and ``bbox``, its extent as far as known (the
-    KiCad plugin: the Edge.Cuts drawings, before the footprints' own).  The report of a board
-    holding these very zones takes the job over when its grid step (:func:`_grid` of the final
-    extent) is the one used here, else simplifies again: the view is the same either way.  The
-    job is registered before it runs, so a report that comes meanwhile waits for it instead of
-    doing it twice.  Never raises (a head start only)."""
+def zones_early(
+    zones: Sequence[Any], bbox: tuple[float, float, float, float] | None
+) -> ZoneJob | None:
+    """A board view zone job for a board still being read: ``zones`` (the objects the board
+    will hold) and ``bbox``, its extent as far as known (the KiCad plugin: the Edge.Cuts
+    drawings, before the footprints' own); registered now, run by whichever thread first calls
+    its :meth:`ZoneJob.run_here` (the plugin's warm-up thread while KiCad sends the footprints;
+    else the report's head start, :func:`zones_ahead`, when it claims the job first).  The
+    report of a board holding these very zones takes it over when its grid step (:func:`_grid`
+    of the final extent) is the one used here, else simplifies again: the view is the same
+    either way.  None (and nothing registered) without an extent.  Never raises (a head start
+    only)."""
     if bbox is None:
-        return
+        return None
     try:
         from types import SimpleNamespace
 
@@ -593,18 +602,21 @@ def zones_early(zones: Sequence[Any], bbox: tuple[float, float, float, float] | 
         job = ZoneJob(SimpleNamespace(zones=zones), q, tol_steps=2.0, here=True)  # type: ignore[arg-type]
     except Exception:
         log.debug("the board view's zones were not started early", exc_info=True)
-        return
+        return None
     _EARLY[:] = [(zones, q, job)]
-    job.run_here()  # its error, if any, is the report's (as when the report simplifies)
+    return job
 
 
 def _early_job(board: Board, q: float) -> ZoneJob | None:
-    """The :func:`zones_early` job of ``board``'s zones at step ``q`` (claimed once), if any."""
+    """The :func:`zones_early` job of ``board``'s zones at step ``q`` (claimed once), if any;
+    started on a thread of its own unless a thread runs it already (it may be waiting for its
+    turn on the plugin's warm-up thread)."""
     if not _EARLY:
         return None
     zones, q0, job = _EARLY.pop()
     mine = board.zones
     if q0 == q and len(zones) == len(mine) and all(a is b for a, b in zip(zones, mine)):
+        Background(job.run_here, "board view zones")
         return job
     return None
 
