@@ -114,6 +114,9 @@ BROADSIDE = 1000
 #: broadside offset nodes per vertical separation of the two strips (linear interpolation)
 BROADSIDE_NODES = 2
 
+#: a victim's couple: (aggressor name, its nets and signs, the net-to-net term keys, ends)
+_Couple = tuple[str, Mapping[int, int], list[tuple[int, int]], str]
+
 
 @dataclass
 class _Term:
@@ -770,7 +773,7 @@ def _bound(
     ctx: CheckContext,
     rule: Rule,
     solver: _Solver,
-    couples: Sequence[tuple[str, Mapping[int, int], list[tuple[int, int]], str]],
+    couples: Sequence[_Couple],
     terms: Mapping[tuple[int, int], _Term],
     coarse: bool,
 ) -> float:
@@ -831,7 +834,7 @@ def _coarse_passes(
     rule: Rule,
     solver: _Solver,
     victim: Mapping[int, int],
-    couples: Sequence[tuple[str, Mapping[int, int], list[tuple[int, int]], str]],
+    couples: Sequence[_Couple],
     terms: Mapping[tuple[int, int], _Term],
     budget: float,
 ) -> bool:
@@ -843,13 +846,29 @@ def _coarse_passes(
     so a victim the fine solution fails never passes here."""
     if _bound(ctx, rule, solver, couples, terms, True) <= budget:
         return True
+    return (
+        _coarse_upper(ctx, rule, solver, victim, couples, terms) * (1.0 + _SCREEN_SLACK) <= budget
+    )
+
+
+def _coarse_upper(
+    ctx: CheckContext,
+    rule: Rule,
+    solver: _Solver,
+    victim: Mapping[int, int],
+    couples: Sequence[_Couple],
+    terms: Mapping[tuple[int, int], _Term],
+) -> float:
+    """An upper bound, from the coarse meshes alone, of the victim's power-summed noise at the
+    fastest edges (the full solution's ``total_hi``): :func:`_noise_upper` of each aggressor,
+    the end that counts (:func:`_worst`, increasing in both), power-summed."""
     worst = []
     for _an, agg, keys, ends in couples:
         _slow, fast, _d, _src = _rise_bounds(ctx, rule, agg)
         spans = {k: terms[k].span_sums(solver) for k in keys}
         lengths = {k: terms[k].length for k in keys}
         worst.append(_worst(_noise_upper(spans, lengths, victim, agg, fast), ends))
-    return _power_sum(worst) * (1.0 + _SCREEN_SLACK) <= budget
+    return _power_sum(worst)
 
 
 def _judge(
@@ -865,42 +884,15 @@ def _judge(
     is first screened on the coarse meshes (:func:`_coarse_passes`), then bounded from one
     fine solve per term (every piece at its closest gap, no cancellation inside a pair):
     under the budget at either, it passes without its full solution."""
-    params = rule.params or {}
-    budget = float(params["budget_pct"]) / 100.0
-    min_len = float(params["min_coupled_mm"])
-    unit_of = {n: name for name, m in aggressors.items() for n in m}
-    vname = {n: name for name, m in victims.items() for n in m}
-    by_victim: dict[str, set[str]] = {}
-    for v, a in terms:
-        if v in vname and a in unit_of:
-            by_victim.setdefault(vname[v], set()).add(unit_of[a])
-    for name, anames in sorted(by_victim.items()):
-        victim = victims[name]
-        couples = []
-        for an in sorted(anames):
-            agg = aggressors[an]
-            keys = [(v, a) for v in victim for a in agg if (v, a) in terms]
-            if max(terms[k].length for k in keys) < min_len:
-                continue
-            couples.append((an, agg, keys, _ends(ctx, victim, agg)))
-        if not couples:
-            continue
+    budget = float((rule.params or {})["budget_pct"]) / 100.0
+    for name, victim, couples in _couples(ctx, rule, victims, aggressors, terms):
         # the coarse screen first (no fine mesh solved), then the fine bound as before: each
         # passes only victims the full solution passes, so the findings are the full one's
         if _coarse_passes(ctx, rule, solver, victim, couples, terms, budget):
             continue
         if _bound(ctx, rule, solver, couples, terms, False) <= budget:
             continue
-        rows = []
-        for an, agg, keys, ends in couples:
-            slow, fast, declared, src = _rise_bounds(ctx, rule, agg)
-            sums = {k: terms[k].solve(solver) for k in keys}
-            lengths = {k: terms[k].length for k in keys}
-            lo = _noise(sums, lengths, victim, agg, slow)
-            hi = _noise(sums, lengths, victim, agg, fast)
-            rows.append(
-                (an, agg, [terms[k] for k in keys], lo, hi, slow, fast, declared, ends, src)
-            )
+        rows = _rows(ctx, rule, solver, victim, couples, terms)
         total_lo = _power_sum(_worst(r[3], r[8]) for r in rows)
         total_hi = _power_sum(_worst(r[4], r[8]) for r in rows)
         if total_hi <= budget:
@@ -908,6 +900,58 @@ def _judge(
         out.findings.append(
             _finding(ctx, rule, solver, name, victim, rows, total_lo, total_hi, budget)
         )
+
+
+def _couples(
+    ctx: CheckContext,
+    rule: Rule,
+    victims: Mapping[str, Mapping[int, int]],
+    aggressors: Mapping[str, Mapping[int, int]],
+    terms: Mapping[tuple[int, int], _Term],
+) -> list[tuple[str, Mapping[int, int], list[_Couple]]]:
+    """(victim name, its nets and signs, its couples) of every victim with an aggressor
+    coupled over ``min_coupled_mm`` or more, by name."""
+    min_len = float((rule.params or {})["min_coupled_mm"])
+    unit_of = {n: name for name, m in aggressors.items() for n in m}
+    vname = {n: name for name, m in victims.items() for n in m}
+    by_victim: dict[str, set[str]] = {}
+    for v, a in terms:
+        if v in vname and a in unit_of:
+            by_victim.setdefault(vname[v], set()).add(unit_of[a])
+    out = []
+    for name, anames in sorted(by_victim.items()):
+        victim = victims[name]
+        couples: list[_Couple] = []
+        for an in sorted(anames):
+            agg = aggressors[an]
+            keys = [(v, a) for v in victim for a in agg if (v, a) in terms]
+            if max(terms[k].length for k in keys) < min_len:
+                continue
+            couples.append((an, agg, keys, _ends(ctx, victim, agg)))
+        if couples:
+            out.append((name, victim, couples))
+    return out
+
+
+def _rows(
+    ctx: CheckContext,
+    rule: Rule,
+    solver: _Solver,
+    victim: Mapping[int, int],
+    couples: Sequence[_Couple],
+    terms: Mapping[tuple[int, int], _Term],
+) -> list[Any]:
+    """The full (fine) solution of each couple: (aggressor, its nets, its terms, (NEXT, FEXT)
+    at the slow edge, at the fast edge, slow, fast, declared, ends, the fast edge's source)."""
+    rows = []
+    for an, agg, keys, ends in couples:
+        slow, fast, declared, src = _rise_bounds(ctx, rule, agg)
+        sums = {k: terms[k].solve(solver) for k in keys}
+        lengths = {k: terms[k].length for k in keys}
+        lo = _noise(sums, lengths, victim, agg, slow)
+        hi = _noise(sums, lengths, victim, agg, fast)
+        rows.append((an, agg, [terms[k] for k in keys], lo, hi, slow, fast, declared, ends, src))
+    return rows
 
 
 def _pct(x: float) -> str:
