@@ -243,6 +243,9 @@ class _Solver:
         self.memo: dict[Any, Coupling] = ctx.analysis.memo.setdefault("crosstalk_couplings", {})
         self._stacks: dict[int, Any] = {}
         self._layer_stack = layer_stack
+        #: (layer, solved width, gap node) -> :meth:`span` (a node's range stays valid once the
+        #: fine solution is known: it holds it)
+        self._spans: dict[tuple[int, float, int], tuple[float, ...]] = {}
 
     def stack(self, layer: int) -> Any:
         got = self._stacks.get(layer)
@@ -340,22 +343,26 @@ class _Solver:
             coarse_coupling_of,
         )
 
+        w = self.quantise(width)
+        got = self._spans.get((layer, w, k))
+        if got is not None:  # memoised: the cross-section's key costs more than the look-up
+            return got
         h = self.height(layer)
         c, coarse = coarse_coupling_of(
-            self.stack(layer), self.quantise(width), h * 2.0 ** (k / NODES_PER_OCTAVE), self.memo
+            self.stack(layer), w, h * 2.0 ** (k / NODES_PER_OCTAVE), self.memo
         )
         ps = c.ps_per_mm
-        if not coarse:
-            return c.kb, c.kb, c.kf, c.kf, ps, ps
-        kb = abs(c.kb)
-        return (
+        kb = abs(c.kb) if coarse else 0.0
+        got = (
             c.kb - COARSE_KB[0] * kb,
             c.kb + COARSE_KB[1] * kb,
             c.kf - COARSE_KF[0] * kb,
             c.kf + COARSE_KF[1] * kb,
-            ps * (1.0 - COARSE_PS[0]),
-            ps * (1.0 + COARSE_PS[1]),
+            ps * (1.0 - COARSE_PS[0]) if coarse else ps,
+            ps * (1.0 + COARSE_PS[1]) if coarse else ps,
         )
+        self._spans[(layer, w, k)] = got
+        return got
 
     def span_below(self, layer: int, width: float, gap: float) -> tuple[float, ...]:
         """:meth:`span` at the gap node at or below ``gap`` (:meth:`at_node_below`); of a
