@@ -200,6 +200,8 @@ def in_coarse_domain(args: tuple[Any, ...], mask: tuple[float, float] | None) ->
     field_cross_section`'s, upright) lies in :data:`COARSE_DOMAIN`, where the sweep measured
     the coarse mesh's error (:data:`COARSE_REL`, :data:`COARSE_PS_REL`)."""
     w, s, t, h, layers, top = args
+    if not h > 0.0:  # no height: nothing was measured (the fine solver judges it)
+        return False
     d = COARSE_DOMAIN
     ers = [lay.er for lay in layers] + ([mask[1]] if mask else [])
     checks = [
