@@ -233,14 +233,15 @@ class _Term:
 
 class _Solver:
     """Field solutions of the board's cross-sections at gap nodes h·2^(k/2), memoised on the
-    analysis (shared by every crosstalk rule of the run)."""
+    analysis (shared by every crosstalk rule of the run): the fine couplings, and the coarse
+    mesh's capacitances and couplings the screen reads (:meth:`span`)."""
 
     def __init__(self, ctx: CheckContext) -> None:
         from ..analysis.impedance import layer_stack
 
         self.board = ctx.board
         self.analysis = ctx.analysis
-        self.memo: dict[Any, Coupling] = ctx.analysis.memo.setdefault("crosstalk_couplings", {})
+        self.memo: dict[Any, Any] = ctx.analysis.memo.setdefault("crosstalk_couplings", {})
         self._stacks: dict[int, Any] = {}
         self._layer_stack = layer_stack
         #: (layer, solved width, gap node) -> :meth:`span` (a node's range stays valid once the
