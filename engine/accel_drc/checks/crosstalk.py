@@ -328,8 +328,11 @@ class _Solver:
         if layer >= BROADSIDE:
             step = self.height(layer) / BROADSIDE_NODES
             return self._broadside_node(layer, width, max(math.floor(gap / step + 1e-9), 0))
-        k = math.floor(NODES_PER_OCTAVE * math.log2(gap / self.height(layer)) + 1e-9)
-        return self._node(layer, width, k)
+        return self._node(layer, width, self._node_below(layer, gap))
+
+    def _node_below(self, layer: int, gap: float) -> int:
+        """The gap node at or below ``gap`` on a (not broadside) ``layer``."""
+        return math.floor(NODES_PER_OCTAVE * math.log2(gap / self.height(layer)) + 1e-9)
 
     def span(self, layer: int, width: float, k: int) -> tuple[float, ...]:
         """(Kb low, Kb high, kf low, kf high, ps/mm low, ps/mm high): the range the fine
@@ -372,8 +375,7 @@ class _Solver:
         if layer >= BROADSIDE:
             c = self.at_node_below(layer, width, gap)
             return c.kb, c.kb, c.kf, c.kf, c.ps_per_mm, c.ps_per_mm
-        k = math.floor(NODES_PER_OCTAVE * math.log2(gap / self.height(layer)) + 1e-9)
-        return self.span(layer, width, k)
+        return self.span(layer, width, self._node_below(layer, gap))
 
     def span_interpolated(self, layer: int, width: float, gap: float) -> tuple[float, ...]:
         """The range (:meth:`span`) of :meth:`interpolated` at ``gap``, from the coarse meshes:
