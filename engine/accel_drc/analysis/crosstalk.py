@@ -20,6 +20,17 @@ plus their near neighbours).
 
 Proofs (``tests/test_crosstalk_physics.py``, ``docs/impedance.md`` "Crosstalk"): TNT-MMTL's
 published coupled-microstrip case and Cohn's exact coupled stripline.
+
+The check's coarse screen (:func:`coarse_coupling_of`): the coarse mesh alone (resolution
+``XTALK_RESOLUTION / 2``, the first of the two the production solution extrapolates from, so a
+fine solve that follows reuses it), with the range the production solution lies in: Kb within
+−45 % / +4 % of the coarse Kb, kf within −0.10 / +0.32 × the coarse Kb of the coarse kf, the
+delay within −3 % / +1.5 % (:data:`COARSE_KB`, :data:`COARSE_KF`, :data:`COARSE_PS`).  Each side
+is at least twice the worst deviation of a sweep of 4,050 cross-sections
+(``bench/sweep_coarse_mesh.py``: w/h 0.3–3, s/h 0.25–4, εr 3–4.6, t/h 0.02–0.4, microstrip bare
+and under a mask, symmetric and offset stripline; worst 22.4 % / 1.8 %, 4.1 % / 15.3 %,
+1.2 % / 0.6 %), which ``tests/test_crosstalk_screen.py`` re-runs in part; outside the swept
+:data:`COARSE_DOMAIN` the screen takes the fine solution.
 """
 
 from __future__ import annotations
@@ -41,6 +52,26 @@ XTALK_RESOLUTION = 0.5
 #: a centred stripline) within 0.6 % (tests); a solve costs 30-60 ms, and only a dual
 #: stripline's runs need one
 BROADSIDE_RESOLUTION = 1.0
+#: the coarse screen (:func:`coarse_coupling_of`: the ``XTALK_RESOLUTION / 2`` mesh alone)
+#: against the production solution, (below, above): the fine Kb lies in
+#: [Kb_c·(1 − below), Kb_c·(1 + above)], the fine kf in [kf_c − below·Kb_c, kf_c + above·Kb_c],
+#: the fine delay in [ps_c·(1 − below), ps_c·(1 + above)]; each side at least twice the worst
+#: deviation on that side of the sweep over :data:`COARSE_DOMAIN` (``bench/sweep_coarse_mesh.py``,
+#: docs/impedance.md "Crosstalk", coarse screen; re-checked by tests/test_crosstalk_screen.py)
+COARSE_KB = (0.45, 0.04)
+COARSE_KF = (0.1, 0.32)
+COARSE_PS = (0.03, 0.015)
+#: the cross-sections that sweep covered (ratios to h, the strip's height to its nearer
+#: plane): width, gap, copper, soldermask thickness, the far plane's height over the near
+#: one's (stripline; 1 for microstrip), every εr (dielectrics and mask)
+COARSE_DOMAIN: dict[str, tuple[float, float]] = {
+    "w_h": (0.3, 3.0),
+    "s_h": (0.25, 4.0),
+    "t_h": (0.02, 0.4),
+    "mask_h": (0.0, 0.25),
+    "far_near": (1.0, 4.0),
+    "er": (3.0, 4.6),
+}
 #: closest edge-to-edge gap (mm) taken as a coupled run: 10 µm, under any fab's minimum space
 #: (a closer pair is a clearance error; its field solve would mesh a sliver)
 MIN_GAP_MM = 0.01
@@ -114,31 +145,97 @@ def coupling_from_modes(z_even: float, z_odd: float, eeff_even: float, eeff_odd:
     return Coupling(kb=k_backward(lc), kf=lc.cm / lc.c - lc.lm / lc.l, eeff=eeff)
 
 
+def _section(stack: Any, w_mm: float, s_mm: float) -> tuple[tuple[Any, ...], Any, Any]:
+    """The solver's arguments, mask and memo key of two strips of width ``w_mm``, ``s_mm``
+    apart on ``stack`` turned upright (:meth:`~accel_drc.analysis.impedance.LayerStack.upright`:
+    a stripline nearer its upper plane is solved upside down, the same fields, so two layers
+    that mirror each other share their solutions)."""
+    from .impedance import field_cross_section
+
+    args, mask = field_cross_section(stack.upright(), w_mm, s_mm)
+    return args, mask, (args[:4], args[4], args[5], mask)
+
+
+def _lo_caps(args: tuple[Any, ...], mask: Any, key: Any, memo: dict[Any, Any] | None) -> Any:
+    """The coarse mesh's (``XTALK_RESOLUTION / 2``) capacitances of both modes, memoised under
+    ``("lo", key)``: the screen's coarse coupling and the fine solution's extrapolation both
+    take them, so that mesh is solved once."""
+    from .impedance.solver import mode_capacitances
+
+    got = memo.get(("lo", key)) if memo is not None else None
+    if got is None:
+        got = mode_capacitances(*args, resolution=XTALK_RESOLUTION / 2.0, mask=mask)
+        if memo is not None:
+            memo[("lo", key)] = got
+    return got
+
+
 def coupling_of(
-    stack: Any, w_mm: float, s_mm: float, memo: dict[Any, Coupling] | None = None
+    stack: Any, w_mm: float, s_mm: float, memo: dict[Any, Any] | None = None
 ) -> Coupling:
     """The :class:`Coupling` of two strips of width ``w_mm``, ``s_mm`` apart edge to edge, on
     the cross-section ``stack`` (:class:`~accel_drc.analysis.impedance.LayerStack`: microstrip
     with its soldermask, symmetric or offset stripline, one εr or two), by the 2-D field solver
     (:func:`~accel_drc.analysis.impedance.solver.fd_coupled_modes`), memoised in ``memo`` by
-    the solver's own arguments (rounded to 0.1 µm) of the stack turned upright
-    (:meth:`~accel_drc.analysis.impedance.LayerStack.upright`)."""
-    from .impedance import FIELD_ORDER, field_cross_section
+    the solver's own arguments (rounded to 0.1 µm) of the stack turned upright; the coarse
+    mesh's capacitances are taken from the memo where :func:`coarse_coupling_of` solved them."""
+    from .impedance import FIELD_ORDER
     from .impedance.solver import fd_coupled_modes
 
-    # a stripline nearer its upper plane is solved upside down: the same fields, so two layers
-    # that mirror each other share their solutions
-    args, mask = field_cross_section(stack.upright(), w_mm, s_mm)
-    key = (args[:4], args[4], args[5], mask)
+    args, mask, key = _section(stack, w_mm, s_mm)
     if memo is not None and key in memo:
-        return memo[key]
+        return memo[key]  # type: ignore[no-any-return]
     ze, zo, ee, eo = fd_coupled_modes(
-        *args, resolution=XTALK_RESOLUTION, mask=mask, order=FIELD_ORDER
-    )
+        *args, resolution=XTALK_RESOLUTION, mask=mask, order=FIELD_ORDER,
+        lo_caps=_lo_caps(args, mask, key, memo),
+    )  # fmt: skip
     got = coupling_from_modes(ze, zo, ee, eo)
     if memo is not None:
         memo[key] = got
     return got
+
+
+def in_coarse_domain(args: tuple[Any, ...], mask: tuple[float, float] | None) -> bool:
+    """Whether the cross-section ``args`` (:func:`~accel_drc.analysis.impedance.
+    field_cross_section`'s, upright) lies in :data:`COARSE_DOMAIN`, where the sweep measured
+    the coarse mesh's error (:data:`COARSE_REL`, :data:`COARSE_PS_REL`)."""
+    w, s, t, h, layers, top = args
+    if not h > 0.0:  # no height: nothing was measured (the fine solver judges it)
+        return False
+    d = COARSE_DOMAIN
+    ers = [lay.er for lay in layers] + ([mask[1]] if mask else [])
+    checks = [
+        (w / h, d["w_h"]),
+        (s / h, d["s_h"]),
+        (t / h, d["t_h"]),
+        ((mask[0] if mask else 0.0) / h, d["mask_h"]),
+        (((top - t - h) / h) if top is not None else 1.0, d["far_near"]),
+    ] + [(er, d["er"]) for er in ers]
+    # 0.1 % of slack: a node's gap is rounded to 0.1 µm, which puts 4 h a hair above 4 h
+    return all(lo * (1 - 1e-3) <= x <= hi * (1 + 1e-3) for x, (lo, hi) in checks)
+
+
+def coarse_coupling_of(
+    stack: Any, w_mm: float, s_mm: float, memo: dict[Any, Any] | None = None
+) -> tuple[Coupling, bool]:
+    """(coupling, coarse): :func:`coupling_of`'s value from its coarse mesh alone (no
+    extrapolation: about a third of the cost) and True, the fine solution lying within
+    :data:`COARSE_KB`, :data:`COARSE_KF` and :data:`COARSE_PS` of it; outside
+    :data:`COARSE_DOMAIN`, or where the fine solution is in ``memo`` already, the fine
+    solution itself and False (no error)."""
+    args, mask, key = _section(stack, w_mm, s_mm)
+    if memo is not None and key in memo:
+        return memo[key], False
+    if not in_coarse_domain(args, mask):
+        return coupling_of(stack, w_mm, s_mm, memo), False
+    got = memo.get(("coarse", key)) if memo is not None else None
+    if got is None:
+        from .impedance.solver import modes_of_caps
+
+        got = coupling_from_modes(*modes_of_caps(_lo_caps(args, mask, key, memo)))
+        if memo is not None:
+            memo[("coarse", key)] = got
+    return got, True
 
 
 @dataclass(frozen=True)

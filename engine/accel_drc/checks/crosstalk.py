@@ -114,6 +114,9 @@ BROADSIDE = 1000
 #: broadside offset nodes per vertical separation of the two strips (linear interpolation)
 BROADSIDE_NODES = 2
 
+#: a victim's couple: (aggressor name, its nets and signs, the net-to-net term keys, ends)
+_Couple = tuple[str, Mapping[int, int], list[tuple[int, int]], str]
+
 
 @dataclass
 class _Term:
@@ -161,12 +164,14 @@ class _Term:
             out[ly] = out.get(ly, 0.0) + ln
         return out
 
-    def bound(self, solver: _Solver) -> tuple[float, float, float]:
+    def bound(self, solver: _Solver, coarse: bool = False) -> tuple[float, float, float]:
         """Upper-bound sums (Σ Kb·length, Σ TD, Σ |kf|·TD): the pieces of one layer and one
         solved width all at their closest gap's node at or below it (coupling falls with the
         gap), and every piece at the slowest delay the layer's dielectrics allow (εeff ≤ the
         largest εr).  The nodes are ones the full solution (:meth:`solve`) reads too, so the
-        bound costs no solve the full one would not."""
+        bound costs no solve the full one would not.  ``coarse``: each node's coarse-mesh
+        bounds (:meth:`_Solver.span`: the largest Kb and |kf| the fine node can have), so an
+        upper bound of the fine bound from the coarse meshes alone."""
         groups: dict[tuple[int, float], list[float]] = {}
         for ly, w, g, ln in zip(self.layers, self.widths, self.gaps, self.lengths):
             acc = groups.setdefault((ly, solver.quantise(w)), [math.inf, 0.0])
@@ -174,12 +179,34 @@ class _Term:
             acc[1] += ln
         kb_len = td = kf_td = 0.0
         for (ly, w), (gap, ln) in groups.items():
-            c = solver.at_node_below(ly, w, gap)
+            if coarse:
+                sp = solver.span_below(ly, w, gap)
+                kb, kf = sp[1], max(abs(sp[2]), abs(sp[3]))
+            else:
+                c = solver.at_node_below(ly, w, gap)
+                kb, kf = c.kb, abs(c.kf)
             t = ln * solver.ps_per_mm_max(ly)
-            kb_len += c.kb * ln
+            kb_len += kb * ln
             td += t
-            kf_td += abs(c.kf) * t
+            kf_td += kf * t
         return kb_len, td, kf_td
+
+    def span_sums(self, solver: _Solver) -> tuple[float, float, float, float, float, float]:
+        """The ranges (low, high) of :meth:`solve`'s three sums (Σ Kb·length, Σ TD, Σ kf·TD)
+        that the fine solution can take, from the coarse meshes alone: each piece's
+        interpolated bounds (:meth:`_Solver.span_interpolated`), a product kf·delay at its
+        interval's extreme corners."""
+        kb0 = kb1 = td0 = td1 = kt0 = kt1 = 0.0
+        for ly, w, g, ln in zip(self.layers, self.widths, self.gaps, self.lengths):
+            b0, b1, f0, f1, p0, p1 = solver.span_interpolated(ly, w, g)
+            kb0 += b0 * ln
+            kb1 += b1 * ln
+            td0 += p0 * ln
+            td1 += p1 * ln
+            corners = (f0 * p0, f0 * p1, f1 * p0, f1 * p1)
+            kt0 += min(corners) * ln
+            kt1 += max(corners) * ln
+        return kb0, kb1, td0, td1, kt0, kt1
 
     def solve(self, solver: _Solver) -> tuple[float, float, float]:
         """(Σ Kb·length, Σ TD, Σ kf·TD) over the pieces; per layer in :attr:`layer_sums`."""
@@ -206,16 +233,20 @@ class _Term:
 
 class _Solver:
     """Field solutions of the board's cross-sections at gap nodes h·2^(k/2), memoised on the
-    analysis (shared by every crosstalk rule of the run)."""
+    analysis (shared by every crosstalk rule of the run): the fine couplings, and the coarse
+    mesh's capacitances and couplings the screen reads (:meth:`span`)."""
 
     def __init__(self, ctx: CheckContext) -> None:
         from ..analysis.impedance import layer_stack
 
         self.board = ctx.board
         self.analysis = ctx.analysis
-        self.memo: dict[Any, Coupling] = ctx.analysis.memo.setdefault("crosstalk_couplings", {})
+        self.memo: dict[Any, Any] = ctx.analysis.memo.setdefault("crosstalk_couplings", {})
         self._stacks: dict[int, Any] = {}
         self._layer_stack = layer_stack
+        #: (layer, solved width, gap node) -> :meth:`span` (a node's range stays valid once the
+        #: fine solution is known: it holds it)
+        self._spans: dict[tuple[int, float, int], tuple[float, ...]] = {}
 
     def stack(self, layer: int) -> Any:
         got = self._stacks.get(layer)
@@ -297,8 +328,81 @@ class _Solver:
         if layer >= BROADSIDE:
             step = self.height(layer) / BROADSIDE_NODES
             return self._broadside_node(layer, width, max(math.floor(gap / step + 1e-9), 0))
-        k = math.floor(NODES_PER_OCTAVE * math.log2(gap / self.height(layer)) + 1e-9)
-        return self._node(layer, width, k)
+        return self._node(layer, width, self._node_below(layer, gap))
+
+    def _node_below(self, layer: int, gap: float) -> int:
+        """The gap node at or below ``gap`` on a (not broadside) ``layer``."""
+        return math.floor(NODES_PER_OCTAVE * math.log2(gap / self.height(layer)) + 1e-9)
+
+    def span(self, layer: int, width: float, k: int) -> tuple[float, ...]:
+        """(Kb low, Kb high, kf low, kf high, ps/mm low, ps/mm high): the range the fine
+        solution at gap node ``k`` lies in, from its coarse mesh alone
+        (:func:`~accel_drc.analysis.crosstalk.coarse_coupling_of` and its measured bounds
+        ``COARSE_KB``, ``COARSE_KF``, ``COARSE_PS``); a node outside the coarse mesh's measured
+        domain, or solved fully already, is its fine value (a range of one point)."""
+        from ..analysis.crosstalk import (
+            COARSE_KB,
+            COARSE_KF,
+            COARSE_PS,
+            coarse_coupling_of,
+        )
+
+        w = self.quantise(width)
+        got = self._spans.get((layer, w, k))
+        if got is not None:  # memoised: the cross-section's key costs more than the look-up
+            return got
+        h = self.height(layer)
+        c, coarse = coarse_coupling_of(
+            self.stack(layer), w, h * 2.0 ** (k / NODES_PER_OCTAVE), self.memo
+        )
+        ps = c.ps_per_mm
+        kb = abs(c.kb) if coarse else 0.0
+        got = (
+            c.kb - COARSE_KB[0] * kb,
+            c.kb + COARSE_KB[1] * kb,
+            c.kf - COARSE_KF[0] * kb,
+            c.kf + COARSE_KF[1] * kb,
+            ps * (1.0 - COARSE_PS[0]) if coarse else ps,
+            ps * (1.0 + COARSE_PS[1]) if coarse else ps,
+        )
+        self._spans[(layer, w, k)] = got
+        return got
+
+    def span_below(self, layer: int, width: float, gap: float) -> tuple[float, ...]:
+        """:meth:`span` at the gap node at or below ``gap`` (:meth:`at_node_below`); of a
+        broadside couple, its fine node (a range of one point: the two-strip solution has no
+        coarse screen)."""
+        if layer >= BROADSIDE:
+            c = self.at_node_below(layer, width, gap)
+            return c.kb, c.kb, c.kf, c.kf, c.ps_per_mm, c.ps_per_mm
+        return self.span(layer, width, self._node_below(layer, gap))
+
+    def span_interpolated(self, layer: int, width: float, gap: float) -> tuple[float, ...]:
+        """The range (:meth:`span`) of :meth:`interpolated` at ``gap``, from the coarse meshes:
+        the same interpolation of the nodes' low ends and of their high ends.  Kb log-log and
+        kf and the delay linearly are each increasing in both node values (weights 1 − f and
+        f ≥ 0, exp and log increasing), so the fine nodes lying in their ranges puts the fine
+        interpolation in this one.  A broadside couple: its fine value (no coarse screen; no
+        board at hand has a dual stripline)."""
+        if layer >= BROADSIDE:
+            kb, kf, ps = self.interpolated(layer, width, gap)
+            return kb, kb, kf, kf, ps, ps
+        x = NODES_PER_OCTAVE * math.log2(gap / self.height(layer))
+        k0 = math.floor(x + 1e-9)
+        f = max(x - k0, 0.0)
+        a = self.span(layer, width, k0)
+        if f < 1e-9:
+            return a
+        b = self.span(layer, width, k0 + 1)
+
+        def loglog(p: float, q: float) -> float:
+            return math.exp((1 - f) * math.log(max(p, 1e-12)) + f * math.log(max(q, 1e-12)))
+
+        return (
+            loglog(a[0], b[0]),
+            loglog(a[1], b[1]),
+            *((1 - f) * a[i] + f * b[i] for i in range(2, 6)),
+        )
 
     def interpolated(self, layer: int, width: float, gap: float) -> tuple[float, float, float]:
         """(Kb, kf, ps/mm) at ``gap``: Kb log-log between the two nodes around it, kf and the
@@ -675,6 +779,108 @@ def _worst(nf: tuple[float, float], ends: str) -> float:
     return max(abs(nf[0]) if ends != "far" else 0.0, abs(nf[1]) if ends != "near" else 0.0)
 
 
+def _bound(
+    ctx: CheckContext,
+    rule: Rule,
+    solver: _Solver,
+    couples: Sequence[_Couple],
+    terms: Mapping[tuple[int, int], _Term],
+    coarse: bool,
+) -> float:
+    """An upper bound of a victim's noise at the fastest edges: every term at its upper-bound
+    sums (:meth:`_Term.bound`, from the coarse meshes with ``coarse``), no cancellation inside
+    a pair, the aggressors' noise summed plainly (a plain sum bounds the power sum)."""
+    bound = 0.0
+    for _an, agg, keys, ends in couples:
+        _slow, fast, _d, _src = _rise_bounds(ctx, rule, agg)
+        amp = 0.5 if len(agg) > 1 else 1.0
+        for k in keys:
+            b = _noise(
+                {k: terms[k].bound(solver, coarse)},
+                {k: terms[k].length},
+                {k[0]: 1},
+                {k[1]: 1},
+                fast,
+            )
+            bound += amp * _worst((abs(b[0]), abs(b[1])), ends)
+    return bound
+
+
+def _noise_upper(
+    spans: Mapping[tuple[int, int], tuple[float, ...]],
+    lengths: Mapping[tuple[int, int], float],
+    victim: Mapping[int, int],
+    aggressor: Mapping[int, int],
+    rise_ps: float,
+) -> tuple[float, float]:
+    """Upper bounds of |NEXT| and |FEXT| (:func:`_noise`) on ``victim`` from ``aggressor``,
+    each net-to-net term's sums known only within ``spans`` (:meth:`_Term.span_sums`): NEXT
+    rises with Σ Kb·length and with Σ TD (its extremes are at the ranges' corners), FEXT is
+    linear in Σ kf·TD; each term's range enters the superposition with its sign, and the cap
+    of ½ (monotone in |FEXT|) applies after it, as in :func:`_noise`."""
+    from ..analysis.crosstalk import crosstalk_at
+
+    amp = 0.5 if len(aggressor) > 1 else 1.0
+    nxt = [0.0, 0.0]
+    fxt = [0.0, 0.0]
+    for (v, a), (kb0, kb1, td0, td1, kt0, kt1) in spans.items():
+        sign = victim[v] * aggressor[a] * amp
+        n = [crosstalk_at(kb, td, 0.0, lengths[(v, a)], rise_ps)[0] for kb in (kb0, kb1)
+             for td in (td0, td1)]  # fmt: skip
+        f = [kt / (2.0 * rise_ps) for kt in (kt0, kt1)]
+        for acc, lo, hi in ((nxt, min(n), max(n)), (fxt, min(f), max(f))):
+            acc[0] += min(sign * lo, sign * hi)
+            acc[1] += max(sign * lo, sign * hi)
+    return max(abs(nxt[0]), abs(nxt[1])), min(0.5, max(abs(fxt[0]), abs(fxt[1])))
+
+
+#: relative slack on the coarse screen's upper bound: the fine solution sums its pieces in
+#: another order, so its rounding may differ by a few ulps
+_SCREEN_SLACK = 1e-9
+
+
+def _coarse_passes(
+    ctx: CheckContext,
+    rule: Rule,
+    solver: _Solver,
+    victim: Mapping[int, int],
+    couples: Sequence[_Couple],
+    terms: Mapping[tuple[int, int], _Term],
+    budget: float,
+) -> bool:
+    """Whether the victim passes on the coarse meshes alone (no fine mesh solved): its coarse
+    upper bound (:meth:`_Term.bound` with ``coarse``) under the budget, or else the full
+    formula (superposition, the ends that count, power sum) at the fastest edges on the ranges
+    the fine solution lies in (:func:`_noise_upper`).  Either way the full solution is under
+    the budget too (each range holds the fine value: ``COARSE_*`` in analysis/crosstalk.py),
+    so a victim the fine solution fails never passes here."""
+    if _bound(ctx, rule, solver, couples, terms, True) <= budget:
+        return True
+    return (
+        _coarse_upper(ctx, rule, solver, victim, couples, terms) * (1.0 + _SCREEN_SLACK) <= budget
+    )
+
+
+def _coarse_upper(
+    ctx: CheckContext,
+    rule: Rule,
+    solver: _Solver,
+    victim: Mapping[int, int],
+    couples: Sequence[_Couple],
+    terms: Mapping[tuple[int, int], _Term],
+) -> float:
+    """An upper bound, from the coarse meshes alone, of the victim's power-summed noise at the
+    fastest edges (the full solution's ``total_hi``): :func:`_noise_upper` of each aggressor,
+    the end that counts (:func:`_worst`, increasing in both), power-summed."""
+    worst = []
+    for _an, agg, keys, ends in couples:
+        _slow, fast, _d, _src = _rise_bounds(ctx, rule, agg)
+        spans = {k: terms[k].span_sums(solver) for k in keys}
+        lengths = {k: terms[k].length for k in keys}
+        worst.append(_worst(_noise_upper(spans, lengths, victim, agg, fast), ends))
+    return _power_sum(worst)
+
+
 def _judge(
     ctx: CheckContext,
     rule: Rule,
@@ -685,49 +891,18 @@ def _judge(
     out: CheckOutcome,
 ) -> None:
     """One finding per victim whose summed noise is over the budget (or may be).  Each victim
-    is first bounded from one solve per term (every piece at its closest gap, no cancellation
-    inside a pair): under the budget there, it passes without its full solution."""
-    params = rule.params or {}
-    budget = float(params["budget_pct"]) / 100.0
-    min_len = float(params["min_coupled_mm"])
-    unit_of = {n: name for name, m in aggressors.items() for n in m}
-    vname = {n: name for name, m in victims.items() for n in m}
-    by_victim: dict[str, set[str]] = {}
-    for v, a in terms:
-        if v in vname and a in unit_of:
-            by_victim.setdefault(vname[v], set()).add(unit_of[a])
-    for name, anames in sorted(by_victim.items()):
-        victim = victims[name]
-        couples = []
-        for an in sorted(anames):
-            agg = aggressors[an]
-            keys = [(v, a) for v in victim for a in agg if (v, a) in terms]
-            if max(terms[k].length for k in keys) < min_len:
-                continue
-            couples.append((an, agg, keys, _ends(ctx, victim, agg)))
-        if not couples:
+    is first screened on the coarse meshes (:func:`_coarse_passes`), then bounded from one
+    fine solve per term (every piece at its closest gap, no cancellation inside a pair):
+    under the budget at either, it passes without its full solution."""
+    budget = float((rule.params or {})["budget_pct"]) / 100.0
+    for name, victim, couples in _couples(ctx, rule, victims, aggressors, terms):
+        # the coarse screen first (no fine mesh solved), then the fine bound as before: each
+        # passes only victims the full solution passes, so the findings are the full one's
+        if _coarse_passes(ctx, rule, solver, victim, couples, terms, budget):
             continue
-        bound = 0.0
-        for _an, agg, keys, ends in couples:
-            _slow, fast, _d, _src = _rise_bounds(ctx, rule, agg)
-            amp = 0.5 if len(agg) > 1 else 1.0
-            for k in keys:
-                b = _noise(
-                    {k: terms[k].bound(solver)}, {k: terms[k].length}, {k[0]: 1}, {k[1]: 1}, fast
-                )
-                bound += amp * _worst((abs(b[0]), abs(b[1])), ends)
-        if bound <= budget:  # a plain sum bounds the power sum
+        if _bound(ctx, rule, solver, couples, terms, False) <= budget:
             continue
-        rows = []
-        for an, agg, keys, ends in couples:
-            slow, fast, declared, src = _rise_bounds(ctx, rule, agg)
-            sums = {k: terms[k].solve(solver) for k in keys}
-            lengths = {k: terms[k].length for k in keys}
-            lo = _noise(sums, lengths, victim, agg, slow)
-            hi = _noise(sums, lengths, victim, agg, fast)
-            rows.append(
-                (an, agg, [terms[k] for k in keys], lo, hi, slow, fast, declared, ends, src)
-            )
+        rows = _rows(ctx, rule, solver, victim, couples, terms)
         total_lo = _power_sum(_worst(r[3], r[8]) for r in rows)
         total_hi = _power_sum(_worst(r[4], r[8]) for r in rows)
         if total_hi <= budget:
@@ -735,6 +910,58 @@ def _judge(
         out.findings.append(
             _finding(ctx, rule, solver, name, victim, rows, total_lo, total_hi, budget)
         )
+
+
+def _couples(
+    ctx: CheckContext,
+    rule: Rule,
+    victims: Mapping[str, Mapping[int, int]],
+    aggressors: Mapping[str, Mapping[int, int]],
+    terms: Mapping[tuple[int, int], _Term],
+) -> list[tuple[str, Mapping[int, int], list[_Couple]]]:
+    """(victim name, its nets and signs, its couples) of every victim with an aggressor
+    coupled over ``min_coupled_mm`` or more, by name."""
+    min_len = float((rule.params or {})["min_coupled_mm"])
+    unit_of = {n: name for name, m in aggressors.items() for n in m}
+    vname = {n: name for name, m in victims.items() for n in m}
+    by_victim: dict[str, set[str]] = {}
+    for v, a in terms:
+        if v in vname and a in unit_of:
+            by_victim.setdefault(vname[v], set()).add(unit_of[a])
+    out = []
+    for name, anames in sorted(by_victim.items()):
+        victim = victims[name]
+        couples: list[_Couple] = []
+        for an in sorted(anames):
+            agg = aggressors[an]
+            keys = [(v, a) for v in victim for a in agg if (v, a) in terms]
+            if max(terms[k].length for k in keys) < min_len:
+                continue
+            couples.append((an, agg, keys, _ends(ctx, victim, agg)))
+        if couples:
+            out.append((name, victim, couples))
+    return out
+
+
+def _rows(
+    ctx: CheckContext,
+    rule: Rule,
+    solver: _Solver,
+    victim: Mapping[int, int],
+    couples: Sequence[_Couple],
+    terms: Mapping[tuple[int, int], _Term],
+) -> list[Any]:
+    """The full (fine) solution of each couple: (aggressor, its nets, its terms, (NEXT, FEXT)
+    at the slow edge, at the fast edge, slow, fast, declared, ends, the fast edge's source)."""
+    rows = []
+    for an, agg, keys, ends in couples:
+        slow, fast, declared, src = _rise_bounds(ctx, rule, agg)
+        sums = {k: terms[k].solve(solver) for k in keys}
+        lengths = {k: terms[k].length for k in keys}
+        lo = _noise(sums, lengths, victim, agg, slow)
+        hi = _noise(sums, lengths, victim, agg, fast)
+        rows.append((an, agg, [terms[k] for k in keys], lo, hi, slow, fast, declared, ends, src))
+    return rows
 
 
 def _pct(x: float) -> str:

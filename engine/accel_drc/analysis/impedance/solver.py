@@ -314,21 +314,48 @@ def fd_coupled_modes(
     resolution: float = 4.0,
     mask: tuple[float, float] | None = None,
     order: float = 1.0,
+    lo_caps: list[tuple[float, float] | None] | None = None,
 ) -> tuple[float, float, float, float]:
     """(Z_even, Z_odd, εeff_even, εeff_odd) of the :func:`fd_coupled` cross-section from one
     solve per mesh (the air and dielectric capacitances of each mode, εeff = C/C_air), meshes
     ``resolution/2`` and ``resolution`` Richardson-extrapolated at ``order`` like
     :func:`fd_coupled`.  What crosstalk needs: the coupling is the *difference* of the modes
-    (``analysis/crosstalk.py``)."""
+    (``analysis/crosstalk.py``).  ``lo_caps``: the ``resolution/2`` mesh's
+    :func:`_mode_capacitances`, where the caller has them already (the crosstalk screen's
+    coarse solution): that mesh is then not solved again, and the result is the same."""
     args = (w_mm, s_mm, t_mm, y_strip_mm, layers, top_plane_mm)
     k = 1.0 / (2.0**order - 1.0)
     # each mesh is solved once; Z and εeff both come from its capacitances
-    lo_caps = _mode_capacitances(*args, resolution / 2.0, mask, False)
+    if lo_caps is None:
+        lo_caps = _mode_capacitances(*args, resolution / 2.0, mask, False)
     hi_caps = _mode_capacitances(*args, resolution, mask, False)
     out: list[float] = []
     for fn in (_z, _eeff):
         out += [fn(h) + k * (fn(h) - fn(g)) for h, g in zip(hi_caps, lo_caps)]
     return out[0], out[1], out[2], out[3]
+
+
+def modes_of_caps(caps: list[tuple[float, float] | None]) -> tuple[float, float, float, float]:
+    """(Z_even, Z_odd, εeff_even, εeff_odd) of one mesh's :func:`_mode_capacitances` (both
+    modes), with no extrapolation: the crosstalk screen's coarse solution."""
+    return _z(caps[0]), _z(caps[1]), _eeff(caps[0]), _eeff(caps[1])
+
+
+def mode_capacitances(
+    w_mm: float,
+    s_mm: float,
+    t_mm: float,
+    y_strip_mm: float,
+    layers: Sequence[FdLayer],
+    top_plane_mm: float | None,
+    resolution: float,
+    mask: tuple[float, float] | None,
+) -> list[tuple[float, float] | None]:
+    """Both modes' (C_air, C) on one mesh of the :func:`fd_coupled` cross-section (what
+    :func:`fd_coupled_modes` takes as ``lo_caps``)."""
+    return _mode_capacitances(
+        w_mm, s_mm, t_mm, y_strip_mm, layers, top_plane_mm, resolution, mask, False
+    )
 
 
 def fd_mode_eps_eff(
