@@ -322,7 +322,7 @@ def net_packages(analysis: Analysis, net: int) -> list[PadPackage]:
         declared = getattr(analysis.config, "package_delays", None) or {}
         got = memo[net] = [
             pp
-            for ref, p, n_pads in _pads_of_nets(analysis).get(net, ())
+            for ref, p, n_pads in pads_of_nets(analysis).get(net, ())
             if (pp := _pad_package(declared, ref, p, n_pads)) is not None
         ]
     return got
@@ -433,7 +433,7 @@ class LoadDelays:
     missing: list[str] = field(default_factory=list)
 
 
-def _pads_of_nets(analysis: Analysis) -> dict[int, list[tuple[str, Any, int]]]:
+def pads_of_nets(analysis: Analysis) -> dict[int, list[tuple[str, Any, int]]]:
     """Net -> [(part reference, pad, the part's pad count)], built once per analysis."""
     memo = analysis.memo.get("delay_pads")
     if memo is None:
@@ -447,7 +447,7 @@ def _pads_of_nets(analysis: Analysis) -> dict[int, list[tuple[str, Any, int]]]:
 
 def _driver(pads: list[tuple[str, Any, int]]) -> tuple[str, Any] | None:
     """(reference, pad) of the part with the most pads among the parts with a pad on the net
-    (``pads``: :func:`_pads_of_nets`); None when two parts tie (no driver can be told)."""
+    (``pads``: :func:`pads_of_nets`); None when two parts tie (no driver can be told)."""
     best = sorted(pads, key=lambda t: -t[2])
     best = [b for k, b in enumerate(best) if all(b[0] != c[0] for c in best[:k])]
     if not best or (len(best) > 1 and best[0][2] == best[1][2]):
@@ -481,7 +481,7 @@ def load_delays(analysis: Analysis, d: NetDelay) -> LoadDelays | None:
     from ..hostile import MAX_TRACE_SEGMENTS
 
     board = analysis.board
-    on_net = _pads_of_nets(analysis).get(d.net, [])
+    on_net = pads_of_nets(analysis).get(d.net, [])
     got = _driver(on_net)
     if got is None:
         return None

@@ -470,14 +470,13 @@ def _mean_pair(d: Mapping[int, NetDelay], pair: Any, unknown: dict, board: Any) 
     return None if a is None or b is None else 0.5 * (a + b)
 
 
-def _pad_counts(board: Any) -> dict[int, int]:
-    """Net -> number of pads on it (a multi-drop net has more than two)."""
-    out: dict[int, int] = {}
-    for fp in board.footprints:
-        for p in fp.pads:
-            if p.net:
-                out[p.net] = out.get(p.net, 0) + 1
-    return out
+def _pad_counts(analysis: Any) -> dict[int, int]:
+    """Net -> number of pads on it (a multi-drop net has more than two): the pads of each net
+    as the delay analysis lists them (:func:`~accel_drc.analysis.delay.pads_of_nets`, built
+    once per run), counted."""
+    from ..analysis.delay import pads_of_nets
+
+    return {net: len(pads) for net, pads in pads_of_nets(analysis).items()}
 
 
 #: at most this many members of a group listed in each of its findings (a DDR byte lane has 9,
@@ -592,7 +591,7 @@ def _judge_group(
     board = ctx.board
     pads = ctx.analysis.memo.get("skew_pad_counts")
     if pads is None:
-        pads = ctx.analysis.memo["skew_pad_counts"] = _pad_counts(board)
+        pads = ctx.analysis.memo["skew_pad_counts"] = _pad_counts(ctx.analysis)
     multi = [d.net for d in ref_ds if pads.get(d.net, 0) > 2]
     # every judged member's delay (ps), for a drawing of the group against its limit
     group = [
