@@ -26,18 +26,24 @@ def workers() -> int:
     return max(1, min(4, n))
 
 
-class Background:
-    """One computation on a daemon thread; :meth:`result` waits for it and re-raises its error
-    in the caller.  Daemon, so an aborted run does not wait for it at exit."""
+class RunOnce:
+    """A computation run by the first caller of :meth:`run`, on that caller's thread (a later or
+    concurrent call returns at once); :meth:`result` waits for that run and re-raises its error
+    in the caller."""
 
-    def __init__(self, fn: Callable[[], Any], name: str) -> None:
+    def __init__(self, fn: Callable[[], Any]) -> None:
         self._fn: Callable[[], Any] | None = fn
+        self._lock = threading.Lock()
+        self._started = False
         self._done = threading.Event()
         self._value: Any = None
         self._exc: BaseException | None = None
-        threading.Thread(target=self._run, name=f"accel-drc {name}", daemon=True).start()
 
-    def _run(self) -> None:
+    def run(self) -> None:
+        with self._lock:
+            if self._started:
+                return
+            self._started = True
         try:
             assert self._fn is not None
             self._value = self._fn()
@@ -52,6 +58,16 @@ class Background:
         if self._exc is not None:
             raise self._exc
         return self._value
+
+
+class Background(RunOnce):
+    """One computation on a daemon thread (:class:`RunOnce` started at once); :meth:`result`
+    waits for it and re-raises its error in the caller.  Daemon, so an aborted run does not
+    wait for it at exit."""
+
+    def __init__(self, fn: Callable[[], Any], name: str) -> None:
+        super().__init__(fn)
+        threading.Thread(target=self.run, name=f"accel-drc {name}", daemon=True).start()
 
 
 _T = TypeVar("_T")

@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 from markupsafe import escape
 
-from ..concurrency import Background, workers
+from ..concurrency import Background, RunOnce, workers
 from ..model import Board
 
 log = logging.getLogger(__name__)
@@ -265,9 +265,9 @@ class ZoneJob:
         self._layers: list[int] = []
         self._rows: list[np.ndarray] = []  # per layer: its rings' rows among the distinct rings
         self._job: Any = None
-        self._here: _Here | None = None
+        self._here: RunOnce | None = None
         if here:
-            self._here = _Here(lambda: self._start(board, tol_steps, threads=False))
+            self._here = RunOnce(lambda: self._start(board, tol_steps, threads=False))
             self._job = self._here
         else:
             self._start(board, tol_steps, threads=True)
@@ -352,40 +352,6 @@ class ZoneJob:
             coords, index = shapely.get_coordinates(simple, return_index=True)
             out[layer] = _rings_text(coords, index, len(simple), self.q)
         return out
-
-
-class _Here:
-    """A computation run by the first caller of :meth:`run`, on its thread (a later or
-    concurrent call returns at once); :meth:`result` waits for that run and re-raises its
-    error."""
-
-    def __init__(self, fn: Any) -> None:
-        import threading
-
-        self._fn = fn
-        self._lock = threading.Lock()
-        self._started = False
-        self._done = threading.Event()
-        self._value: Any = None
-        self._exc: BaseException | None = None
-
-    def run(self) -> None:
-        with self._lock:
-            if self._started:
-                return
-            self._started = True
-        try:
-            self._value = self._fn()
-        except BaseException as exc:  # handed to the caller of result(), raised there
-            self._exc = exc
-        finally:
-            self._done.set()
-
-    def result(self) -> Any:
-        self._done.wait()
-        if self._exc is not None:
-            raise self._exc
-        return self._value
 
 
 def _zone_paths(board: Board, q: float, tol_steps: float) -> dict[int, str]:
