@@ -273,6 +273,94 @@ def test_a_clean_check_imports_no_validator_metadata_or_templates():
     assert out.stdout.split("\n")[-2] == "5 []", out.stdout
 
 
+VME_WREN = ROOT.parent / "shared" / "boards" / "vme-wren" / "vme-wren.kicad_pcb"
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not VME_WREN.is_file(), reason="vme-wren is not on this machine")
+def test_a_big_boards_check_imports_no_numpy_ma():
+    """vme-wren runs what a small board does not (the via table's spatial join, the pair
+    table's grid, the delays' median widths, the thermal via fields): none of it imports
+    ``numpy.ma`` (``np.unique`` and ``np.median`` would: ``accel_drc.arrays``); it cost the
+    KiCad button's click 15-22 ms of CPU."""
+    code = (
+        "import sys\n"
+        "from accel_drc.cli import main\n"
+        f"rc = main(['check', {str(VME_WREN)!r}, '--quiet'])\n"
+        "print(rc, 'numpy.ma' in sys.modules)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=300, cwd=ROOT
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split("\n")[-2] in ("0 False", "5 False"), out.stdout
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.floats(-1e6, 1e6, allow_nan=False), min_size=1, max_size=40),
+    st.integers(0, 3),
+)
+def test_median_is_np_median(values: list[float], nans: int):
+    import numpy as np
+    from accel_drc.arrays import median
+
+    a = np.array(values, dtype=float)
+    assert median(a) == float(np.median(a))  # exactly: the same middle values, the same mean
+    assert median(a.astype(np.float32)) == float(np.median(a.astype(np.float32).astype(float)))
+    if nans:
+        a[: min(nans, len(a))] = np.nan
+        assert np.isnan(median(a))
+    with pytest.raises(ValueError):
+        median(np.zeros(0))
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.integers(-(2**62), 2**62), max_size=50),
+    st.lists(st.integers(-(2**62), 2**62), max_size=50),
+    st.booleans(),
+)
+def test_isin_is_np_isin(a: list[int], among: list[int], small: bool):
+    import numpy as np
+    from accel_drc.arrays import isin
+
+    x = np.array(a, dtype=np.int64) % 7 if small else np.array(a, dtype=np.int64)
+    y = np.array(among, dtype=np.int64) % 7 if small else np.array(among, dtype=np.int64)
+    assert isin(x, y).tolist() == np.isin(x, y).tolist()
+    grid = x.reshape(-1, 1) if len(x) else x.reshape(0, 1)  # the shape of ``a`` is kept
+    assert isin(grid, y).tolist() == np.isin(grid, y).tolist()
+    assert (
+        isin(x.astype(float) / 3, y.astype(float) / 3).tolist()
+        == np.isin(x.astype(float) / 3, y.astype(float) / 3).tolist()
+    )
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.floats(-1e9, 1e9, allow_nan=False), min_size=1, max_size=60),
+    st.floats(0, 100),
+)
+def test_percentile_is_np_percentile_to_the_bit(values: list[float], q: float):
+    import numpy as np
+    from accel_drc.arrays import percentile
+
+    a = np.array(values, dtype=float)
+    for qq in (q, 99.0, 0.0, 100.0, 50.0):
+        assert percentile(a, qq) == float(np.percentile(a, qq))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.integers(-5, 5), st.integers(-(2**40), 2**40)), max_size=40))
+def test_unique_rows_is_np_unique_axis_0(rows: list[tuple[int, int]]):
+    import numpy as np
+    from accel_drc.arrays import unique_rows
+
+    a = np.array(rows, dtype=np.int64).reshape(-1, 2)
+    a = np.concatenate([a, a[::2]])  # repeats
+    assert unique_rows(a).tolist() == np.unique(a, axis=0).tolist()
+
+
 # --- precompiled dataclass methods (accel_drc.dccode) ------------------------------------------
 
 _DUMP = r"""
@@ -369,12 +457,25 @@ def test_a_dataclass_the_table_does_not_know_compiles_as_before():
     st.lists(st.integers(-(2**40), 2**40), max_size=60),
     st.sampled_from(["int64", "int32", "uint16", "int8", "bool"]),
 )
-def test_unique_ints_is_np_unique(values: list[int], dtype: str):
+def test_unique_is_np_unique(values: list[int], dtype: str):
     import numpy as np
-    from accel_drc.arrays import unique_ints
+    from accel_drc.arrays import unique
 
     a = np.array(values, dtype=np.int64).astype(dtype)
-    got, want = unique_ints(a), np.unique(a)
+    got, want = unique(a), np.unique(a)
     assert got.dtype == want.dtype and got.tolist() == want.tolist()
     big = np.random.default_rng(len(values)).integers(0, 1000, 70_000).astype(dtype)
-    assert unique_ints(big).tolist() == np.unique(big).tolist()
+    assert unique(big).tolist() == np.unique(big).tolist()
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.floats(allow_infinity=True), max_size=60))
+def test_unique_of_floats_is_np_unique(values: list[float]):
+    """Floats too (NaN among them: left to ``np.unique``, one NaN kept; -0.0 beside 0.0)."""
+    import numpy as np
+    from accel_drc.arrays import unique
+
+    a = np.array(values + [0.0, -0.0][: len(values) % 3], dtype=float)
+    got, want = unique(a), np.unique(a)
+    assert got.dtype == want.dtype
+    assert np.array_equal(got, want, equal_nan=True)

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ..arrays import percentile, unique
 from ..geometry import segment_distance
 from .pad_table import PadTable
 
@@ -247,7 +248,7 @@ def _near_chords(
     empty = (np.zeros(0, np.int64), np.zeros(0, np.int64))
     if not len(c_mid) or not len(p_xy):
         return empty
-    cut = float(np.percentile(c_half, 99.0))
+    cut = percentile(c_half, 99.0)
     short = np.flatnonzero(c_half <= cut)
     long_ = np.flatnonzero(c_half > cut)
     cs: list[np.ndarray] = []
@@ -593,7 +594,7 @@ def _islands(
                 cc = cc[on[owner[cc]]]
                 d_body = pads.segment_distance(np.full(len(cc), p), ca[cc], cb[cc])
                 dc = cc[d_body <= cw[cc] / 2.0 + _TOUCH]
-                js = np.unique(np.concatenate([end_owner[dend], owner[dc]]))
+                js = unique(np.concatenate([end_owner[dend], owner[dc]]))
                 dsu.union_many(np.full(len(js), k), T0 + js)
         # track-via: the track's copper touches the via disc on a layer the via spans
         if n_v:
@@ -884,7 +885,7 @@ def _join_zones(
             k = np.flatnonzero((t_lay == layer) & in_box(box, t_xy, _EPS))
             if len(k):
                 k = k[np.asarray(shapely.dwithin(poly, t_pts[k], _EPS), bool)]
-                for kk in np.unique(t_own[k]).tolist():
+                for kk in unique(t_own[k]).tolist():
                     dsu.union(node, T0 + kk)
         if len(v_xy):
             k = np.flatnonzero((v_s <= layer) & (layer <= v_e) & in_box(box, v_xy, v_rad))
@@ -937,7 +938,7 @@ def _copper_shape_nets(board: Board) -> list[tuple[int, tuple[int, Any]]]:
                     dsu.union(i, j)
         lab = dsu.labels()
         pad_nets, item_nets = _touching_nets(board, geoms[todo], layers[todo])
-        for root in np.unique(lab[todo]).tolist():
+        for root in unique(lab[todo]).tolist():
             members = [k for k, i in enumerate(todo.tolist()) if lab[i] == root]
             pn = {n for k in members for n in pad_nets[k]}
             if len(pn) > 1:

@@ -39,6 +39,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ..arrays import median, unique
+
 if TYPE_CHECKING:
     from . import Analysis
 
@@ -362,10 +364,10 @@ def net_delays(
             lengths = all_lengths[ends[k] - len(rows) : ends[k]]
             layers = tracks.layer[rows]
             widths = tracks.width[rows]
-            for ly in np.unique(layers).tolist():
+            for ly in unique(layers).tolist():
                 sel = layers == ly
                 d.layer_mm[ly] = float(lengths[sel].sum())
-                w = float(np.median(widths[sel]))
+                w = median(widths[sel])
                 vel = _with_profile(layer_velocity(analysis, ly, w, gaps.get(net)), profile)
                 d.velocity[ly] = vel
                 d.layer_ps[ly] = None if vel.ps_per_mm is None else d.layer_mm[ly] * vel.ps_per_mm
@@ -615,7 +617,7 @@ def _tees(
     One ends × tracks array per layer (a net has tens to hundreds of tracks)."""
     if len(seg) < 3:
         return
-    for ly in np.unique(seg[:, 0]).tolist():
+    for ly in unique(seg[:, 0]).tolist():
         si, all_ei = np.flatnonzero(seg[:, 0] == ly), np.flatnonzero(ends[:, 0] == ly)
         for c0 in range(0, len(all_ei), 256):  # ends × tracks in blocks: bounded memory
             block = all_ei[c0 : c0 + 256]

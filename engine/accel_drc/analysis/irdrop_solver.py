@@ -45,6 +45,7 @@ from typing import Any
 
 import numpy as np
 
+from ..arrays import isin, unique
 from ..model import Board
 from .irdrop_copper import Copper, barrel_resistance, layer_geometry
 
@@ -107,7 +108,7 @@ def _pad_cells(
     c_ix, c_iy = _cell(np.array([pad.x]), np.array([pad.y]), x0, y0, h, nx, ny)
     xs = np.concatenate([gx.ravel()[inside], c_ix])
     ys = np.concatenate([gy.ravel()[inside], c_iy])
-    uniq = np.unique(ys * nx + xs)
+    uniq = unique(ys * nx + xs)
     return uniq % nx, uniq // nx
 
 
@@ -142,7 +143,7 @@ def _snap_to_lands(
     from scipy.spatial import cKDTree
 
     out = np.array(ends, float, copy=True)
-    for li in np.unique(layers).tolist():
+    for li in unique(layers).tolist():
         got = lands.get(int(li))
         if got is None or not len(got[1]):
             continue
@@ -210,9 +211,9 @@ def solve_net(
     # ---- the items ----------------------------------------------------------------------------
     zones = [(z, li) for z in board.zones if not z.keepout and z.net in nets for li in z.filled]
     tr = board.tracks
-    trows = np.flatnonzero(np.isin(tr.net, list(nets))) if len(tr) else np.zeros(0, np.int64)
+    trows = np.flatnonzero(isin(tr.net, list(nets))) if len(tr) else np.zeros(0, np.int64)
     vs = board.vias
-    vrows = np.flatnonzero(np.isin(vs.net, list(nets))) if len(vs) else np.zeros(0, np.int64)
+    vrows = np.flatnonzero(isin(vs.net, list(nets))) if len(vs) else np.zeros(0, np.int64)
     pads = [(fp, p) for fp, p in board.pads if p.net in nets]
     # bounds
     xs: list[float] = []
@@ -458,7 +459,7 @@ def solve_net(
 
     _, comp = connected_components(G, directed=False)
     src = np.array(sorted(src_nodes), np.int64)
-    live = np.isin(comp, np.unique(comp[src]))
+    live = isin(comp, unique(comp[src]))
     for ref, ln in load_nodes.items():
         if ln and not live[ln].all():
             cut = [p for p, cells in load_pads.get(ref, []) if not live[cells].all()]

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..arrays import unique_ints
+from ..arrays import unique
 from ..geometry import ring_area
 from .railnames import is_ground, is_power
 
@@ -29,7 +29,7 @@ def net_layers(board: Board) -> dict[int, frozenset[int]]:
     t = board.tracks
     if len(t):
         key = t.net.astype(np.int64) * _LAYER_SPAN + t.layer.astype(np.int64)
-        for k in unique_ints(key):  # (no numpy.ma import on a small board)
+        for k in unique(key):  # (no numpy.ma import on a small board)
             net, layer = divmod(int(k), _LAYER_SPAN)
             if net:
                 out.setdefault(net, set()).add(layer)

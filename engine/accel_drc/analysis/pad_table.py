@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from ..arrays import isin
 from ..geometry import circles_through, segment_distance
 from ..model import Board
 from .spatial_join import near_pairs
@@ -139,7 +140,7 @@ class PadTable:
         """(positions into ``pad_idx``, their custom geometries) of the custom pads in it."""
         if not len(self.custom_rows):
             return np.zeros(0, np.int64), np.zeros(0, object)
-        k = np.flatnonzero(np.isin(pad_idx, self.custom_rows))
+        k = np.flatnonzero(isin(pad_idx, self.custom_rows))
         return k, np.array([self.custom[i] for i in np.asarray(pad_idx)[k].tolist()], object)
 
     def distance(self, pad_idx: np.ndarray, pts: np.ndarray) -> np.ndarray:

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ..arrays import unique
 from .railnames import is_ground, is_power
 
 if TYPE_CHECKING:
@@ -443,7 +444,7 @@ def approaches(
     # runs of consecutive near samples within one segment
     edges = np.flatnonzero(np.diff(np.concatenate(([0], hit.astype(np.int8), [0]))))
     for a, b in zip(edges[::2].tolist(), edges[1::2].tolist()):
-        for s in np.unique(seg[a:b]).tolist():
+        for s in unique(seg[a:b]).tolist():
             sel = np.arange(a, b)[seg[a:b] == s]
             t0, t1 = float(t[sel[0]]), float(t[sel[-1]])
             if t1 - t0 <= EDGE_TOL_MM:

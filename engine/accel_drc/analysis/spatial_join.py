@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..arrays import isin, unique
+
 # ---------------------------------------------------------------------------------------------
 # spatial join: points of the same net near query discs, by sorting (net, cell) keys
 # ---------------------------------------------------------------------------------------------
@@ -111,11 +113,12 @@ def near_pairs(
         t_keep = np.flatnonzero(both[t_net])
         q_keep = np.flatnonzero(both[q_net] & (q_rad >= 0))
     else:
-        common = np.intersect1d(np.unique(q_net), np.unique(t_net))
+        qn = unique(q_net)
+        common = qn[isin(qn, unique(t_net))]  # np.intersect1d, sorted, without numpy.ma
         if len(common) == 0:
             return empty
-        t_keep = np.flatnonzero(np.isin(t_net, common))
-        q_keep = np.flatnonzero(np.isin(q_net, common) & (q_rad >= 0))
+        t_keep = np.flatnonzero(isin(t_net, common))
+        q_keep = np.flatnonzero(isin(q_net, common) & (q_rad >= 0))
     if len(t_keep) == 0 or len(q_keep) == 0:
         return empty
     if len(q_keep) >= _SAT_MIN_QUERIES and len(q_keep) > _SAT_RATIO * len(t_keep):
@@ -134,7 +137,7 @@ def near_pairs(
     group = np.ceil(np.log2(rad / 1e-3)).astype(np.int64)
     out_q: list[np.ndarray] = []
     out_t: list[np.ndarray] = []
-    for g in np.unique(group):
+    for g in unique(group):  # (no numpy.ma import: accel_drc.arrays)
         qi = q_keep[group == g]
         cell = float(np.maximum(q_rad[qi].max(), 1e-3))
         gx = int(span[0] / cell) + 3

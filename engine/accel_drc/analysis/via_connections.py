@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from ..arrays import unique
 from ..concurrency import Background, workers
 from ..geometry import arc_distance, circles_through, segment_distance
 from ..model import Board
@@ -75,7 +76,7 @@ def _connect_zones(
     qi, pj = qi[todo], pj[todo]
     if len(qi) == 0:
         return
-    shapely.prepare(polys[np.unique(pj)])
+    shapely.prepare(polys[unique(pj)])
     hit = np.zeros(len(qi), bool)
     geo = has_shape[qi]
     if geo.any():

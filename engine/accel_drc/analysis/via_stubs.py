@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ..arrays import isin
 from ..config import ProjectConfig, as_config
 from ..model import Backdrill, Board
 from .backdrill_config import config_backdrills
@@ -265,7 +266,7 @@ def compute(
     todo: set[int] = set(at[hit].tolist())
     if by_net:
         net_col = conn["net"]
-        todo.update(np.flatnonzero(np.isin(net_col, np.fromiter(by_net, np.int64))).tolist())
+        todo.update(np.flatnonzero(isin(net_col, np.fromiter(by_net, np.int64))).tolist())
     for i in sorted(todo):
         row = int(conn["via_row"][i])
         bd = board_bds.get(row) if row >= 0 else None

@@ -79,6 +79,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ..arrays import isin, unique
 from ..results import Rule, Severity, Status
 from . import CheckContext, CheckOutcome, register
 from ._common import finding, straight_pieces
@@ -524,7 +525,7 @@ def _typed_runs(
         return memo[max_gap_h]  # type: ignore[no-any-return]
     board = ctx.board
     t = board.tracks
-    typed = np.isin(t.net, np.fromiter(analysis.net_signal, np.int64, len(analysis.net_signal)))
+    typed = isin(t.net, np.fromiter(analysis.net_signal, np.int64, len(analysis.net_signal)))
     unit = _unit_ids(ctx)
     built: dict[int, _LayerRuns] = {}
     unbuilt: dict[int, np.ndarray] = {}
@@ -532,7 +533,7 @@ def _typed_runs(
         rows = np.flatnonzero(typed & (t.layer == ly))
         if not len(rows):
             continue
-        nets = np.unique(t.net[rows]).astype(np.int64)
+        nets = unique(t.net[rows]).astype(np.int64)
         stack = solver.stack(ly)
         if stack.missing or stack.h_below_mm is None:
             unbuilt[ly] = nets
@@ -582,7 +583,7 @@ def _broadside_runs(
     )
     rows = np.concatenate([up.v_rows, down.v_rows])
     return _LayerRuns(
-        runs, rows, rows, np.union1d(up.nets, down.nets),
+        runs, rows, rows, unique(np.concatenate((up.nets, down.nets))),
         np.concatenate([up.starts, down.starts]), np.concatenate([up.ends, down.ends]),
     )  # fmt: skip
 
@@ -619,7 +620,7 @@ def _terms(
     built, unbuilt_nets = _typed_runs(ctx, solver, max_gap_h)
     unbuilt: dict[str, tuple[str, ...]] = {}
     for ly, nets in unbuilt_nets.items():
-        if np.isin(nets, vnets).any():
+        if isin(nets, vnets).any():
             stack = solver.stack(ly)
             unbuilt[stack.layer_name] = stack.missing or ("a reference plane",)
     for ly, lr in sorted(built.items()):
@@ -629,7 +630,7 @@ def _terms(
         rows_v = lr.v_rows[runs.victim]
         nv = t.net[rows_v].astype(np.int64)
         na = t.net[lr.a_rows[runs.aggressor]].astype(np.int64)
-        keep = np.flatnonzero(np.isin(nv, vnets) & np.isin(na, anets) & (nv != na))
+        keep = np.flatnonzero(isin(nv, vnets) & isin(na, anets) & (nv != na))
         if not len(keep):
             continue
         widths = t.width[rows_v[keep]].tolist()

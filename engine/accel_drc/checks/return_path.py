@@ -52,6 +52,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ..arrays import isin, unique
 from ..results import Rule, Severity, Status
 from . import CheckContext, CheckOutcome, register
 from ._common import finding, straight_pieces
@@ -167,7 +168,7 @@ def _pad_fields(analysis: Any, nets: Sequence[int]) -> np.ndarray:
     got = per_nets.get(want)
     if got is None:  # the planar pass, the edge approach and the layer changes ask alike
         boxes, pad_fp, pad_net = memo
-        hit = np.unique(pad_fp[np.isin(pad_net, np.fromiter(want, np.int64, len(want)))])
+        hit = unique(pad_fp[isin(pad_net, np.fromiter(want, np.int64, len(want)))])
         got = per_nets[want] = boxes[hit].reshape(-1, 4)
     return got  # type: ignore[no-any-return]
 
@@ -227,7 +228,7 @@ def _planar(
             covered, got = breaks(fills, ref, s, e, r.tolist())
             length = np.hypot(*(e - s).T)
             net_of = board.tracks.net[r]
-            for n in np.unique(net_of).tolist():
+            for n in unique(net_of).tolist():
                 d = per_net.setdefault(n, {"length": 0.0, "covered": 0.0, "breaks": []})
                 sel = net_of == n
                 d["length"] += float(length[sel].sum())
@@ -486,7 +487,7 @@ def _layer_changes(
             returns = _board_memo(ctx.analysis, "return_path_barrels", _return_barrels)
         nearest = float("inf")
         if ref_nets and len(returns[0]):
-            mask = np.isin(returns[1], list(ref_nets))
+            mask = isin(returns[1], list(ref_nets))
             d = np.hypot(returns[0][mask, 0] - xy[0], returns[0][mask, 1] - xy[1])
             nearest = float(d.min()) if len(d) else nearest
         if nearest <= max_d + 1e-9:

@@ -36,6 +36,7 @@ from typing import Any
 
 import numpy as np
 
+from ..arrays import median
 from ..results import Finding, Rule, Status
 from . import CheckContext, CheckOutcome, register
 from ._common import finding
@@ -210,7 +211,7 @@ def _part_finding(
     ev: dict[str, Any] = {
         "part": ref,
         "vias": n,
-        "theta_via_k_per_w": round(float(np.median(theta_each[ok])), 2),
+        "theta_via_k_per_w": round(median(theta_each[ok]), 2),
         "theta_field_k_per_w": round(theta, 4),
         "plating_um": plating,
         "copper_k_w_per_mk": k,
@@ -239,7 +240,7 @@ def _part_finding(
         )  # fmt: skip
     if theta <= float(theta_max) * (1 + 1e-9):
         return None
-    need = int(math.ceil(float(np.median(theta_each[ok])) / float(theta_max)))
+    need = int(math.ceil(median(theta_each[ok]) / float(theta_max)))
     pitch = math.sqrt(area / need) if area > 0 and need > 0 else None
     ev.update(theta_max_k_per_w=float(theta_max), vias_needed=need,
               pitch_needed_mm=None if pitch is None else round(pitch, 3))  # fmt: skip

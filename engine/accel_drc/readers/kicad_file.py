@@ -36,7 +36,7 @@ from typing import Any
 
 import numpy as np
 
-from ..arrays import unique_ints
+from ..arrays import unique
 from ..concurrency import Background, workers
 from ..errors import InputError
 from ..geometry import (
@@ -828,7 +828,7 @@ class _Reader(FieldReading, TrackReading, ViaReading, PadReading, ZoneReading):
             row = np.searchsorted(spans[:, 0], where, side="right") - 1
             ok = row >= 0
             row = row[ok]
-            row = unique_ints(row[where[ok] < spans[row, 1]])  # (no numpy.ma import)
+            row = unique(row[where[ok] < spans[row, 1]])  # (no numpy.ma import)
             out.extend((int(s), int(e)) for s, e in spans[row].tolist())
         return out
 

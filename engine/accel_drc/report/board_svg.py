@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 from markupsafe import escape
 
+from ..arrays import unique, unique_rows
 from ..concurrency import Background, RunOnce, workers
 from ..model import Board
 
@@ -482,10 +483,10 @@ def _via_paths(board: Board, q: float) -> list[tuple[int, str]]:
     pos = np.round(pos_mm[ok] / q).astype(np.int64)
     dia = _width_class(dia_mm[ok], q)
     out = []
-    for d in np.unique(dia).tolist():
+    for d in unique(dia).tolist():
         sel = pos[dia == d]
         # dedupe stacked vias at the same grid point
-        sel = np.unique(sel, axis=0)
+        sel = unique_rows(sel)
         out.append((int(d), _chains(sel, np.zeros(len(sel), dtype=np.int64), sel[:0], "")))
     return out
 

@@ -10,6 +10,8 @@ from typing import Any
 
 import numpy as np
 
+from ...arrays import median
+
 #: segments within this angle count as parallel
 _PARALLEL_SIN = math.sin(math.radians(10.0))
 #: two parallel segments farther apart than max(this × width, 0.5 mm) edge to edge are not coupled
@@ -137,8 +139,8 @@ def box_pairs(
     ext_b = bhi - blo
     ext_b = np.maximum(ext_b[:, 0], ext_b[:, 1])
     cell = max(
-        float(np.median(ext_a)),
-        float(np.median(ext_b)),
+        median(ext_a),
+        median(ext_b),
         float((hi_all - lo_all).max()) / 4096.0,
         1e-6,
     )

@@ -36,6 +36,7 @@ from typing import Any
 
 import numpy as np
 
+from ...arrays import isin
 from ...concurrency import workers
 from ...model import Board, Zone
 from ..railnames import is_ground, is_power
@@ -445,7 +446,7 @@ def _rows_in(rows: np.ndarray, among: np.ndarray) -> np.ndarray:
     if not len(among):
         return np.zeros(len(rows), bool)
     width = int(max(rows[:, 1].max(), among[:, 1].max())) + 1
-    return np.isin(rows[:, 0] * width + rows[:, 1], among[:, 0] * width + among[:, 1])
+    return isin(rows[:, 0] * width + rows[:, 1], among[:, 0] * width + among[:, 1])
 
 
 def _holed_overlap_area(rail: _Holed, ground: _Holed) -> float | None:

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ...arrays import unique
 from .model import RailResult, evaluate, model_band_text
 
 if TYPE_CHECKING:
@@ -67,7 +68,7 @@ def rail_row(res: RailResult, points: int | None = None) -> dict[str, Any]:
     rail = res.rail
     f, z = res.f_hz, res.z_ohm
     if points and len(f) > points:
-        keep = np.unique(np.linspace(0, len(f) - 1, points).round().astype(int))
+        keep = unique(np.linspace(0, len(f) - 1, points).round().astype(int))
         f, z = f[keep], z[keep]
     return {
         "name": rail.name,
