@@ -267,6 +267,20 @@ def _stage_medians(stages: list[dict]) -> dict[str, float]:
     return {k: statistics.median(one.get(k, 0.0) for one in stages) for k in keys}
 
 
+#: the machine-speed probe: a plain Python loop, timed before every click
+SPEED_LOOP = 10**7
+
+
+def _machine_speed() -> float:
+    """Seconds this machine takes for ``sum(range(SPEED_LOOP))`` now (a CPU-bound Python loop,
+    nothing else): the same-run peer that says how fast the machine was when the clicks were
+    timed.  On this 2-core VM its speed moves by a fifth within the hour, and the click's wall
+    time with it (docs/plugin.md, sixth pass)."""
+    t0 = time.perf_counter()
+    sum(range(SPEED_LOOP))
+    return time.perf_counter() - t0
+
+
 def _between(timings: dict, first: str, last: str) -> float:
     """The wall seconds of the stages after ``first`` and before ``last`` (in their order)."""
     keys = list(timings)
@@ -332,6 +346,7 @@ def main() -> int:
             "(not part of the budget)"
         )
     clicks: dict[str, list[Click]] = {name: [] for name in plugins}
+    speed_s: list[float] = []
     try:
         live_s, file_s, stages = _extraction(socket, board_file, args.repeat)
         for path in plugins.values():  # compile and cache the bytecode; warm the file cache
@@ -340,6 +355,7 @@ def main() -> int:
         for _ in range(args.repeat):
             for name, path in plugins.items():
                 _settle(socket)
+                speed_s.append(_machine_speed())
                 clicks[name].append(_click(socket, work, path, pycache))
     finally:
         if kicad is not None:
@@ -362,6 +378,12 @@ def main() -> int:
         print(f"  FINDINGS DIFFER between the trees: {sorted(findings)}")
     print(f"  machine load average: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
     med_click = statistics.median(summaries["this tree"]["click_to_report_s"])
+    med_speed = statistics.median(speed_s)
+    print(
+        f"  machine speed: sum(range({SPEED_LOOP:.0e})) took {med_speed:.3f} s before a click "
+        f"(median of {len(speed_s)}, {min(speed_s):.3f}–{max(speed_s):.3f}); this tree's click "
+        f"is {med_click / med_speed:.1f} such loops"
+    )
     verdict = "OK" if med_click <= TARGET_S else "OVER"
     print(f"target ≤ {TARGET_S} s: {verdict} ({med_click:.2f} s)")
     if args.json:
@@ -374,6 +396,7 @@ def main() -> int:
                     "file_reader_s": file_s,
                     "clicks": summaries,
                     "load_average": os.getloadavg()[0],
+                    "speed_loop_s": speed_s,
                     "target_s": TARGET_S,
                 },
                 indent=2,

@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from conftest import ROOT
 
 sys.path.insert(0, str(ROOT / "bench"))
@@ -37,3 +38,14 @@ def test_a_compare_click_imports_the_refs_engine(tmp_path: Path) -> None:
         [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
     ).stdout.split()
     assert Path(out[0]).is_relative_to(tmp_path) and Path(out[1]).is_relative_to(tmp_path)
+
+
+def test_the_machine_speed_probe_is_a_loop_of_its_stated_size(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The bench's same-run peer times ``sum(range(SPEED_LOOP))`` and nothing else: a positive
+    time that grows with the loop."""
+    small = bench_plugin._machine_speed()
+    assert small > 0
+    monkeypatch.setattr(bench_plugin, "SPEED_LOOP", bench_plugin.SPEED_LOOP * 20)
+    assert bench_plugin._machine_speed() > small * 5
