@@ -296,25 +296,6 @@ def test_a_big_boards_check_imports_no_numpy_ma():
     assert out.stdout.split("\n")[-2] in ("0 False", "5 False"), out.stdout
 
 
-@settings(max_examples=300, deadline=None)
-@given(
-    st.lists(st.floats(-1e6, 1e6, allow_nan=False), min_size=1, max_size=40),
-    st.integers(0, 3),
-)
-def test_median_is_np_median(values: list[float], nans: int):
-    import numpy as np
-    from accel_drc.arrays import median
-
-    a = np.array(values, dtype=float)
-    assert median(a) == float(np.median(a))  # exactly: the same middle values, the same mean
-    assert median(a.astype(np.float32)) == float(np.median(a.astype(np.float32).astype(float)))
-    if nans:
-        a[: min(nans, len(a))] = np.nan
-        assert np.isnan(median(a))
-    with pytest.raises(ValueError):
-        median(np.zeros(0))
-
-
 @settings(max_examples=200, deadline=None)
 @given(
     st.lists(st.integers(-(2**62), 2**62), max_size=50),
@@ -340,14 +321,23 @@ def test_isin_is_np_isin(a: list[int], among: list[int], small: bool):
 @given(
     st.lists(st.floats(-1e9, 1e9, allow_nan=False), min_size=1, max_size=60),
     st.floats(0, 100),
+    st.integers(0, 3),
 )
-def test_percentile_is_np_percentile_to_the_bit(values: list[float], q: float):
+def test_median_and_percentile_are_numpys_to_the_bit(values: list[float], q: float, nans: int):
     import numpy as np
-    from accel_drc.arrays import percentile
+    from accel_drc.arrays import median, percentile
 
     a = np.array(values, dtype=float)
+    assert median(a) == float(np.median(a))  # the same middle values, the same mean
+    assert median(a.astype(np.float32)) == float(np.median(a.astype(np.float32).astype(float)))
     for qq in (q, 99.0, 0.0, 100.0, 50.0):
         assert percentile(a, qq) == float(np.percentile(a, qq))
+    if nans:
+        a[: min(nans, len(a))] = np.nan
+        assert np.isnan(median(a))
+    for empty in (median, lambda v: percentile(v, 50.0)):
+        with pytest.raises(ValueError):
+            empty(np.zeros(0))
 
 
 @settings(max_examples=200, deadline=None)
