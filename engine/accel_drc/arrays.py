@@ -92,18 +92,25 @@ def percentile(a: np.ndarray, q: float) -> float:
     return float(x1 - d * (1 - t)) if t >= 0.5 else float(x0 + d * t)
 
 
+def sorted_rows(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(order, first) of a 2-D integer array: the stable lexicographic order of its rows (the
+    first column first) and, along that order, whether each row starts a run of equal rows.
+    The one row grouping the engine uses (:func:`unique_rows`, the drill groups of
+    ``checks._holes.group_rows``, the track-end nodes of ``analysis.delay``): one sort, not
+    ``np.unique(axis=0)``, which sorts a void view of the rows and imports ``numpy.ma``."""
+    order = np.lexsort(keys.T[::-1])
+    k = keys[order]
+    first = np.ones(len(k), dtype=bool)
+    if len(k) > 1:
+        np.any(k[1:] != k[:-1], axis=1, out=first[1:])
+    return order, first
+
+
 def unique_rows(a: np.ndarray) -> np.ndarray:
     """``np.unique(a, axis=0)`` of a 2-D integer array (its distinct rows in lexicographic
-    order, the first column first), without importing ``numpy.ma`` (``np.unique`` with an axis
-    finds the rows as one-dimensional unique of a row view).  A stable lexsort of the columns
-    and a comparison of each row with the one before."""
+    order, the first column first), without importing ``numpy.ma`` (:func:`sorted_rows`)."""
     a = np.asarray(a)
     if a.ndim != 2 or a.dtype.kind not in "iub":
         return np.unique(a, axis=0)
-    if len(a) < 2:
-        return a.copy()
-    s = a[np.lexsort(a.T[::-1])]
-    keep = np.empty(len(s), dtype=bool)
-    keep[0] = True
-    np.any(s[1:] != s[:-1], axis=1, out=keep[1:])
-    return s[keep]
+    order, first = sorted_rows(a)
+    return a[order][first]

@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..arrays import median, unique
+from ..arrays import median, sorted_rows, unique
 
 if TYPE_CHECKING:
     from . import Analysis
@@ -589,10 +589,7 @@ def _nodes(lys: np.ndarray, pts: np.ndarray) -> tuple[np.ndarray, int]:
     keys = np.column_stack([lys, np.round(pts / _SNAP_MM)]).astype(np.int64)
     # equal rows by one stable lexicographic sort (np.unique(axis=0) sorts a void view of the
     # rows: 0.3 ms a net); each group numbered by the row that comes first in it
-    order = np.lexsort((keys[:, 2], keys[:, 1], keys[:, 0]))
-    k = keys[order]
-    new = np.ones(len(k), bool)
-    new[1:] = (k[1:] != k[:-1]).any(axis=1)
+    order, new = sorted_rows(keys)
     group = np.cumsum(new) - 1
     first = order[new]  # stable: the first row of each group in file order
     rank = np.empty(len(first), dtype=np.int64)

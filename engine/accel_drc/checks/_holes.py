@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..analysis.stackup import stackup_basis
+from ..arrays import sorted_rows
 
 if TYPE_CHECKING:
     from ..packs import FabClass, FabData
@@ -209,9 +210,7 @@ def group_rows(columns: Sequence[np.ndarray]) -> list[np.ndarray]:
     if not len(columns) or not len(columns[0]):
         return []
     keys = np.stack([np.asarray(c, np.int64) for c in columns], axis=1)
-    order = np.lexsort(keys.T[::-1])
-    ordered = keys[order]
-    change = np.r_[True, (ordered[1:] != ordered[:-1]).any(axis=1)]
+    order, change = sorted_rows(keys)
     groups = np.split(order, np.flatnonzero(change)[1:])
     return sorted(groups, key=lambda g: int(g[0]))
 
